@@ -1,0 +1,587 @@
+#include "core/ir/ir.h"
+
+#include <algorithm>
+#include <functional>
+#include <sstream>
+#include <unordered_set>
+#include <utility>
+
+#include "core/faults.h"
+#include "core/ir/check.h"
+
+namespace flatcheck {
+namespace {
+
+constexpr std::string_view kNodeOpNames[] = {"placeholder", "get_attr", "call_function",
+                                             "call_module", "output"};
+
+template <class F>
+void for_each_node_arg(const Node& n, F&& f) {
+  for (const auto& a : n.args)
+    if (auto p = std::get_if<Node*>(&a)) f(*p);
+}
+
+}  // namespace
+
+std::string_view node_op_name(NodeOp op) {
+  return kNodeOpNames[static_cast<int>(op)];
+}
+
+std::optional<NodeOp> node_op_by_name(std::string_view name) {
+  for (int i = 0; i < 5; ++i)
+    if (kNodeOpNames[i] == name) return static_cast<NodeOp>(i);
+  return std::nullopt;
+}
+
+std::string_view value_kind_name(ValueType::Kind k) {
+  static constexpr std::string_view names[] = {"none", "tensor", "tuple", "bool",
+                                               "int",  "float",  "engine"};
+  return names[k];
+}
+
+std::ostream& operator<<(std::ostream& os, const ValueType& t) {
+  switch (t.kind) {
+    case ValueType::kTensor:
+      return os << shape_str(t.shape);
+    case ValueType::kTuple: {
+      os << "(";
+      for (size_t i = 0; i < t.elems.size(); ++i) os << (i ? ", " : "") << shape_str(t.elems[i]);
+      return os << ")";
+    }
+    default:
+      return os << value_kind_name(t.kind);
+  }
+}
+
+std::vector<Node*> Node::input_nodes() const {
+  std::vector<Node*> out;
+  for_each_node_arg(*this, [&](Node* p) { out.push_back(p); });
+  return out;
+}
+
+std::ostream& operator<<(std::ostream& os, const Arg& a) {
+  struct V {
+    std::ostream& os;
+    void operator()(Node* n) const { os << "%" << (n ? n->name : "<null>"); }
+    void operator()(bool b) const { os << (b ? "True" : "False"); }
+    void operator()(int64_t i) const { os << i; }
+    void operator()(float f) const {
+      std::string s = format_float(f);
+      if (s.find_first_of(".en") == std::string::npos) s += ".0";
+      os << s;
+    }
+    void operator()(const std::vector<int64_t>& v) const {
+      os << "[";
+      for (size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
+      os << "]";
+    }
+  };
+  std::visit(V{os}, a);
+  return os;
+}
+
+std::ostream& operator<<(std::ostream& os, const Node& n) {
+  os << "%" << n.name;
+  if (n.meta.val && n.meta.val->kind != ValueType::kNone) os << " : " << *n.meta.val;
+  os << " = " << node_op_name(n.op) << "[target=" << n.target << "]";
+  if (n.op == NodeOp::kPlaceholder) return os;
+  os << "(";
+  for (size_t i = 0; i < n.args.size(); ++i) os << (i ? ", " : "") << n.args[i];
+  return os << ")";
+}
+
+// ----------------------------------------------------------------------------------- Graph
+
+Graph::Graph(const Graph& other) {
+  *this = other;
+}
+
+Graph& Graph::operator=(const Graph& other) {
+  if (this == &other) return *this;
+  storage_.clear();
+  head_ = tail_ = insert_before_ = nullptr;
+  live_ = 0;
+  ns_ = other.ns_;
+  std::unordered_map<const Node*, Node*> map;
+  for (Node* n = other.head_; n; n = n->next) {
+    auto c = std::make_unique<Node>();
+    c->op = n->op;
+    c->target = n->target;
+    c->name = n->name;
+    c->meta = n->meta;
+    c->fn = n->fn;
+    c->args = n->args;
+    for (auto& a : c->args)
+      if (auto p = std::get_if<Node*>(&a)) *p = map.at(*p);
+    map[n] = insert(std::move(c));
+  }
+  return *this;
+}
+
+Graph& Graph::operator=(Graph&& other) noexcept {
+  if (this == &other) return *this;
+  storage_ = std::move(other.storage_);
+  head_ = std::exchange(other.head_, nullptr);
+  tail_ = std::exchange(other.tail_, nullptr);
+  insert_before_ = std::exchange(other.insert_before_, nullptr);
+  live_ = std::exchange(other.live_, 0);
+  ns_ = std::move(other.ns_);
+  other.storage_.clear();
+  for (auto& n : storage_) n->graph = this;
+  return *this;
+}
+
+Node* Graph::insert(std::unique_ptr<Node> n) {
+  Node* raw = n.get();
+  raw->graph = this;
+  if (insert_before_) {
+    Node* at = insert_before_;
+    raw->next = at;
+    raw->prev = at->prev;
+    if (at->prev)
+      at->prev->next = raw;
+    else
+      head_ = raw;
+    at->prev = raw;
+  } else {
+    raw->prev = tail_;
+    if (tail_)
+      tail_->next = raw;
+    else
+      head_ = raw;
+    tail_ = raw;
+  }
+  storage_.push_back(std::move(n));
+  ++live_;
+  return raw;
+}
+
+Node* Graph::placeholder(std::string_view name_hint, ValueType type) {
+  auto n = std::make_unique<Node>();
+  n->op = NodeOp::kPlaceholder;
+  n->name = ns_.create_name(name_hint);
+  n->target = n->name;
+  n->meta.val = std::move(type);
+  return insert(std::move(n));
+}
+
+Node* Graph::get_attr(std::string target, std::string_view name_hint) {
+  auto n = std::make_unique<Node>();
+  n->op = NodeOp::kGetAttr;
+  n->name = ns_.create_name(name_hint.empty() ? std::string_view(target) : name_hint);
+  n->target = std::move(target);
+  return insert(std::move(n));
+}
+
+Node* Graph::call_function(OpCode op, std::vector<Arg> args, std::string_view name_hint) {
+  auto n = std::make_unique<Node>();
+  n->op = NodeOp::kCallFunction;
+  n->fn = op;
+  n->target = std::string(op_info(op).name);
+  n->name = ns_.create_name(name_hint.empty() ? std::string_view(n->target) : name_hint);
+  n->args = std::move(args);
+  return insert(std::move(n));
+}
+
+Node* Graph::call_module(std::string target, std::vector<Arg> args, std::string_view name_hint) {
+  auto n = std::make_unique<Node>();
+  n->op = NodeOp::kCallModule;
+  n->name = ns_.create_name(name_hint.empty() ? snake_case(target) : std::string(name_hint));
+  n->target = std::move(target);
+  n->args = std::move(args);
+  return insert(std::move(n));
+}
+
+Node* Graph::output(std::vector<Arg> args) {
+  auto n = std::make_unique<Node>();
+  n->op = NodeOp::kOutput;
+  n->name = ns_.create_name("output");
+  n->target = "output";
+  n->args = std::move(args);
+  return insert(std::move(n));
+}
+
+Node* Graph::create_exact(NodeOp op, std::string target, std::vector<Arg> args, std::string name) {
+  auto n = std::make_unique<Node>();
+  n->op = op;
+  n->target = std::move(target);
+  n->args = std::move(args);
+  if (op == NodeOp::kCallFunction) {
+    auto code = op_by_name(n->target);
+    FLATCHECK_INPUT(code.has_value(), "unknown op '" << n->target << "'");
+    n->fn = *code;
+  }
+  FLATCHECK_INPUT(ns_.reserve(name), "duplicate node name '" << name << "'");
+  n->name = std::move(name);
+  return insert(std::move(n));
+}
+
+void Graph::erase(Node* n) {
+  FLATCHECK_CHECK(n && n->graph == this && !n->erased) << "erase of a foreign or dead node";
+  if (n->prev)
+    n->prev->next = n->next;
+  else
+    head_ = n->next;
+  if (n->next)
+    n->next->prev = n->prev;
+  else
+    tail_ = n->prev;
+  n->prev = n->next = nullptr;
+  n->erased = true;
+  --live_;
+  if (fault_on(Fault::kErasedNameReuse)) ns_.release(n->name);
+}
+
+void Graph::replace_all_uses(Node* from, Node* to) {
+  for (Node* n = head_; n; n = n->next)
+    for (auto& a : n->args)
+      if (auto p = std::get_if<Node*>(&a); p && *p == from) *p = to;
+}
+
+std::unordered_map<const Node*, int> Graph::use_counts() const {
+  std::unordered_map<const Node*, int> uses;
+  for (Node* n = head_; n; n = n->next) for_each_node_arg(*n, [&](Node* p) { ++uses[p]; });
+  return uses;
+}
+
+std::vector<Node*> Graph::users(const Node* x) const {
+  std::vector<Node*> out;
+  for (Node* n = head_; n; n = n->next) {
+    bool uses = false;
+    for_each_node_arg(*n, [&](Node* p) { uses |= p == x; });
+    if (uses) out.push_back(n);
+  }
+  return out;
+}
+
+std::vector<Node*> Graph::nodes() const {
+  std::vector<Node*> out;
+  out.reserve(live_);
+  for (Node* n = head_; n; n = n->next) out.push_back(n);
+  return out;
+}
+
+std::vector<Node*> Graph::placeholders() const {
+  std::vector<Node*> out;
+  for (Node* n = head_; n; n = n->next)
+    if (n->op == NodeOp::kPlaceholder) out.push_back(n);
+  return out;
+}
+
+Node* Graph::output_node() const {
+  for (Node* n = tail_; n; n = n->prev)
+    if (n->op == NodeOp::kOutput) return n;
+  return nullptr;
+}
+
+Node* Graph::find(std::string_view name) const {
+  for (Node* n = head_; n; n = n->next)
+    if (n->name == name) return n;
+  return nullptr;
+}
+
+std::ostream& operator<<(std::ostream& os, const Graph& g) {
+  os << "graph(";
+  bool first = true;
+  for (Node* p : g.placeholders()) {
+    os << (first ? "" : ", ") << "%" << p->name;
+    first = false;
+  }
+  os << "):\n";
+  for (Node* n = g.first(); n; n = n->next) {
+    if (n->op == NodeOp::kPlaceholder) continue;
+    if (n->op == NodeOp::kOutput) {
+      os << "    return (";
+      for (size_t i = 0; i < n->args.size(); ++i) os << (i ? ", " : "") << n->args[i];
+      os << ")\n";
+      continue;
+    }
+    os << "    " << *n << "\n";
+  }
+  return os;
+}
+
+// ---------------------------------------------------------------------------------- Module
+
+Module* Module::submodule(std::string_view path) const {
+  const Module* m = this;
+  size_t start = 0;
+  while (start <= path.size()) {
+    size_t dot = path.find('.', start);
+    std::string part(path.substr(start, dot == std::string_view::npos ? path.npos : dot - start));
+    auto it = m->children.find(part);
+    if (it == m->children.end()) return nullptr;
+    m = it->second.get();
+    if (dot == std::string_view::npos) break;
+    start = dot + 1;
+  }
+  return const_cast<Module*>(m);
+}
+
+namespace {
+// Splits "a.b.w" into the owner module and the last component.
+const Module* attr_owner(const Module& root, std::string_view path, std::string* last) {
+  size_t dot = path.rfind('.');
+  if (dot == std::string_view::npos) {
+    *last = std::string(path);
+    return &root;
+  }
+  *last = std::string(path.substr(dot + 1));
+  return root.submodule(path.substr(0, dot));
+}
+}  // namespace
+
+TensorPtr Module::attribute(std::string_view path, bool* is_buffer) const {
+  std::string last;
+  const Module* owner = attr_owner(*this, path, &last);
+  if (!owner) return nullptr;
+  if (auto it = owner->params.find(last); it != owner->params.end()) {
+    if (is_buffer) *is_buffer = false;
+    return it->second;
+  }
+  if (auto it = owner->buffers.find(last); it != owner->buffers.end()) {
+    if (is_buffer) *is_buffer = true;
+    return it->second;
+  }
+  return nullptr;
+}
+
+std::shared_ptr<const Engine> Module::engine(std::string_view path) const {
+  std::string last;
+  const Module* owner = attr_owner(*this, path, &last);
+  if (!owner) return nullptr;
+  auto it = owner->engines.find(last);
+  return it == owner->engines.end() ? nullptr : it->second;
+}
+
+size_t Module::total_nodes() const {
+  std::unordered_set<const Module*> seen;
+  size_t total = 0;
+  std::function<void(const Module&)> walk = [&](const Module& m) {
+    if (!seen.insert(&m).second) return;
+    total += m.graph.size();
+    for (const auto& [_, c] : m.children) walk(*c);
+  };
+  walk(*this);
+  return total;
+}
+
+std::shared_ptr<Module> clone_module(const Module& m, bool share_state) {
+  std::unordered_map<const Module*, std::shared_ptr<Module>> done;
+  std::unordered_map<const Tensor*, TensorPtr> tensors;
+  auto copy_state = [&](const TensorPtr& t) {
+    if (share_state) return t;
+    auto& slot = tensors[t.get()];
+    if (!slot) slot = std::make_shared<Tensor>(*t);
+    return slot;
+  };
+  std::function<std::shared_ptr<Module>(const Module&)> rec = [&](const Module& src) {
+    if (auto it = done.find(&src); it != done.end()) return it->second;
+    auto c = std::make_shared<Module>();
+    done[&src] = c;
+    c->type = src.type;
+    c->graph = src.graph;
+    c->engines = src.engines;
+    for (const auto& [k, v] : src.params) c->params[k] = copy_state(v);
+    for (const auto& [k, v] : src.buffers) c->buffers[k] = copy_state(v);
+    for (const auto& [k, v] : src.children) c->children[k] = rec(*v);
+    return c;
+  };
+  return rec(m);
+}
+
+// ------------------------------------------------------------------------------------ lint
+
+namespace {
+
+// The argument-kind letter a node reference stands for (see ops.def).
+char arg_kind(const Node* p, const Module* owner) {
+  switch (p->op) {
+    case NodeOp::kPlaceholder:
+      if (p->meta.val) {
+        switch (p->meta.val->kind) {
+          case ValueType::kBool:
+            return 'B';
+          case ValueType::kInt:
+            return 'i';
+          case ValueType::kFloat:
+            return 'f';
+          case ValueType::kTuple:
+            return 'X';
+          default:
+            return 'T';
+        }
+      }
+      return 'T';
+    case NodeOp::kGetAttr:
+      return owner && owner->engine(p->target) ? 'E' : 'T';
+    case NodeOp::kCallFunction:
+      return op_info(p->fn).outputs == 0 ? 'X' : 'T';
+    case NodeOp::kCallModule: {
+      Module* c = owner ? owner->submodule(p->target) : nullptr;
+      Node* out = c ? c->graph.output_node() : nullptr;
+      return out && out->args.size() != 1 ? 'X' : 'T';
+    }
+    case NodeOp::kOutput:
+      return '?';
+  }
+  return '?';
+}
+
+char const_kind(const Arg& a) {
+  if (std::holds_alternative<bool>(a)) return 'B';
+  if (std::holds_alternative<int64_t>(a)) return 'i';
+  if (std::holds_alternative<float>(a)) return 'f';
+  return 'L';
+}
+
+}  // namespace
+
+void lint_graph(const Graph& g, const Module* owner, const std::string& where) {
+  std::unordered_set<const Node*> defined;
+  std::unordered_set<std::string> names;
+  bool seen_non_placeholder = false;
+  Node* out = nullptr;
+  const std::string at = "lint: " + (where.empty() ? std::string("<root>") : where) + ": ";
+  for (Node* n = g.first(); n; n = n->next) {
+    std::string node = at + "node %" + n->name + ": ";
+    FLATCHECK_INPUT(!out, node << "node after the output node");
+    FLATCHECK_INPUT(names.insert(n->name).second, at << "duplicate node name '" << n->name << "'");
+    FLATCHECK_INPUT(n->graph == &g, node << "node belongs to another graph");
+    std::string kinds;
+    for (const auto& a : n->args) {
+      if (auto p = std::get_if<Node*>(&a)) {
+        FLATCHECK_INPUT(*p != nullptr && (*p)->graph == &g && !(*p)->erased,
+                        node << "argument is not a node of this graph");
+        FLATCHECK_INPUT(defined.count(*p),
+                        node << "argument '" << (*p)->name << "' used before it has been defined");
+        FLATCHECK_INPUT((*p)->op != NodeOp::kOutput, node << "uses the output node");
+        kinds += arg_kind(*p, owner);
+      } else {
+        kinds += const_kind(a);
+      }
+    }
+    switch (n->op) {
+      case NodeOp::kPlaceholder:
+        FLATCHECK_INPUT(!seen_non_placeholder, node << "placeholder after other nodes");
+        FLATCHECK_INPUT(n->meta.val.has_value(), node << "placeholder without a type");
+        FLATCHECK_INPUT(n->args.empty(), node << "placeholder with arguments");
+        break;
+      case NodeOp::kGetAttr:
+        FLATCHECK_INPUT(!owner || owner->attribute(n->target) || owner->engine(n->target),
+                        node << "get_attr target '" << n->target << "' does not exist");
+        break;
+      case NodeOp::kCallFunction: {
+        auto code = op_by_name(n->target);
+        FLATCHECK_INPUT(code && *code == n->fn, node << "unknown op '" << n->target << "'");
+        std::string why = check_signature(n->fn, kinds);
+        FLATCHECK_INPUT(why.empty(), node << op_info(n->fn).name << ": " << why);
+        break;
+      }
+      case NodeOp::kCallModule: {
+        Module* c = owner ? owner->submodule(n->target) : nullptr;
+        FLATCHECK_INPUT(!owner || c,
+                        node << "call_module target '" << n->target << "' does not exist");
+        if (c) {
+          size_t nph = c->graph.placeholders().size();
+          FLATCHECK_INPUT(nph == n->args.size(), node << "call_module '" << n->target << "' passes "
+                                                      << n->args.size() << " arguments to " << nph
+                                                      << " placeholders");
+        }
+        break;
+      }
+      case NodeOp::kOutput:
+        out = n;
+        FLATCHECK_INPUT(kinds.find_first_not_of("TX") == std::string::npos,
+                        node << "outputs must be tensors");
+        break;
+    }
+    if (n->op != NodeOp::kPlaceholder) seen_non_placeholder = true;
+    defined.insert(n);
+  }
+  FLATCHECK_INPUT(out != nullptr, at << "graph has no output node");
+}
+
+void lint(const Module& m) {
+  std::unordered_set<const Module*> seen;
+  std::function<void(const Module&, const std::string&, int)> rec =
+      [&](const Module& mod, const std::string& path, int depth) {
+        FLATCHECK_INPUT(depth <= 64, "lint: module tree deeper than 64 at " << path);
+        if (!seen.insert(&mod).second) return;
+        lint_graph(mod.graph, &mod, path);
+        for (const auto& [name, c] : mod.children)
+          rec(*c, path.empty() ? name : path + "." + name, depth + 1);
+      };
+  rec(m, "", 0);
+}
+
+std::ostream& operator<<(std::ostream& os, const Module& m) {
+  std::function<void(const Module&, const std::string&, int)> rec =
+      [&](const Module& mod, const std::string& path, int indent) {
+        std::string pad(static_cast<size_t>(indent), ' ');
+        os << pad << "module " << (path.empty() ? "<root>" : path) << " : " << mod.type << "\n";
+        for (const auto& [k, v] : mod.params) os << pad << "  param " << k << " = " << *v << "\n";
+        for (const auto& [k, v] : mod.buffers) os << pad << "  buffer " << k << " = " << *v << "\n";
+        for (const auto& [k, v] : mod.engines) os << pad << "  engine " << k << "\n";
+        std::ostringstream gs;
+        gs << mod.graph;
+        std::string line;
+        std::istringstream in(gs.str());
+        while (std::getline(in, line)) os << pad << "  " << line << "\n";
+        for (const auto& [name, c] : mod.children)
+          rec(*c, path.empty() ? name : path + "." + name, indent + 2);
+      };
+  rec(m, "", 0);
+  return os;
+}
+
+// ------------------------------------------------------------------------ equality and hash
+
+namespace {
+
+// A canonical token list for a graph; equality and hashing both use it.
+std::vector<std::string> graph_tokens(const Graph& g, GraphEq eq) {
+  std::unordered_map<const Node*, size_t> index;
+  std::vector<std::string> toks;
+  size_t i = 0;
+  for (Node* n = g.first(); n; n = n->next, ++i) {
+    index[n] = i;
+    std::ostringstream os;
+    os << node_op_name(n->op) << "|";
+    if (n->op != NodeOp::kPlaceholder || eq.names) os << n->target;
+    if (eq.names) os << "|" << n->name;
+    if (n->op == NodeOp::kPlaceholder && n->meta.val) os << "|" << *n->meta.val;
+    os << "(";
+    for (const auto& a : n->args) {
+      if (auto p = std::get_if<Node*>(&a)) {
+        os << "#" << index.at(*p);
+      } else if (!eq.constants) {
+        os << "c" << const_kind(a);
+      } else if (auto f = std::get_if<float>(&a)) {
+        os << "f" << float_bits(*f);
+      } else {
+        os << a;
+      }
+      os << ",";
+    }
+    os << ")";
+    toks.push_back(os.str());
+  }
+  return toks;
+}
+
+}  // namespace
+
+bool graph_equal(const Graph& a, const Graph& b, GraphEq eq) {
+  if (a.size() != b.size()) return false;
+  return graph_tokens(a, eq) == graph_tokens(b, eq);
+}
+
+size_t graph_hash(const Graph& g, GraphEq eq) {
+  size_t h = 1469598103934665603ull;
+  for (const auto& t : graph_tokens(g, eq))
+    h = (h ^ std::hash<std::string>{}(t)) * 1099511628211ull;
+  return h;
+}
+
+}  // namespace flatcheck

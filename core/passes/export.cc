@@ -1,0 +1,377 @@
+// export: eager module tree -> flat program (torch.export's model).
+//
+// Tracing walks the eager graphs in execution order, depth first, with the call's static
+// arguments known, so every call is specialized: `branch` folds, static scalars become
+// constants. Buffer updates are traced as copy_ nodes, dead code is removed, then copy_ nodes
+// are functionalized into buffer-mutation outputs.
+#include <functional>
+#include <unordered_map>
+
+#include "core/faults.h"
+#include "core/ir/check.h"
+#include "core/passes/engine.h"
+#include "core/passes/passes.h"
+
+namespace flatcheck {
+namespace {
+
+// A traced value: a node of the flat graph, a constant, or the outputs of a module call.
+struct Traced {
+  enum Kind { kNode, kConst, kTuple } kind = kNode;
+  Node* node = nullptr;
+  Arg constant;
+  std::vector<Traced> elems;
+};
+
+Traced of_node(Node* n) {
+  return {Traced::kNode, n, {}, {}};
+}
+
+std::string dotted_to_name(const std::string& prefix, const std::string& fqn) {
+  std::string s = prefix + fqn;
+  for (char& c : s)
+    if (c == '.') c = '_';
+  return s;
+}
+
+class Exporter {
+ public:
+  explicit Exporter(Program& p) : p_(p), g_(p.root->graph) {}
+
+  void run(const Module& root) {
+    p_.root->type = root.type;
+    collect_types(root, "");
+    lift(root, "", /*buffers=*/false);
+    lift(root, "", /*buffers=*/true);
+    std::vector<Traced> args;
+    for (Node* ph : root.graph.placeholders()) {
+      FLATCHECK_INPUT(ph->meta.val && ph->meta.val->kind == ValueType::kTensor,
+                      "export: root input %" << ph->name << " must be a tensor");
+      Node* n = g_.placeholder(ph->name, *ph->meta.val);
+      n->meta.origin = ph->name;
+      p_.sig.inputs.push_back({InputSpec::kUserInput, n->name, ""});
+      args.push_back(of_node(n));
+    }
+    std::vector<Traced> outs = trace(root, "", "", args);
+    std::vector<Arg> out_args;
+    for (const auto& t : outs) {
+      FLATCHECK_INPUT(t.kind == Traced::kNode, "export: root outputs must be tensors");
+      out_args.push_back(t.node);
+      p_.sig.outputs.push_back({OutputSpec::kUserOutput, t.node->name, ""});
+    }
+    Node* out = g_.output(out_args);
+    eliminate_dead_code(g_);
+    functionalize(out);
+    eliminate_dead_code(g_);
+    // Output names may have changed owners when copy_ nodes were replaced: refresh them.
+    for (size_t i = 0; i < out->args.size(); ++i)
+      p_.sig.outputs[i].name = std::get<Node*>(out->args[i])->name;
+    infer_types(*p_.root);
+    lint_program(p_);
+  }
+
+ private:
+  void collect_types(const Module& m, const std::string& fqn) {
+    if (!fqn.empty()) p_.module_types[fqn] = m.type;
+    for (const auto& [name, c] : m.children)
+      collect_types(*c, fqn.empty() ? name : fqn + "." + name);
+  }
+
+  void lift(const Module& m, const std::string& fqn, bool buffers) {
+    const auto& state = buffers ? m.buffers : m.params;
+    for (const auto& [name, t] : state) {
+      std::string full = fqn.empty() ? name : fqn + "." + name;
+      if (lifted_.count(t.get())) continue;  // shared tensor: lifted under its first FQN
+      Node* ph =
+          g_.placeholder(dotted_to_name(buffers ? "b_" : "p_", full), ValueType::tensor(t->shape));
+      ph->meta.origin = full;
+      lifted_[t.get()] = ph;
+      latest_[t.get()] = ph;
+      buffer_fqn_[t.get()] = full;
+      p_.state[full] = t;
+      p_.sig.inputs.push_back(
+          {buffers ? InputSpec::kBuffer : InputSpec::kParameter, ph->name, full});
+    }
+    for (const auto& [name, c] : m.children)
+      lift(*c, fqn.empty() ? name : fqn + "." + name, buffers);
+  }
+
+  Traced resolve(const Arg& a, const std::unordered_map<const Node*, Traced>& env) {
+    if (auto p = std::get_if<Node*>(&a)) {
+      auto it = env.find(*p);
+      FLATCHECK_INPUT(it != env.end(), "export: %" << (*p)->name << " used before definition");
+      return it->second;
+    }
+    return {Traced::kConst, nullptr, a, {}};
+  }
+
+  Node* tensor_node(const Traced& t, const Node& at) {
+    FLATCHECK_INPUT(t.kind == Traced::kNode,
+                    "export: node %" << at.name << " needs a tensor argument");
+    return t.node;
+  }
+
+  Node* emit(OpCode op, std::vector<Arg> args, const Node& src, const std::string& key) {
+    Node* n = g_.call_function(op, std::move(args), src.name);
+    n->meta.nn_module_stack = stack_;
+    n->meta.origin = origin_key(key, src.name);
+    return n;
+  }
+
+  std::vector<Traced> trace(const Module& m, const std::string& fqn, const std::string& key,
+                            const std::vector<Traced>& args) {
+    FLATCHECK_INPUT(stack_.size() <= 64, "export: module calls nested deeper than 64");
+    std::unordered_map<const Node*, Traced> env;
+    size_t next_arg = 0;
+    for (Node* n = m.graph.first(); n; n = n->next) {
+      switch (n->op) {
+        case NodeOp::kPlaceholder: {
+          FLATCHECK_INPUT(next_arg < args.size(),
+                          "export: call of '" << fqn << "' lacks %" << n->name);
+          const Traced& t = args[next_arg++];
+          bool is_static = n->meta.val && n->meta.val->is_static();
+          FLATCHECK_INPUT(
+              is_static == (t.kind == Traced::kConst),
+              "export: '" << fqn << "' placeholder %" << n->name
+                          << (is_static ? " needs a static argument" : " needs a tensor argument"));
+          env[n] = t;
+          break;
+        }
+        case NodeOp::kGetAttr: {
+          bool is_buffer = false;
+          TensorPtr t = m.attribute(n->target, &is_buffer);
+          FLATCHECK_INPUT(
+              t, "export: get_attr '" << n->target << "' in '" << fqn << "' does not exist");
+          env[n] = of_node(is_buffer ? latest_.at(t.get()) : lifted_.at(t.get()));
+          break;
+        }
+        case NodeOp::kCallFunction:
+          env[n] = trace_call_function(m, *n, key, env);
+          break;
+        case NodeOp::kCallModule: {
+          const Module* child = m.submodule(n->target);
+          FLATCHECK_INPUT(child, "export: call_module '" << n->target << "' does not exist");
+          std::vector<Traced> cargs;
+          for (const auto& a : n->args) cargs.push_back(resolve(a, env));
+          std::string cfqn = fqn.empty() ? n->target : fqn + "." + n->target;
+          std::string ckey = call_key(cfqn, calls_[cfqn]++);
+          stack_.push_back({ckey, cfqn, child->type});
+          std::vector<Traced> outs = trace(*child, cfqn, ckey, cargs);
+          stack_.pop_back();
+          if (outs.size() == 1)
+            env[n] = outs[0];
+          else
+            env[n] = {Traced::kTuple, nullptr, {}, outs};
+          break;
+        }
+        case NodeOp::kOutput: {
+          std::vector<Traced> outs;
+          for (const auto& a : n->args) outs.push_back(resolve(a, env));
+          return outs;
+        }
+      }
+    }
+    throw InputError("export: graph of '" + fqn + "' has no output node");
+  }
+
+  Traced trace_call_function(const Module& m, const Node& n, const std::string& key,
+                             const std::unordered_map<const Node*, Traced>& env) {
+    switch (n.fn) {
+      case OpCode::kBranch: {
+        Traced flag = resolve(n.args.at(0), env);
+        FLATCHECK_INPUT(flag.kind == Traced::kConst && std::holds_alternative<bool>(flag.constant),
+                        "export: branch %" << n.name << " needs a static bool");
+        return resolve(n.args.at(std::get<bool>(flag.constant) ? 1 : 2), env);
+      }
+      case OpCode::kGetitem: {
+        Traced src = resolve(n.args.at(0), env);
+        int64_t idx = std::get<int64_t>(n.args.at(1));
+        if (src.kind == Traced::kTuple) {
+          FLATCHECK_INPUT(idx >= 0 && idx < static_cast<int64_t>(src.elems.size()),
+                          "export: getitem %" << n.name << " index out of range");
+          return src.elems[static_cast<size_t>(idx)];
+        }
+        return of_node(emit(OpCode::kGetitem, {tensor_node(src, n), idx}, n, key));
+      }
+      case OpCode::kCopy: {
+        Node* dst = std::get<Node*>(n.args.at(0));
+        bool is_buffer = false;
+        TensorPtr t = dst->op == NodeOp::kGetAttr ? m.attribute(dst->target, &is_buffer) : nullptr;
+        FLATCHECK_INPUT(t && is_buffer, "export: copy_ %" << n.name << " must write a buffer");
+        Node* v = tensor_node(resolve(n.args.at(1), env), n);
+        Node* c = emit(OpCode::kCopy, {latest_.at(t.get()), v}, n, key);
+        latest_[t.get()] = c;
+        copy_target_[c] = t.get();
+        return of_node(c);
+      }
+      default:
+        break;
+    }
+    std::vector<Arg> args;
+    for (const auto& a : n.args) {
+      Traced t = resolve(a, env);
+      FLATCHECK_INPUT(t.kind != Traced::kTuple,
+                      "export: node %" << n.name << " uses a tuple as a value");
+      if (t.kind == Traced::kNode)
+        args.emplace_back(t.node);
+      else
+        args.push_back(t.constant);
+    }
+    return of_node(emit(n.fn, std::move(args), n, key));
+  }
+
+  // copy_(dst, v) nodes become buffer-mutation outputs: uses of the copy read v instead.
+  void functionalize(Node* out) {
+    std::vector<const Tensor*> order;
+    std::unordered_map<const Tensor*, Node*> last_value;
+    for (Node* n : g_.nodes()) {
+      if (n->op != NodeOp::kCallFunction || n->fn != OpCode::kCopy) continue;
+      const Tensor* t = copy_target_.at(n);
+      Node* v = std::get<Node*>(n->args[1]);
+      if (!last_value.count(t)) order.push_back(t);
+      last_value[t] = v;
+      g_.replace_all_uses(n, v);
+      g_.erase(n);
+    }
+    for (const Tensor* t : order) {
+      out->args.emplace_back(last_value[t]);
+      p_.sig.outputs.push_back(
+          {OutputSpec::kBufferMutation, last_value[t]->name, buffer_fqn_.at(t)});
+    }
+  }
+
+  Program& p_;
+  Graph& g_;
+  std::unordered_map<const Tensor*, Node*> lifted_;
+  std::unordered_map<const Tensor*, Node*> latest_;
+  std::unordered_map<const Tensor*, std::string> buffer_fqn_;
+  std::unordered_map<const Node*, const Tensor*> copy_target_;
+  std::map<std::string, int> calls_;
+  std::vector<StackEntry> stack_;
+};
+
+}  // namespace
+
+Program export_program(const Module& root) {
+  lint(root);
+  Program p;
+  Exporter(p).run(root);
+  return p;
+}
+
+int eliminate_dead_code(Graph& g) {
+  auto uses = g.use_counts();
+  int removed = 0;
+  std::vector<Node*> nodes = g.nodes();
+  for (auto it = nodes.rbegin(); it != nodes.rend(); ++it) {
+    Node* n = *it;
+    bool removable =
+        n->op == NodeOp::kGetAttr ||
+        (n->op == NodeOp::kCallFunction &&
+         (op_info(n->fn).pure || (n->fn == OpCode::kCopy && fault_on(Fault::kDceDropsMutation))));
+    if (!removable || uses[n] > 0) continue;
+    for (Node* in : n->input_nodes()) --uses[in];
+    g.erase(n);
+    ++removed;
+  }
+  return removed;
+}
+
+namespace {
+
+ValueType type_of_arg(const Arg& a) {
+  if (auto p = std::get_if<Node*>(&a)) return (*p)->meta.val.value_or(ValueType{});
+  if (std::holds_alternative<bool>(a)) return ValueType::scalar(ValueType::kBool);
+  if (std::holds_alternative<int64_t>(a)) return ValueType::scalar(ValueType::kInt);
+  return ValueType::scalar(ValueType::kFloat);
+}
+
+}  // namespace
+
+void infer_types(Module& m) {
+  for (auto& [_, c] : m.children) infer_types(*c);
+  for (Node* n = m.graph.first(); n; n = n->next) {
+    switch (n->op) {
+      case NodeOp::kPlaceholder:
+        break;
+      case NodeOp::kGetAttr:
+        if (auto t = m.attribute(n->target))
+          n->meta.val = ValueType::tensor(t->shape);
+        else
+          n->meta.val = ValueType::scalar(ValueType::kEngine);
+        break;
+      case NodeOp::kCallFunction: {
+        if (n->fn == OpCode::kGetitem) {
+          ValueType src = type_of_arg(n->args.at(0));
+          int64_t idx = std::get<int64_t>(n->args.at(1));
+          FLATCHECK_INPUT(src.kind == ValueType::kTuple && idx >= 0 &&
+                              idx < static_cast<int64_t>(src.elems.size()),
+                          "node %" << n->name << ": getitem of a non-tuple or out of range");
+          n->meta.val = ValueType::tensor(src.elems[static_cast<size_t>(idx)]);
+          break;
+        }
+        if (n->fn == OpCode::kBranch) {
+          n->meta.val = type_of_arg(n->args.at(1));
+          break;
+        }
+        if (n->fn == OpCode::kExecuteEngine) {
+          Node* e = std::get<Node*>(n->args.back());
+          auto engine = m.engine(e->target);
+          FLATCHECK_INPUT(engine, "node %" << n->name << ": engine '" << e->target << "' missing");
+          std::vector<Shape> outs;
+          for (const auto& o : engine->outputs) outs.push_back(engine->slots.at(o.slot).shape);
+          n->meta.val = ValueType::tuple(outs);
+          break;
+        }
+        std::vector<Shape> shapes;
+        std::vector<Scalar> scalars;
+        for (const auto& a : n->args) {
+          ValueType t = type_of_arg(a);
+          if (t.kind == ValueType::kTensor)
+            shapes.push_back(t.shape);
+          else if (auto b = std::get_if<bool>(&a))
+            scalars.emplace_back(*b);
+          else if (auto i = std::get_if<int64_t>(&a))
+            scalars.emplace_back(*i);
+          else if (auto f = std::get_if<float>(&a))
+            scalars.emplace_back(*f);
+          else if (auto l = std::get_if<std::vector<int64_t>>(&a))
+            scalars.emplace_back(*l);
+          else if (t.kind == ValueType::kBool)
+            scalars.emplace_back(false);
+          else if (t.kind == ValueType::kInt)
+            scalars.emplace_back(int64_t{0});
+          else
+            scalars.emplace_back(0.0f);
+        }
+        std::vector<Shape> outs;
+        try {
+          outs = infer_shapes(n->fn, shapes, scalars);
+        } catch (const InputError& e) {
+          throw InputError("node %" + n->name + ": " + e.what());
+        }
+        n->meta.val =
+            op_info(n->fn).outputs == 1 ? ValueType::tensor(outs[0]) : ValueType::tuple(outs);
+        break;
+      }
+      case NodeOp::kCallModule: {
+        Module* c = m.submodule(n->target);
+        FLATCHECK_INPUT(c, "node %" << n->name << ": module '" << n->target << "' missing");
+        Node* out = c->graph.output_node();
+        FLATCHECK_INPUT(out, "module '" << n->target << "' has no output");
+        if (out->args.size() == 1) {
+          n->meta.val = type_of_arg(out->args[0]);
+        } else {
+          std::vector<Shape> outs;
+          for (const auto& a : out->args) outs.push_back(type_of_arg(a).shape);
+          n->meta.val = ValueType::tuple(outs);
+        }
+        break;
+      }
+      case NodeOp::kOutput:
+        break;
+    }
+  }
+}
+
+}  // namespace flatcheck

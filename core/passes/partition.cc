@@ -1,0 +1,219 @@
+// partition: Torch-TensorRT's fast-partitioner rules, and engine compilation of acc runs.
+//
+// Runs are maximal stretches of call_function nodes with the same support status, in graph
+// order. getitem follows its producer so a tuple never crosses a partition. Acc runs smaller
+// than min_block_size are demoted, adjacent fallback runs merged, and runs named from one
+// shared counter. The parent graph is a fresh namespace; a multi-output child is read through
+// getitem nodes minted there, in the order of their first use.
+#include <map>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/faults.h"
+#include "core/ir/check.h"
+#include "core/passes/engine.h"
+#include "core/passes/passes.h"
+
+namespace flatcheck {
+
+// The execute_engine arguments for an engine call: the call's arguments picked by each input
+// binding's position, in binding order. Shared by partition's wrappers and inline_engines.
+std::vector<Arg> engine_call_args(const Engine& e, const std::vector<Arg>& call_args) {
+  std::vector<Arg> args;
+  if (fault_on(Fault::kEngineInputsBySortedName)) {
+    // Fault: bindings go through a name-sorted map, so the arguments follow name order.
+    std::map<std::string, Arg> by_name;
+    for (const auto& b : e.inputs) by_name[b.name] = call_args.at(static_cast<size_t>(b.position));
+    for (auto& [_, a] : by_name) args.push_back(a);
+    return args;
+  }
+  for (const auto& b : e.inputs) args.push_back(call_args.at(static_cast<size_t>(b.position)));
+  return args;
+}
+
+namespace {
+
+struct Run {
+  bool acc = false;
+  std::vector<Node*> nodes;
+};
+
+bool is_partitioned(const Node* n) {
+  return n->op == NodeOp::kCallFunction;
+}
+
+std::vector<Run> find_runs(const Graph& g, const PartitionOptions& opts) {
+  std::unordered_map<const Node*, bool> acc_of;
+  std::vector<Run> runs;
+  for (Node* n = g.first(); n; n = n->next) {
+    if (!is_partitioned(n)) continue;
+    bool acc;
+    if (n->fn == OpCode::kGetitem) {
+      acc = acc_of.at(std::get<Node*>(n->args.at(0)));
+    } else {
+      acc = !opts.fallback_ops.count(n->target);
+    }
+    acc_of[n] = acc;
+    if (runs.empty() || runs.back().acc != acc) runs.push_back({acc, {}});
+    runs.back().nodes.push_back(n);
+  }
+  // Demote small acc runs, then merge neighbours of the same kind.
+  for (auto& r : runs)
+    if (r.acc && static_cast<int>(r.nodes.size()) < opts.min_block_size) r.acc = false;
+  std::vector<Run> merged;
+  for (auto& r : runs) {
+    if (!merged.empty() && merged.back().acc == r.acc) {
+      merged.back().nodes.insert(merged.back().nodes.end(), r.nodes.begin(), r.nodes.end());
+    } else {
+      merged.push_back(std::move(r));
+    }
+  }
+  return merged;
+}
+
+// Replaces an acc child's graph by the engine wrapper and attaches the engine.
+void compile_child(Module& child, const std::string& name, const std::vector<TensorPtr>& folded) {
+  auto engine = std::make_shared<Engine>(compile_engine(child, name, folded));
+  Graph wrapper;
+  std::vector<Arg> phs;
+  for (Node* p : child.graph.placeholders()) {
+    Node* w = wrapper.placeholder(p->name, *p->meta.val);
+    w->meta = p->meta;
+    phs.emplace_back(w);
+  }
+  Node* e = wrapper.get_attr("engine");
+  std::vector<Arg> args = engine_call_args(*engine, phs);
+  args.emplace_back(e);
+  Node* exe = wrapper.call_function(OpCode::kExecuteEngine, std::move(args));
+  std::vector<Arg> outs;
+  for (size_t i = 0; i < engine->outputs.size(); ++i)
+    outs.emplace_back(wrapper.call_function(OpCode::kGetitem, {exe, static_cast<int64_t>(i)}));
+  wrapper.output(std::move(outs));
+  child.graph = std::move(wrapper);
+  child.type = "TRTModule";
+  child.engines["engine"] = std::move(engine);
+}
+
+}  // namespace
+
+Program partition(const Program& exported, const PartitionOptions& opts) {
+  FLATCHECK_INPUT(opts.min_block_size >= 1, "partition: min_block_size must be at least 1");
+  const Graph& src = exported.root->graph;
+  Program p;
+  p.sig = exported.sig;
+  p.state = exported.state;
+  p.module_types = exported.module_types;
+  p.root->type = exported.root->type;
+  Graph& g = p.root->graph;
+
+  std::unordered_map<const Node*, Node*> in_parent;  // source node -> parent value
+  std::unordered_map<const Node*, int> run_of;       // source node -> run index
+  std::vector<Run> runs = find_runs(src, opts);
+  for (size_t r = 0; r < runs.size(); ++r)
+    for (Node* n : runs[r].nodes) run_of[n] = static_cast<int>(r);
+
+  std::unordered_set<std::string> param_names;
+  for (const auto& s : exported.sig.inputs)
+    if (s.kind == InputSpec::kParameter) param_names.insert(s.name);
+
+  for (Node* n : src.placeholders()) {
+    Node* c = g.placeholder(n->name, *n->meta.val);
+    c->meta = n->meta;
+    in_parent[n] = c;
+  }
+
+  // Uses of each source node outside its own run decide a run's outputs.
+  auto uses = [&](const Node* v, int r) {
+    for (Node* u : src.users(v))
+      if (!run_of.count(u) || run_of.at(u) != r) return true;
+    return false;
+  };
+
+  struct Outputs {
+    Node* call = nullptr;
+    std::vector<const Node*> values;
+    std::unordered_map<const Node*, Node*> minted;  // value -> getitem in parent
+  };
+  std::vector<Outputs> outs(runs.size());
+
+  // The parent value of a source node, minting a getitem when it is a multi-output child's.
+  auto parent_value = [&](const Node* v) -> Node* {
+    if (auto it = in_parent.find(v); it != in_parent.end()) return it->second;
+    Outputs& o = outs.at(static_cast<size_t>(run_of.at(v)));
+    auto& slot = o.minted[v];
+    if (!slot) {
+      size_t idx = 0;
+      while (o.values[idx] != v) ++idx;
+      slot = g.call_function(OpCode::kGetitem, {o.call, static_cast<int64_t>(idx)});
+      slot->meta.val = v->meta.val;
+      slot->meta.origin = v->meta.origin;
+    }
+    return slot;
+  };
+
+  for (size_t r = 0; r < runs.size(); ++r) {
+    const Run& run = runs[r];
+    std::string name = std::string(run.acc ? "_run_on_acc_" : "_run_on_gpu_") + std::to_string(r);
+    auto child = std::make_shared<Module>();
+    child->type = run.acc ? "TRTModule" : "GraphModule";
+    Graph& cg = child->graph;
+    std::unordered_map<const Node*, Node*> local;
+    std::vector<const Node*> inputs;
+    // Inputs: values read from outside the run, in order of first use; each placeholder is
+    // named after its producer in the pre-split graph.
+    for (Node* n : run.nodes)
+      for (Node* v : n->input_nodes())
+        if ((!run_of.count(v) || run_of.at(v) != static_cast<int>(r)) && !local.count(v)) {
+          Node* ph = cg.placeholder(v->name, v->meta.val.value_or(ValueType{}));
+          ph->meta.origin = v->meta.origin;
+          local[v] = ph;
+          inputs.push_back(v);
+        }
+    for (Node* n : run.nodes) {
+      std::vector<Arg> args = n->args;
+      for (auto& a : args)
+        if (auto q = std::get_if<Node*>(&a)) *q = local.at(*q);
+      Node* c = cg.call_function(n->fn, std::move(args), n->name);
+      c->meta = n->meta;
+      local[n] = c;
+    }
+    std::vector<Arg> out_args;
+    for (Node* n : run.nodes)
+      if (uses(n, static_cast<int>(r))) {
+        outs[r].values.push_back(n);
+        out_args.emplace_back(local.at(n));
+      }
+    cg.output(std::move(out_args));
+
+    std::vector<Arg> call_args;
+    std::vector<TensorPtr> folded;
+    for (const Node* v : inputs) {
+      call_args.emplace_back(parent_value(v));
+      bool is_param = v->op == NodeOp::kPlaceholder && param_names.count(v->name);
+      TensorPtr value;
+      if (is_param)
+        for (const auto& s : exported.sig.inputs)
+          if (s.name == v->name) value = exported.state.at(s.target);
+      folded.push_back(run.acc ? value : nullptr);
+    }
+    if (run.acc) compile_child(*child, name, folded);
+    p.root->children[name] = child;
+    Node* call = g.call_module(name, std::move(call_args), name);
+    outs[r].call = call;
+    if (outs[r].values.size() == 1) {
+      in_parent[outs[r].values[0]] = call;
+      call->meta.val = outs[r].values[0]->meta.val;
+    }
+  }
+  Node* src_out = src.output_node();
+  std::vector<Arg> out_args;
+  for (Node* v : src_out->input_nodes()) out_args.emplace_back(parent_value(v));
+  g.output(std::move(out_args));
+  for (size_t i = 0; i < p.sig.outputs.size(); ++i)
+    p.sig.outputs[i].name = std::get<Node*>(g.output_node()->args[i])->name;
+  infer_types(*p.root);
+  lint_program(p);
+  return p;
+}
+
+}  // namespace flatcheck

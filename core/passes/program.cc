@@ -1,0 +1,130 @@
+#include "core/passes/program.h"
+
+#include <functional>
+
+#include "core/ir/check.h"
+#include "core/passes/engine.h"
+
+namespace flatcheck {
+
+std::string_view input_kind_name(InputSpec::Kind k) {
+  static constexpr std::string_view n[] = {"user_input", "parameter", "buffer"};
+  return n[k];
+}
+
+std::string_view output_kind_name(OutputSpec::Kind k) {
+  static constexpr std::string_view n[] = {"user_output", "buffer_mutation"};
+  return n[k];
+}
+
+Program clone_program(const Program& p) {
+  Program c;
+  c.sig = p.sig;
+  c.module_types = p.module_types;
+  c.root = clone_module(*p.root, /*share_state=*/false);
+  for (const auto& [k, v] : p.state) c.state[k] = std::make_shared<Tensor>(*v);
+  return c;
+}
+
+void lint_program(const Program& p) {
+  lint(*p.root);
+  auto phs = p.root->graph.placeholders();
+  FLATCHECK_INPUT(phs.size() == p.sig.inputs.size(), "signature: " << p.sig.inputs.size()
+                                                                   << " inputs for " << phs.size()
+                                                                   << " placeholders");
+  for (size_t i = 0; i < phs.size(); ++i) {
+    const auto& spec = p.sig.inputs[i];
+    FLATCHECK_INPUT(spec.name == phs[i]->name, "signature/inputs/" << i << ": names '" << spec.name
+                                                                   << "' but the placeholder is '"
+                                                                   << phs[i]->name << "'");
+    if (spec.kind != InputSpec::kUserInput) {
+      auto it = p.state.find(spec.target);
+      FLATCHECK_INPUT(it != p.state.end(),
+                      "signature/inputs/" << i << ": state '" << spec.target << "' does not exist");
+      FLATCHECK_INPUT(phs[i]->meta.val && phs[i]->meta.val->kind == ValueType::kTensor &&
+                          phs[i]->meta.val->shape == it->second->shape,
+                      "signature/inputs/" << i << ": state '" << spec.target
+                                          << "' has another shape than its placeholder");
+    }
+  }
+  Node* out = p.root->graph.output_node();
+  FLATCHECK_INPUT(out && out->args.size() == p.sig.outputs.size(),
+                  "signature: " << p.sig.outputs.size() << " outputs for "
+                                << (out ? out->args.size() : 0) << " graph outputs");
+  for (size_t i = 0; i < p.sig.outputs.size(); ++i) {
+    const auto& spec = p.sig.outputs[i];
+    if (spec.kind == OutputSpec::kBufferMutation) {
+      bool buffer = false;
+      for (const auto& in : p.sig.inputs)
+        buffer |= in.kind == InputSpec::kBuffer && in.target == spec.target;
+      FLATCHECK_INPUT(buffer, "signature/outputs/" << i << ": mutated buffer '" << spec.target
+                                                   << "' is not a buffer input");
+    }
+  }
+}
+
+std::vector<Tensor> run_program(Program& p, const std::vector<Tensor>& inputs, RunContext& ctx) {
+  std::vector<Value> in;
+  size_t next_user = 0;
+  for (const auto& spec : p.sig.inputs) {
+    if (spec.kind == InputSpec::kUserInput) {
+      FLATCHECK_INPUT(next_user < inputs.size(),
+                      "program expects more user inputs than " << inputs.size());
+      in.push_back(Value::of(inputs[next_user++]));
+    } else {
+      auto it = p.state.find(spec.target);
+      FLATCHECK_INPUT(it != p.state.end(), "state '" << spec.target << "' is missing");
+      in.push_back(Value::of(*it->second));
+    }
+  }
+  FLATCHECK_INPUT(next_user == inputs.size(),
+                  "program expects " << next_user << " user inputs, got " << inputs.size());
+  std::vector<Value> out = run_module(*p.root, in, ctx);
+  FLATCHECK_INPUT(out.size() == p.sig.outputs.size(),
+                  "program produced " << out.size() << " outputs for " << p.sig.outputs.size());
+  std::vector<Tensor> user;
+  for (size_t i = 0; i < out.size(); ++i) {
+    const auto& spec = p.sig.outputs[i];
+    if (spec.kind == OutputSpec::kUserOutput) {
+      user.push_back(*out[i].tensor);
+    } else {
+      auto it = p.state.find(spec.target);
+      FLATCHECK_INPUT(it != p.state.end() && it->second->shape == out[i].tensor->shape,
+                      "buffer mutation of '" << spec.target << "' does not fit the buffer");
+      *it->second = *out[i].tensor;
+    }
+  }
+  return user;
+}
+
+std::vector<Tensor> run_program(Program& p, const std::vector<Tensor>& inputs) {
+  RunContext ctx;
+  return run_program(p, inputs, ctx);
+}
+
+std::ostream& operator<<(std::ostream& os, const Program& p) {
+  os << "signature:\n";
+  for (const auto& s : p.sig.inputs) {
+    os << "  input " << input_kind_name(s.kind) << " %" << s.name;
+    if (!s.target.empty()) os << " <- " << s.target;
+    os << "\n";
+  }
+  for (const auto& s : p.sig.outputs) {
+    os << "  output " << output_kind_name(s.kind) << " %" << s.name;
+    if (!s.target.empty()) os << " -> " << s.target;
+    os << "\n";
+  }
+  for (const auto& [k, v] : p.state) os << "state " << k << " = " << *v << "\n";
+  os << *p.root;
+  for (const auto& [k, e] : p.root->engines) os << *e;
+  std::function<void(const Module&)> engines_of_children = [&](const Module& m) {
+    for (const auto& [k, c] : m.children) {
+      for (const auto& [n, e] : c->engines) os << *e;
+      engines_of_children(*c);
+    }
+  };
+  engines_of_children(*p.root);
+  return os;
+}
+
+}  // namespace flatcheck

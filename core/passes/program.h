@@ -1,0 +1,65 @@
+// Programs: a root module whose graph takes lifted state as placeholders, plus a signature.
+//
+// One type serves the exported program (a flat graph), the partitioned module (the root graph
+// calls `_run_on_acc_*` and `_run_on_gpu_*` children) and the flattened program (engines
+// inlined as execute_engine). Running a program binds parameters and buffers from `state`,
+// runs the root module and writes buffer-mutation outputs back into `state`.
+#pragma once
+
+#include <map>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "core/ir/ir.h"
+#include "core/runtime/interpreter.h"
+
+namespace flatcheck {
+
+struct InputSpec {
+  enum Kind { kUserInput, kParameter, kBuffer };
+  Kind kind = kUserInput;
+  std::string name;    // the placeholder's name
+  std::string target;  // the state FQN for parameters and buffers ("n.w")
+  bool operator==(const InputSpec&) const = default;
+};
+
+struct OutputSpec {
+  enum Kind { kUserOutput, kBufferMutation };
+  Kind kind = kUserOutput;
+  std::string name;    // the output value's node name
+  std::string target;  // the mutated buffer's FQN
+  bool operator==(const OutputSpec&) const = default;
+};
+
+// Aligned by position with the root graph's placeholders and output arguments.
+struct Signature {
+  std::vector<InputSpec> inputs;
+  std::vector<OutputSpec> outputs;
+  bool operator==(const Signature&) const = default;
+};
+
+std::string_view input_kind_name(InputSpec::Kind k);
+std::string_view output_kind_name(OutputSpec::Kind k);
+
+struct Program {
+  std::shared_ptr<Module> root = std::make_shared<Module>();
+  Signature sig;
+  std::map<std::string, TensorPtr> state;           // FQN -> parameter or buffer
+  std::map<std::string, std::string> module_types;  // FQN -> module type, for unflatten
+};
+
+// Deep copy with its own state tensors (modules and engines are copied or shared read-only).
+Program clone_program(const Program& p);
+
+// Checks that the signature matches the graph and the state: lint plus signature alignment.
+void lint_program(const Program& p);
+
+// Runs a program on user inputs and returns the user outputs; applies buffer mutations.
+std::vector<Tensor> run_program(Program& p, const std::vector<Tensor>& inputs, RunContext& ctx);
+std::vector<Tensor> run_program(Program& p, const std::vector<Tensor>& inputs);
+
+std::ostream& operator<<(std::ostream& os, const Program& p);
+
+}  // namespace flatcheck

@@ -1,0 +1,69 @@
+// The backend interface (DESIGN §3 "Runtime"): allocate, copy in and out, run a kernel,
+// synchronize. Each backend fills it in once (CPU always; CUDA in flatcheck::core_cuda).
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <string_view>
+#include <vector>
+
+#include "core/ir/tensor.h"
+#include "core/ops/ops.h"
+
+namespace flatcheck {
+
+// Device memory owned by a backend. `ptr` is a device address (host memory on the CPU).
+struct DeviceBuffer {
+  void* ptr = nullptr;
+  size_t bytes = 0;
+};
+
+// A tensor in backend memory: shape plus a pointer to its first float.
+struct TensorView {
+  float* data = nullptr;
+  Shape shape;
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string_view name() const = 0;
+  // True when device memory is host memory, so kernels can run on host tensors directly.
+  virtual bool host_visible() const = 0;
+
+  virtual DeviceBuffer allocate(size_t bytes) = 0;
+  virtual void release(DeviceBuffer buf) = 0;
+  virtual void copy_in(DeviceBuffer dst, size_t offset_floats, const float* src, size_t n) = 0;
+  virtual void copy_out(float* dst, DeviceBuffer src, size_t offset_floats, size_t n) = 0;
+  // Runs op `op` on inputs already in device memory, writing outputs (shapes given) there.
+  // Outputs never alias inputs unless the memory plan is wrong.
+  virtual void run_kernel(OpCode op, const std::vector<TensorView>& in,
+                          const std::vector<Scalar>& scalars,
+                          const std::vector<TensorView>& out) = 0;
+  virtual void synchronize() = 0;
+};
+
+// RAII device memory.
+class DeviceMemory {
+ public:
+  DeviceMemory(Backend& b, size_t bytes) : b_(b), buf_(b.allocate(bytes)) {}
+  ~DeviceMemory() { b_.release(buf_); }
+  DeviceMemory(const DeviceMemory&) = delete;
+  DeviceMemory& operator=(const DeviceMemory&) = delete;
+  const DeviceBuffer& buffer() const { return buf_; }
+  float* floats() const { return static_cast<float*>(buf_.ptr); }
+
+ private:
+  Backend& b_;
+  DeviceBuffer buf_;
+};
+
+// The CPU backend (always built).
+Backend& cpu_backend();
+
+// Runs one op on host tensors through a backend (copying in and out when the backend's
+// memory is not host memory). Output shapes come from the op's shape rule.
+std::vector<Tensor> run_op(Backend& b, OpCode op, const std::vector<const Tensor*>& in,
+                           const std::vector<Scalar>& scalars);
+
+}  // namespace flatcheck

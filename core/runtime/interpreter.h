@@ -1,0 +1,81 @@
+// The interpreter: runs any module tree on a backend, including call_module recursion,
+// static call arguments, in-place buffer updates and execute_engine.
+#pragma once
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "core/ir/ir.h"
+#include "core/runtime/backend.h"
+
+namespace flatcheck {
+
+// A runtime value.
+struct Value {
+  ValueType::Kind kind = ValueType::kNone;
+  std::shared_ptr<const Tensor> tensor;              // kTensor
+  std::vector<std::shared_ptr<const Tensor>> tuple;  // kTuple
+  bool b = false;                                    // kBool
+  int64_t i = 0;                                     // kInt
+  float f = 0.0f;                                    // kFloat
+  std::shared_ptr<const Engine> engine;              // kEngine
+
+  static Value of(Tensor t) { return of(std::make_shared<const Tensor>(std::move(t))); }
+  static Value of(std::shared_ptr<const Tensor> t) {
+    Value v;
+    v.kind = ValueType::kTensor;
+    v.tensor = std::move(t);
+    return v;
+  }
+  static Value of_bool(bool x) {
+    Value v;
+    v.kind = ValueType::kBool;
+    v.b = x;
+    return v;
+  }
+  static Value of_int(int64_t x) {
+    Value v;
+    v.kind = ValueType::kInt;
+    v.i = x;
+    return v;
+  }
+  static Value of_float(float x) {
+    Value v;
+    v.kind = ValueType::kFloat;
+    v.f = x;
+    return v;
+  }
+};
+
+// Called for every computed value (interpreted nodes and engine ops) with its provenance key
+// (see origin_key()).
+using NodeObserver = std::function<void(const std::string& origin, const Value& value)>;
+
+struct RunContext {
+  Backend* backend = &cpu_backend();
+  NodeObserver observer;  // optional
+  // Provenance bookkeeping for graphs without meta.origin (eager modules): the number of
+  // calls seen per FQN in this run, and the current call's key.
+  std::map<std::string, int> calls_per_fqn;
+  std::string scope_key;
+  std::string scope_fqn;
+  int depth = 0;
+};
+
+// The provenance key of a node `name` inside the call `key` ("" at the root): "n@1/add".
+std::string origin_key(const std::string& key, const std::string& name);
+// The call key of the `index`-th call of `fqn`: "n" for the first, "n@1" for the second.
+std::string call_key(const std::string& fqn, int index);
+
+// Runs `m` on `inputs` (one per placeholder) and returns its outputs. Buffer updates are
+// written to the module's buffer storage. Throws InputError on invalid programs or inputs.
+std::vector<Value> run_module(const Module& m, const std::vector<Value>& inputs, RunContext& ctx);
+
+// Convenience: tensors in, tensors out, a fresh context.
+std::vector<Tensor> run_module(const Module& m, const std::vector<Tensor>& inputs,
+                               Backend& backend = cpu_backend());
+
+}  // namespace flatcheck
