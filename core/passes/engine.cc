@@ -217,7 +217,7 @@ std::vector<Tensor> run_engine(Backend& b, const Engine& e, const std::vector<co
       Tensor t = Tensor::zeros(e.slots[op.out[0]].shape);
       b.copy_out(t.data.data(), arena.buffer(), static_cast<size_t>(e.slots[op.out[0]].offset),
                  slot_size(op.out[0]));
-      observer(op.origin, Value::of(std::move(t)));
+      observer(op.origin, op_info(op.op).name, Value::of(std::move(t)));
     }
   }
   b.synchronize();

@@ -207,7 +207,7 @@ std::vector<Value> run_module(const Module& m, const std::vector<Value>& inputs,
         }
         return result;
     }
-    if (ctx.observer && n->op != NodeOp::kPlaceholder) ctx.observer(origin, v);
+    if (ctx.observer && n->op != NodeOp::kPlaceholder) ctx.observer(origin, n->target, v);
     env[n] = std::move(v);
   }
   throw InputError("graph has no output node");

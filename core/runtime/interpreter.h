@@ -52,7 +52,8 @@ struct Value {
 
 // Called for every computed value (interpreted nodes and engine ops) with its provenance key
 // (see origin_key()).
-using NodeObserver = std::function<void(const std::string& origin, const Value& value)>;
+using NodeObserver =
+    std::function<void(const std::string& origin, std::string_view op, const Value& value)>;
 
 struct RunContext {
   Backend* backend = &cpu_backend();

@@ -1,0 +1,53 @@
+// A Case: one eager program with its inputs and pipeline configuration, the unit the oracle
+// checks, the minimizer shrinks and the corpus stores (one JSON file each; docs/case-format.md).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "core/ir/ir.h"
+#include "core/serialize/serialize.h"
+
+namespace flatcheck {
+
+// How the pipeline is configured for a case.
+struct PipelineConfig {
+  std::set<std::string> fallback_ops{"relu"};  // ops partitioned as fallbacks
+  int min_block_size = 5;
+  int calls = 2;          // consecutive calls per path (state persists between them)
+  bool nan_exact = true;  // NaN payloads must match (false: any NaN equals any NaN)
+  bool operator==(const PipelineConfig&) const = default;
+};
+
+// A failure the case is known to show (corpus files of seeded faults, minimized findings).
+struct Expectation {
+  std::string property, stage, op;
+  bool operator==(const Expectation&) const = default;
+};
+
+struct Case {
+  std::shared_ptr<Module> module;
+  std::vector<Tensor> inputs;
+  PipelineConfig config;
+  std::optional<Expectation> expect;  // informational: replay passes only when nothing fails
+  std::string note;                   // free text: what the case is, where it came from
+  std::optional<uint64_t> seed;       // the generator seed, when generated
+};
+
+// Deep copy (own state tensors).
+Case clone_case(const Case& c);
+
+// Case files: {"format": "flatcheck-case", "version": 1, ...}.
+std::string save_case(const Case& c);
+Case load_case(std::string_view text, const LoadLimits& limits = {});
+Case load_case_file(const std::string& path);
+
+// Nodes that compute something (call_function and call_module) over the module tree: the
+// size measure of minimized repros.
+size_t case_size(const Case& c);
+
+}  // namespace flatcheck

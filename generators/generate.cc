@@ -1,0 +1,482 @@
+// The generator body. It only ever builds valid programs: operands are picked among values
+// whose shapes fit, so any choice sequence (a seed, fuzzer bytes, a shrunk recipe) is a case.
+//
+// A module is built step by step over a pool of values. Steps: an op on pool values, a call of
+// a child (new, or an earlier one again with the same or other static arguments), a branch on
+// the module's static flag, a buffer update. Children are defined at their first call, their
+// input shapes taken from the values passed.
+#include "generators/generate.h"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+#include "core/ir/check.h"
+#include "core/passes/passes.h"
+
+namespace flatcheck {
+namespace {
+
+struct Val {
+  Node* node;
+  Shape shape;
+};
+
+// Values drawn for tensors: plain ones, and the special ones that catch format and kernel bugs.
+float draw_value(Source& src, bool special) {
+  if (special && src.chance(1, 6)) {
+    static const std::array<uint32_t, 10> kSpecial = {0x80000000u /* -0.0 */,
+                                                      0x7f800000u /* inf */,
+                                                      0xff800000u /* -inf */,
+                                                      0x7fc00000u /* NaN */,
+                                                      0x7fc12345u /* NaN payload */,
+                                                      0xffc00001u /* -NaN payload */,
+                                                      0x00000001u /* smallest subnormal */,
+                                                      0x807fffffu /* largest negative subnormal */,
+                                                      0x7f7fffffu /* max */,
+                                                      0x00800000u /* smallest normal */};
+    return bits_float(kSpecial[src.below(kSpecial.size())]);
+  }
+  // Multiples of 1/8 in [-4, 4], plus an odd fraction now and then.
+  float v = static_cast<float>(src.range(-32, 32)) / 8.0f;
+  if (src.chance(1, 4)) v += static_cast<float>(src.range(1, 999)) / 1000.0f;
+  return v;
+}
+
+Tensor draw_tensor(Source& src, const Shape& shape, bool special) {
+  Tensor t = Tensor::zeros(shape);
+  for (auto& x : t.data) x = draw_value(src, special);
+  return t;
+}
+
+const std::array<const char*, 9> kConfusingNames = {
+    "getitem", "getitem_1",     "relu",           "x",       "add",
+    "mul_1",   "_run_on_acc_0", "execute_engine", "output_1"};
+
+class Builder {
+ public:
+  Builder(Source& src, const SwarmConfig& sw, const GenOptions& opts)
+      : src_(src), sw_(sw), opts_(opts) {}
+
+  Case build() {
+    Case c;
+    auto root = std::make_shared<Module>();
+    root->type = "Model";
+    int n_inputs = static_cast<int>(src_.range(1, 2));
+    std::vector<Shape> shapes(static_cast<size_t>(n_inputs), sw_.base_shape);
+    define(*root, shapes, /*flag=*/false, /*scale=*/false, 0, "");
+    infer_types(*root);
+    c.module = root;
+    for (const auto& s : shapes) c.inputs.push_back(draw_tensor(src_, s, sw_.special_values));
+    c.config = sw_.pipeline;
+    return c;
+  }
+
+ private:
+  // A child module definition and the shapes its calls must pass.
+  struct Child {
+    std::string name;
+    std::shared_ptr<Module> module;
+    std::vector<Shape> inputs, outputs;
+    bool flag = false, scale = false;
+  };
+
+  std::string hint(std::string_view natural) {
+    switch (sw_.naming) {
+      case NamingPolicy::kNatural:
+        return std::string(natural);
+      case NamingPolicy::kGetitem:
+        if (src_.chance(1, 2))
+          return src_.chance(1, 2) ? "getitem" : "getitem_" + std::to_string(src_.range(1, 9));
+        return std::string(natural);
+      case NamingPolicy::kConfusing:
+        if (src_.chance(1, 2)) return kConfusingNames[src_.below(kConfusingNames.size())];
+        if (!sibling_names_.empty() && src_.chance(1, 3))
+          return sibling_names_[src_.below(sibling_names_.size())];
+        return std::string(natural);
+    }
+    return std::string(natural);
+  }
+
+  const Val& pick(const std::vector<Val>& pool) { return pool[src_.below(pool.size())]; }
+
+  // A pool value whose shape broadcasts with `s` (exact matches first), or nullptr.
+  const Val* pick_compatible(const std::vector<Val>& pool, const Shape& s) {
+    std::vector<const Val*> exact, bcast;
+    for (const auto& v : pool) {
+      if (v.shape == s)
+        exact.push_back(&v);
+      else {
+        try {
+          if (broadcast_shapes(s, v.shape) == s) bcast.push_back(&v);
+        } catch (const InputError&) {
+        }
+      }
+    }
+    if (!bcast.empty() && (exact.empty() || src_.chance(1, 4)))
+      return bcast[src_.below(bcast.size())];
+    if (!exact.empty()) return exact[src_.below(exact.size())];
+    return nullptr;
+  }
+
+  Node* scalar_arg(Node* scale_ph) {
+    if (scale_ph && src_.chance(1, 2)) return scale_ph;
+    return nullptr;
+  }
+
+  float scalar_const() {
+    static const std::array<float, 8> kScalars = {1.0f, 2.0f,  0.5f,    -1.0f,
+                                                  3.0f, 0.25f, -0.125f, 10.0f};
+    return kScalars[src_.below(kScalars.size())];
+  }
+
+  // One op step over the pool; returns false when the op found no fitting operands.
+  bool op_step(Module& m, std::vector<Val>& pool, Node* scale_ph, int depth) {
+    Graph& g = m.graph;
+    OpCode op = sw_.ops[src_.weighted(weights_)];
+    const Val& a = pick(pool);
+    auto add = [&](Node* n, Shape s) {
+      pool.push_back({n, std::move(s)});
+      sibling_names_.push_back(n->name);
+    };
+    switch (op) {
+      case OpCode::kAdd:
+      case OpCode::kSub:
+      case OpCode::kMul:
+      case OpCode::kDiv:
+      case OpCode::kMaximum:
+      case OpCode::kMinimum: {
+        const Val* b = pick_compatible(pool, a.shape);
+        Node* bn = b ? b->node : a.node;
+        bool swap = b && b->shape == a.shape && src_.chance(1, 2);
+        add(g.call_function(op, {swap ? bn : a.node, swap ? a.node : bn}, hint(op_info(op).name)),
+            a.shape);
+        return true;
+      }
+      case OpCode::kNeg:
+      case OpCode::kRelu:
+      case OpCode::kAbs:
+      case OpCode::kExp:
+      case OpCode::kTanh:
+      case OpCode::kSigmoid:
+      case OpCode::kSqrt:
+      case OpCode::kClone:
+        add(g.call_function(op, {a.node}, hint(op_info(op).name)), a.shape);
+        return true;
+      case OpCode::kAddScalar:
+      case OpCode::kSubScalar:
+      case OpCode::kMulScalar:
+      case OpCode::kDivScalar: {
+        Node* s = scalar_arg(scale_ph);
+        Arg sa = s ? Arg(s) : Arg(scalar_const());
+        add(g.call_function(op, {a.node, sa}, hint(op_info(op).name)), a.shape);
+        return true;
+      }
+      case OpCode::kMatmul: {
+        if (a.shape.size() != 2) return false;
+        int64_t k = a.shape[1];
+        std::vector<const Val*> rhs;
+        for (const auto& v : pool)
+          if (v.shape.size() == 2 && v.shape[0] == k) rhs.push_back(&v);
+        Node* b;
+        Shape out;
+        if (!rhs.empty() && src_.chance(1, 2)) {
+          const Val* r = rhs[src_.below(rhs.size())];
+          b = r->node;
+          out = {a.shape[0], r->shape[1]};
+        } else {
+          b = weight(m, {k, k});
+          out = {a.shape[0], k};
+        }
+        add(g.call_function(op, {a.node, b}, hint("matmul")), out);
+        return true;
+      }
+      case OpCode::kSum: {
+        if (a.shape.empty()) return false;
+        int64_t d = src_.range(0, static_cast<int64_t>(a.shape.size()) - 1);
+        Shape s = a.shape;
+        s.erase(s.begin() + d);
+        add(g.call_function(op, {a.node, d}, hint("sum")), s);
+        return true;
+      }
+      case OpCode::kReshape: {
+        int64_t n = numel(a.shape);
+        Shape s = (a.shape.size() == 1 && n % 2 == 0 && n > 0) ? Shape{2, n / 2} : Shape{n};
+        add(g.call_function(op, {a.node, std::vector<int64_t>(s)}, hint("reshape")), s);
+        return true;
+      }
+      case OpCode::kTranspose: {
+        if (a.shape.size() != 2) return false;
+        add(g.call_function(op, {a.node, int64_t{0}, int64_t{1}}, hint("transpose")),
+            Shape{a.shape[1], a.shape[0]});
+        return true;
+      }
+      case OpCode::kConcat: {
+        if (a.shape.empty()) return false;
+        int64_t d = src_.range(0, static_cast<int64_t>(a.shape.size()) - 1);
+        std::vector<Arg> args{a.node};
+        Shape s = a.shape;
+        for (const auto& v : pool)
+          if (v.shape == a.shape && args.size() < 3 && src_.chance(1, 2)) {
+            args.emplace_back(v.node);
+            s[d] += v.shape[d];
+          }
+        if (args.size() == 1) {
+          args.emplace_back(a.node);
+          s[d] += a.shape[d];
+        }
+        if (numel(s) > 4096) return false;
+        args.emplace_back(d);
+        add(g.call_function(op, std::move(args), hint("concat")), s);
+        return true;
+      }
+      case OpCode::kSplit: {
+        std::vector<int64_t> dims;
+        for (size_t d = 0; d < a.shape.size(); ++d)
+          if (a.shape[d] >= 2 && a.shape[d] % 2 == 0) dims.push_back(static_cast<int64_t>(d));
+        if (dims.empty()) return false;
+        int64_t d = dims[src_.below(dims.size())];
+        Node* sp = g.call_function(op, {a.node, d, int64_t{2}}, hint("split"));
+        Shape s = a.shape;
+        s[d] /= 2;
+        // Read one or both halves, in either order: getitems minted out of index order.
+        bool both = src_.chance(2, 3);
+        int64_t first = src_.range(0, 1);
+        add(g.call_function(OpCode::kGetitem, {sp, first}, hint("getitem")), s);
+        if (both) add(g.call_function(OpCode::kGetitem, {sp, 1 - first}, hint("getitem")), s);
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  // A parameter of this module with the given shape (or a shared one from another module).
+  Node* weight(Module& m, const Shape& s) {
+    std::string name;
+    TensorPtr t;
+    if (sw_.shared_params) {
+      for (const auto& sp : shared_)
+        if (sp->shape == s && src_.chance(1, 2)) t = sp;
+    }
+    if (!t) {
+      t = std::make_shared<Tensor>(draw_tensor(src_, s, sw_.special_values));
+      shared_.push_back(t);
+    }
+    for (const auto& [k, v] : m.params)
+      if (v == t) name = k;
+    if (name.empty()) {
+      name = "w" + (m.params.empty() ? std::string() : "_" + std::to_string(m.params.size()));
+      m.params[name] = t;
+    }
+    return m.graph.get_attr(name, hint(name));
+  }
+
+  // Builds module `m`'s graph; returns its output shapes.
+  std::vector<Shape> define(Module& m, const std::vector<Shape>& inputs, bool flag, bool scale,
+                            int depth, const std::string& fqn) {
+    Graph& g = m.graph;
+    std::vector<Val> pool;
+    for (size_t i = 0; i < inputs.size(); ++i) {
+      Node* x = g.placeholder(sw_.naming == NamingPolicy::kNatural ? "x" : hint("x"),
+                              ValueType::tensor(inputs[i]));
+      pool.push_back({x, inputs[i]});
+    }
+    Node* flag_ph = flag ? g.placeholder("flag", ValueType::scalar(ValueType::kBool)) : nullptr;
+    Node* scale_ph = scale ? g.placeholder("scale", ValueType::scalar(ValueType::kFloat)) : nullptr;
+    TensorPtr buffer;
+    if (sw_.buffers && src_.chance(1, 2)) {
+      buffer = std::make_shared<Tensor>(draw_tensor(src_, inputs[0], sw_.special_values));
+      m.buffers["buf"] = buffer;
+    }
+    std::vector<Child> children;
+    int steps = static_cast<int>(src_.range(1, sw_.nodes));
+    for (int s = 0; s < steps; ++s) {
+      uint64_t kind =
+          src_.weighted({10, depth < sw_.depth ? 3 : 0, flag_ph ? 2 : 0, buffer ? 1 : 0});
+      if (kind == 1) {
+        call_step(m, pool, children, flag_ph, depth, fqn);
+      } else if (kind == 2) {
+        const Val& a = pick(pool);
+        const Val* b = nullptr;
+        for (const auto& v : pool)
+          if (v.shape == a.shape && v.node != a.node && src_.chance(1, 2)) b = &v;
+        Node* other = b ? b->node : g.call_function(OpCode::kNeg, {a.node}, hint("neg"));
+        bool swap = src_.chance(1, 2);
+        Node* br = g.call_function(OpCode::kBranch,
+                                   {flag_ph, swap ? other : a.node, swap ? a.node : other},
+                                   hint("branch"));
+        pool.push_back({br, a.shape});
+      } else if (kind == 3) {
+        Node* rd = g.get_attr("buf", hint("buf"));
+        const Val* v = pick_compatible(pool, buffer->shape);
+        Node* upd = v ? g.call_function(OpCode::kAdd, {rd, v->node}, hint("add"))
+                      : g.call_function(OpCode::kAddScalar, {rd, 1.0f}, hint("add_scalar"));
+        g.call_function(OpCode::kCopy, {g.get_attr("buf", hint("buf")), upd}, hint("copy_"));
+        pool.push_back({upd, buffer->shape});
+      } else {
+        for (int tries = 0; tries < 4 && !op_step(m, pool, scale_ph, depth); ++tries) {
+        }
+      }
+    }
+    // Outputs: the last value, and sometimes another one.
+    std::vector<Arg> outs{pool.back().node};
+    std::vector<Shape> shapes{pool.back().shape};
+    if (pool.size() > 1 && src_.chance(1, 3)) {
+      const Val& o = pool[src_.below(pool.size() - 1)];
+      if (o.node->op != NodeOp::kPlaceholder || depth > 0) {
+        outs.emplace_back(o.node);
+        shapes.push_back(o.shape);
+      }
+    }
+    if (depth == 0 && pool.back().node->op == NodeOp::kPlaceholder)
+      outs[0] = g.call_function(OpCode::kClone, {pool.back().node}, hint("clone"));
+    g.output(std::move(outs));
+    return shapes;
+  }
+
+  void call_step(Module& m, std::vector<Val>& pool, std::vector<Child>& children, Node* flag_ph,
+                 int depth, const std::string& fqn) {
+    Graph& g = m.graph;
+    Child* child = nullptr;
+    if (!children.empty() && sw_.repeated_calls && src_.chance(2, 3))
+      child = &children[src_.below(children.size())];
+    if (!child && static_cast<int>(children.size()) < sw_.fanout) {
+      Child c;
+      c.name = "layer" + std::to_string(children.size());
+      if (src_.chance(1, 4)) c.name = "n";
+      if (m.children.count(c.name)) c.name += "_" + std::to_string(children.size());
+      size_t nin = src_.chance(1, 3) ? 2 : 1;
+      for (size_t i = 0; i < nin; ++i) c.inputs.push_back(pick(pool).shape);
+      c.flag = sw_.specialize && src_.chance(2, 3);
+      c.scale = sw_.specialize && src_.chance(1, 3);
+      c.module = std::make_shared<Module>();
+      c.module->type = "Layer" + std::to_string(depth + 1) + "_" + std::to_string(children.size());
+      m.children[c.name] = c.module;
+      std::string cfqn = fqn.empty() ? c.name : fqn + "." + c.name;
+      c.outputs = define(*c.module, c.inputs, c.flag, c.scale, depth + 1, cfqn);
+      children.push_back(std::move(c));
+      child = &children.back();
+    }
+    if (!child) return;
+    std::vector<Arg> args;
+    for (const auto& s : child->inputs) {
+      std::vector<const Val*> fit;
+      for (const auto& v : pool)
+        if (v.shape == s) fit.push_back(&v);
+      if (fit.empty()) return;  // no value of that shape here: no call
+      args.emplace_back(fit[src_.below(fit.size())]->node);
+    }
+    if (child->flag) {
+      if (flag_ph && sw_.nested_specialize && src_.chance(1, 2))
+        args.emplace_back(flag_ph);
+      else
+        args.emplace_back(src_.chance(1, 2));
+    }
+    if (child->scale) args.emplace_back(scalar_const());
+    Node* call = g.call_module(child->name, args, hint(child->name));
+    const std::vector<Shape>& outs = child->outputs;
+    // Back to back: the same child again at once, on its own output when the shapes allow
+    // (nothing between the two calls in the flat graph).
+    if (sw_.repeated_calls && outs.size() == 1 && src_.chance(1, 3)) {
+      std::vector<Arg> again = args;
+      for (size_t i = 0; i < child->inputs.size(); ++i)
+        if (child->inputs[i] == outs[0] && src_.chance(1, 2)) again[i] = call;
+      if (child->flag && src_.chance(1, 2)) again[child->inputs.size()] = src_.chance(1, 2);
+      call = g.call_module(child->name, std::move(again), hint(child->name));
+    }
+    if (outs.size() == 1) {
+      pool.push_back({call, outs[0]});
+    } else {
+      int64_t first = src_.range(0, static_cast<int64_t>(outs.size()) - 1);
+      for (int64_t k = 0; k < static_cast<int64_t>(outs.size()); ++k) {
+        int64_t idx = (first + k) % static_cast<int64_t>(outs.size());
+        if (k > 0 && src_.chance(1, 3)) continue;
+        pool.push_back({g.call_function(OpCode::kGetitem, {call, idx}, hint("getitem")),
+                        outs[static_cast<size_t>(idx)]});
+      }
+    }
+  }
+
+ public:
+  void set_weights() {
+    for (OpCode op : sw_.ops) weights_.push_back(std::max(1, op_info(op).gen_weight));
+  }
+
+ private:
+  Source& src_;
+  const SwarmConfig& sw_;
+  const GenOptions& opts_;
+  std::vector<int> weights_;
+  std::vector<std::string> sibling_names_;
+  std::vector<TensorPtr> shared_;
+};
+
+}  // namespace
+
+std::ostream& operator<<(std::ostream& os, const SwarmConfig& s) {
+  os << "swarm{ops=[";
+  for (size_t i = 0; i < s.ops.size(); ++i) os << (i ? "," : "") << op_info(s.ops[i]).name;
+  os << "] nodes=" << s.nodes << " shape=" << shape_str(s.base_shape) << " depth=" << s.depth
+     << " fanout=" << s.fanout << " naming=" << static_cast<int>(s.naming) << " fallback=[";
+  bool first = true;
+  for (const auto& f : s.pipeline.fallback_ops) os << (first ? "" : ",") << f, first = false;
+  return os << "] min_block=" << s.pipeline.min_block_size << "}";
+}
+
+SwarmConfig draw_swarm(Source& src, const GenOptions& opts) {
+  SwarmConfig s;
+  std::vector<OpCode> candidates;
+  for (int i = 0; i < kNumOps; ++i)
+    if (op_info(static_cast<OpCode>(i)).gen_weight > 0)
+      candidates.push_back(static_cast<OpCode>(i));
+  // Swarm testing: each op is on with probability 3/4; relu and add always, so every case
+  // can partition and every graph can grow.
+  for (OpCode op : candidates)
+    if (op == OpCode::kRelu || op == OpCode::kAdd || src.chance(3, 4)) s.ops.push_back(op);
+  s.nodes = static_cast<int>(src.range(2, std::max(2, opts.max_nodes)));
+  int rank = static_cast<int>(src.range(1, 2));
+  for (int i = 0; i < rank; ++i) s.base_shape.push_back(src.range(1, std::max(1, opts.max_dim)));
+  if (src.chance(1, 2)) s.base_shape.back() = 2 * src.range(1, std::max(1, opts.max_dim / 2));
+  s.depth = static_cast<int>(src.range(0, std::max(0, opts.max_depth)));
+  s.fanout = static_cast<int>(src.range(1, 3));
+  s.repeated_calls = src.chance(3, 4);
+  s.specialize = src.chance(3, 4);
+  s.nested_specialize = src.chance(1, 2);
+  s.buffers = src.chance(1, 2);
+  s.shared_params = src.chance(1, 4);
+  s.special_values = src.chance(1, 2);
+  s.naming = static_cast<NamingPolicy>(src.below(3));
+  // Fallback ops: relu most of the time (the seed bug's setting), else one or two others.
+  s.pipeline.fallback_ops.clear();
+  if (src.chance(3, 5)) {
+    s.pipeline.fallback_ops.insert("relu");
+  } else {
+    int k = static_cast<int>(src.range(1, 2));
+    for (int i = 0; i < k; ++i)
+      s.pipeline.fallback_ops.insert(std::string(op_info(s.ops[src.below(s.ops.size())]).name));
+  }
+  static const std::array<int, 6> kBlocks = {1, 2, 3, 5, 5, 8};
+  s.pipeline.min_block_size = kBlocks[src.below(kBlocks.size())];
+  return s;
+}
+
+Case build_case(Source& src, const SwarmConfig& swarm, const GenOptions& opts) {
+  Builder b(src, swarm, opts);
+  b.set_weights();
+  return b.build();
+}
+
+Case generate_case(Source& src, const GenOptions& opts) {
+  SwarmConfig s = draw_swarm(src, opts);
+  return build_case(src, s, opts);
+}
+
+Case generate_case_for_seed(uint64_t seed, const GenOptions& opts) {
+  Rng rng(seed);
+  Case c = generate_case(rng, opts);
+  c.seed = seed;
+  return c;
+}
+
+}  // namespace flatcheck

@@ -1,0 +1,57 @@
+// The case generator: a swarm configuration drawn per case, then a builder that turns it into
+// an eager module tree with inputs (DESIGN §4). One body; randomness from any Source.
+#pragma once
+
+#include <cstdint>
+#include <ostream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "generators/case.h"
+#include "generators/source.h"
+
+namespace flatcheck {
+
+// How node names are chosen. Every policy but kNatural collides on purpose.
+enum class NamingPolicy : uint8_t {
+  kNatural,    // from the target, as FX does
+  kGetitem,    // many nodes named getitem / getitem_<k>
+  kConfusing,  // relu, x, getitem_1, op names of other ops, names from sibling graphs
+};
+
+// Bounds the generator works within (the knobs a user or a test turns).
+struct GenOptions {
+  int max_nodes = 20;  // per graph, before calls
+  int max_depth = 2;   // module nesting below the root
+  int max_dim = 4;     // tensor dims are drawn in [1, max_dim]
+};
+
+// The per-case swarm: which features are on. Drawn from the Source first.
+struct SwarmConfig {
+  std::vector<OpCode> ops;        // enabled ops
+  int nodes = 8;                  // steps per graph
+  Shape base_shape;               // shape of the root inputs
+  int depth = 1;                  // module nesting
+  int fanout = 2;                 // children per module
+  bool repeated_calls = true;     // call a child more than once
+  bool specialize = true;         // static flags and scales on calls
+  bool nested_specialize = true;  // pass a caller's static flag on to a grandchild
+  bool buffers = true;            // in-place buffer updates
+  bool shared_params = false;     // one parameter tensor under two FQNs
+  bool special_values = true;     // NaN payloads, -0.0, infinities, subnormals
+  NamingPolicy naming = NamingPolicy::kNatural;
+  PipelineConfig pipeline;
+};
+
+std::ostream& operator<<(std::ostream& os, const SwarmConfig& s);
+
+SwarmConfig draw_swarm(Source& src, const GenOptions& opts);
+// Builds a case from a swarm, drawing the rest from `src`.
+Case build_case(Source& src, const SwarmConfig& swarm, const GenOptions& opts);
+// draw_swarm + build_case.
+Case generate_case(Source& src, const GenOptions& opts = {});
+// The case for `seed` (what `flatcheck fuzz --seed S` runs as case i: seed mix_seed(S, i)).
+Case generate_case_for_seed(uint64_t seed, const GenOptions& opts = {});
+
+}  // namespace flatcheck

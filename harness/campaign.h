@@ -1,0 +1,64 @@
+// Fuzz campaigns: generate cases from a seed, check each with the oracle on J worker threads,
+// deduplicate failures by signature, minimize the first case of each signature and write it
+// as a case file that `flatcheck replay` reproduces.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "generators/generate.h"
+#include "harness/oracle.h"
+
+namespace flatcheck {
+
+struct CampaignOptions {
+  uint64_t seed = 1;
+  int64_t cases = 2000;  // stop after this many cases (ignored when time_s > 0)
+  double time_s = 0;     // stop after this many seconds
+  int jobs = 1;
+  int shard_index = 0, shard_count = 1;  // this shard runs case indices i with i % count == index
+  std::string out_dir = "corpus/found";  // empty: write nothing
+  bool minimize = true;
+  bool stop_at_first = false;  // stop at the first failing case (detection runs)
+  GenOptions gen;
+  OracleOptions oracle;
+  // Progress callback, called from the coordinating thread about 5 times a second.
+  std::function<void(int64_t done, int64_t failing, double seconds)> progress;
+};
+
+struct Finding {
+  Failure failure;
+  int64_t case_index = 0;  // index within the campaign (case seed: mix_seed(seed, index))
+  uint64_t case_seed = 0;
+  size_t original_nodes = 0, minimized_nodes = 0;
+  std::string path;                // the written case file, if any
+  std::vector<std::string> steps;  // minimizer steps kept
+};
+
+struct CampaignResult {
+  int64_t cases = 0;
+  int64_t failing_cases = 0;
+  double seconds = 0;
+  std::vector<Finding> findings;  // one per signature, by first case index
+  Coverage totals;
+  int64_t first_failing_case = -1;
+};
+
+CampaignResult run_campaign(const CampaignOptions& opts);
+
+// The seed of case `index` of a campaign with seed `seed`.
+inline uint64_t case_seed(uint64_t seed, int64_t index) {
+  return mix_seed(seed, static_cast<uint64_t>(index));
+}
+
+// Writes `text` to `path` atomically (a temporary file renamed into place); creates folders.
+void write_file_atomic(const std::string& path, const std::string& text);
+
+// Adds `b` into `a`.
+void add_coverage(Coverage& a, const Coverage& b);
+
+}  // namespace flatcheck

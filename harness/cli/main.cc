@@ -1,0 +1,662 @@
+// The flatcheck command line (DESIGN §5).
+//
+//   flatcheck fuzz | replay | shrink | show | faults | detect | help
+//
+// Exit codes: 0 nothing found / all passed, 1 a failure found (its minimized repro written),
+// 2 bad usage or bad input.
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/faults.h"
+#include "core/ir/check.h"
+#include "core/passes/passes.h"
+#include "core/serialize/serialize.h"
+#include "generators/generate.h"
+#include "harness/campaign.h"
+#include "harness/dot.h"
+#include "harness/minimize.h"
+#include "harness/oracle.h"
+
+namespace flatcheck {
+namespace {
+
+constexpr const char* kVersion = "0.1.0";
+
+constexpr const char* kUsage =
+    R"(flatcheck: property-based fuzzing and differential testing of the passes a
+deep-learning compiler runs when it saves a partitioned model.
+
+usage:
+  flatcheck fuzz    [--cases N | --time SECONDS] [--seed S] [--jobs J] [--shard I/N]
+                    [--inject FAULT] [--device cpu|cuda] [--out DIR] [--json]
+                    [--max-nodes N] [--no-minimize]
+  flatcheck replay  PATH... [--inject FAULT] [--json]    files or folders of case files
+  flatcheck shrink  CASE -o OUT [--inject FAULT]
+  flatcheck show    FILE [--stage eager|exported|partitioned|flattened|reloaded|unflattened]
+                    [--format text|dot|json]
+  flatcheck faults  [--verbose]                          one fault name per line
+  flatcheck detect  [--seeds K] [--cases N] [--jobs J] [--json]
+  flatcheck help | --help | --version
+
+exit codes: 0 nothing found / all passed, 1 a failure found (its minimized repro written),
+            2 bad usage or bad input.
+Run 'flatcheck COMMAND --help' for a command's details. Docs: docs/cli.md.
+)";
+
+// ------------------------------------------------------------------------------ arguments
+
+struct UsageError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// A small flag parser: --name VALUE, --name=VALUE, boolean --name, and positionals.
+class Args {
+ public:
+  Args(int argc, char** argv, int start, std::vector<std::string> valued,
+       std::vector<std::string> flags)
+      : valued_(std::move(valued)), flags_(std::move(flags)) {
+    for (int i = start; i < argc; ++i) {
+      std::string a = argv[i];
+      if (a == "--") {
+        for (++i; i < argc; ++i) positional_.push_back(argv[i]);
+        break;
+      }
+      if (a.size() > 1 && a[0] == '-' &&
+          !(a.size() > 1 && std::isdigit(static_cast<unsigned char>(a[1])))) {
+        std::string name = a, value;
+        bool has_value = false;
+        if (auto eq = a.find('='); eq != std::string::npos) {
+          name = a.substr(0, eq);
+          value = a.substr(eq + 1);
+          has_value = true;
+        }
+        if (std::find(flags_.begin(), flags_.end(), name) != flags_.end()) {
+          if (has_value) throw UsageError(name + " takes no value");
+          set_.insert(name);
+          continue;
+        }
+        if (std::find(valued_.begin(), valued_.end(), name) == valued_.end())
+          throw UsageError("unknown option '" + name + "'");
+        if (!has_value) {
+          if (i + 1 >= argc) throw UsageError(name + " needs a value");
+          value = argv[++i];
+        }
+        values_[name] = value;
+        continue;
+      }
+      positional_.push_back(a);
+    }
+  }
+  bool flag(const std::string& n) const { return set_.count(n) > 0; }
+  bool has(const std::string& n) const { return values_.count(n) > 0; }
+  std::string str(const std::string& n, const std::string& def = "") const {
+    auto it = values_.find(n);
+    return it == values_.end() ? def : it->second;
+  }
+  int64_t integer(const std::string& n, int64_t def, int64_t lo, int64_t hi) const {
+    if (!has(n)) return def;
+    std::string v = str(n);
+    char* end = nullptr;
+    errno = 0;
+    long long x = std::strtoll(v.c_str(), &end, 10);
+    if (v.empty() || *end != '\0' || errno != 0 || x < lo || x > hi)
+      throw UsageError(n + " expects an integer in [" + std::to_string(lo) + ", " +
+                       std::to_string(hi) + "], got '" + v + "'");
+    return x;
+  }
+  uint64_t unsigned_int(const std::string& n, uint64_t def) const {
+    if (!has(n)) return def;
+    std::string v = str(n);
+    char* end = nullptr;
+    errno = 0;
+    unsigned long long x = std::strtoull(v.c_str(), &end, 0);
+    if (v.empty() || v[0] == '-' || *end != '\0' || errno != 0)
+      throw UsageError(n + " expects a non-negative integer, got '" + v + "'");
+    return x;
+  }
+  double number(const std::string& n, double def, double lo, double hi) const {
+    if (!has(n)) return def;
+    std::string v = str(n);
+    char* end = nullptr;
+    double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || *end != '\0' || !(x >= lo && x <= hi))
+      throw UsageError(n + " expects a number in [" + std::to_string(lo) + ", " +
+                       std::to_string(hi) + "], got '" + v + "'");
+    return x;
+  }
+  const std::vector<std::string>& positional() const { return positional_; }
+
+ private:
+  std::vector<std::string> valued_, flags_;
+  std::map<std::string, std::string> values_;
+  std::set<std::string> set_;
+  std::vector<std::string> positional_;
+};
+
+bool stderr_tty() {
+  return isatty(fileno(stderr)) != 0;
+}
+
+void apply_inject(const Args& a) {
+  if (!a.has("--inject")) return;
+  auto f = fault_by_name(a.str("--inject"));
+  if (!f) throw UsageError("unknown fault '" + a.str("--inject") + "' (see 'flatcheck faults')");
+  set_active_fault(*f);
+}
+
+void check_device(const Args& a) {
+  std::string d = a.str("--device", "cpu");
+  if (d == "cpu") return;
+  if (d == "cuda")
+    throw InputError(
+        "--device cuda: this build has no CUDA runtime (configure with -DFLATCHECK_CUDA=ON on a "
+        "machine with nvcc)");
+  throw UsageError("--device expects cpu or cuda, got '" + d + "'");
+}
+
+std::string fmt(double x, int prec = 1) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(prec) << x;
+  return os.str();
+}
+
+// ------------------------------------------------------------------------------ fuzz
+
+Json coverage_json(const Coverage& c) {
+  return Json{{"nodes", c.nodes},
+              {"module_calls", c.calls},
+              {"acc_partitions", c.acc_partitions},
+              {"fallback_partitions", c.fallback_partitions},
+              {"renamed_nodes", c.renamed_nodes},
+              {"specialized_fqns", c.specialized_fqns},
+              {"buffer_mutations", c.buffer_mutations},
+              {"paths_checked", c.paths},
+              {"ops", c.ops}};
+}
+
+void print_summary(const CampaignOptions& o, const CampaignResult& r) {
+  double rate = r.seconds > 0 ? static_cast<double>(r.cases) / r.seconds : 0;
+  std::cout << "flatcheck fuzz: " << r.cases << " cases in " << fmt(r.seconds, 2) << " s ("
+            << fmt(rate, 0) << " cases/s), seed " << o.seed << ", " << o.jobs << " job"
+            << (o.jobs == 1 ? "" : "s");
+  if (o.shard_count > 1) std::cout << ", shard " << o.shard_index << "/" << o.shard_count;
+  if (active_fault() != Fault::kNone)
+    std::cout << ", fault injected: " << fault_info(active_fault()).name;
+  std::cout << "\n";
+  const Coverage& c = r.totals;
+  std::cout << "exercised:\n"
+            << "  eager nodes        " << c.nodes << " ("
+            << fmt(r.cases ? double(c.nodes) / double(r.cases) : 0) << " per case)\n"
+            << "  module calls       " << c.calls << "\n"
+            << "  partitions         " << c.acc_partitions << " engines (_run_on_acc_*), "
+            << c.fallback_partitions << " fallbacks (_run_on_gpu_*)\n"
+            << "  renamed nodes      " << c.renamed_nodes
+            << " (flattened names with a collision suffix)\n"
+            << "  specialized calls  " << c.specialized_fqns
+            << " modules unflattened into 2+ variants\n"
+            << "  buffer mutations   " << c.buffer_mutations << "\n"
+            << "  paths checked      " << c.paths
+            << " (exported, partitioned, flattened, reloaded, unflattened)\n";
+  std::vector<std::pair<int, std::string>> ops;
+  for (const auto& [k, v] : c.ops) ops.emplace_back(v, k);
+  std::sort(ops.rbegin(), ops.rend());
+  std::cout << "  ops                ";
+  for (size_t i = 0; i < ops.size(); ++i)
+    std::cout << (i ? ", " : "") << ops[i].second << " " << ops[i].first;
+  std::cout << "\n";
+  if (r.findings.empty()) {
+    std::cout << "result: no failures\n";
+    return;
+  }
+  std::cout << "result: " << r.failing_cases << " failing case" << (r.failing_cases == 1 ? "" : "s")
+            << ", " << r.findings.size() << " unique signature"
+            << (r.findings.size() == 1 ? "" : "s") << "\n";
+  for (const auto& f : r.findings) {
+    std::cout << "  " << f.failure.signature() << "  case " << f.case_index << ", "
+              << f.original_nodes << " -> " << f.minimized_nodes << " nodes";
+    if (!f.path.empty())
+      std::cout << "\n    repro: " << f.path << "  (flatcheck replay " << f.path << ")";
+    std::string msg = f.failure.message;
+    if (msg.size() > 300) msg = msg.substr(0, 297) + "...";
+    std::cout << "\n    " << msg << "\n";
+  }
+}
+
+int cmd_fuzz(int argc, char** argv) {
+  Args a(argc, argv, 2,
+         {"--cases", "--time", "--seed", "--jobs", "--shard", "--inject", "--device", "--out",
+          "--max-nodes"},
+         {"--json", "--no-minimize", "--help", "--quiet"});
+  if (a.flag("--help")) {
+    std::cout << "flatcheck fuzz: generate cases from a seed and check every path bit for bit.\n"
+                 "  --cases N       cases to run (default 2000)\n"
+                 "  --time SECONDS  run for a time instead of a count\n"
+                 "  --seed S        campaign seed (default 1); case i uses mix(S, i)\n"
+                 "  --jobs J        worker threads (default 1)\n"
+                 "  --shard I/N     run only case indices i with i % N == I\n"
+                 "  --inject FAULT  switch on an injected fault (see 'flatcheck faults')\n"
+                 "  --device D      cpu (default) or cuda\n"
+                 "  --out DIR       where findings are written (default corpus/found)\n"
+                 "  --max-nodes N   steps per generated graph (default 20)\n"
+                 "  --no-minimize   write findings unminimized\n"
+                 "  --json          end with one JSON line of figures\n";
+    return 0;
+  }
+  if (!a.positional().empty()) throw UsageError("fuzz takes no positional arguments");
+  if (a.has("--cases") && a.has("--time"))
+    throw UsageError("--cases and --time exclude each other");
+  apply_inject(a);
+  check_device(a);
+  CampaignOptions o;
+  o.cases = a.integer("--cases", 2000, 1, int64_t{1} << 40);
+  o.time_s = a.number("--time", 0, 0.001, 1e7);
+  o.seed = a.unsigned_int("--seed", 1);
+  o.jobs = static_cast<int>(a.integer("--jobs", 1, 1, 256));
+  o.out_dir = a.str("--out", "corpus/found");
+  o.minimize = !a.flag("--no-minimize");
+  o.gen.max_nodes = static_cast<int>(a.integer("--max-nodes", 20, 2, 500));
+  if (a.has("--shard")) {
+    std::string s = a.str("--shard");
+    auto slash = s.find('/');
+    char* end = nullptr;
+    long i = slash == std::string::npos ? -1 : std::strtol(s.substr(0, slash).c_str(), &end, 10);
+    long n = slash == std::string::npos ? -1 : std::strtol(s.substr(slash + 1).c_str(), &end, 10);
+    if (slash == std::string::npos || n < 1 || i < 0 || i >= n)
+      throw UsageError("--shard expects I/N with 0 <= I < N, got '" + s + "'");
+    o.shard_index = static_cast<int>(i);
+    o.shard_count = static_cast<int>(n);
+  }
+  bool tty = stderr_tty() && !a.flag("--quiet");
+  if (tty) {
+    o.progress = [&](int64_t done, int64_t failing, double secs) {
+      std::fprintf(stderr, "\r  %lld cases, %lld failing, %.0f cases/s, %.1f s   ",
+                   static_cast<long long>(done), static_cast<long long>(failing),
+                   secs > 0 ? double(done) / secs : 0.0, secs);
+      std::fflush(stderr);
+    };
+  }
+  CampaignResult r = run_campaign(o);
+  if (tty) std::fprintf(stderr, "\r%60s\r", "");
+  print_summary(o, r);
+  if (a.flag("--json")) {
+    Json findings = Json::array();
+    for (const auto& f : r.findings)
+      findings.push_back(Json{{"signature", f.failure.signature()},
+                              {"case", f.case_index},
+                              {"case_seed", f.case_seed},
+                              {"nodes", f.original_nodes},
+                              {"minimized_nodes", f.minimized_nodes},
+                              {"path", f.path},
+                              {"first_divergence", f.failure.first_divergence}});
+    Json j{{"cases", r.cases},
+           {"failures", r.findings.size()},
+           {"failing_cases", r.failing_cases},
+           {"cases_per_sec", r.seconds > 0 ? double(r.cases) / r.seconds : 0.0},
+           {"seconds", r.seconds},
+           {"seed", o.seed},
+           {"jobs", o.jobs},
+           {"fault", std::string(fault_info(active_fault()).name)},
+           {"first_failing_case",
+            r.first_failing_case >= 0 ? Json(r.first_failing_case) : Json(nullptr)},
+           {"findings", findings},
+           {"coverage", coverage_json(r.totals)}};
+    std::cout << j.dump() << "\n";
+  }
+  return r.findings.empty() ? 0 : 1;
+}
+
+// ------------------------------------------------------------------------------ replay
+
+std::vector<std::string> case_files(const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      std::vector<std::string> found;
+      for (auto& e : fs::recursive_directory_iterator(p, ec))
+        if (e.is_regular_file() && e.path().extension() == ".json")
+          found.push_back(e.path().string());
+      std::sort(found.begin(), found.end());
+      out.insert(out.end(), found.begin(), found.end());
+    } else if (fs::exists(p, ec)) {
+      out.push_back(p);
+    } else {
+      throw InputError(p + ": no such file or folder");
+    }
+  }
+  return out;
+}
+
+int cmd_replay(int argc, char** argv) {
+  Args a(argc, argv, 2, {"--inject", "--device"}, {"--json", "--help"});
+  if (a.flag("--help")) {
+    std::cout
+        << "flatcheck replay PATH...: check every case file (folders are searched for *.json).\n"
+           "  exit 0 when every case passes, 1 when one fails, 2 for unreadable files.\n"
+           "  --inject FAULT  replay with a fault switched on\n";
+    return 0;
+  }
+  if (a.positional().empty()) throw UsageError("replay needs at least one file or folder");
+  apply_inject(a);
+  check_device(a);
+  auto files = case_files(a.positional());
+  if (files.empty()) throw InputError("no case files (*.json) found");
+  int failed = 0;
+  Json results = Json::array();
+  for (const auto& f : files) {
+    Case c = load_case_file(f);
+    OracleResult r = check_case(c);
+    if (r.failure) {
+      ++failed;
+      std::cout << "FAIL " << f << "\n     " << r.failure->signature() << ": " << r.failure->message
+                << "\n";
+    } else {
+      std::cout << "PASS " << f << "\n";
+    }
+    results.push_back(Json{
+        {"path", f}, {"ok", !r.failure}, {"signature", r.failure ? r.failure->signature() : ""}});
+  }
+  std::cout << (files.size() - static_cast<size_t>(failed)) << " passed, " << failed << " failed\n";
+  if (a.flag("--json"))
+    std::cout << Json{{"cases", files.size()}, {"failures", failed}, {"results", results}}.dump()
+              << "\n";
+  return failed ? 1 : 0;
+}
+
+// ------------------------------------------------------------------------------ shrink
+
+int cmd_shrink(int argc, char** argv) {
+  Args a(argc, argv, 2, {"-o", "--out", "--inject", "--max-checks"}, {"--help"});
+  if (a.flag("--help")) {
+    std::cout
+        << "flatcheck shrink CASE -o OUT: minimize a failing case, keeping its failure signature.\n"
+           "  exit 1 when the minimized repro was written, 2 when the case does not fail.\n";
+    return 0;
+  }
+  if (a.positional().size() != 1) throw UsageError("shrink needs exactly one CASE file");
+  std::string out = a.has("-o") ? a.str("-o") : a.str("--out");
+  if (out.empty()) throw UsageError("shrink needs -o OUT");
+  apply_inject(a);
+  Case c = load_case_file(a.positional()[0]);
+  OracleResult r = check_case(c);
+  if (!r.failure)
+    throw InputError(a.positional()[0] + ": the case passes; there is nothing to shrink");
+  MinimizeOptions mo;
+  mo.max_checks = static_cast<int>(a.integer("--max-checks", 3000, 1, 1000000));
+  if (stderr_tty())
+    mo.progress = [](size_t nodes, int checks) {
+      std::fprintf(stderr, "\r  %zu nodes after %d checks   ", nodes, checks);
+      std::fflush(stderr);
+    };
+  size_t before = case_size(c);
+  MinimizeResult m = minimize(c, *r.failure, mo);
+  if (stderr_tty()) std::fprintf(stderr, "\r%50s\r", "");
+  m.reduced.expect = Expectation{m.failure.property, m.failure.stage, m.failure.op};
+  m.reduced.note =
+      "minimized by flatcheck shrink from " + a.positional()[0] + ": " + m.failure.message;
+  write_file_atomic(out, save_case(m.reduced));
+  std::cout << "shrink: " << m.failure.signature() << ": " << before << " -> "
+            << case_size(m.reduced) << " nodes in " << m.checks << " checks (" << m.steps
+            << " steps kept)\n  wrote " << out << "\n";
+  return 1;
+}
+
+// ------------------------------------------------------------------------------ show
+
+struct Stages {
+  std::shared_ptr<Module> eager;
+  std::optional<Program> exported, partitioned, flattened, reloaded;
+  std::shared_ptr<Module> unflattened;
+};
+
+int cmd_show(int argc, char** argv) {
+  Args a(argc, argv, 2, {"--stage", "--format", "--inject"}, {"--help"});
+  if (a.flag("--help")) {
+    std::cout
+        << "flatcheck show FILE: print a case or module file at every stage of the pipeline.\n"
+           "  --stage S    eager, exported, partitioned, flattened, reloaded or unflattened "
+           "(default: all)\n"
+           "  --format F   text (default), dot (Graphviz) or json\n";
+    return 0;
+  }
+  if (a.positional().size() != 1) throw UsageError("show needs exactly one FILE");
+  apply_inject(a);
+  std::string stage = a.str("--stage", "all"), format = a.str("--format", "text");
+  static const std::set<std::string> stages = {"all",       "eager",    "exported",   "partitioned",
+                                               "flattened", "reloaded", "unflattened"};
+  if (!stages.count(stage))
+    throw UsageError(
+        "--stage expects eager, exported, partitioned, flattened, reloaded or unflattened, got '" +
+        stage + "'");
+  if (format != "text" && format != "dot" && format != "json")
+    throw UsageError("--format expects text, dot or json, got '" + format + "'");
+  if (stage == "all" && format != "text")
+    throw UsageError("--format " + format + " needs one --stage");
+  const std::string& path = a.positional()[0];
+  std::string text = read_file(path);
+  Json head = parse_json(text, LoadLimits{});
+  std::string kind = head.is_object() && head.contains("format") && head["format"].is_string()
+                         ? head["format"].get<std::string>()
+                         : "";
+  Case c;
+  if (kind == "flatcheck-case") {
+    c = load_case(text);
+  } else if (kind == "flatcheck-module") {
+    c.module = load_module(text);
+  } else {
+    throw InputError(path + ": /format: expected \"flatcheck-case\" or \"flatcheck-module\"");
+  }
+  PartitionOptions po{c.config.fallback_ops, c.config.min_block_size};
+  auto want = [&](const char* s) { return stage == "all" || stage == s; };
+  auto header = [&](const char* s) {
+    if (stage == "all") std::cout << "==== " << s << " " << std::string(60, '=') << "\n";
+  };
+  auto emit_module = [&](const Module& m, const char* s) {
+    if (format == "dot")
+      write_dot(std::cout, m, std::string(s) + ": " + path);
+    else if (format == "json")
+      std::cout << save_module(m);
+    else
+      std::cout << m;
+  };
+  auto emit_program = [&](const Program& p, const char* s) {
+    if (format == "dot")
+      write_dot(std::cout, *p.root, std::string(s) + ": " + path);
+    else if (format == "json")
+      std::cout << save_program(p);
+    else
+      std::cout << p;
+  };
+  if (want("eager")) {
+    header("eager");
+    emit_module(*c.module, "eager");
+  }
+  if (stage == "eager") return 0;
+  Program exported = export_program(*c.module);
+  if (want("exported")) {
+    header("exported");
+    emit_program(exported, "exported");
+  }
+  if (want("unflattened")) {
+    header("unflattened");
+    emit_module(*unflatten(load_program(save_program(exported))), "unflattened");
+  }
+  if (stage == "exported" || stage == "unflattened") return 0;
+  Program partitioned = partition(exported, po);
+  if (want("partitioned")) {
+    header("partitioned");
+    emit_program(partitioned, "partitioned");
+  }
+  if (stage == "partitioned") return 0;
+  Program flattened = flatten(partitioned);
+  if (want("flattened")) {
+    header("flattened");
+    emit_program(flattened, "flattened");
+  }
+  if (want("reloaded")) {
+    header("reloaded");
+    emit_program(load_program(save_program(flattened)), "reloaded");
+  }
+  return 0;
+}
+
+// ------------------------------------------------------------------------------ faults, detect
+
+int cmd_faults(int argc, char** argv) {
+  Args a(argc, argv, 2, {}, {"--verbose", "--help"});
+  if (a.flag("--help")) {
+    std::cout << "flatcheck faults: list the injectable faults, one name per line (--verbose: with "
+                 "stage and doc).\n";
+    return 0;
+  }
+  for (const auto& f : all_faults()) {
+    std::cout << f.name;
+    if (a.flag("--verbose")) std::cout << "\t" << f.stage << "\t" << f.doc;
+    std::cout << "\n";
+  }
+  return 0;
+}
+
+int cmd_detect(int argc, char** argv) {
+  Args a(argc, argv, 2, {"--seeds", "--cases", "--jobs", "--fault"}, {"--json", "--help"});
+  if (a.flag("--help")) {
+    std::cout
+        << "flatcheck detect: for every fault, K campaigns (seeds 1..K) until the first failure;\n"
+           "reports median and maximum cases-to-detection, median minimized repro size and "
+           "whether\n"
+           "the signature names the fault's stage.\n"
+           "  --seeds K   campaigns per fault (default 5)\n"
+           "  --cases N   budget per campaign (default 20000)\n"
+           "  --fault F   only this fault\n"
+           "  --jobs J    campaigns run in parallel (default 1)\n";
+    return 0;
+  }
+  int seeds = static_cast<int>(a.integer("--seeds", 5, 1, 10000));
+  int64_t budget = a.integer("--cases", 20000, 1, int64_t{1} << 32);
+  int jobs = static_cast<int>(a.integer("--jobs", 1, 1, 256));
+  std::vector<FaultInfo> faults;
+  for (const auto& f : all_faults())
+    if (!a.has("--fault") || f.name == a.str("--fault")) faults.push_back(f);
+  if (faults.empty()) throw UsageError("unknown fault '" + a.str("--fault") + "'");
+  Json rows = Json::array();
+  std::cout << std::left << std::setw(30) << "fault" << std::setw(10) << "detected" << std::setw(10)
+            << "median" << std::setw(10) << "max" << std::setw(12) << "repro(med)"
+            << "stage ok\n";
+  for (const auto& f : faults) {
+    set_active_fault(f.fault);
+    std::vector<int64_t> ctd(static_cast<size_t>(seeds), -1);
+    std::vector<size_t> sizes(static_cast<size_t>(seeds), 0);
+    std::vector<int> stage_ok(static_cast<size_t>(seeds), 0);
+    std::atomic<int> next{0};
+    auto work = [&] {
+      for (int s; (s = next.fetch_add(1)) < seeds;) {
+        CampaignOptions o;
+        o.seed = static_cast<uint64_t>(s + 1);
+        o.cases = budget;
+        o.stop_at_first = true;
+        o.out_dir = "";
+        CampaignResult r = run_campaign(o);
+        if (r.first_failing_case >= 0) {
+          ctd[static_cast<size_t>(s)] = r.first_failing_case + 1;
+          sizes[static_cast<size_t>(s)] = r.findings.front().minimized_nodes;
+          stage_ok[static_cast<size_t>(s)] = r.findings.front().failure.stage == f.stage;
+        }
+      }
+    };
+    std::vector<std::thread> ts;
+    for (int j = 0; j < jobs; ++j) ts.emplace_back(work);
+    for (auto& t : ts) t.join();
+    std::vector<int64_t> found;
+    std::vector<size_t> found_sizes;
+    int ok = 0;
+    for (int s = 0; s < seeds; ++s)
+      if (ctd[static_cast<size_t>(s)] > 0) {
+        found.push_back(ctd[static_cast<size_t>(s)]);
+        found_sizes.push_back(sizes[static_cast<size_t>(s)]);
+        ok += stage_ok[static_cast<size_t>(s)];
+      }
+    std::sort(found.begin(), found.end());
+    std::sort(found_sizes.begin(), found_sizes.end());
+    int64_t median = found.empty() ? -1 : found[found.size() / 2];
+    int64_t worst = found.empty() ? -1 : found.back();
+    int64_t med_size =
+        found_sizes.empty() ? -1 : static_cast<int64_t>(found_sizes[found_sizes.size() / 2]);
+    std::cout << std::setw(30) << f.name << std::setw(10)
+              << (std::to_string(found.size()) + "/" + std::to_string(seeds)) << std::setw(10)
+              << (median < 0 ? "-" : std::to_string(median)) << std::setw(10)
+              << (worst < 0 ? "-" : std::to_string(worst)) << std::setw(12)
+              << (med_size < 0 ? "-" : std::to_string(med_size)) << ok << "/" << found.size()
+              << "\n";
+    rows.push_back(Json{{"fault", std::string(f.name)},
+                        {"stage", std::string(f.stage)},
+                        {"seeds", seeds},
+                        {"detected", found.size()},
+                        {"median_cases", median},
+                        {"max_cases", worst},
+                        {"median_repro_nodes", med_size},
+                        {"stage_matches", ok},
+                        {"cases_to_detection", ctd}});
+  }
+  set_active_fault(Fault::kNone);
+  if (a.flag("--json"))
+    std::cout << Json{{"budget", budget}, {"seeds", seeds}, {"faults", rows}}.dump() << "\n";
+  return 0;
+}
+
+int dispatch(int argc, char** argv) {
+  if (argc < 2) {
+    std::cerr << kUsage;
+    return 2;
+  }
+  std::string cmd = argv[1];
+  if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+    std::cout << kUsage;
+    return 0;
+  }
+  if (cmd == "--version") {
+    std::cout << "flatcheck " << kVersion << "\n";
+    return 0;
+  }
+  if (cmd == "fuzz") return cmd_fuzz(argc, argv);
+  if (cmd == "replay") return cmd_replay(argc, argv);
+  if (cmd == "shrink") return cmd_shrink(argc, argv);
+  if (cmd == "show") return cmd_show(argc, argv);
+  if (cmd == "faults") return cmd_faults(argc, argv);
+  if (cmd == "detect") return cmd_detect(argc, argv);
+  throw UsageError("unknown command '" + cmd + "'");
+}
+
+}  // namespace
+}  // namespace flatcheck
+
+int main(int argc, char** argv) {
+  try {
+    return flatcheck::dispatch(argc, argv);
+  } catch (const flatcheck::UsageError& e) {
+    std::cerr << "flatcheck: " << e.what() << "\nRun 'flatcheck --help' for usage.\n";
+    return 2;
+  } catch (const flatcheck::InputError& e) {
+    std::cerr << "flatcheck: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::filesystem::filesystem_error& e) {
+    std::cerr << "flatcheck: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::bad_alloc&) {
+    std::cerr << "flatcheck: error: out of memory\n";
+    return 2;
+  }
+}

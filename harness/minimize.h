@@ -1,0 +1,32 @@
+// The graph-aware minimizer: reduces a failing case to a fixpoint, keeping a step only when the
+// failure signature (property, stage, op) is unchanged. Big cuts first (module calls, whole
+// children), then single nodes, outputs, state, inputs and configuration.
+#pragma once
+
+#include <functional>
+#include <string>
+
+#include "generators/case.h"
+#include "harness/oracle.h"
+
+namespace flatcheck {
+
+struct MinimizeOptions {
+  int max_checks = 3000;  // oracle runs at most
+  OracleOptions oracle;
+  // Called after each kept step with the current size, for progress displays.
+  std::function<void(size_t nodes, int checks)> progress;
+};
+
+struct MinimizeResult {
+  Case reduced;
+  Failure failure;               // the failure the reduced case shows
+  int checks = 0;                // oracle runs spent
+  int steps = 0;                 // reductions kept
+  std::vector<std::string> log;  // names of the kept steps, in order
+};
+
+// `c` must fail with `failure` (its signature is the target).
+MinimizeResult minimize(const Case& c, const Failure& failure, const MinimizeOptions& opts = {});
+
+}  // namespace flatcheck

@@ -1,0 +1,439 @@
+// The oracle. Each path gets its own copy of the state, runs `calls` consecutive calls, and is
+// compared with the eager reference: outputs of every call, then final parameters and buffers.
+// On a mismatch the first diverging node is found by provenance: every node and engine op
+// reports its value under its origin key, and the first origin, in the path's execution
+// order, whose value differs from the eager one is the divergence.
+#include "harness/oracle.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/ir/check.h"
+#include "core/passes/passes.h"
+#include "core/runtime/interpreter.h"
+#include "core/serialize/serialize.h"
+
+namespace flatcheck {
+
+bool same_tensor(const Tensor& a, const Tensor& b, bool nan_exact) {
+  if (a.shape != b.shape || a.data.size() != b.data.size()) return false;
+  for (size_t i = 0; i < a.data.size(); ++i) {
+    if (float_bits(a.data[i]) == float_bits(b.data[i])) continue;
+    if (!nan_exact && std::isnan(a.data[i]) && std::isnan(b.data[i])) continue;
+    return false;
+  }
+  return true;
+}
+
+namespace {
+
+struct Trace {
+  std::vector<std::tuple<std::string, std::string, Tensor>> order;  // origin, op, value
+};
+
+struct Observed {
+  std::vector<std::vector<Tensor>> outputs;  // per call
+  std::map<std::string, Tensor> state;       // final state by FQN
+  Trace trace;                               // first call
+  std::map<std::string, int> calls_per_fqn;  // first call
+};
+
+NodeObserver recorder(Trace& t) {
+  return [&t](const std::string& origin, std::string_view op, const Value& v) {
+    if (v.kind == ValueType::kTensor) t.order.emplace_back(origin, std::string(op), *v.tensor);
+  };
+}
+
+void collect_state(const Module& m, const std::string& prefix, std::map<std::string, Tensor>& out,
+                   std::unordered_set<const Module*>& seen) {
+  if (!seen.insert(&m).second) return;
+  for (const auto& [k, v] : m.params) out.emplace(prefix.empty() ? k : prefix + "." + k, *v);
+  for (const auto& [k, v] : m.buffers) out.emplace(prefix.empty() ? k : prefix + "." + k, *v);
+  for (const auto& [k, c] : m.children)
+    if (k.find('@') == std::string::npos)
+      collect_state(*c, prefix.empty() ? k : prefix + "." + k, out, seen);
+}
+
+// A failure thrown out of a path's body.
+struct PathFailure {
+  Failure f;
+};
+
+[[noreturn]] void raise(std::string property, std::string stage, std::string message,
+                        std::string op = "-") {
+  throw PathFailure{
+      Failure{std::move(property), std::move(stage), std::move(op), std::move(message), ""}};
+}
+
+std::string tensor_text(const Tensor& t) {
+  std::ostringstream os;
+  os << t;
+  return os.str();
+}
+
+class Oracle {
+ public:
+  Oracle(const Case& c, const OracleOptions& o) : c_(c), o_(o) {}
+
+  OracleResult run() {
+    OracleResult r;
+    coverage_static();
+    try {
+      ref_ = run_eager();
+    } catch (const InputError& e) {
+      r.failure =
+          Failure{"error", "eager", "-", std::string("the case does not run: ") + e.what(), ""};
+      r.coverage = cov_;
+      return r;
+    }
+    for (const auto& [_, n] : ref_.calls_per_fqn) cov_.calls += n;
+    try {
+      run_paths();
+    } catch (const PathFailure& pf) {
+      r.failure = pf.f;
+    }
+    r.coverage = cov_;
+    return r;
+  }
+
+ private:
+  void coverage_static() {
+    std::unordered_set<const Module*> seen;
+    std::function<void(const Module&)> walk = [&](const Module& m) {
+      if (!seen.insert(&m).second) return;
+      for (Node* n = m.graph.first(); n; n = n->next) {
+        if (n->op == NodeOp::kCallFunction) {
+          ++cov_.ops[n->target];
+          ++cov_.nodes;
+        } else if (n->op == NodeOp::kCallModule) {
+          ++cov_.nodes;
+        }
+      }
+      for (const auto& [_, ch] : m.children) walk(*ch);
+    };
+    walk(*c_.module);
+  }
+
+  Observed run_eager() {
+    Observed obs;
+    auto m = clone_module(*c_.module, /*share_state=*/false);
+    for (int k = 0; k < c_.config.calls; ++k) {
+      RunContext ctx;
+      ctx.backend = o_.backend;
+      if (k == 0) ctx.observer = recorder(obs.trace);
+      std::vector<Value> in;
+      for (const auto& t : c_.inputs) in.push_back(Value::of(t));
+      std::vector<Tensor> outs;
+      for (auto& v : run_module(*m, in, ctx)) outs.push_back(*v.tensor);
+      obs.outputs.push_back(std::move(outs));
+      if (k == 0) obs.calls_per_fqn = ctx.calls_per_fqn;
+    }
+    std::unordered_set<const Module*> seen;
+    collect_state(*m, "", obs.state, seen);
+    return obs;
+  }
+
+  static std::map<std::string, size_t> ref_origin_index(const Observed& o) {
+    std::map<std::string, size_t> idx;
+    for (size_t i = 0; i < o.trace.order.size(); ++i) idx.emplace(std::get<0>(o.trace.order[i]), i);
+    return idx;
+  }
+
+  // Runs a program path `calls` times and compares it with the reference.
+  void check_program(Program& p, const std::string& stage) {
+    Observed obs;
+    for (int k = 0; k < c_.config.calls; ++k) {
+      RunContext ctx;
+      ctx.backend = o_.backend;
+      if (k == 0 && o_.localize) ctx.observer = recorder(obs.trace);
+      try {
+        obs.outputs.push_back(run_program(p, c_.inputs, ctx));
+      } catch (const InputError& e) {
+        raise("error", stage, std::string("running: ") + e.what(), last_op(obs.trace));
+      }
+    }
+    for (const auto& [fqn, t] : p.state) obs.state.emplace(fqn, *t);
+    compare(obs, stage);
+    ++cov_.paths;
+  }
+
+  void check_module(const Module& m, const std::string& stage) {
+    Observed obs;
+    std::map<std::string, int> calls;
+    for (int k = 0; k < c_.config.calls; ++k) {
+      RunContext ctx;
+      ctx.backend = o_.backend;
+      if (k == 0 && o_.localize) ctx.observer = recorder(obs.trace);
+      std::vector<Value> in;
+      for (const auto& t : c_.inputs) in.push_back(Value::of(t));
+      try {
+        std::vector<Tensor> outs;
+        for (auto& v : run_module(m, in, ctx)) outs.push_back(*v.tensor);
+        obs.outputs.push_back(std::move(outs));
+      } catch (const InputError& e) {
+        raise("error", stage, std::string("running: ") + e.what(), last_op(obs.trace));
+      }
+      if (k == 0) calls = ctx.calls_per_fqn;
+    }
+    check_call_counts(calls);
+    for (const auto& [fqn, _] : ref_.state) {
+      bool is_buffer = false;
+      if (auto t = m.attribute(fqn, &is_buffer)) obs.state.emplace(fqn, *t);
+    }
+    compare(obs, stage);
+    ++cov_.paths;
+  }
+
+  static std::string last_op(const Trace& t) {
+    return t.order.empty() ? "-" : std::get<1>(t.order.back());
+  }
+
+  void compare(const Observed& obs, const std::string& stage) {
+    bool exact = c_.config.nan_exact;
+    for (size_t k = 0; k < ref_.outputs.size(); ++k) {
+      const auto& want = ref_.outputs[k];
+      const auto& got = obs.outputs.at(k);
+      if (want.size() != got.size())
+        mismatch(obs, stage,
+                 "call " + std::to_string(k + 1) + ": " + std::to_string(got.size()) +
+                     " outputs, expected " + std::to_string(want.size()));
+      for (size_t i = 0; i < want.size(); ++i)
+        if (!same_tensor(want[i], got[i], exact))
+          mismatch(obs, stage,
+                   "call " + std::to_string(k + 1) + ", output " + std::to_string(i) +
+                       ": expected " + tensor_text(want[i]) + ", got " + tensor_text(got[i]));
+    }
+    for (const auto& [fqn, t] : obs.state) {
+      auto it = ref_.state.find(fqn);
+      if (it == ref_.state.end()) continue;
+      if (!same_tensor(it->second, t, exact))
+        mismatch(obs, stage,
+                 "final state '" + fqn + "' after " + std::to_string(c_.config.calls) +
+                     " calls: expected " + tensor_text(it->second) + ", got " + tensor_text(t));
+    }
+  }
+
+  [[noreturn]] void mismatch(const Observed& obs, const std::string& stage,
+                             const std::string& what) {
+    Failure f{"mismatch", stage, "-", "", ""};
+    auto idx = ref_origin_index(ref_);
+    for (const auto& [origin, op, value] : obs.trace.order) {
+      auto it = idx.find(origin);
+      if (it == idx.end()) continue;
+      const Tensor& want = std::get<2>(ref_.trace.order[it->second]);
+      if (!same_tensor(want, value, c_.config.nan_exact)) {
+        f.first_divergence = origin;
+        f.op = op;
+        f.message += "; first diverging node: " + origin + " (" + op + "): expected " +
+                     tensor_text(want) + ", got " + tensor_text(value);
+        break;
+      }
+    }
+    if (f.first_divergence.empty())
+      f.message += "; every traced node matches: the outputs are wired wrong";
+    f.message = what + (f.message.empty() ? "" : f.message);
+    throw PathFailure{f};
+  }
+
+  template <class F>
+  auto stage(const std::string& name, F&& body) -> decltype(body()) {
+    try {
+      return body();
+    } catch (const InputError& e) {
+      std::string msg = e.what();
+      std::string property = msg.rfind("lint:", 0) == 0 ? "lint" : "error";
+      raise(property, name, msg);
+    }
+  }
+
+  void run_paths() {
+    PartitionOptions popts;
+    popts.fallback_ops = c_.config.fallback_ops;
+    popts.min_block_size = c_.config.min_block_size;
+
+    Program exported = stage("exported", [&] { return export_program(*c_.module); });
+    for (Node* n = exported.root->graph.first(); n; n = n->next)
+      for (const auto& e : n->meta.nn_module_stack) exported_keys_[e.fqn].insert(e.key);
+    for (const auto& s : exported.sig.outputs)
+      cov_.buffer_mutations += s.kind == OutputSpec::kBufferMutation;
+    {
+      Program p = clone_program(exported);
+      check_program(p, "exported");
+    }
+    Program partitioned = stage("partitioned", [&] { return partition(exported, popts); });
+    for (const auto& [k, _] : partitioned.root->children)
+      (k.rfind("_run_on_acc_", 0) == 0 ? cov_.acc_partitions : cov_.fallback_partitions)++;
+    {
+      Program p = clone_program(partitioned);
+      check_program(p, "partitioned");
+    }
+    Program flattened = stage("flattened", [&] { return flatten(partitioned); });
+    for (Node* n = flattened.root->graph.first(); n; n = n->next) {
+      size_t us = n->name.rfind('_');
+      if (us != std::string::npos && us + 1 < n->name.size() &&
+          n->name.find_first_not_of("0123456789", us + 1) == std::string::npos)
+        ++cov_.renamed_nodes;
+    }
+    check_names(partitioned, flattened);
+    {
+      Program p = clone_program(flattened);
+      check_program(p, "flattened");
+    }
+    {
+      Program p = stage("reloaded", [&] { return reload(flattened, "reloaded"); });
+      check_program(p, "reloaded");
+    }
+    std::shared_ptr<Module> u = stage("unflattened", [&] {
+      Program re = reload(exported, "unflattened");
+      return unflatten(re);
+    });
+    check_structure(*u);
+    check_module(*u, "unflattened");
+  }
+
+  Program reload(const Program& p, const std::string& stage_name) {
+    std::string s = save_program(p);
+    Program re = load_program(s);
+    std::string again = save_program(re);
+    if (again != s) {
+      size_t at = 0;
+      while (at < s.size() && at < again.size() && s[at] == again[at]) ++at;
+      size_t line =
+          static_cast<size_t>(std::count(s.begin(), s.begin() + static_cast<long>(at), '\n')) + 1;
+      raise("roundtrip", stage_name,
+            "save(load(s)) differs from s at line " + std::to_string(line));
+    }
+    return re;
+  }
+
+  // Every call that left nodes in the exported program is one call in the unflattened module:
+  // calls are neither merged nor dropped (PyTorch #132993).
+  void check_call_counts(const std::map<std::string, int>& raw) {
+    std::map<std::string, int> got;
+    for (const auto& [fqn, n] : raw) {
+      std::string norm;
+      size_t start = 0;
+      while (start <= fqn.size()) {
+        size_t dot = fqn.find('.', start);
+        std::string part =
+            fqn.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+        norm += (norm.empty() ? "" : ".") + part.substr(0, part.find('@'));
+        if (dot == std::string::npos) break;
+        start = dot + 1;
+      }
+      got[norm] += n;
+    }
+    for (const auto& [fqn, keys] : exported_keys_) {
+      int n = static_cast<int>(keys.size());
+      if (got[fqn] != n)
+        raise("structure", "unflattened",
+              "'" + fqn + "' is called " + std::to_string(got[fqn]) +
+                  " times; the exported program has " + std::to_string(n) + " calls");
+    }
+  }
+
+  // Erased names stay reserved: a name the partitioned parent graph had must, after flatten,
+  // still mean the same value or be gone.
+  void check_names(const Program& before, const Program& after) {
+    std::unordered_map<std::string, const Node*> old;
+    for (Node* n = before.root->graph.first(); n; n = n->next) old[n->name] = n;
+    for (Node* n = after.root->graph.first(); n; n = n->next) {
+      auto it = old.find(n->name);
+      if (it == old.end()) continue;
+      const Node* o = it->second;
+      bool same = o->op == n->op && o->target == n->target && o->meta.origin == n->meta.origin;
+      bool rewired_getitem = o->op == NodeOp::kCallFunction && o->fn == OpCode::kGetitem &&
+                             n->op == NodeOp::kCallFunction && n->fn == OpCode::kGetitem;
+      if (!same && !rewired_getitem)
+        raise("naming", "flattened",
+              "name '" + n->name + "' was " + std::string(node_op_name(o->op)) + "[" + o->target +
+                  "] and now names " + std::string(node_op_name(n->op)) + "[" + n->target +
+                  "]: an erased name was handed out again",
+              n->op == NodeOp::kCallFunction ? n->target : "-");
+    }
+  }
+
+  // The unflattened tree: every child is a known FQN or a variant `name@k`; no FQN has more
+  // variants than calls; no two variants of one FQN have equal graphs; variants share state.
+  void check_structure(const Module& root) {
+    std::map<std::string, std::vector<const Module*>> by_fqn;
+    std::function<void(const Module&, const std::string&)> walk = [&](const Module& m,
+                                                                      const std::string& fqn) {
+      for (const auto& [name, child] : m.children) {
+        size_t at = name.find('@');
+        std::string base = name.substr(0, at);
+        if (at != std::string::npos &&
+            (at + 1 >= name.size() ||
+             name.find_first_not_of("0123456789", at + 1) != std::string::npos))
+          raise("structure", "unflattened", "child '" + name + "' is not a variant name");
+        std::string cfqn = fqn.empty() ? base : fqn + "." + base;
+        bool known = false;
+        std::function<bool(const Module&, const std::string&)> find = [&](const Module& e,
+                                                                          const std::string& f) {
+          if (f.empty()) return true;
+          size_t dot = f.find('.');
+          auto it = e.children.find(f.substr(0, dot));
+          if (it == e.children.end()) return false;
+          return dot == std::string::npos ? true : find(*it->second, f.substr(dot + 1));
+        };
+        known = find(*c_.module, cfqn);
+        if (!known)
+          raise("structure", "unflattened",
+                "child '" + cfqn + "' is not a module of the eager program");
+        auto& v = by_fqn[cfqn];
+        if (std::find(v.begin(), v.end(), child.get()) == v.end()) v.push_back(child.get());
+        walk(*child, cfqn);
+      }
+    };
+    walk(root, "");
+    for (const auto& [fqn, mods] : by_fqn) {
+      std::set<const Module*> called;
+      int calls = 0;
+      if (auto it = ref_.calls_per_fqn.find(fqn); it != ref_.calls_per_fqn.end())
+        calls = it->second;
+      // Stubs (modules no call reached) are not variants; count modules with real graphs.
+      std::vector<const Module*> variants;
+      for (const Module* m : mods)
+        if (m->graph.size() > 1 || !m->graph.placeholders().empty()) variants.push_back(m);
+      if (static_cast<int>(variants.size()) > std::max(calls, 1))
+        raise("structure", "unflattened",
+              "'" + fqn + "' has " + std::to_string(variants.size()) + " variants for " +
+                  std::to_string(calls) + " calls");
+      if (variants.size() >= 2) ++cov_.specialized_fqns;
+      for (size_t i = 0; i < variants.size(); ++i)
+        for (size_t j = i + 1; j < variants.size(); ++j)
+          if (graph_equal(variants[i]->graph, variants[j]->graph))
+            raise("structure", "unflattened", "two variants of '" + fqn + "' have equal graphs");
+      for (const Module* m : mods)
+        for (const Module* other : mods) {
+          for (const auto& [k, t] : m->params)
+            if (auto it = other->params.find(k); it != other->params.end() && it->second != t)
+              raise("shared-state", "unflattened",
+                    "variants of '" + fqn + "' hold separate copies of parameter '" + k + "'");
+          for (const auto& [k, t] : m->buffers)
+            if (auto it = other->buffers.find(k); it != other->buffers.end() && it->second != t)
+              raise("shared-state", "unflattened",
+                    "variants of '" + fqn + "' hold separate copies of buffer '" + k + "'");
+        }
+    }
+  }
+
+  const Case& c_;
+  const OracleOptions& o_;
+  Observed ref_;
+  Coverage cov_;
+  std::map<std::string, std::set<std::string>> exported_keys_;  // FQN -> call keys
+};
+
+}  // namespace
+
+OracleResult check_case(const Case& c, const OracleOptions& opts) {
+  return Oracle(c, opts).run();
+}
+
+}  // namespace flatcheck

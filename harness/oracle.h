@@ -1,0 +1,65 @@
+// The oracle: runs every path of DESIGN §2 on a case and demands bit-identical outputs and
+// final buffers over consecutive calls, plus the structural properties (lint after every pass,
+// canonical round trips, the unflattened module structure, shared state across variants).
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/runtime/backend.h"
+#include "generators/case.h"
+
+namespace flatcheck {
+
+// The stages, in the order the oracle runs them.
+//   exported     export, run the flat program
+//   partitioned  partition + engines, run in memory
+//   flattened    inline engines and fallbacks, run
+//   reloaded     save the flattened program, load it, run (and the canonical round trip)
+//   unflattened  save the exported program, load it, unflatten, run
+inline constexpr const char* kStages[] = {"exported", "partitioned", "flattened", "reloaded",
+                                          "unflattened"};
+
+// A failure found on a case. Its signature `property:stage:op` is what dedup and the
+// minimizer key on.
+struct Failure {
+  std::string
+      property;       // mismatch, error, lint, roundtrip, structure, shared-state, crash, timeout
+  std::string stage;  // one of kStages, or "eager" when the case itself does not run
+  std::string op = "-";          // the op of the first diverging node, or where the error arose
+  std::string message;           // the details, for people
+  std::string first_divergence;  // provenance of the first diverging node ("n@1/add")
+  std::string signature() const { return property + ":" + stage + ":" + op; }
+};
+
+// What a case exercised (the campaign summary adds these up).
+struct Coverage {
+  std::map<std::string, int> ops;  // call_function ops in the eager program
+  int nodes = 0;                   // eager nodes (call_function + call_module)
+  int calls = 0;                   // call_module executions in one eager run
+  int acc_partitions = 0, fallback_partitions = 0;
+  int renamed_nodes = 0;     // flattened nodes whose name carries a collision suffix
+  int specialized_fqns = 0;  // FQNs unflattened into two or more variants
+  int buffer_mutations = 0;
+  int paths = 0;  // paths run to completion
+};
+
+struct OracleResult {
+  std::optional<Failure> failure;
+  Coverage coverage;
+};
+
+struct OracleOptions {
+  Backend* backend = &cpu_backend();
+  bool localize = true;  // find the first diverging node on a mismatch
+};
+
+// Never throws for problems in the system under test: they become failures.
+OracleResult check_case(const Case& c, const OracleOptions& opts = {});
+
+// Bitwise equality; with nan_exact false, any NaN equals any NaN.
+bool same_tensor(const Tensor& a, const Tensor& b, bool nan_exact);
+
+}  // namespace flatcheck
