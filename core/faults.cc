@@ -51,6 +51,21 @@ Fault active_fault() {
   return active_slot();
 }
 
+namespace {
+thread_local bool suppressed = false;
+}  // namespace
+
+bool faults_suppressed() {
+  return suppressed;
+}
+
+ScopedFaultSuppression::ScopedFaultSuppression() : saved_(suppressed) {
+  suppressed = true;
+}
+ScopedFaultSuppression::~ScopedFaultSuppression() {
+  suppressed = saved_;
+}
+
 void set_active_fault(Fault f) {
   active_slot() = f;
 }

@@ -42,10 +42,27 @@ Fault active_fault();
 // Switches a fault on (kNone switches all off). Not thread-safe against concurrent runs.
 void set_active_fault(Fault f);
 
+// True while this thread suppresses faults (see ScopedFaultSuppression).
+bool faults_suppressed();
+
 // True when `f` is the active fault. Used at the exact place where each fault lives.
 inline bool fault_on(Fault f) {
-  return active_fault() == f;
+  return active_fault() == f && !faults_suppressed();
 }
+
+// Switches faults off on this thread for a scope: the harness's own file I/O (case files)
+// uses the core's serializer and must not be bent by a fault injected into the system under
+// test.
+class ScopedFaultSuppression {
+ public:
+  ScopedFaultSuppression();
+  ~ScopedFaultSuppression();
+  ScopedFaultSuppression(const ScopedFaultSuppression&) = delete;
+  ScopedFaultSuppression& operator=(const ScopedFaultSuppression&) = delete;
+
+ private:
+  bool saved_;
+};
 
 // RAII switch for tests: sets a fault for a scope and restores the previous one.
 class ScopedFault {

@@ -3,6 +3,7 @@
 #include <functional>
 #include <unordered_set>
 
+#include "core/faults.h"
 #include "core/ir/check.h"
 
 namespace flatcheck {
@@ -14,6 +15,7 @@ Case clone_case(const Case& c) {
 }
 
 std::string save_case(const Case& c) {
+  ScopedFaultSuppression no_faults;
   Json inputs = Json::array();
   for (const auto& t : c.inputs) inputs.push_back(tensor_to_json(t));
   Json cfg{{"fallback_ops", Json(std::vector<std::string>(c.config.fallback_ops.begin(),
@@ -50,6 +52,7 @@ std::string str_at(const Json& j, const char* key, const std::string& path, size
 }  // namespace
 
 Case load_case(std::string_view text, const LoadLimits& limits) {
+  ScopedFaultSuppression no_faults;
   Json j = parse_json(text, limits);
   if (!j.is_object()) bad("", "expected an object");
   static const std::set<std::string> allowed = {"format", "version", "module", "inputs",

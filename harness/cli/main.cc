@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
 #include <iomanip>
 #include <iostream>
 #include <map>
@@ -24,6 +25,7 @@
 #include "core/ir/check.h"
 #include "core/passes/passes.h"
 #include "core/serialize/serialize.h"
+#include "generators/examples.h"
 #include "generators/generate.h"
 #include "harness/campaign.h"
 #include "harness/dot.h"
@@ -49,6 +51,7 @@ usage:
                     [--format text|dot|json]
   flatcheck faults  [--verbose]                          one fault name per line
   flatcheck detect  [--seeds K] [--cases N] [--jobs J] [--json]
+  flatcheck example [NAME] [-o FILE]                    write a built-in example as a case file
   flatcheck help | --help | --version
 
 exit codes: 0 nothing found / all passed, 1 a failure found (its minimized repro written),
@@ -617,6 +620,88 @@ int cmd_detect(int argc, char** argv) {
   return 0;
 }
 
+// ------------------------------------------------------------------------------ example
+
+struct Example {
+  const char* name;
+  const char* note;
+  std::function<Case()> make;
+};
+
+const std::vector<Example>& examples() {
+  static const std::vector<Example> ex = {
+      {"graph-break",
+       "Torch-TensorRT #4360: relu fallback between a one-output engine and a two-output engine "
+       "whose "
+       "getitems take the names the relu's input had; flatten must wire fallback inputs by "
+       "position",
+       [] {
+         Case c;
+         c.module = graph_break_example();
+         Tensor x({4, 4}, {1, 2, 3, 4, -1, -2, -3, -4, 0.5f, 0.25f, -0.5f, 3, 2, 1, 0, -1});
+         c.inputs = {x};
+         c.config.fallback_ops = {"relu"};
+         c.config.min_block_size = 5;
+         return c;
+       }},
+      {"unflatten-specialized",
+       "PyTorch #137013: n(x, True) then n(x, False); unflatten must make n and n@1 and return 16",
+       [] {
+         Case c;
+         c.module = unflatten_example(false);
+         c.inputs = {Tensor::full({1}, 1.0f)};
+         return c;
+       }},
+      {"unflatten-same-flag",
+       "PyTorch #137013, both calls with the same flag: one module n, result 15",
+       [] {
+         Case c;
+         c.module = unflatten_example(true);
+         c.inputs = {Tensor::full({1}, 1.0f)};
+         return c;
+       }},
+      {"quickstart",
+       "a child called twice with different static scales, a parameter, and a buffer updated in "
+       "place",
+       [] {
+         Case c;
+         c.module = quickstart_example();
+         c.inputs = {Tensor({2, 2}, {1, 2, 3, 4})};
+         c.config.fallback_ops = {"relu"};
+         c.config.min_block_size = 2;
+         return c;
+       }},
+  };
+  return ex;
+}
+
+int cmd_example(int argc, char** argv) {
+  Args a(argc, argv, 2, {"-o", "--out"}, {"--help"});
+  if (a.flag("--help") || a.positional().empty()) {
+    std::cout << "flatcheck example NAME [-o FILE]: write a built-in example as a case file "
+                 "(stdout without -o).\n"
+                 "examples:\n";
+    for (const auto& e : examples())
+      std::cout << "  " << std::left << std::setw(24) << e.name << e.note << "\n";
+    return a.flag("--help") ? 0 : 2;
+  }
+  if (a.positional().size() != 1) throw UsageError("example takes one NAME");
+  for (const auto& e : examples()) {
+    if (a.positional()[0] != e.name) continue;
+    Case c = e.make();
+    c.note = e.note;
+    std::string text = save_case(c);
+    std::string out = a.has("-o") ? a.str("-o") : a.str("--out");
+    if (out.empty())
+      std::cout << text;
+    else
+      write_file_atomic(out, text);
+    return 0;
+  }
+  throw UsageError("unknown example '" + a.positional()[0] +
+                   "' (run 'flatcheck example' for the list)");
+}
+
 int dispatch(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << kUsage;
@@ -637,6 +722,7 @@ int dispatch(int argc, char** argv) {
   if (cmd == "show") return cmd_show(argc, argv);
   if (cmd == "faults") return cmd_faults(argc, argv);
   if (cmd == "detect") return cmd_detect(argc, argv);
+  if (cmd == "example") return cmd_example(argc, argv);
   throw UsageError("unknown command '" + cmd + "'");
 }
 
