@@ -11,6 +11,7 @@
 #include <array>
 #include <cmath>
 
+#include "core/faults.h"
 #include "core/ir/check.h"
 #include "core/passes/passes.h"
 
@@ -468,6 +469,8 @@ Case build_case(Source& src, const SwarmConfig& swarm, const GenOptions& opts) {
 }
 
 Case generate_case(Source& src, const GenOptions& opts) {
+  // The generator is the harness's side: an injected fault must not bend the cases it builds.
+  ScopedFaultSuppression no_faults;
   SwarmConfig s = draw_swarm(src, opts);
   return build_case(src, s, opts);
 }

@@ -5,6 +5,7 @@
 #include <functional>
 #include <unordered_map>
 
+#include "core/faults.h"
 #include "core/ir/check.h"
 #include "core/passes/passes.h"
 
@@ -192,6 +193,7 @@ MinimizeResult minimize(const Case& start, const Failure& failure, const Minimiz
     if (r.checks >= opts.max_checks) return false;
     Case c = clone_case(r.reduced);
     try {
+      ScopedFaultSuppression harness_edits;  // faults apply to the checked pipeline only
       if (!s.apply(c)) return false;
       clean(*c.module);
       infer_types(*c.module);

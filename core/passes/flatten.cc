@@ -131,8 +131,10 @@ Program flatten(const Program& partitioned) {
   Node* out = p.root->graph.output_node();
   for (size_t i = 0; i < p.sig.outputs.size(); ++i)
     p.sig.outputs[i].name = std::get<Node*>(out->args[i])->name;
-  infer_types(*p.root);
+  // As Torch-TensorRT's eliminate_dead_code(): lint first, so a wiring error reads as the lint
+  // error it is ("used before it has been defined"), then refresh the types.
   lint_program(p);
+  infer_types(*p.root);
   return p;
 }
 

@@ -15,6 +15,30 @@ std::string call_key(const std::string& fqn, int index) {
 
 namespace {
 
+// "n@1" -> "n": call variants of one module count as calls of its FQN.
+std::string base_name(const std::string& target) {
+  std::string out;
+  size_t start = 0;
+  while (true) {
+    size_t dot = target.find('.', start);
+    std::string part =
+        target.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    out += (out.empty() ? "" : ".") + part.substr(0, part.find('@'));
+    if (dot == std::string::npos) return out;
+    start = dot + 1;
+  }
+}
+
+// A node's provenance key. Nodes that carry an origin from export ("n/add") are keyed by the
+// call now running, so a module graph shared by two calls reports "n/add" in the first and
+// "n@1/add" in the second; nodes without one are keyed by the call and their own name.
+std::string node_origin(const Node& n, const RunContext& ctx) {
+  if (n.meta.origin.empty()) return origin_key(ctx.scope_key, n.name);
+  size_t slash = n.meta.origin.rfind('/');
+  if (slash == std::string::npos || ctx.scope_key.empty()) return n.meta.origin;
+  return origin_key(ctx.scope_key, n.meta.origin.substr(slash + 1));
+}
+
 const Value& lookup(const std::unordered_map<const Node*, Value>& env, const Node* n) {
   auto it = env.find(n);
   FLATCHECK_INPUT(it != env.end(), "node %" << n->name << " has no value");
@@ -150,8 +174,7 @@ std::vector<Value> run_module(const Module& m, const std::vector<Value>& inputs,
   size_t next_input = 0;
   std::vector<Value> result;
   for (Node* n = m.graph.first(); n; n = n->next) {
-    std::string origin =
-        n->meta.origin.empty() ? origin_key(ctx.scope_key, n->name) : n->meta.origin;
+    std::string origin = node_origin(*n, ctx);
     Value v;
     switch (n->op) {
       case NodeOp::kPlaceholder:
@@ -181,7 +204,8 @@ std::vector<Value> run_module(const Module& m, const std::vector<Value>& inputs,
         FLATCHECK_INPUT(child, "call_module target '" << n->target << "' does not exist");
         std::vector<Value> args;
         for (const auto& a : n->args) args.push_back(arg_value(a, env));
-        std::string fqn = ctx.scope_fqn.empty() ? n->target : ctx.scope_fqn + "." + n->target;
+        std::string base = base_name(n->target);
+        std::string fqn = ctx.scope_fqn.empty() ? base : ctx.scope_fqn + "." + base;
         int index = ctx.calls_per_fqn[fqn]++;
         std::string saved_key = ctx.scope_key, saved_fqn = ctx.scope_fqn;
         ctx.scope_key = call_key(fqn, index);
@@ -207,7 +231,8 @@ std::vector<Value> run_module(const Module& m, const std::vector<Value>& inputs,
         }
         return result;
     }
-    if (ctx.observer && n->op != NodeOp::kPlaceholder) ctx.observer(origin, n->target, v);
+    if (ctx.observer && n->op != NodeOp::kPlaceholder)
+      ctx.observer(origin, n->op == NodeOp::kCallModule ? base_name(n->target) : n->target, v);
     env[n] = std::move(v);
   }
   throw InputError("graph has no output node");

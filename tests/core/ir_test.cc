@@ -1,0 +1,204 @@
+// The IR: torch.fx's naming rules case by case, lint, the printer, structural equality.
+#include <gtest/gtest.h>
+
+#include <sstream>
+#include <string>
+
+#include "core/ir/check.h"
+#include "core/ir/ir.h"
+#include "core/ir/namespace.h"
+
+namespace flatcheck {
+namespace {
+
+TEST(NamespaceTest, FirstUseKeepsTheCandidate) {
+  Namespace ns;
+  EXPECT_EQ(ns.create_name("getitem"), "getitem");
+  EXPECT_EQ(ns.create_name("relu"), "relu");
+}
+
+TEST(NamespaceTest, CollisionTakesTheNextFreeNumber) {
+  Namespace ns;
+  EXPECT_EQ(ns.create_name("getitem"), "getitem");
+  EXPECT_EQ(ns.create_name("getitem"), "getitem_1");
+  EXPECT_EQ(ns.create_name("getitem"), "getitem_2");
+}
+
+TEST(NamespaceTest, TrailingDigitsAreASuffixThatIsReplacedNotAppended) {
+  Namespace ns;
+  EXPECT_EQ(ns.create_name("getitem_1"), "getitem_1");
+  // A second "getitem_1" becomes getitem_2, never getitem_1_1.
+  EXPECT_EQ(ns.create_name("getitem_1"), "getitem_2");
+  EXPECT_EQ(ns.create_name("getitem"), "getitem");
+  EXPECT_EQ(ns.create_name("getitem"), "getitem_3");
+}
+
+TEST(NamespaceTest, FreePreSuffixedNameIsKept) {
+  Namespace ns;
+  EXPECT_EQ(ns.create_name("add_7"), "add_7");
+  EXPECT_EQ(ns.create_name("add"), "add");
+  EXPECT_EQ(ns.create_name("add"), "add_8");
+}
+
+TEST(NamespaceTest, IllegalCharactersBecomeUnderscores) {
+  Namespace ns;
+  EXPECT_EQ(ns.create_name("layer.0.weight"), "layer_0_weight");
+  EXPECT_EQ(ns.create_name("a-b c"), "a_b_c");
+}
+
+TEST(NamespaceTest, LeadingDigitGetsAnUnderscorePrefix) {
+  Namespace ns;
+  EXPECT_EQ(ns.create_name("0x"), "_0x");
+  EXPECT_EQ(ns.create_name(""), "_unnamed");
+}
+
+TEST(NamespaceTest, ReservedWordsAreNotHandedOut) {
+  Namespace ns;
+  EXPECT_EQ(ns.create_name("if"), "if_1");
+  EXPECT_EQ(ns.create_name("None"), "None_1");
+}
+
+TEST(NamespaceTest, SnakeCaseOfModuleTargets) {
+  EXPECT_EQ(snake_case("MyModule"), "my_module");
+  EXPECT_EQ(snake_case("relu"), "relu");
+  Graph g;
+  Node* x = g.placeholder("x", ValueType::tensor({1}));
+  EXPECT_EQ(g.call_module("SubNet", {x})->name, "sub_net");
+}
+
+TEST(NamespaceTest, ErasedNamesStayReserved) {
+  Graph g;
+  Node* x = g.placeholder("x", ValueType::tensor({1}));
+  Node* r = g.call_function(OpCode::kRelu, {x});
+  ASSERT_EQ(r->name, "relu");
+  g.erase(r);
+  EXPECT_EQ(g.call_function(OpCode::kRelu, {x})->name, "relu_1");
+}
+
+TEST(NamespaceTest, HundredThousandGetitemsGetDistinctFxNames) {
+  Namespace ns;
+  constexpr int kN = 100000;
+  for (int i = 0; i < kN; ++i) {
+    std::string want = i == 0 ? "getitem" : "getitem_" + std::to_string(i);
+    ASSERT_EQ(ns.create_name("getitem"), want) << "at " << i;
+  }
+  EXPECT_EQ(ns.size(), static_cast<size_t>(kN));
+}
+
+// ----------------------------------------------------------------------------------- lint
+
+Module small_module() {
+  Module m;
+  Graph& g = m.graph;
+  Node* x = g.placeholder("x", ValueType::tensor({2}));
+  Node* a = g.call_function(OpCode::kAdd, {x, x});
+  Node* r = g.call_function(OpCode::kRelu, {a});
+  g.output({r});
+  return m;
+}
+
+std::string lint_error(const Module& m) {
+  try {
+    lint(m);
+  } catch (const InputError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(LintTest, AcceptsAWellFormedGraph) {
+  EXPECT_EQ(lint_error(small_module()), "");
+}
+
+TEST(LintTest, RejectsUseBeforeDefinition) {
+  Module m = small_module();
+  Node* add = m.graph.find("add");
+  Node* relu = m.graph.find("relu");
+  add->args[0] = relu;  // add now reads relu, defined after it
+  EXPECT_NE(lint_error(m).find("used before it has been defined"), std::string::npos)
+      << lint_error(m);
+}
+
+TEST(LintTest, RejectsDuplicateNames) {
+  Module m = small_module();
+  m.graph.find("relu")->name = "add";
+  EXPECT_NE(lint_error(m).find("duplicate node name 'add'"), std::string::npos) << lint_error(m);
+}
+
+TEST(LintTest, RejectsDanglingGetAttrAndCallModuleTargets) {
+  Module m = small_module();
+  {
+    Graph::InsertingBefore at(m.graph, m.graph.output_node());
+    m.graph.get_attr("missing.weight");
+  }
+  EXPECT_NE(lint_error(m).find("get_attr target 'missing.weight' does not exist"),
+            std::string::npos);
+  Module m2 = small_module();
+  {
+    Graph::InsertingBefore at(m2.graph, m2.graph.output_node());
+    m2.graph.call_module("nope", {m2.graph.find("x")});
+  }
+  EXPECT_NE(lint_error(m2).find("call_module target 'nope' does not exist"), std::string::npos);
+}
+
+TEST(LintTest, RejectsWrongArity) {
+  Module m = small_module();
+  m.graph.find("add")->args.pop_back();
+  EXPECT_NE(lint_error(m).find("add:"), std::string::npos) << lint_error(m);
+}
+
+TEST(LintTest, RejectsAMissingOutput) {
+  Module m;
+  m.graph.placeholder("x", ValueType::tensor({1}));
+  EXPECT_NE(lint_error(m).find("no output node"), std::string::npos);
+}
+
+TEST(LintTest, RejectsACallWithTheWrongNumberOfArguments) {
+  Module m = small_module();
+  auto child = std::make_shared<Module>(small_module());
+  m.children["c"] = child;
+  Node* x = m.graph.find("x");
+  {
+    Graph::InsertingBefore at(m.graph, m.graph.output_node());
+    m.graph.call_module("c", {x, x});
+  }
+  EXPECT_NE(lint_error(m).find("passes 2 arguments to 1 placeholders"), std::string::npos);
+}
+
+// ------------------------------------------------------------------------ printer, equality
+
+TEST(PrinterTest, PrintsTheFxLikeTextForm) {
+  Module m = small_module();
+  std::ostringstream os;
+  os << m.graph;
+  EXPECT_EQ(os.str(),
+            "graph(%x):\n"
+            "    %add = call_function[target=add](%x, %x)\n"
+            "    %relu = call_function[target=relu](%add)\n"
+            "    return (%relu)\n");
+}
+
+TEST(GraphEqualTest, IgnoresNamesButNotStructureOrConstants) {
+  Graph a, b;
+  Node* xa = a.placeholder("x", ValueType::tensor({1}));
+  a.output({a.call_function(OpCode::kAddScalar, {xa, 1.0f}, "first")});
+  Node* xb = b.placeholder("x", ValueType::tensor({1}));
+  b.output({b.call_function(OpCode::kAddScalar, {xb, 1.0f}, "second")});
+  EXPECT_TRUE(graph_equal(a, b));
+  EXPECT_FALSE(graph_equal(a, b, GraphEq{.names = true}));
+  EXPECT_EQ(graph_hash(a), graph_hash(b));
+  std::get<float>(b.find("second")->args[1]) = 2.0f;
+  EXPECT_FALSE(graph_equal(a, b));
+  EXPECT_TRUE(graph_equal(a, b, GraphEq{.names = false, .constants = false}));
+}
+
+TEST(GraphTest, CopyKeepsNamesAndNamespace) {
+  Module m = small_module();
+  Graph copy = m.graph;
+  EXPECT_TRUE(graph_equal(copy, m.graph, GraphEq{.names = true}));
+  EXPECT_EQ(copy.call_function(OpCode::kRelu, {copy.find("x")})->name, "relu_1");
+  for (Node* n = copy.first(); n; n = n->next) EXPECT_EQ(n->graph, &copy);
+}
+
+}  // namespace
+}  // namespace flatcheck

@@ -1,0 +1,195 @@
+// Kernels against hand-computed values, the interpreter (static arguments, buffers, shared
+// storage) and engines (bit-identical to the interpreter, memory plan, validation).
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "core/ir/check.h"
+#include "core/passes/engine.h"
+#include "core/passes/passes.h"
+#include "core/runtime/interpreter.h"
+#include "generators/examples.h"
+
+namespace flatcheck {
+namespace {
+
+Tensor op1(OpCode op, std::vector<Tensor> in, std::vector<Scalar> sc = {}) {
+  std::vector<const Tensor*> ptrs;
+  for (auto& t : in) ptrs.push_back(&t);
+  return run_op(cpu_backend(), op, ptrs, sc).at(0);
+}
+
+TEST(KernelTest, AddBroadcastsARowOverAMatrix) {
+  Tensor a({2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor b({3}, {10, 20, 30});
+  Tensor c = op1(OpCode::kAdd, {a, b});
+  EXPECT_EQ(c.shape, (Shape{2, 3}));
+  EXPECT_EQ(c.data, (std::vector<float>{11, 22, 33, 14, 25, 36}));
+}
+
+TEST(KernelTest, BroadcastsAColumn) {
+  Tensor a({2, 2}, {1, 2, 3, 4});
+  Tensor b({2, 1}, {10, 100});
+  EXPECT_EQ(op1(OpCode::kMul, {a, b}).data, (std::vector<float>{10, 20, 300, 400}));
+}
+
+TEST(KernelTest, MatmulMatchesTheHandComputedProduct) {
+  Tensor a({2, 3}, {1, 2, 3, 4, 5, 6});
+  Tensor b({3, 2}, {7, 8, 9, 10, 11, 12});
+  // [1*7+2*9+3*11, 1*8+2*10+3*12; 4*7+5*9+6*11, 4*8+5*10+6*12]
+  EXPECT_EQ(op1(OpCode::kMatmul, {a, b}).data, (std::vector<float>{58, 64, 139, 154}));
+}
+
+TEST(KernelTest, SumTransposeConcatSplit) {
+  Tensor a({2, 3}, {1, 2, 3, 4, 5, 6});
+  EXPECT_EQ(op1(OpCode::kSum, {a}, {int64_t{1}}).data, (std::vector<float>{6, 15}));
+  EXPECT_EQ(op1(OpCode::kSum, {a}, {int64_t{0}}).data, (std::vector<float>{5, 7, 9}));
+  EXPECT_EQ(op1(OpCode::kTranspose, {a}, {int64_t{0}, int64_t{1}}).data,
+            (std::vector<float>{1, 4, 2, 5, 3, 6}));
+  Tensor cat = op1(OpCode::kConcat, {a, a}, {int64_t{1}});
+  EXPECT_EQ(cat.shape, (Shape{2, 6}));
+  EXPECT_EQ(cat.data, (std::vector<float>{1, 2, 3, 1, 2, 3, 4, 5, 6, 4, 5, 6}));
+  std::vector<const Tensor*> in{&cat};
+  auto halves = run_op(cpu_backend(), OpCode::kSplit, in, {int64_t{1}, int64_t{2}});
+  ASSERT_EQ(halves.size(), 2u);
+  EXPECT_TRUE(halves[0].bit_equal(a));
+  EXPECT_TRUE(halves[1].bit_equal(a));
+}
+
+TEST(KernelTest, ScalarFormsAndUnaryOps) {
+  Tensor a({3}, {-2, 0.5f, 4});
+  EXPECT_EQ(op1(OpCode::kAddScalar, {a}, {1.5f}).data, (std::vector<float>{-0.5f, 2, 5.5f}));
+  EXPECT_EQ(op1(OpCode::kRelu, {a}).data, (std::vector<float>{0, 0.5f, 4}));
+  EXPECT_EQ(op1(OpCode::kNeg, {a}).data, (std::vector<float>{2, -0.5f, -4}));
+  EXPECT_EQ(op1(OpCode::kAbs, {a}).data, (std::vector<float>{2, 0.5f, 4}));
+}
+
+TEST(KernelTest, NanPayloadsPropagate) {
+  float nan = bits_float(0x7fc12345u);
+  Tensor a({2}, {nan, 1});
+  Tensor r = op1(OpCode::kRelu, {a});
+  EXPECT_EQ(float_bits(r.data[0]), 0x7fc12345u);
+  Tensor m = op1(OpCode::kMaximum, {a, Tensor({2}, {0, 2})});
+  EXPECT_EQ(float_bits(m.data[0]), 0x7fc12345u);
+  EXPECT_EQ(m.data[1], 2.0f);
+}
+
+TEST(KernelTest, ShapeRulesRejectMismatches) {
+  EXPECT_THROW(op1(OpCode::kAdd, {Tensor::zeros({2}), Tensor::zeros({3})}), InputError);
+  EXPECT_THROW(op1(OpCode::kMatmul, {Tensor::zeros({2, 3}), Tensor::zeros({2, 3})}), InputError);
+  EXPECT_THROW(op1(OpCode::kReshape, {Tensor::zeros({2, 3})}, {std::vector<int64_t>{4}}),
+               InputError);
+}
+
+// ----------------------------------------------------------------------------- interpreter
+
+TEST(InterpreterTest, UnflattenExampleReturns16WithDifferentFlags) {
+  auto m = unflatten_example(false);
+  auto out = run_module(*m, std::vector<Tensor>{Tensor::full({1}, 1.0f)});
+  // (1 + 3) + 1 = 5; + 4 = 9; + 2 = 11; + 5 = 16
+  EXPECT_EQ(out.at(0).data, std::vector<float>{16});
+}
+
+TEST(InterpreterTest, UnflattenExampleReturns15WithTheSameFlag) {
+  auto m = unflatten_example(true);
+  auto out = run_module(*m, std::vector<Tensor>{Tensor::full({1}, 1.0f)});
+  EXPECT_EQ(out.at(0).data, std::vector<float>{15});
+}
+
+TEST(InterpreterTest, BufferUpdatesPersistAcrossCalls) {
+  auto m = quickstart_example();
+  Tensor x({2, 2}, {1, 2, 3, 4});
+  TensorPtr steps = m->children.at("block")->buffers.at("steps");
+  run_module(*m, std::vector<Tensor>{x});
+  EXPECT_EQ(steps->data, (std::vector<float>{2, 2, 2, 2}));  // block runs twice a call
+  run_module(*m, std::vector<Tensor>{x});
+  EXPECT_EQ(steps->data, (std::vector<float>{4, 4, 4, 4}));
+}
+
+TEST(InterpreterTest, SharedStorageIsSeenByEveryModule) {
+  auto m = quickstart_example();
+  auto twin = clone_module(*m->children.at("block"), /*share_state=*/true);
+  EXPECT_EQ(twin->buffers.at("steps"), m->children.at("block")->buffers.at("steps"));
+  run_module(*m, std::vector<Tensor>{Tensor::zeros({2, 2})});
+  EXPECT_EQ(twin->buffers.at("steps")->data[0], 2.0f);
+}
+
+TEST(InterpreterTest, RejectsInputsOfTheWrongShape) {
+  auto m = unflatten_example(false);
+  EXPECT_THROW(run_module(*m, std::vector<Tensor>{Tensor::zeros({3})}), InputError);
+  EXPECT_THROW(run_module(*m, std::vector<Tensor>{}), InputError);
+}
+
+// ----------------------------------------------------------------------------------- engines
+
+// A chain of unary ops: every intermediate dies at the next step, so the plan reuses memory.
+Module chain(int n) {
+  Module m;
+  Graph& g = m.graph;
+  Node* v = g.placeholder("x", ValueType::tensor({4}));
+  for (int i = 0; i < n; ++i) v = g.call_function(i % 2 ? OpCode::kNeg : OpCode::kTanh, {v});
+  g.output({v});
+  infer_types(m);
+  return m;
+}
+
+TEST(EngineTest, ComputesExactlyWhatTheSubgraphComputes) {
+  Module m = chain(9);
+  Engine e = compile_engine(m, "e", {});
+  Tensor x({4}, {0.1f, -2.0f, 3.5f, bits_float(0x80000000u)});
+  auto want = run_module(m, std::vector<Tensor>{x});
+  auto got = run_engine(cpu_backend(), e, {&x});
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(got[0].bit_equal(want[0]));
+}
+
+TEST(EngineTest, MemoryPlanReusesSlotsOfDeadValues) {
+  Module m = chain(10);
+  Engine e = compile_engine(m, "e", {});
+  int64_t total = 0;
+  for (const auto& s : e.slots) total += numel(s.shape);
+  EXPECT_LT(e.arena_floats, total);
+  EXPECT_NO_THROW(validate_engine(e));
+}
+
+TEST(EngineTest, FoldsConstantInputs) {
+  Module m;
+  Node* x = m.graph.placeholder("x", ValueType::tensor({2}));
+  Node* w = m.graph.placeholder("w", ValueType::tensor({2}));
+  m.graph.output({m.graph.call_function(OpCode::kMul, {x, w})});
+  infer_types(m);
+  auto w_value = std::make_shared<Tensor>(Tensor({2}, {3, 4}));
+  Engine e = compile_engine(m, "e", {nullptr, w_value});
+  ASSERT_EQ(e.inputs.size(), 1u);
+  EXPECT_EQ(e.constants.size(), 1u);
+  Tensor in({2}, {2, 5});
+  EXPECT_EQ(run_engine(cpu_backend(), e, {&in}).at(0).data, (std::vector<float>{6, 20}));
+}
+
+TEST(EngineTest, ValidationRejectsOverlappingLiveSlots) {
+  Module m = chain(3);
+  Engine e = compile_engine(m, "e", {});
+  // Put the last op's output on top of its input.
+  e.slots[static_cast<size_t>(e.ops.back().out[0])].offset =
+      e.slots[static_cast<size_t>(e.ops.back().in[0])].offset;
+  try {
+    validate_engine(e);
+    FAIL() << "overlap accepted";
+  } catch (const InputError& err) {
+    EXPECT_NE(std::string(err.what()).find("overlap in memory"), std::string::npos) << err.what();
+  }
+}
+
+TEST(EngineTest, ValidationRejectsOutOfRangeSlotsAndReadsBeforeWrites) {
+  Module m = chain(3);
+  Engine e = compile_engine(m, "e", {});
+  Engine bad = e;
+  bad.ops[0].in[0] = 99;
+  EXPECT_THROW(validate_engine(bad), InputError);
+  Engine early = e;
+  early.ops[0].in[0] = e.ops[1].out[0];
+  EXPECT_THROW(validate_engine(early), InputError);
+}
+
+}  // namespace
+}  // namespace flatcheck

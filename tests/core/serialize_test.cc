@@ -1,0 +1,267 @@
+// The JSON format: canonical round trips (a property over random module trees), exact special
+// floats, and malformed documents rejected with a message naming the JSON path.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <cmath>
+
+#include "core/ir/check.h"
+#include "core/passes/passes.h"
+#include "core/serialize/serialize.h"
+#include "generators/examples.h"
+#include "generators/rc_gen.h"
+
+namespace flatcheck {
+namespace {
+
+std::vector<Tensor> run_fresh(const Module& m, const std::vector<Tensor>& in) {
+  auto copy = clone_module(m, false);
+  return run_module(*copy, in);
+}
+
+RC_GTEST_PROP(SerializeProperty, SaveLoadSaveIsByteIdenticalAndRunsTheSame, (const Recipe& r)) {
+  Case c = build_recipe(r);
+  std::string s = save_module(*c.module);
+  auto reloaded = load_module(s);
+  RC_ASSERT(save_module(*reloaded) == s);
+  auto want = run_fresh(*c.module, c.inputs);
+  auto got = run_fresh(*reloaded, c.inputs);
+  RC_ASSERT(want.size() == got.size());
+  for (size_t i = 0; i < want.size(); ++i) RC_ASSERT(want[i].bit_equal(got[i]));
+}
+
+RC_GTEST_PROP(SerializeProperty, ProgramsRoundTripWithEngines, (const Recipe& r)) {
+  Case c = build_recipe(r);
+  Program ep = export_program(*c.module);
+  PartitionOptions po{c.config.fallback_ops, c.config.min_block_size};
+  for (const Program& p : {ep, partition(ep, po), flatten(partition(ep, po))}) {
+    std::string s = save_program(p);
+    RC_ASSERT(save_program(load_program(s)) == s);
+  }
+}
+
+TEST(SerializeTest, SpecialFloatsSurviveBitForBit) {
+  const std::vector<uint32_t> bits = {0x80000000u, 0x7fc12345u, 0xffc00001u, 0x7f800000u,
+                                      0xff800000u, 0x00000001u, 0x807fffffu, 0x7f7fffffu};
+  std::vector<float> v;
+  for (uint32_t b : bits) v.push_back(bits_float(b));
+  Module m;
+  m.params["w"] = std::make_shared<Tensor>(Tensor({8}, v));
+  Node* x = m.graph.placeholder("x", ValueType::tensor({8}));
+  Node* wn = m.graph.get_attr("w");
+  m.graph.output({m.graph.call_function(OpCode::kAdd, {x, wn})});
+  std::string s = save_module(m);
+  auto back = load_module(s);
+  const Tensor& w = *back->params.at("w");
+  ASSERT_EQ(w.data.size(), bits.size());
+  for (size_t i = 0; i < bits.size(); ++i) EXPECT_EQ(float_bits(w.data[i]), bits[i]) << i;
+}
+
+TEST(SerializeTest, ScalarConstantsKeepNonFiniteValues) {
+  Module m;
+  Node* x = m.graph.placeholder("x", ValueType::tensor({1}));
+  Node* a = m.graph.call_function(OpCode::kAddScalar, {x, bits_float(0x7fc00042u)});
+  Node* b = m.graph.call_function(OpCode::kMulScalar, {a, -INFINITY});
+  Node* c = m.graph.call_function(OpCode::kMulScalar, {b, -0.0f});
+  m.graph.output({c});
+  std::string s = save_module(m);
+  auto back = load_module(s);
+  EXPECT_EQ(float_bits(std::get<float>(back->graph.find("add_scalar")->args[1])), 0x7fc00042u);
+  EXPECT_EQ(std::get<float>(back->graph.find("mul_scalar")->args[1]), -INFINITY);
+  EXPECT_EQ(float_bits(std::get<float>(back->graph.find("mul_scalar_1")->args[1])), 0x80000000u);
+  EXPECT_EQ(save_module(*back), s);
+}
+
+TEST(SerializeTest, TensorValuesMayBeWrittenAsNumbers) {
+  std::string s = R"({"format": "flatcheck-module", "version": 1, "module": {"type": "M",
+    "params": {"w": {"dtype": "float32", "shape": [2], "values": [1.5, -2]}},
+    "graph": {"nodes": [
+      {"name": "x", "op": "placeholder", "target": "x", "val": {"kind": "tensor", "shape": [2]}},
+      {"name": "w", "op": "get_attr", "target": "w", "args": []},
+      {"name": "mul", "op": "call_function", "target": "mul", "args": ["x", "w"]},
+      {"name": "output", "op": "output", "target": "output", "args": ["mul"]}]}}})";
+  auto m = load_module(s);
+  EXPECT_EQ(m->params.at("w")->data, (std::vector<float>{1.5f, -2.0f}));
+  auto out = run_module(*m, std::vector<Tensor>{Tensor({2}, {2, 3})});
+  EXPECT_EQ(out[0].data, (std::vector<float>{3, -6}));
+}
+
+// --------------------------------------------------------------------- malformed documents
+
+struct Malformed {
+  const char* what;
+  std::string doc;
+  const char* path;  // the JSON path the message must name
+};
+
+std::string module_doc(const std::string& nodes, const std::string& extra = "") {
+  return R"({"format": "flatcheck-module", "version": 1, "module": {"type": "M", )" + extra +
+         R"("graph": {"nodes": [)" + nodes + "]}}}";
+}
+
+const std::string kX =
+    R"({"name": "x", "op": "placeholder", "target": "x", "val": {"kind": "tensor", "shape": [2]}})";
+const std::string kOut = R"({"name": "output", "op": "output", "target": "output", "args": ["x"]})";
+
+std::vector<Malformed> malformed_documents() {
+  std::string deep(200, '[');
+  return {
+      {"not JSON", "{\"format\": ", "/"},
+      {"truncated", module_doc(kX + "," + kOut).substr(0, 80), "/"},
+      {"wrong format", R"({"format": "other", "version": 1})", "/format"},
+      {"future version", R"({"format": "flatcheck-module", "version": 99, "module": {}})",
+       "/version"},
+      {"module not an object", R"({"format": "flatcheck-module", "version": 1, "module": []})",
+       "/module"},
+      {"unknown key", module_doc(kX + "," + kOut, R"("colour": 1, )"), "/module/colour"},
+      {"nodes not an array",
+       R"({"format": "flatcheck-module", "version": 1, "module": {"type": "M", "graph": {"nodes": 3}}})",
+       "/module/graph/nodes"},
+      {"unknown node op", module_doc(R"({"name": "x", "op": "jump", "target": "x"})"),
+       "/module/graph/nodes/0/op"},
+      {"unknown function",
+       module_doc(
+           kX + R"(, {"name": "f", "op": "call_function", "target": "frobnicate", "args": ["x"]})" +
+           "," + kOut),
+       "/module/graph/nodes/1/target"},
+      {"dangling reference",
+       module_doc(kX +
+                  R"(, {"name": "r", "op": "call_function", "target": "relu", "args": ["nope"]})" +
+                  "," + kOut),
+       "/module/graph/nodes/1/args/0"},
+      {"forward reference",
+       module_doc(
+           kX +
+           R"(, {"name": "r", "op": "call_function", "target": "relu", "args": ["s"]}, {"name": "s", "op": "call_function", "target": "relu", "args": ["x"]})" +
+           "," + kOut),
+       "/module/graph/nodes/1/args/0"},
+      {"self reference (cycle)",
+       module_doc(kX +
+                  R"(, {"name": "r", "op": "call_function", "target": "relu", "args": ["r"]})" +
+                  "," + kOut),
+       "/module/graph/nodes/1/args/0"},
+      {"duplicate names", module_doc(kX + "," + kX + "," + kOut), "/module/graph/nodes/1/name"},
+      {"illegal name",
+       module_doc(
+           R"({"name": "a b", "op": "placeholder", "target": "x", "val": {"kind": "tensor", "shape": [2]}})"),
+       "/module/graph/nodes/0/name"},
+      {"wrong arity",
+       module_doc(kX + R"(, {"name": "a", "op": "call_function", "target": "add", "args": ["x"]})" +
+                  "," + kOut),
+       "/module/graph"},
+      {"wrong argument type",
+       module_doc(
+           kX + R"(, {"name": "a", "op": "call_function", "target": "relu", "args": [{"x": 1}]})" +
+           "," + kOut),
+       "/module/graph/nodes/1/args/0"},
+      {"placeholder without type",
+       module_doc(R"({"name": "x", "op": "placeholder", "target": "x"})"), "/module/graph/nodes/0"},
+      {"negative dimension",
+       module_doc(
+           R"({"name": "x", "op": "placeholder", "target": "x", "val": {"kind": "tensor", "shape": [-1]}})"),
+       "/module/graph/nodes/0/val/shape/0"},
+      {"shape bomb",
+       module_doc(
+           R"({"name": "x", "op": "placeholder", "target": "x", "val": {"kind": "tensor", "shape": [100000, 100000]}})"),
+       "/module/graph/nodes/0/val/shape"},
+      {"element-count bomb in state",
+       module_doc(kX + "," + kOut,
+                  R"("params": {"w": {"dtype": "float32", "shape": [4096, 4096], "data": ""}}, )"),
+       "/module/params/w/shape"},
+      {"bad base64",
+       module_doc(kX + "," + kOut,
+                  R"("params": {"w": {"dtype": "float32", "shape": [1], "data": "!!!!"}}, )"),
+       "/module/params/w/data"},
+      {"short tensor data",
+       module_doc(kX + "," + kOut,
+                  R"("params": {"w": {"dtype": "float32", "shape": [2], "data": "AACAPw=="}}, )"),
+       "/module/params/w/data"},
+      {"unsupported dtype",
+       module_doc(kX + "," + kOut,
+                  R"("params": {"w": {"dtype": "int8", "shape": [1], "data": "AA=="}}, )"),
+       "/module/params/w/dtype"},
+      {"deep JSON nesting", "{\"format\": " + deep, "/"},
+      {"dangling get_attr",
+       module_doc(kX + R"(, {"name": "w", "op": "get_attr", "target": "w", "args": []})" + "," +
+                  kOut),
+       "/module/graph"},
+      {"missing child",
+       module_doc(kX + R"(, {"name": "c", "op": "call_module", "target": "c", "args": ["x"]})" +
+                  "," + kOut),
+       "/module/graph"},
+      {"bad float text",
+       module_doc(
+           kX +
+           R"(, {"name": "a", "op": "call_function", "target": "add_scalar", "args": ["x", {"float": "lots"}]})" +
+           "," + kOut),
+       "/module/graph/nodes/1/args/1/float"},
+      {"float out of range",
+       module_doc(
+           kX +
+           R"(, {"name": "a", "op": "call_function", "target": "add_scalar", "args": ["x", 1e300]})" +
+           "," + kOut),
+       "/module/graph/nodes/1/args/1"},
+      {"engine checksum mismatch",
+       module_doc(kX + "," + kOut,
+                  R"("engines": {"e": {"blob": "e30=", "checksum": "0000000000000000"}}, )"),
+       "/module/engines/e/checksum"},
+      {"alias to nothing", module_doc(kX + "," + kOut, R"("params": {"w": {"alias": "v"}}, )"),
+       "/module/params/w/alias"},
+      {"output missing", module_doc(kX), "/module/graph"},
+      {"node after output",
+       module_doc(kX + "," + kOut +
+                  R"(, {"name": "r", "op": "call_function", "target": "relu", "args": ["x"]})"),
+       "/module/graph"},
+      {"shape mismatch in an op",
+       module_doc(
+           kX +
+           R"(, {"name": "m", "op": "call_function", "target": "matmul", "args": ["x", "x"]})" +
+           "," + kOut),
+       "/module"},
+  };
+}
+
+TEST(SerializeTest, MalformedDocumentsAreRejectedWithTheirJsonPath) {
+  auto docs = malformed_documents();
+  ASSERT_GE(docs.size(), 20u);
+  for (const auto& d : docs) {
+    try {
+      load_module(d.doc);
+      ADD_FAILURE() << d.what << ": accepted";
+    } catch (const InputError& e) {
+      std::string msg = e.what();
+      EXPECT_EQ(msg.rfind(d.path, 0), 0u)
+          << d.what << ": message '" << msg << "' does not start with " << d.path;
+    }
+  }
+}
+
+TEST(SerializeTest, EveryTruncationOfAValidDocumentIsRejectedCleanly) {
+  std::string s = save_module(*quickstart_example());
+  int rejected = 0;
+  size_t end = s.rfind('}');  // any cut before the closing brace leaves invalid JSON
+  int tried = 0;
+  for (size_t n = 0; n < end; n += 7, ++tried) {
+    try {
+      load_module(s.substr(0, n));
+    } catch (const InputError&) {
+      ++rejected;
+    }
+  }
+  EXPECT_EQ(rejected, tried);
+}
+
+TEST(SerializeTest, OversizedDocumentsAreRejectedBeforeParsing) {
+  LoadLimits small;
+  small.max_bytes = 100;
+  std::string s = save_module(*quickstart_example());
+  try {
+    load_module(s, small);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("over the limit"), std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace flatcheck
