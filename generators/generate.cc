@@ -56,8 +56,7 @@ const std::array<const char*, 9> kConfusingNames = {
 
 class Builder {
  public:
-  Builder(Source& src, const SwarmConfig& sw, const GenOptions& opts)
-      : src_(src), sw_(sw), opts_(opts) {}
+  Builder(Source& src, const SwarmConfig& sw) : src_(src), sw_(sw) {}
 
   Case build() {
     Case c;
@@ -132,7 +131,7 @@ class Builder {
   }
 
   // One op step over the pool; returns false when the op found no fitting operands.
-  bool op_step(Module& m, std::vector<Val>& pool, Node* scale_ph, int depth) {
+  bool op_step(Module& m, std::vector<Val>& pool, Node* scale_ph) {
     Graph& g = m.graph;
     OpCode op = sw_.ops[src_.weighted(weights_)];
     const Val& a = pick(pool);
@@ -313,10 +312,14 @@ class Builder {
         const Val* v = pick_compatible(pool, buffer->shape);
         Node* upd = v ? g.call_function(OpCode::kAdd, {rd, v->node}, hint("add"))
                       : g.call_function(OpCode::kAddScalar, {rd, 1.0f}, hint("add_scalar"));
-        g.call_function(OpCode::kCopy, {g.get_attr("buf", hint("buf")), upd}, hint("copy_"));
+        // One draw per statement: argument evaluation order is unspecified in C++, and a seed
+        // must mean the same case whatever the compiler.
+        Node* dst = g.get_attr("buf", hint("buf"));
+        std::string copy_name = hint("copy_");
+        g.call_function(OpCode::kCopy, {dst, upd}, copy_name);
         pool.push_back({upd, buffer->shape});
       } else {
-        for (int tries = 0; tries < 4 && !op_step(m, pool, scale_ph, depth); ++tries) {
+        for (int tries = 0; tries < 4 && !op_step(m, pool, scale_ph); ++tries) {
         }
       }
     }
@@ -407,7 +410,6 @@ class Builder {
  private:
   Source& src_;
   const SwarmConfig& sw_;
-  const GenOptions& opts_;
   std::vector<int> weights_;
   std::vector<std::string> sibling_names_;
   std::vector<TensorPtr> shared_;
@@ -463,7 +465,8 @@ SwarmConfig draw_swarm(Source& src, const GenOptions& opts) {
 }
 
 Case build_case(Source& src, const SwarmConfig& swarm, const GenOptions& opts) {
-  Builder b(src, swarm, opts);
+  (void)opts;  // bounds were applied when the swarm was drawn
+  Builder b(src, swarm);
   b.set_weights();
   return b.build();
 }

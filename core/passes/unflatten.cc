@@ -212,6 +212,35 @@ class Unflattener {
     }
   }
 
+  // Makes the variant module of call `k` reachable from `m` (the module of fqn `fqn`) and
+  // returns the call_module target. A call may skip levels (FX allows a call_module target
+  // "a.b"): then the variant is attached inside the intermediate module, which is created from
+  // the module tree when missing.
+  std::string attach_call(Module& m, const std::string& fqn, const Call& k) {
+    std::string rel = relative(fqn, k.fqn);
+    size_t dot = rel.rfind('.');
+    if (dot == std::string::npos) {
+      m.children[k.variant] = k.module;
+      return k.variant;
+    }
+    Module* at = &m;
+    std::string at_fqn = fqn;
+    size_t start = 0;
+    while (start < dot) {
+      size_t next = rel.find('.', start);
+      std::string part = rel.substr(start, next - start);
+      at_fqn = at_fqn.empty() ? part : at_fqn + "." + part;
+      if (!at->children.count(part)) {
+        auto first = first_variant_.find(at_fqn);
+        at->children[part] = first != first_variant_.end() ? first->second : stub(at_fqn);
+      }
+      at = at->children[part].get();
+      start = next + 1;
+    }
+    at->children[k.variant] = k.module;
+    return rel.substr(0, dot + 1) + k.variant;
+  }
+
   void build(Call& c) {
     for (auto& item : c.items)
       if (item.child) build(*item.child);
@@ -261,9 +290,8 @@ class Unflattener {
       Call& k = *item.child;
       std::vector<Arg> args;
       for (const Node* v : k.inputs) args.emplace_back(value(v));
-      std::string attr = k.variant;
-      m->children[attr] = k.module;
-      Node* call = g.call_module(attr, std::move(args), last_component(k.fqn));
+      std::string target = attach_call(*m, c.fqn, k);
+      Node* call = g.call_module(target, std::move(args), last_component(k.fqn));
       call->meta.nn_module_stack =
           k.outputs.empty() ? std::vector<StackEntry>{} : k.outputs[0]->meta.nn_module_stack;
       if (k.outputs.size() == 1) {

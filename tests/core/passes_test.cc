@@ -213,6 +213,44 @@ TEST(UnflattenTest, VariantsShareStateAndAnUpdateThroughOneIsSeenByTheOther) {
   EXPECT_EQ(a->buffers.at("steps")->data, (std::vector<float>{4, 4, 4, 4}));
 }
 
+// FX lets a graph call a grandchild directly (call_module target "a.b"); unflatten must attach
+// the call's module inside "a", not as root's "a". Found by flatcheck's own minimizer, whose
+// inline step makes such targets.
+TEST(UnflattenTest, CallsThatSkipALevelAreAttachedInsideTheIntermediateModule) {
+  auto b = std::make_shared<Module>();
+  b->type = "B";
+  b->buffers["buf"] = std::make_shared<Tensor>(Tensor({2}, {0.5f, 0.5f}));
+  {
+    Graph& g = b->graph;
+    Node* x = g.placeholder("x", ValueType::tensor({2}));
+    Node* r = g.call_function(OpCode::kAdd, {g.get_attr("buf"), x});
+    g.call_function(OpCode::kCopy, {g.get_attr("buf"), r});
+    g.output({r});
+  }
+  auto a = std::make_shared<Module>();
+  a->type = "A";
+  a->children["b"] = b;
+  {
+    Node* x = a->graph.placeholder("x", ValueType::tensor({2}));
+    a->graph.output({a->graph.call_module("b", {x})});
+  }
+  auto root = std::make_shared<Module>();
+  root->children["a"] = a;
+  Node* x = root->graph.placeholder("x", ValueType::tensor({2}));
+  Node* y = root->graph.call_module("a.b", {x});
+  Node* z = root->graph.call_function(OpCode::kAdd, {root->graph.get_attr("a.b.buf"), y});
+  root->graph.output({z});
+  infer_types(*root);
+  Program ep = export_program(*root);
+  auto u = unflatten(ep);
+  ASSERT_NE(u->submodule("a"), nullptr);
+  EXPECT_EQ(u->submodule("a")->type, "A");
+  ASSERT_NE(u->submodule("a.b"), nullptr);
+  EXPECT_EQ(u->submodule("a.b")->type, "B");
+  Tensor in({2}, {1, 2});
+  EXPECT_TRUE(all_bit_equal(run_eager_twice(*u, {in}), run_eager_twice(*root, {in})));
+}
+
 TEST(UnflattenTest, SwapAndSetAttrReachEveryVariant) {
   auto u = unflatten(export_program(*quickstart_example()));
   auto w = std::make_shared<Tensor>(Tensor({2, 2}, {1, 0, 0, 1}));

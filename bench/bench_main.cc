@@ -1,0 +1,147 @@
+// flatcheck benchmarks (Google Benchmark).
+//
+//   Stage/<stage>/<nodes>   each pass at 16, 64, 256 and 1024 nodes on a synthetic program:
+//                           a chain of mixed ops named to collide, relu fallbacks every few
+//                           nodes, a child module called twice with different flags.
+//   NameCollision/<n>       n nodes all named getitem: time per name must stay flat.
+//   EndToEnd                generate + check one default case (all paths): cases per second.
+// bench/run.sh runs them and writes bench/results/*.md.
+#include <benchmark/benchmark.h>
+
+#include "core/ir/namespace.h"
+#include "core/passes/passes.h"
+#include "core/serialize/serialize.h"
+#include "generators/generate.h"
+#include "harness/oracle.h"
+
+namespace flatcheck {
+namespace {
+
+// A program with about `n` call_function nodes.
+Case synthetic(int n) {
+  auto child = std::make_shared<Module>();
+  child->type = "Block";
+  {
+    Graph& g = child->graph;
+    Node* x = g.placeholder("x", ValueType::tensor({4, 4}));
+    Node* flag = g.placeholder("flag", ValueType::scalar(ValueType::kBool));
+    Node* a = g.call_function(OpCode::kTanh, {x}, "getitem");
+    Node* b = g.call_function(OpCode::kMulScalar, {x, 0.5f}, "getitem");
+    g.output({g.call_function(OpCode::kBranch, {flag, a, b})});
+  }
+  auto root = std::make_shared<Module>();
+  root->type = "Model";
+  root->children["block"] = child;
+  root->params["w"] = std::make_shared<Tensor>(Tensor::full({4, 4}, 0.25f));
+  Graph& g = root->graph;
+  Node* v = g.placeholder("x", ValueType::tensor({4, 4}));
+  Node* w = g.get_attr("w");
+  static const OpCode kCycle[] = {OpCode::kAdd, OpCode::kMul, OpCode::kTanh, OpCode::kSub, OpCode::kMatmul, OpCode::kRelu, OpCode::kSigmoid};
+  int nodes = 0;
+  for (int i = 0; nodes < n; ++i) {
+    if (i % 50 == 10) {
+      v = g.call_module("block", {v, (i / 50) % 2 == 0});
+      nodes += 1;
+      continue;
+    }
+    if (i % 13 == 12) {
+      Node* s = g.call_function(OpCode::kSplit, {v, int64_t{0}, int64_t{2}}, "getitem");
+      Node* a = g.call_function(OpCode::kGetitem, {s, int64_t{1}});
+      Node* b = g.call_function(OpCode::kGetitem, {s, int64_t{0}});
+      v = g.call_function(OpCode::kConcat, {a, b, int64_t{0}}, "getitem_1");
+      nodes += 4;
+      continue;
+    }
+    OpCode op = kCycle[i % 7];
+    std::string_view sig = op_info(op).sig;
+    v = sig == "T" ? g.call_function(op, {v}, "getitem") : g.call_function(op, {v, w}, "getitem");
+    ++nodes;
+  }
+  g.output({v});
+  infer_types(*root);
+  Case c;
+  c.module = root;
+  c.inputs = {Tensor::full({4, 4}, 0.5f)};
+  c.config.fallback_ops = {"relu"};
+  c.config.min_block_size = 3;
+  return c;
+}
+
+PartitionOptions popts(const Case& c) { return {c.config.fallback_ops, c.config.min_block_size}; }
+
+void Stage(benchmark::State& state, const char* stage) {
+  int n = static_cast<int>(state.range(0));
+  Case c = synthetic(n);
+  Program ep = export_program(*c.module);
+  Program pm = partition(ep, popts(c));
+  Program fl = flatten(pm);
+  std::string saved = save_program(fl);
+  std::string s(stage);
+  for (auto _ : state) {
+    if (s == "generate") {
+      GenOptions o;
+      o.max_nodes = n;
+      o.max_depth = 0;
+      Rng rng(static_cast<uint64_t>(state.iterations()));
+      SwarmConfig sw = draw_swarm(rng, o);
+      sw.nodes = n;
+      benchmark::DoNotOptimize(build_case(rng, sw, o));
+    } else if (s == "export") {
+      benchmark::DoNotOptimize(export_program(*c.module));
+    } else if (s == "partition") {
+      benchmark::DoNotOptimize(partition(ep, popts(c)));
+    } else if (s == "flatten") {
+      benchmark::DoNotOptimize(flatten(pm));
+    } else if (s == "save") {
+      benchmark::DoNotOptimize(save_program(fl));
+    } else if (s == "load") {
+      benchmark::DoNotOptimize(load_program(saved));
+    } else if (s == "unflatten") {
+      benchmark::DoNotOptimize(unflatten(ep));
+    } else if (s == "run") {
+      Program p = clone_program(fl);
+      benchmark::DoNotOptimize(run_program(p, c.inputs));
+    }
+  }
+  state.counters["nodes"] = static_cast<double>(case_size(c));
+  state.counters["ns_per_node"] = benchmark::Counter(static_cast<double>(case_size(c)),
+                                                     benchmark::Counter::kIsIterationInvariantRate |
+                                                         benchmark::Counter::kInvert);
+}
+
+#define STAGE(name) BENCHMARK_CAPTURE(Stage, name, #name)->Arg(16)->Arg(64)->Arg(256)->Arg(1024)->Unit(benchmark::kMicrosecond)
+STAGE(generate);
+STAGE(export);
+STAGE(partition);
+STAGE(flatten);
+STAGE(save);
+STAGE(load);
+STAGE(unflatten);
+STAGE(run);
+
+void NameCollision(benchmark::State& state) {
+  int64_t n = state.range(0);
+  for (auto _ : state) {
+    Namespace ns;
+    for (int64_t i = 0; i < n; ++i) benchmark::DoNotOptimize(ns.create_name("getitem"));
+  }
+  state.counters["ns_per_name"] = benchmark::Counter(static_cast<double>(n),
+                                                     benchmark::Counter::kIsIterationInvariantRate |
+                                                         benchmark::Counter::kInvert);
+}
+BENCHMARK(NameCollision)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+
+void EndToEnd(benchmark::State& state) {
+  int64_t i = 0;
+  for (auto _ : state) {
+    Case c = generate_case_for_seed(mix_seed(1, static_cast<uint64_t>(i++)));
+    benchmark::DoNotOptimize(check_case(c));
+  }
+  state.counters["cases_per_sec"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(EndToEnd)->Unit(benchmark::kMicrosecond)->MinTime(2.0);
+
+}  // namespace
+}  // namespace flatcheck
+
+BENCHMARK_MAIN();

@@ -1,0 +1,53 @@
+// libFuzzer target: bytes -> JSON loader. Every input must end in a clean InputError or in a
+// valid document; a valid case, module or program is then linted and run (bounded by the
+// loader's limits). Anything else (a crash, another exception, a sanitizer report) is a bug.
+#include <cstdint>
+#include <string_view>
+
+#include "core/ir/check.h"
+#include "core/passes/passes.h"
+#include "core/serialize/serialize.h"
+#include "generators/case.h"
+
+namespace {
+
+flatcheck::LoadLimits fuzz_limits() {
+  flatcheck::LoadLimits l;
+  l.max_bytes = 1 << 20;
+  l.max_nodes = 2000;
+  l.max_tensor_elements = 1 << 14;
+  l.max_total_elements = 1 << 16;
+  l.max_blob_bytes = 1 << 18;
+  return l;
+}
+
+}  // namespace
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  std::string_view text(reinterpret_cast<const char*>(data), size);
+  using namespace flatcheck;
+  try {
+    Json head = parse_json(text, fuzz_limits());
+    std::string format = head.is_object() && head.contains("format") && head["format"].is_string()
+                             ? head["format"].get<std::string>()
+                             : "";
+    if (format == "flatcheck-case") {
+      Case c = load_case(text, fuzz_limits());
+      run_module(*c.module, c.inputs);
+    } else if (format == "flatcheck-program") {
+      Program p = load_program(text, fuzz_limits());
+      std::vector<Tensor> in;
+      for (const auto& s : p.sig.inputs)
+        if (s.kind == InputSpec::kUserInput) in.push_back(Tensor::zeros(p.root->graph.find(s.name)->meta.val->shape));
+      run_program(p, in);
+      std::string again = save_program(p);
+      (void)again;
+    } else {
+      auto m = load_module(text, fuzz_limits());
+      std::string s = save_module(*m);
+      if (save_module(*load_module(s, fuzz_limits())) != s) __builtin_trap();  // canonical
+    }
+  } catch (const InputError&) {
+  }
+  return 0;
+}
