@@ -52,6 +52,7 @@ usage:
   flatcheck faults  [--verbose]                          one fault name per line
   flatcheck detect  [--seeds K] [--cases N] [--jobs J] [--json]
   flatcheck example [NAME] [-o FILE]                    write a built-in example as a case file
+  flatcheck validate FILE...                            check case, module and program files
   flatcheck help | --help | --version
 
 exit codes: 0 nothing found / all passed, 1 a failure found (its minimized repro written),
@@ -702,6 +703,33 @@ int cmd_example(int argc, char** argv) {
                    "' (run 'flatcheck example' for the list)");
 }
 
+// ------------------------------------------------------------------------------ validate
+
+int cmd_validate(int argc, char** argv) {
+  Args a(argc, argv, 2, {}, {"--help"});
+  if (a.flag("--help") || a.positional().empty()) {
+    std::cout << "flatcheck validate FILE...: load each case, module or program file with full validation.\n"
+                 "  exit 0 when all are valid, 2 at the first invalid one (the message names the JSON path).\n";
+    return a.flag("--help") ? 0 : 2;
+  }
+  for (const auto& path : a.positional()) {
+    std::string text = read_file(path);
+    std::string kind;
+    try {
+      Json head = parse_json(text, LoadLimits{});
+      kind = head.is_object() && head.contains("format") && head["format"].is_string() ? head["format"].get<std::string>() : "";
+      if (kind == "flatcheck-case") load_case(text);
+      else if (kind == "flatcheck-module") load_module(text);
+      else if (kind == "flatcheck-program") load_program(text);
+      else throw InputError("/format: expected \"flatcheck-case\", \"flatcheck-module\" or \"flatcheck-program\"");
+    } catch (const InputError& e) {
+      throw InputError(path + ": " + e.what());
+    }
+    std::cout << "OK " << path << " (" << kind << ")\n";
+  }
+  return 0;
+}
+
 int dispatch(int argc, char** argv) {
   if (argc < 2) {
     std::cerr << kUsage;
@@ -723,6 +751,7 @@ int dispatch(int argc, char** argv) {
   if (cmd == "faults") return cmd_faults(argc, argv);
   if (cmd == "detect") return cmd_detect(argc, argv);
   if (cmd == "example") return cmd_example(argc, argv);
+  if (cmd == "validate") return cmd_validate(argc, argv);
   throw UsageError("unknown command '" + cmd + "'");
 }
 

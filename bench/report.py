@@ -1,0 +1,79 @@
+"""Turns benchmark JSON and `flatcheck detect --json` output into the markdown tables of
+bench/results/. Usage: report.py stages BENCH_JSON COMMIT MACHINE
+                       report.py detection DETECT_TXT COMMIT MACHINE SEEDS"""
+import json
+import sys
+
+
+def header(title, command, commit, machine):
+    return f"# {title}\n\ncommand: `{command}`  \ncommit: `{commit}`  \nmachine: {machine}\n"
+
+
+def stages(path, commit, machine):
+    data = json.load(open(path))
+    rows = {}
+    for b in data["benchmarks"]:
+        if b.get("aggregate_name") != "median":
+            continue
+        rows[b["run_name"]] = b
+    out = [header("Benchmarks", "bash bench/run.sh", commit, machine)]
+    out.append("Medians of 3 repetitions. `ns/node` divides the stage time by the program's "
+               "node count; the last column is the ratio of ns/node at 1024 nodes to ns/node at "
+               "16 nodes (1.0 means exactly linear growth), measured in the same run.\n")
+    out.append("## Stages\n")
+    out.append("| stage | 16 nodes (us) | 64 | 256 | 1024 | ns/node @1024 | ns/node ratio 1024:16 |")
+    out.append("|---|---|---|---|---|---|---|")
+    for stage in ["generate", "export", "partition", "flatten", "save", "load", "unflatten", "run"]:
+        cells, per_node = [], {}
+        for n in [16, 64, 256, 1024]:
+            b = rows.get(f"Stage/{stage}/{n}")
+            if not b:
+                cells.append("-")
+                continue
+            cells.append(f"{b['real_time']:.1f}")
+            per_node[n] = b.get("ns_per_node", 0.0)
+        ratio = per_node[1024] / per_node[16] if per_node.get(16) and per_node.get(1024) else float("nan")
+        out.append(f"| {stage} | " + " | ".join(cells) + f" | {per_node.get(1024, 0):.0f} | {ratio:.2f} |")
+    out.append("\n## Name collisions (all nodes named `getitem`)\n")
+    out.append("| names | total (ms) | ns per name | ratio to 10^3 |")
+    out.append("|---|---|---|---|")
+    base = None
+    for n in [1000, 10000, 100000]:
+        b = rows.get(f"NameCollision/{n}")
+        if not b:
+            continue
+        per = b["ns_per_name"]
+        base = base or per
+        out.append(f"| {n} | {b['real_time']:.2f} | {per:.0f} | {per / base:.2f} |")
+    b = rows.get("EndToEnd/min_time:2.000")
+    if b is None:
+        b = next((v for k, v in rows.items() if k.startswith("EndToEnd")), None)
+    if b:
+        out.append("\n## End to end\n")
+        out.append(f"Generate and check one default case on all five paths (one thread): "
+                   f"**{b['cases_per_sec']:.0f} cases/s** ({b['real_time']:.0f} us per case).")
+    return "\n".join(out) + "\n"
+
+
+def detection(path, commit, machine, seeds):
+    lines = [l for l in open(path).read().splitlines() if l.startswith("{")]
+    data = json.loads(lines[-1])
+    out = [header("Cases to detection", f"flatcheck detect --seeds {seeds} --jobs 2 --json", commit, machine)]
+    out.append(f"For every fault, {seeds} campaigns (seeds 1..{seeds}, budget {data['budget']} cases "
+               "each) run until the first failing case. Cases-to-detection is deterministic for a "
+               "seed. Goals: every fault median <= 2000, the two seed faults <= 200, median "
+               "minimized repro <= 10 nodes.\n")
+    out.append("| fault | stage | detected | median cases | max cases | median repro (nodes) | signature names the stage |")
+    out.append("|---|---|---|---|---|---|---|")
+    for f in data["faults"]:
+        out.append(f"| `{f['fault']}` | {f['stage']} | {f['detected']}/{f['seeds']} | {f['median_cases']} | "
+                   f"{f['max_cases']} | {f['median_repro_nodes']} | {f['stage_matches']}/{f['detected']} |")
+    return "\n".join(out) + "\n"
+
+
+if __name__ == "__main__":
+    kind = sys.argv[1]
+    if kind == "stages":
+        print(stages(*sys.argv[2:5]), end="")
+    else:
+        print(detection(*sys.argv[2:6]), end="")

@@ -1,0 +1,241 @@
+// The malformed-input suite: for each file kind the loader reads (modules, programs with
+// engines, cases), at least 50 broken documents, each made from a valid one by one targeted
+// change. Every one must be rejected by `flatcheck validate` with exit code 2, a message that
+// starts with the JSON path of the change, no crash and bounded memory.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iostream>
+
+#include "core/serialize/serialize.h"
+#include "generators/case.h"
+
+namespace flatcheck {
+namespace {
+
+struct Broken {
+  std::string what;
+  std::string text;
+  std::string path;  // the message must start with this JSON path
+};
+
+std::string read(const std::string& p) { return read_file(std::string(FLATCHECK_SOURCE_DIR) + "/" + p); }
+
+std::string dump(const Json& j) { return j.dump(1); }
+
+// Every graph's node list in a document, with its JSON pointer.
+void find_node_lists(const Json& j, const std::string& path, std::vector<std::string>& out) {
+  if (j.is_object()) {
+    for (const auto& [k, v] : j.items()) {
+      std::string p = path + "/" + k;
+      if (k == "nodes" && v.is_array()) out.push_back(p);
+      else if (k != "blob") find_node_lists(v, p, out);
+    }
+  }
+}
+
+// Tensors (objects with dtype) and their pointers.
+void find_tensors(const Json& j, const std::string& path, std::vector<std::string>& out) {
+  if (j.is_object()) {
+    if (j.contains("dtype")) {
+      out.push_back(path);
+      return;
+    }
+    for (const auto& [k, v] : j.items()) find_tensors(v, path + "/" + k, out);
+  } else if (j.is_array()) {
+    for (size_t i = 0; i < j.size(); ++i) find_tensors(j[i], path + "/" + std::to_string(i), out);
+  }
+}
+
+// Changes shared by every kind: one per node field, one per argument, four per tensor.
+std::vector<Broken> graph_and_tensor_changes(const Json& doc) {
+  std::vector<Broken> out;
+  auto change = [&](const std::string& what, const std::string& ptr, const Json& value, const std::string& path) {
+    Json d = doc;
+    d[Json::json_pointer(ptr)] = value;
+    out.push_back({what + " at " + ptr, dump(d), path});
+  };
+  std::vector<std::string> lists;
+  find_node_lists(doc, "", lists);
+  for (const auto& list : lists) {
+    const Json& nodes = doc[Json::json_pointer(list)];
+    for (size_t i = 0; i < nodes.size(); ++i) {
+      std::string n = list + "/" + std::to_string(i);
+      change("unknown node op", n + "/op", "jump", n + "/op");
+      change("illegal name", n + "/name", "9 lives", n + "/name");
+      if (nodes[i]["op"] == "call_function") change("unknown function", n + "/target", "frobnicate", n + "/target");
+      if (nodes[i].contains("args"))
+        for (size_t a = 0; a < nodes[i]["args"].size(); ++a) {
+          std::string ap = n + "/args/" + std::to_string(a);
+          if (nodes[i]["args"][a].is_string()) change("dangling reference", ap, "no_such_node", ap);
+          else change("unsupported argument", ap, Json{{"x", 1}}, ap);
+        }
+      if (nodes[i]["op"] == "placeholder") change("negative dimension", n + "/val", Json{{"kind", "tensor"}, {"shape", {-2}}}, n + "/val/shape/0");
+    }
+  }
+  std::vector<std::string> tensors;
+  find_tensors(doc, "", tensors);
+  for (const auto& t : tensors) {
+    change("unsupported dtype", t + "/dtype", "int8", t + "/dtype");
+    change("bad base64", t + "/data", "!!!!", t + "/data");
+    change("shape bomb", t + "/shape", Json::array({1 << 20, 1 << 20}), t + "/shape");
+    change("short data", t + "/data", "AACAPw==", t + "/data");
+  }
+  change("wrong format", "/format", "flatcheck-other", "/format");
+  change("future version", "/version", 99, "/version");
+  return out;
+}
+
+std::vector<Broken> generic_documents(const std::string& valid) {
+  std::vector<Broken> out;
+  for (size_t cut : {size_t{1}, size_t{17}, valid.size() / 3, valid.size() / 2, valid.size() - 3})
+    out.push_back({"truncated at " + std::to_string(cut), valid.substr(0, cut), "/"});
+  out.push_back({"not an object", "[1, 2, 3]", "/"});
+  out.push_back({"empty", "", "/"});
+  out.push_back({"deep nesting", std::string(5000, '[') + std::string(5000, ']'), "/"});
+  return out;
+}
+
+// Engine blobs: re-encoded with a valid checksum after the change, so the engine's own
+// validation is what rejects them.
+std::vector<Broken> engine_changes(const Json& doc) {
+  std::vector<Broken> out;
+  const std::string engines = "/module/engines";
+  for (const auto& item : doc[Json::json_pointer(engines)].items()) {
+    const std::string name = item.key();
+    const Json& e = item.value();
+    std::string base = engines + "/" + name;
+    std::string blob_text = base64_decode(e["blob"].get<std::string>(), base);
+    Json engine = Json::parse(blob_text);
+    auto with_engine = [&](const std::string& what, const std::function<void(Json&)>& f, const std::string& path) {
+      Json eng = engine;
+      f(eng);
+      std::string text = dump_canonical(eng);
+      char sum[32];
+      std::snprintf(sum, sizeof sum, "%016llx", static_cast<unsigned long long>(fnv1a64(text)));
+      Json d = doc;
+      d[Json::json_pointer(base)] = Json{{"blob", base64_encode(text)}, {"checksum", sum}};
+      out.push_back({what + " in " + name, dump(d), path});
+    };
+    Json d = doc;
+    d[Json::json_pointer(base + "/checksum")] = "0123456789abcdef";
+    out.push_back({"checksum mismatch in " + name, dump(d), base + "/checksum"});
+    Json d2 = doc;
+    d2[Json::json_pointer(base + "/blob")] = "@@@@";
+    out.push_back({"bad blob base64 in " + name, dump(d2), base + "/blob"});
+    std::string b = base + "/blob";
+    for (size_t k = 0; k < engine["ops"].size(); ++k) {
+      std::string op = b + "/ops/" + std::to_string(k);
+      with_engine("out-of-range input slot", [&](Json& x) { x["ops"][k]["in"][0] = 999; }, op + "/in/0");
+      with_engine("unknown engine op", [&](Json& x) { x["ops"][k]["op"] = "warp"; }, op + "/op");
+      with_engine("engine op that is not allowed", [&](Json& x) { x["ops"][k]["op"] = "copy_"; }, op);
+    }
+    with_engine("overlapping live slots", [&](Json& x) {
+      for (auto& s : x["slots"]) s["offset"] = 0;
+    }, b + "/slots/");
+    with_engine("slot outside the arena", [&](Json& x) { x["arena"] = 1; }, b + "/slots/");
+    with_engine("read before write", [&](Json& x) { x["ops"][0]["in"][0] = x["ops"].back()["out"][0]; }, b + "/ops/0/in/0");
+    with_engine("engine version", [&](Json& x) { x["version"] = 7; }, b + "/version");
+  }
+  return out;
+}
+
+struct Result {
+  int code;
+  std::string out;
+};
+
+Result validate(const std::string& file) {
+  std::string cmd = std::string(FLATCHECK_BIN) + " validate " + file + " 2>&1";
+#ifndef FLATCHECK_SANITIZED
+  cmd = "ulimit -v 2000000; " + cmd;  // bounded memory: 2 GB of address space
+#endif
+  FILE* p = popen(cmd.c_str(), "r");
+  Result r{-1, ""};
+  char buf[4096];
+  size_t n;
+  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
+  int status = pclose(p);
+  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return r;
+}
+
+void expect_all_rejected(const std::string& kind, const std::vector<Broken>& docs) {
+  EXPECT_GE(docs.size(), 50u) << kind;
+  std::cout << kind << ": " << docs.size() << " malformed documents\n";
+  auto dir = std::filesystem::temp_directory_path() / ("flatcheck-malformed-" + kind);
+  std::filesystem::create_directories(dir);
+  int i = 0;
+  for (const auto& d : docs) {
+    std::string file = (dir / (std::to_string(i++) + ".json")).string();
+    std::ofstream(file, std::ios::binary) << d.text;
+    Result r = validate(file);
+    EXPECT_EQ(r.code, 2) << kind << ": " << d.what << "\n" << r.out;
+    std::string prefix = "flatcheck: error: " + file + ": " + d.path;
+    EXPECT_EQ(r.out.rfind(prefix, 0), 0u) << kind << ": " << d.what << ": expected a message starting with\n  "
+                                          << prefix << "\ngot\n  " << r.out;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(MalformedTest, ValidDocumentsAreAccepted) {
+  for (const char* f : {"corpus/fuzz-seeds/loader/module-quickstart.json",
+                        "corpus/fuzz-seeds/loader/program-graph-break-flattened.json",
+                        "corpus/regression/seed-quickstart.json"})
+    EXPECT_EQ(validate(std::string(FLATCHECK_SOURCE_DIR) + "/" + f).code, 0) << f;
+}
+
+TEST(MalformedTest, ModulesAreRejectedWithTheirPath) {
+  std::string valid = read("corpus/fuzz-seeds/loader/module-quickstart.json");
+  auto docs = graph_and_tensor_changes(Json::parse(valid));
+  for (auto& d : generic_documents(valid)) docs.push_back(d);
+  expect_all_rejected("module", docs);
+}
+
+TEST(MalformedTest, ProgramsWithEnginesAreRejectedWithTheirPath) {
+  std::string valid = read("corpus/fuzz-seeds/loader/program-graph-break-flattened.json");
+  Json doc = Json::parse(valid);
+  auto docs = graph_and_tensor_changes(doc);
+  for (auto& d : engine_changes(doc)) docs.push_back(d);
+  for (auto& d : generic_documents(valid)) docs.push_back(d);
+  auto change = [&](const std::string& ptr, const Json& v, const std::string& path) {
+    Json d = doc;
+    d[Json::json_pointer(ptr)] = v;
+    docs.push_back({"signature change at " + ptr, dump(d), path});
+  };
+  change("/signature/inputs/0/kind", "weights", "/signature/inputs/0/kind");
+  change("/signature/outputs/0/kind", "extra", "/signature/outputs/0/kind");
+  change("/signature/inputs/0/name", "y", "/");
+  change("/signature/outputs", Json::array(), "/");
+  expect_all_rejected("program", docs);
+}
+
+TEST(MalformedTest, CasesAreRejectedWithTheirPath) {
+  std::string valid = read("corpus/regression/seed-quickstart.json");
+  Json doc = Json::parse(valid);
+  auto docs = graph_and_tensor_changes(doc);
+  for (auto& d : generic_documents(valid)) docs.push_back(d);
+  auto change = [&](const std::string& ptr, const Json& v, const std::string& path) {
+    Json d = doc;
+    d[Json::json_pointer(ptr)] = v;
+    docs.push_back({"case change at " + ptr, dump(d), path});
+  };
+  change("/inputs/0/shape", Json::array({3, 3}), "/inputs/0");
+  change("/inputs", Json::array(), "/inputs");
+  change("/config/min_block_size", -1, "/config/min_block_size");
+  change("/config/calls", 100, "/config/calls");
+  change("/config/fallback_ops/0", "teleport", "/config/fallback_ops/0");
+  change("/config/nan", "maybe", "/config/nan");
+  change("/config/colour", "red", "/config/colour");
+  change("/seed", -4, "/seed");
+  change("/expect", 3, "/expect");
+  expect_all_rejected("case", docs);
+}
+
+}  // namespace
+}  // namespace flatcheck
