@@ -98,12 +98,23 @@ class Builder {
     return std::string(natural);
   }
 
-  const Val& pick(const std::vector<Val>& pool) { return pool[src_.below(pool.size())]; }
+  // Operands come from the most recent kWindow values: generation stays linear in the graph
+  // size, and chains stay local, as in real models.
+  static constexpr size_t kWindow = 32;
+  static size_t window_start(const std::vector<Val>& pool) {
+    return pool.size() > kWindow ? pool.size() - kWindow : 0;
+  }
+
+  const Val& pick(const std::vector<Val>& pool) {
+    size_t start = window_start(pool);
+    return pool[start + src_.below(pool.size() - start)];
+  }
 
   // A pool value whose shape broadcasts with `s` (exact matches first), or nullptr.
   const Val* pick_compatible(const std::vector<Val>& pool, const Shape& s) {
     std::vector<const Val*> exact, bcast;
-    for (const auto& v : pool) {
+    for (size_t i = window_start(pool); i < pool.size(); ++i) {
+      const Val& v = pool[i];
       if (v.shape == s)
         exact.push_back(&v);
       else {
@@ -176,8 +187,8 @@ class Builder {
         if (a.shape.size() != 2) return false;
         int64_t k = a.shape[1];
         std::vector<const Val*> rhs;
-        for (const auto& v : pool)
-          if (v.shape.size() == 2 && v.shape[0] == k) rhs.push_back(&v);
+        for (size_t i = window_start(pool); i < pool.size(); ++i)
+          if (pool[i].shape.size() == 2 && pool[i].shape[0] == k) rhs.push_back(&pool[i]);
         Node* b;
         Shape out;
         if (!rhs.empty() && src_.chance(1, 2)) {
@@ -216,8 +227,8 @@ class Builder {
         int64_t d = src_.range(0, static_cast<int64_t>(a.shape.size()) - 1);
         std::vector<Arg> args{a.node};
         Shape s = a.shape;
-        for (const auto& v : pool)
-          if (v.shape == a.shape && args.size() < 3 && src_.chance(1, 2)) {
+        for (size_t i = window_start(pool); i < pool.size(); ++i)
+          if (const Val& v = pool[i]; v.shape == a.shape && args.size() < 3 && src_.chance(1, 2)) {
             args.emplace_back(v.node);
             s[d] += v.shape[d];
           }
@@ -299,8 +310,8 @@ class Builder {
       } else if (kind == 2) {
         const Val& a = pick(pool);
         const Val* b = nullptr;
-        for (const auto& v : pool)
-          if (v.shape == a.shape && v.node != a.node && src_.chance(1, 2)) b = &v;
+        for (size_t i = window_start(pool); i < pool.size(); ++i)
+          if (pool[i].shape == a.shape && pool[i].node != a.node && src_.chance(1, 2)) b = &pool[i];
         Node* other = b ? b->node : g.call_function(OpCode::kNeg, {a.node}, hint("neg"));
         bool swap = src_.chance(1, 2);
         Node* br = g.call_function(OpCode::kBranch,
@@ -366,8 +377,8 @@ class Builder {
     std::vector<Arg> args;
     for (const auto& s : child->inputs) {
       std::vector<const Val*> fit;
-      for (const auto& v : pool)
-        if (v.shape == s) fit.push_back(&v);
+      for (size_t i = window_start(pool); i < pool.size(); ++i)
+        if (pool[i].shape == s) fit.push_back(&pool[i]);
       if (fit.empty()) return;  // no value of that shape here: no call
       args.emplace_back(fit[src_.below(fit.size())]->node);
     }

@@ -254,6 +254,39 @@ std::vector<Node*> Graph::users(const Node* x) const {
   return out;
 }
 
+UsersIndex::UsersIndex(const Graph& g) {
+  for (Node* n = g.first(); n; n = n->next)
+    for (Node* in : n->input_nodes()) {
+      auto& v = users_[in];
+      if (v.empty() || v.back() != n) v.push_back(n);
+    }
+}
+
+void UsersIndex::add(Node* n) {
+  for (Node* in : n->input_nodes()) {
+    auto& v = users_[in];
+    if (v.empty() || v.back() != n) v.push_back(n);
+  }
+}
+
+const std::vector<Node*>& UsersIndex::users(const Node* n) const {
+  auto it = users_.find(n);
+  return it == users_.end() ? none_ : it->second;
+}
+
+void UsersIndex::replace_uses(Node* from, Node* to) {
+  auto it = users_.find(from);
+  if (it == users_.end()) return;
+  std::vector<Node*> moved = std::move(it->second);
+  users_.erase(it);
+  auto& dst = users_[to];
+  for (Node* u : moved) {
+    for (auto& a : u->args)
+      if (auto p = std::get_if<Node*>(&a); p && *p == from) *p = to;
+    dst.push_back(u);
+  }
+}
+
 std::vector<Node*> Graph::nodes() const {
   std::vector<Node*> out;
   out.reserve(live_);

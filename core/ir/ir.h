@@ -152,6 +152,23 @@ class Graph {
 
 std::ostream& operator<<(std::ostream& os, const Graph& g);
 
+// Users of every node, computed once, for passes that rewire many nodes: replacing uses
+// through the index costs the number of users, not a walk over the graph.
+class UsersIndex {
+ public:
+  explicit UsersIndex(const Graph& g);
+  // Users of `n`, in graph order as of construction (plus nodes added by replace_uses).
+  const std::vector<Node*>& users(const Node* n) const;
+  // Points every use of `from` at `to` and records those users as users of `to`.
+  void replace_uses(Node* from, Node* to);
+  // Records a node created after construction as a user of its inputs.
+  void add(Node* n);
+
+ private:
+  std::unordered_map<const Node*, std::vector<Node*>> users_;
+  std::vector<Node*> none_;
+};
+
 struct Module {
   std::string type = "Module";  // the class name shown in nn_module_stack ("M", "N")
   Graph graph;

@@ -31,6 +31,7 @@ std::vector<Node*> calls_to(const Graph& g, std::string_view prefix) {
 
 void inline_engines(Program& p) {
   Graph& g = p.root->graph;
+  UsersIndex index(g);
   for (Node* call : calls_to(g, "_run_on_acc_")) {
     Module* child = p.root->submodule(call->target);
     FLATCHECK_INPUT(child, "flatten: child '" << call->target << "' missing");
@@ -43,14 +44,15 @@ void inline_engines(Program& p) {
     std::vector<Arg> args = engine_call_args(*engine, call->args);
     args.emplace_back(e);
     Node* exe = g.call_function(OpCode::kExecuteEngine, std::move(args));
+    index.add(exe);
     exe->meta.nn_module_stack = call->meta.nn_module_stack;
     if (engine->outputs.size() == 1) {
       Node* gi = g.call_function(OpCode::kGetitem, {exe, int64_t{0}});
       gi->meta.val = call->meta.val;
-      g.replace_all_uses(call, gi);
+      index.replace_uses(call, gi);
     } else {
       int64_t k = 0;
-      for (Node* u : g.users(call)) {
+      for (Node* u : std::vector<Node*>(index.users(call))) {
         FLATCHECK_INPUT(u->op == NodeOp::kCallFunction && u->fn == OpCode::kGetitem,
                         "flatten: multi-output call %" << call->name << " read by %" << u->name);
         u->args[0] = exe;
@@ -65,6 +67,7 @@ void inline_engines(Program& p) {
 
 void inline_fallbacks(Program& p) {
   Graph& g = p.root->graph;
+  UsersIndex index(g);
   for (Node* call : calls_to(g, "_run_on_gpu_")) {
     Module* child = p.root->submodule(call->target);
     FLATCHECK_INPUT(child, "flatten: child '" << call->target << "' missing");
@@ -96,19 +99,20 @@ void inline_fallbacks(Program& p) {
                         "flatten: fallback node %" << n->name << " is not a call_function");
         Node* c = g.call_function(n->fn, std::move(args), n->name);
         c->meta = n->meta;
+        index.add(c);
         env[n] = c;
       }
     }
     if (results.size() == 1) {
-      g.replace_all_uses(call, std::get<Node*>(results[0]));
+      index.replace_uses(call, std::get<Node*>(results[0]));
     } else {
-      for (Node* u : g.users(call)) {
+      for (Node* u : std::vector<Node*>(index.users(call))) {
         FLATCHECK_INPUT(u->op == NodeOp::kCallFunction && u->fn == OpCode::kGetitem,
                         "flatten: multi-output call %" << call->name << " read by %" << u->name);
         int64_t idx = std::get<int64_t>(u->args[1]);
         FLATCHECK_INPUT(idx >= 0 && idx < static_cast<int64_t>(results.size()),
                         "flatten: getitem %" << u->name << " index out of range");
-        g.replace_all_uses(u, std::get<Node*>(results[static_cast<size_t>(idx)]));
+        index.replace_uses(u, std::get<Node*>(results[static_cast<size_t>(idx)]));
         g.erase(u);
       }
     }

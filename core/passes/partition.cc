@@ -123,8 +123,11 @@ Program partition(const Program& exported, const PartitionOptions& opts) {
   }
 
   // Uses of each source node outside its own run decide a run's outputs.
+  std::unordered_map<const Node*, std::vector<Node*>> users;  // one pass, not one per node
+  for (Node* n = src.first(); n; n = n->next)
+    for (Node* in : n->input_nodes()) users[in].push_back(n);
   auto uses = [&](const Node* v, int r) {
-    for (Node* u : src.users(v))
+    for (Node* u : users[v])
       if (!run_of.count(u) || run_of.at(u) != r) return true;
     return false;
   };

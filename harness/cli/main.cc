@@ -708,8 +708,10 @@ int cmd_example(int argc, char** argv) {
 int cmd_validate(int argc, char** argv) {
   Args a(argc, argv, 2, {}, {"--help"});
   if (a.flag("--help") || a.positional().empty()) {
-    std::cout << "flatcheck validate FILE...: load each case, module or program file with full validation.\n"
-                 "  exit 0 when all are valid, 2 at the first invalid one (the message names the JSON path).\n";
+    std::cout << "flatcheck validate FILE...: load each case, module or program file with full "
+                 "validation.\n"
+                 "  exit 0 when all are valid, 2 at the first invalid one (the message names the "
+                 "JSON path).\n";
     return a.flag("--help") ? 0 : 2;
   }
   for (const auto& path : a.positional()) {
@@ -717,11 +719,18 @@ int cmd_validate(int argc, char** argv) {
     std::string kind;
     try {
       Json head = parse_json(text, LoadLimits{});
-      kind = head.is_object() && head.contains("format") && head["format"].is_string() ? head["format"].get<std::string>() : "";
-      if (kind == "flatcheck-case") load_case(text);
-      else if (kind == "flatcheck-module") load_module(text);
-      else if (kind == "flatcheck-program") load_program(text);
-      else throw InputError("/format: expected \"flatcheck-case\", \"flatcheck-module\" or \"flatcheck-program\"");
+      kind = head.is_object() && head.contains("format") && head["format"].is_string()
+                 ? head["format"].get<std::string>()
+                 : "";
+      if (kind == "flatcheck-case")
+        load_case(text);
+      else if (kind == "flatcheck-module")
+        load_module(text);
+      else if (kind == "flatcheck-program")
+        load_program(text);
+      else
+        throw InputError(
+            "/format: expected \"flatcheck-case\", \"flatcheck-module\" or \"flatcheck-program\"");
     } catch (const InputError& e) {
       throw InputError(path + ": " + e.what());
     }

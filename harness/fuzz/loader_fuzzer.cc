@@ -38,7 +38,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
       Program p = load_program(text, fuzz_limits());
       std::vector<Tensor> in;
       for (const auto& s : p.sig.inputs)
-        if (s.kind == InputSpec::kUserInput) in.push_back(Tensor::zeros(p.root->graph.find(s.name)->meta.val->shape));
+        if (s.kind == InputSpec::kUserInput)
+          in.push_back(Tensor::zeros(p.root->graph.find(s.name)->meta.val->shape));
       run_program(p, in);
       std::string again = save_program(p);
       (void)again;

@@ -24,17 +24,23 @@ struct Broken {
   std::string path;  // the message must start with this JSON path
 };
 
-std::string read(const std::string& p) { return read_file(std::string(FLATCHECK_SOURCE_DIR) + "/" + p); }
+std::string read(const std::string& p) {
+  return read_file(std::string(FLATCHECK_SOURCE_DIR) + "/" + p);
+}
 
-std::string dump(const Json& j) { return j.dump(1); }
+std::string dump(const Json& j) {
+  return j.dump(1);
+}
 
 // Every graph's node list in a document, with its JSON pointer.
 void find_node_lists(const Json& j, const std::string& path, std::vector<std::string>& out) {
   if (j.is_object()) {
     for (const auto& [k, v] : j.items()) {
       std::string p = path + "/" + k;
-      if (k == "nodes" && v.is_array()) out.push_back(p);
-      else if (k != "blob") find_node_lists(v, p, out);
+      if (k == "nodes" && v.is_array())
+        out.push_back(p);
+      else if (k != "blob")
+        find_node_lists(v, p, out);
     }
   }
 }
@@ -55,7 +61,8 @@ void find_tensors(const Json& j, const std::string& path, std::vector<std::strin
 // Changes shared by every kind: one per node field, one per argument, four per tensor.
 std::vector<Broken> graph_and_tensor_changes(const Json& doc) {
   std::vector<Broken> out;
-  auto change = [&](const std::string& what, const std::string& ptr, const Json& value, const std::string& path) {
+  auto change = [&](const std::string& what, const std::string& ptr, const Json& value,
+                    const std::string& path) {
     Json d = doc;
     d[Json::json_pointer(ptr)] = value;
     out.push_back({what + " at " + ptr, dump(d), path});
@@ -68,14 +75,19 @@ std::vector<Broken> graph_and_tensor_changes(const Json& doc) {
       std::string n = list + "/" + std::to_string(i);
       change("unknown node op", n + "/op", "jump", n + "/op");
       change("illegal name", n + "/name", "9 lives", n + "/name");
-      if (nodes[i]["op"] == "call_function") change("unknown function", n + "/target", "frobnicate", n + "/target");
+      if (nodes[i]["op"] == "call_function")
+        change("unknown function", n + "/target", "frobnicate", n + "/target");
       if (nodes[i].contains("args"))
         for (size_t a = 0; a < nodes[i]["args"].size(); ++a) {
           std::string ap = n + "/args/" + std::to_string(a);
-          if (nodes[i]["args"][a].is_string()) change("dangling reference", ap, "no_such_node", ap);
-          else change("unsupported argument", ap, Json{{"x", 1}}, ap);
+          if (nodes[i]["args"][a].is_string())
+            change("dangling reference", ap, "no_such_node", ap);
+          else
+            change("unsupported argument", ap, Json{{"x", 1}}, ap);
         }
-      if (nodes[i]["op"] == "placeholder") change("negative dimension", n + "/val", Json{{"kind", "tensor"}, {"shape", {-2}}}, n + "/val/shape/0");
+      if (nodes[i]["op"] == "placeholder")
+        change("negative dimension", n + "/val", Json{{"kind", "tensor"}, {"shape", {-2}}},
+               n + "/val/shape/0");
     }
   }
   std::vector<std::string> tensors;
@@ -112,7 +124,8 @@ std::vector<Broken> engine_changes(const Json& doc) {
     std::string base = engines + "/" + name;
     std::string blob_text = base64_decode(e["blob"].get<std::string>(), base);
     Json engine = Json::parse(blob_text);
-    auto with_engine = [&](const std::string& what, const std::function<void(Json&)>& f, const std::string& path) {
+    auto with_engine = [&](const std::string& what, const std::function<void(Json&)>& f,
+                           const std::string& path) {
       Json eng = engine;
       f(eng);
       std::string text = dump_canonical(eng);
@@ -131,16 +144,26 @@ std::vector<Broken> engine_changes(const Json& doc) {
     std::string b = base + "/blob";
     for (size_t k = 0; k < engine["ops"].size(); ++k) {
       std::string op = b + "/ops/" + std::to_string(k);
-      with_engine("out-of-range input slot", [&](Json& x) { x["ops"][k]["in"][0] = 999; }, op + "/in/0");
-      with_engine("unknown engine op", [&](Json& x) { x["ops"][k]["op"] = "warp"; }, op + "/op");
-      with_engine("engine op that is not allowed", [&](Json& x) { x["ops"][k]["op"] = "copy_"; }, op);
+      with_engine(
+          "out-of-range input slot", [&](Json& x) { x["ops"][k]["in"][0] = 999; }, op + "/in/0");
+      with_engine(
+          "unknown engine op", [&](Json& x) { x["ops"][k]["op"] = "warp"; }, op + "/op");
+      with_engine(
+          "engine op that is not allowed", [&](Json& x) { x["ops"][k]["op"] = "copy_"; }, op);
     }
-    with_engine("overlapping live slots", [&](Json& x) {
-      for (auto& s : x["slots"]) s["offset"] = 0;
-    }, b + "/slots/");
-    with_engine("slot outside the arena", [&](Json& x) { x["arena"] = 1; }, b + "/slots/");
-    with_engine("read before write", [&](Json& x) { x["ops"][0]["in"][0] = x["ops"].back()["out"][0]; }, b + "/ops/0/in/0");
-    with_engine("engine version", [&](Json& x) { x["version"] = 7; }, b + "/version");
+    with_engine(
+        "overlapping live slots",
+        [&](Json& x) {
+          for (auto& s : x["slots"]) s["offset"] = 0;
+        },
+        b + "/slots/");
+    with_engine(
+        "slot outside the arena", [&](Json& x) { x["arena"] = 1; }, b + "/slots/");
+    with_engine(
+        "read before write", [&](Json& x) { x["ops"][0]["in"][0] = x["ops"].back()["out"][0]; },
+        b + "/ops/0/in/0");
+    with_engine(
+        "engine version", [&](Json& x) { x["version"] = 7; }, b + "/version");
   }
   return out;
 }
@@ -177,8 +200,9 @@ void expect_all_rejected(const std::string& kind, const std::vector<Broken>& doc
     Result r = validate(file);
     EXPECT_EQ(r.code, 2) << kind << ": " << d.what << "\n" << r.out;
     std::string prefix = "flatcheck: error: " + file + ": " + d.path;
-    EXPECT_EQ(r.out.rfind(prefix, 0), 0u) << kind << ": " << d.what << ": expected a message starting with\n  "
-                                          << prefix << "\ngot\n  " << r.out;
+    EXPECT_EQ(r.out.rfind(prefix, 0), 0u)
+        << kind << ": " << d.what << ": expected a message starting with\n  " << prefix
+        << "\ngot\n  " << r.out;
   }
   std::filesystem::remove_all(dir);
 }
