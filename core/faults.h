@@ -14,10 +14,14 @@ namespace flatcheck {
 
 enum class Fault {
   kNone,
-#define X(e, name, stage, doc) e,
+#define X(e, name, stage, doc, kind) e,
 #include "core/faults.def"
 #undef X
 };
+
+// What an injected fault does to the process: wrong results (reported by the oracle), a
+// crash, or a hang. Crashes and hangs are only safe in isolated campaigns.
+enum class FaultKind { kWrongResult, kCrash, kHang };
 
 // Static description of one fault.
 struct FaultInfo {
@@ -25,6 +29,7 @@ struct FaultInfo {
   std::string_view name;   // CLI name, e.g. "inline-by-name"
   std::string_view stage;  // stage whose output first shows the fault, e.g. "flattened"
   std::string_view doc;    // one line: what it models
+  FaultKind kind = FaultKind::kWrongResult;
 };
 
 // All faults, in declaration order (kNone excluded).

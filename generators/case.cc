@@ -14,7 +14,7 @@ Case clone_case(const Case& c) {
   return d;
 }
 
-std::string save_case(const Case& c) {
+std::string save_case(const Case& c, bool compact) {
   ScopedFaultSuppression no_faults;
   Json inputs = Json::array();
   for (const auto& t : c.inputs) inputs.push_back(tensor_to_json(t));
@@ -33,7 +33,7 @@ std::string save_case(const Case& c) {
         Json{{"property", c.expect->property}, {"stage", c.expect->stage}, {"op", c.expect->op}};
   if (!c.note.empty()) j["note"] = c.note;
   if (c.seed) j["seed"] = *c.seed;
-  return dump_canonical(j);
+  return compact ? j.dump() + "\n" : dump_canonical(j);
 }
 
 namespace {

@@ -1,15 +1,26 @@
+// Campaigns. Case slot k of a shard maps to case index shard_index + k * shard_count, whose
+// seed is mix(seed, index): results never depend on the number of jobs. Workers are threads;
+// with isolation each thread runs batches of cases in a forked child that reports over a pipe,
+// so a crash or hang inside the system under test costs one case, not the campaign.
 #include "harness/campaign.h"
 
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
+#include <set>
 #include <thread>
 
 #include "core/ir/check.h"
+#include "harness/isolate.h"
 #include "harness/minimize.h"
 
 namespace flatcheck {
@@ -18,7 +29,7 @@ void write_file_atomic(const std::string& path, const std::string& text) {
   namespace fs = std::filesystem;
   fs::path p(path);
   if (p.has_parent_path()) fs::create_directories(p.parent_path());
-  std::string tmp = path + ".tmp";
+  std::string tmp = path + ".tmp" + std::to_string(getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
     if (!out) throw InputError(path + ": cannot write file");
@@ -43,6 +54,8 @@ void add_coverage(Coverage& a, const Coverage& b) {
 
 namespace {
 
+using Clock = std::chrono::steady_clock;
+
 std::string slug(const Failure& f, uint64_t seed) {
   std::string s = f.property + "-" + f.stage + "-" + (f.op == "-" ? "none" : f.op);
   for (char& c : s)
@@ -52,105 +65,326 @@ std::string slug(const Failure& f, uint64_t seed) {
   return s + hex + ".json";
 }
 
+std::string state_path(const std::string& dir) { return dir + "/campaign.state"; }
+
+bool write_all(int fd, const std::string& s) {
+  const char* p = s.data();
+  size_t left = s.size();
+  while (left > 0) {
+    ssize_t w = write(fd, p, left);
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) return false;
+    p += w;
+    left -= static_cast<size_t>(w);
+  }
+  return true;
+}
+
+class Campaign {
+ public:
+  explicit Campaign(const CampaignOptions& o) : o_(o) {}
+
+  CampaignResult run() {
+    t0_ = Clock::now();
+    if (o_.resume) load_state();
+    next_.store(res_.first_index);
+    int jobs = std::max(1, o_.jobs);
+    std::vector<std::thread> threads;
+    for (int j = 0; j < jobs; ++j) threads.emplace_back([this, j] { worker(j); });
+    if (o_.progress) {
+      while (finished_.load() < jobs) {
+        std::this_thread::sleep_for(std::chrono::milliseconds(200));
+        o_.progress(done_.load(), failing_.load(), elapsed());
+      }
+    }
+    for (auto& t : threads) t.join();
+    res_.cases = done_.load();
+    res_.failing_cases = failing_.load();
+    res_.seconds = elapsed();
+    minimize_findings();
+    if (!o_.out_dir.empty()) save_state();
+    return res_;
+  }
+
+ private:
+  double elapsed() const { return std::chrono::duration<double>(Clock::now() - t0_).count(); }
+  bool stopping() const {
+    return stop_.load() || (o_.interrupt && o_.interrupt->load()) || (o_.time_s > 0 && elapsed() >= o_.time_s);
+  }
+  int64_t index_of(int64_t k) const { return static_cast<int64_t>(o_.shard_index) + k * o_.shard_count; }
+  int64_t end_slot() const { return o_.time_s > 0 ? INT64_MAX : res_.first_index + o_.cases; }
+
+  // Claims up to n case slots; returns [begin, end).
+  std::pair<int64_t, int64_t> claim(int64_t n) {
+    if (stopping()) return {0, 0};
+    int64_t b = next_.fetch_add(n);
+    int64_t e = std::min(b + n, end_slot());
+    if (b >= e) return {0, 0};
+    return {b, e};
+  }
+
+  void record(int64_t k, const OracleResult& r, Coverage& local, const std::string* inflight) {
+    add_coverage(local, r.coverage);
+    done_.fetch_add(1);
+    if (!r.failure) return;
+    failing_.fetch_add(1);
+    int64_t index = index_of(k);
+    uint64_t seed = case_seed(o_.seed, index);
+    std::string sig = r.failure->signature();
+    std::lock_guard<std::mutex> lock(mu_);
+    if (known_.count(sig)) {
+      ++res_.known_skipped;
+      return;
+    }
+    auto it = first_.find(sig);
+    if (it != first_.end() && it->second.first <= index) return;
+    if (it != first_.end() && !o_.out_dir.empty())  // an earlier case of this signature: it wins
+      std::filesystem::remove(o_.out_dir + "/" + slug(*r.failure, case_seed(o_.seed, it->second.first)));
+    first_[sig] = {index, *r.failure};
+    if (o_.stop_at_first) stop_.store(true);
+    if (o_.out_dir.empty()) return;
+    // Write the raw case at once, before anything else can go wrong. A case that crashed or
+    // hung is the in-flight file its worker wrote before running it.
+    std::string path = o_.out_dir + "/" + slug(*r.failure, seed);
+    Case c;
+    if (inflight && std::filesystem::exists(*inflight)) {
+      std::filesystem::rename(*inflight, path);
+      c = load_case_file(path);
+    } else {
+      c = generate_case_for_seed(seed, o_.gen);
+    }
+    c.expect = Expectation{r.failure->property, r.failure->stage, r.failure->op};
+    c.note = "unminimized: " + r.failure->message;
+    write_file_atomic(path, save_case(c));
+  }
+
+  void worker(int j) {
+    Coverage local;
+    if (o_.isolate) {
+      isolated_worker(j, local);
+    } else {
+      for (auto [b, e] = claim(1); b < e; std::tie(b, e) = claim(1)) {
+        Case c = generate_case_for_seed(case_seed(o_.seed, index_of(b)), o_.gen);
+        record(b, check_case(c, o_.oracle), local, nullptr);
+      }
+    }
+    std::lock_guard<std::mutex> lock(mu_);
+    add_coverage(res_.totals, local);
+    finished_.fetch_add(1);
+  }
+
+  // Each batch runs in a forked child: "S k" before a case, "R k <result>" after it. When the
+  // child dies or stalls, the case it started is the finding and the batch goes on after it.
+  void isolated_worker(int j, Coverage& local) {
+    std::string inflight = o_.out_dir.empty() ? "" : o_.out_dir + "/.inflight/w" + std::to_string(j) + ".case";
+    for (auto [b, e] = claim(o_.batch); b < e; std::tie(b, e) = claim(o_.batch)) {
+      int64_t pos = b;
+      while (pos < e) pos = run_child(pos, e, inflight, local);
+    }
+  }
+
+  int64_t run_child(int64_t from, int64_t to, const std::string& inflight, Coverage& local) {
+    StageSlot slot;
+    int fds[2];
+    if (pipe(fds) != 0) throw InputError("cannot create a pipe for a worker process");
+    pid_t pid = fork();
+    if (pid < 0) throw InputError("cannot fork a worker process");
+    if (pid == 0) {
+      close(fds[0]);
+      signal(SIGINT, SIG_IGN);  // the coordinator stops the campaign; a batch in flight ends normally
+      OracleOptions oo = o_.oracle;
+      oo.on_stage = [&slot](const char* s) { slot.set(s); };
+      // Coverage is summed here and sent once, at the end of the batch: a batch that crashes
+      // loses its coverage counts, never a finding.
+      OracleResult batch_cov;
+      int in_fd = -1;
+      if (!inflight.empty()) {
+        std::filesystem::create_directories(std::filesystem::path(inflight).parent_path());
+        in_fd = open(inflight.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+        if (in_fd < 0) _exit(4);
+      }
+      for (int64_t k = from; k < to; ++k) {
+        slot.clear();
+        Case c = generate_case_for_seed(case_seed(o_.seed, index_of(k)), o_.gen);
+        if (in_fd >= 0) {
+          // The case is complete on disk before it runs: one write, then the length.
+          std::string text = save_case(c, /*compact=*/true);
+          if (pwrite(in_fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()) ||
+              ftruncate(in_fd, static_cast<off_t>(text.size())) != 0)
+            _exit(4);
+        }
+        if (!write_all(fds[1], "S " + std::to_string(k) + "\n")) _exit(3);
+        OracleResult r = check_case(c, oo);
+        add_coverage(batch_cov.coverage, r.coverage);
+        r.coverage = Coverage{};
+        std::string msg = r.failure ? "R " + std::to_string(k) + " " + encode_result(r) : "P " + std::to_string(k);
+        if (!write_all(fds[1], msg + "\n")) _exit(3);
+      }
+      if (!write_all(fds[1], "C " + encode_result(batch_cov) + "\n")) _exit(3);
+      _exit(0);
+    }
+    close(fds[1]);
+    int64_t started = -1, resolved = from - 1;
+    auto case_start = Clock::now();
+    std::string buf;
+    bool timed_out = false;
+    while (true) {
+      double left = o_.timeout_s - std::chrono::duration<double>(Clock::now() - case_start).count();
+      if (started > resolved && left <= 0) {
+        timed_out = true;
+        break;
+      }
+      pollfd pfd{fds[0], POLLIN, 0};
+      int pr = poll(&pfd, 1, started > resolved ? std::max(1, static_cast<int>(left * 1000)) : 1000);
+      if (pr < 0 && errno == EINTR) continue;
+      if (pr == 0) continue;
+      char chunk[65536];
+      ssize_t n = read(fds[0], chunk, sizeof chunk);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) break;
+      buf.append(chunk, static_cast<size_t>(n));
+      size_t nl;
+      while ((nl = buf.find('\n')) != std::string::npos) {
+        std::string line = buf.substr(0, nl);
+        buf.erase(0, nl + 1);
+        if (line.rfind("S ", 0) == 0) {
+          started = std::stoll(line.substr(2));
+          case_start = Clock::now();
+        } else if (line.rfind("R ", 0) == 0) {
+          size_t sp = line.find(' ', 2);
+          int64_t k = std::stoll(line.substr(2, sp - 2));
+          record(k, decode_result(line.substr(sp + 1)), local, nullptr);
+          resolved = k;
+        } else if (line.rfind("P ", 0) == 0) {
+          int64_t k = std::stoll(line.substr(2));
+          record(k, OracleResult{}, local, nullptr);
+          resolved = k;
+        } else if (line.rfind("C ", 0) == 0) {
+          add_coverage(local, decode_result(line.substr(2)).coverage);
+        }
+      }
+    }
+    close(fds[0]);
+    if (timed_out) kill(pid, SIGKILL);
+    int status = 0;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    if (started > resolved) {
+      OracleResult r;
+      std::string stage = slot.get();
+      if (timed_out) {
+        r.failure = Failure{"timeout", stage, "-", "the case ran longer than " + fmt_seconds(o_.timeout_s), ""};
+      } else {
+        std::string sig = WIFSIGNALED(status) ? signal_name(WTERMSIG(status)) : "exit " + std::to_string(WEXITSTATUS(status));
+        r.failure = Failure{"crash", stage, sig, "the worker process died (" + sig + ") in stage " + stage, ""};
+      }
+      record(started, r, local, inflight.empty() ? nullptr : &inflight);
+      return started + 1;
+    }
+    if (resolved + 1 < to && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
+      throw InputError("a worker process failed outside any case (status " + std::to_string(status) + ")");
+    return to;
+  }
+
+  static std::string fmt_seconds(double s) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.3g s", s);
+    return buf;
+  }
+
+  void minimize_findings() {
+    std::vector<std::pair<int64_t, Failure>> order;
+    for (auto& [sig, v] : first_) order.push_back(v);
+    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    if (!order.empty()) res_.first_failing_case = order.front().first;
+    for (auto& [index, failure] : order) {
+      Finding f;
+      f.failure = failure;
+      f.case_index = index;
+      f.case_seed = case_seed(o_.seed, index);
+      Case c = generate_case_for_seed(f.case_seed, o_.gen);
+      f.original_nodes = case_size(c);
+      Case out = c;
+      if (o_.minimize) {
+        MinimizeOptions mo;
+        mo.oracle = o_.oracle;
+        if (o_.isolate) {
+          bool hang = failure.property == "timeout";
+          double t = hang ? std::min(o_.timeout_s, 2.0) : o_.timeout_s;
+          mo.check = [this, t](const Case& x) { return check_case_isolated(x, o_.oracle, t); };
+          if (hang) mo.max_checks = 30;  // each failing check costs the whole timeout
+        }
+        MinimizeResult m = minimize(c, failure, mo);
+        out = std::move(m.reduced);
+        f.failure = m.failure;
+        f.steps = m.log;
+      }
+      f.minimized_nodes = case_size(out);
+      if (!o_.out_dir.empty()) {
+        out.expect = Expectation{f.failure.property, f.failure.stage, f.failure.op};
+        out.note = "found by flatcheck fuzz --seed " + std::to_string(o_.seed) + " (case " + std::to_string(index) +
+                   ", " + std::to_string(f.original_nodes) + " nodes, minimized to " +
+                   std::to_string(f.minimized_nodes) + "): " + f.failure.message;
+        out.seed = f.case_seed;
+        f.path = o_.out_dir + "/" + slug(failure, f.case_seed);
+        write_file_atomic(f.path, save_case(out));
+      }
+      res_.findings.push_back(std::move(f));
+    }
+  }
+
+  // --resume: the seed, shard and next case slot come from the state file; signatures found by
+  // earlier runs (the state file and the `expect` of case files in the folder) are not reported
+  // again.
+  void load_state() {
+    if (o_.out_dir.empty()) throw InputError("--resume needs a folder");
+    std::string path = state_path(o_.out_dir);
+    Json s = parse_json(read_file(path), LoadLimits{});
+    auto get_int = [&](const char* k) {
+      if (!s.contains(k) || !s[k].is_number_integer()) throw InputError(path + ": /" + k + ": expected an integer");
+      return s[k].get<int64_t>();
+    };
+    o_.seed = s.contains("seed") && s["seed"].is_number_unsigned() ? s["seed"].get<uint64_t>() : static_cast<uint64_t>(get_int("seed"));
+    o_.shard_index = static_cast<int>(get_int("shard_index"));
+    o_.shard_count = static_cast<int>(get_int("shard_count"));
+    o_.gen.max_nodes = static_cast<int>(get_int("max_nodes"));
+    res_.first_index = get_int("next_slot");
+    if (s.contains("signatures") && s["signatures"].is_array())
+      for (const auto& x : s["signatures"])
+        if (x.is_string()) known_.insert(x.get<std::string>());
+    for (auto& e : std::filesystem::directory_iterator(o_.out_dir)) {
+      if (e.path().extension() != ".json") continue;
+      try {
+        Case c = load_case_file(e.path().string());
+        if (c.expect) known_.insert(c.expect->property + ":" + c.expect->stage + ":" + c.expect->op);
+      } catch (const InputError&) {
+      }
+    }
+  }
+
+  void save_state() {
+    std::set<std::string> sigs = known_;
+    for (const auto& [sig, _] : first_) sigs.insert(sig);
+    int64_t next = std::min(next_.load(), end_slot());
+    Json s{{"seed", o_.seed}, {"shard_index", o_.shard_index}, {"shard_count", o_.shard_count},
+           {"max_nodes", o_.gen.max_nodes}, {"next_slot", next},
+           {"signatures", std::vector<std::string>(sigs.begin(), sigs.end())}};
+    write_file_atomic(state_path(o_.out_dir), dump_canonical(s));
+  }
+
+  CampaignOptions o_;
+  CampaignResult res_;
+  Clock::time_point t0_;
+  std::atomic<int64_t> next_{0}, done_{0}, failing_{0};
+  std::atomic<bool> stop_{false};
+  std::atomic<int> finished_{0};
+  std::mutex mu_;
+  std::map<std::string, std::pair<int64_t, Failure>> first_;  // signature -> first case
+  std::set<std::string> known_;
+};
+
 }  // namespace
 
-CampaignResult run_campaign(const CampaignOptions& o) {
-  using Clock = std::chrono::steady_clock;
-  auto t0 = Clock::now();
-  std::atomic<int64_t> next{0}, done{0}, failing{0};
-  std::atomic<bool> stop{false};
-  std::atomic<int> finished{0};
-  std::mutex mu;
-  CampaignResult res;
-  std::map<std::string, std::pair<int64_t, Failure>> first;  // signature -> first case
-
-  auto out_of_time = [&] {
-    return o.time_s > 0 && std::chrono::duration<double>(Clock::now() - t0).count() >= o.time_s;
-  };
-  auto worker = [&] {
-    Coverage local;
-    while (!stop.load()) {
-      int64_t k = next.fetch_add(1);
-      if (o.time_s <= 0 && k >= o.cases) break;
-      if (out_of_time()) break;
-      int64_t index = static_cast<int64_t>(o.shard_index) + k * o.shard_count;
-      uint64_t seed = case_seed(o.seed, index);
-      Case c = generate_case_for_seed(seed, o.gen);
-      OracleResult r = check_case(c, o.oracle);
-      add_coverage(local, r.coverage);
-      if (r.failure) {
-        failing.fetch_add(1);
-        std::lock_guard<std::mutex> lock(mu);
-        auto sig = r.failure->signature();
-        auto it = first.find(sig);
-        if (it == first.end() || it->second.first > index) {
-          first[sig] = {index, *r.failure};
-          // Write the raw case at once, before anything else can go wrong.
-          if (!o.out_dir.empty()) {
-            c.expect = Expectation{r.failure->property, r.failure->stage, r.failure->op};
-            c.note = "unminimized: " + r.failure->message;
-            write_file_atomic(o.out_dir + "/" + slug(*r.failure, seed), save_case(c));
-          }
-        }
-        if (o.stop_at_first) stop.store(true);
-      }
-      done.fetch_add(1);
-    }
-    std::lock_guard<std::mutex> lock(mu);
-    add_coverage(res.totals, local);
-    finished.fetch_add(1);
-  };
-
-  int jobs = std::max(1, o.jobs);
-  std::vector<std::thread> threads;
-  for (int j = 0; j < jobs; ++j) threads.emplace_back(worker);
-  if (o.progress) {
-    while (finished.load() < jobs) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(200));
-      o.progress(done.load(), failing.load(),
-                 std::chrono::duration<double>(Clock::now() - t0).count());
-    }
-  }
-  for (auto& t : threads) t.join();
-  res.cases = done.load();
-  res.failing_cases = failing.load();
-  res.seconds = std::chrono::duration<double>(Clock::now() - t0).count();
-
-  std::vector<std::pair<int64_t, Failure>> order;
-  for (auto& [sig, v] : first) order.push_back(v);
-  std::sort(order.begin(), order.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  if (!order.empty()) res.first_failing_case = order.front().first;
-  for (auto& [index, failure] : order) {
-    Finding f;
-    f.failure = failure;
-    f.case_index = index;
-    f.case_seed = case_seed(o.seed, index);
-    Case c = generate_case_for_seed(f.case_seed, o.gen);
-    f.original_nodes = case_size(c);
-    Case out = c;
-    if (o.minimize) {
-      MinimizeOptions mo;
-      mo.oracle = o.oracle;
-      MinimizeResult m = minimize(c, failure, mo);
-      out = std::move(m.reduced);
-      f.failure = m.failure;
-      f.steps = m.log;
-    }
-    f.minimized_nodes = case_size(out);
-    if (!o.out_dir.empty()) {
-      out.expect = Expectation{f.failure.property, f.failure.stage, f.failure.op};
-      out.note = "found by flatcheck fuzz --seed " + std::to_string(o.seed) + " (case " +
-                 std::to_string(index) + ", " + std::to_string(f.original_nodes) +
-                 " nodes, minimized to " + std::to_string(f.minimized_nodes) +
-                 "): " + f.failure.message;
-      out.seed = f.case_seed;
-      f.path = o.out_dir + "/" + slug(failure, f.case_seed);
-      write_file_atomic(f.path, save_case(out));
-    }
-    res.findings.push_back(std::move(f));
-  }
-  return res;
-}
+CampaignResult run_campaign(const CampaignOptions& opts) { return Campaign(opts).run(); }
 
 }  // namespace flatcheck

@@ -3,6 +3,7 @@
 // as a case file that `flatcheck replay` reproduces.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -24,6 +25,11 @@ struct CampaignOptions {
   std::string out_dir = "corpus/found";  // empty: write nothing
   bool minimize = true;
   bool stop_at_first = false;  // stop at the first failing case (detection runs)
+  bool isolate = false;      // run cases in forked worker processes (crashes and hangs become findings)
+  double timeout_s = 10;     // per case, isolated mode
+  int batch = 64;            // cases per forked worker process
+  bool resume = false;       // continue the campaign recorded in out_dir/campaign.state
+  const std::atomic<bool>* interrupt = nullptr;  // set (e.g. by SIGINT) to stop cleanly
   GenOptions gen;
   OracleOptions oracle;
   // Progress callback, called from the coordinating thread about 5 times a second.
@@ -40,6 +46,8 @@ struct Finding {
 };
 
 struct CampaignResult {
+  int64_t first_index = 0;  // the case slot the campaign started at (non-zero when resumed)
+  int64_t known_skipped = 0;  // failing cases whose signature an earlier run already found
   int64_t cases = 0;
   int64_t failing_cases = 0;
   double seconds = 0;

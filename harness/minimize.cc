@@ -202,7 +202,7 @@ MinimizeResult minimize(const Case& start, const Failure& failure, const Minimiz
       return false;
     }
     ++r.checks;
-    OracleResult res = check_case(c, opts.oracle);
+    OracleResult res = opts.check ? opts.check(c) : check_case(c, opts.oracle);
     if (!res.failure || res.failure->signature() != target) return false;
     r.reduced = std::move(c);
     r.failure = *res.failure;

@@ -14,6 +14,9 @@ namespace flatcheck {
 struct MinimizeOptions {
   int max_checks = 3000;  // oracle runs at most
   OracleOptions oracle;
+  // How a candidate is checked (default: check_case in this process; isolated campaigns pass
+  // a forking checker so candidates that crash or hang cannot take the minimizer down).
+  std::function<OracleResult(const Case&)> check;
   // Called after each kept step with the current size, for progress displays.
   std::function<void(size_t nodes, int checks)> progress;
 };

@@ -83,6 +83,7 @@ class Oracle {
   OracleResult run() {
     OracleResult r;
     coverage_static();
+    if (o_.on_stage) o_.on_stage("eager");
     try {
       ref_ = run_eager();
     } catch (const InputError& e) {
@@ -242,6 +243,7 @@ class Oracle {
 
   template <class F>
   auto stage(const std::string& name, F&& body) -> decltype(body()) {
+    if (o_.on_stage) o_.on_stage(name.c_str());
     try {
       return body();
     } catch (const InputError& e) {

@@ -3,6 +3,7 @@
 // canonical round trips, the unflattened module structure, shared state across variants).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -54,6 +55,9 @@ struct OracleResult {
 struct OracleOptions {
   Backend* backend = &cpu_backend();
   bool localize = true;  // find the first diverging node on a mismatch
+  // Called as each stage starts ("eager", then kStages): an isolated worker records it so a
+  // crash or hang can be attributed to its stage.
+  std::function<void(const char* stage)> on_stage;
 };
 
 // Never throws for problems in the system under test: they become failures.

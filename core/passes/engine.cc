@@ -182,6 +182,9 @@ Engine compile_engine(const Module& sub, const std::string& name,
                          std::string(node_op_name(n->op)) + ") cannot be compiled");
     }
   }
+  // Fault: an internal assertion of the builder that real engines of this size would trip.
+  if (fault_on(Fault::kEngineBuilderAbort))
+    FLATCHECK_CHECK(e.ops.size() <= 6) << "engine builder: " << e.ops.size() << " layers in " << name;
   plan_memory(e);
   return e;
 }

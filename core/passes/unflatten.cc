@@ -329,6 +329,12 @@ class Unflattener {
     // Deduplicate against the earlier variants of this FQN.
     GraphEq eq;
     eq.constants = !fault_on(Fault::kDedupIgnoresConstants);
+    if (fault_on(Fault::kUnflattenDedupHang) && !variants.empty() &&
+        !graph_equal(variants.front().second->graph, g)) {
+      // Fault: a fixpoint that never converges (volatile: the loop has an observable effect).
+      for (volatile uint64_t spin = 0;; spin = spin + 1) {
+      }
+    }
     for (const auto& [name, existing] : variants) {
       // Fault (PyTorch #137013): every call runs the first call's graph.
       if (fault_on(Fault::kUnflattenFirstCallGraph) || graph_equal(existing->graph, g, eq)) {

@@ -533,59 +533,48 @@ Json parse_json(std::string_view text, const LoadLimits& limits) {
 
 namespace {
 
-// Renders `j` on one line when it is a scalar, or a container of one-line values that fits in
-// kInlineWidth characters; returns false otherwise.
 constexpr size_t kInlineWidth = 100;
 
-bool render_inline(const Json& j, std::string& out) {
-  if (!j.is_structured()) {
-    out = j.dump();
-    return true;
-  }
-  std::string s = j.is_array() ? "[" : "{";
-  bool first = true;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    std::string v;
-    if (!render_inline(*it, v)) return false;
-    if (!first) s += ", ";
-    first = false;
-    if (j.is_object()) s += Json(it.key()).dump() + ": ";
-    s += v;
-    if (s.size() > kInlineWidth) return false;
-  }
-  s += j.is_array() ? "]" : "}";
-  out = std::move(s);
-  return true;
-}
+// A rendered value: on one line when it is a scalar or a container of one-line values that
+// fits in kInlineWidth characters, else indented over several lines. Each value is rendered
+// once, bottom-up (linear in the document).
+struct Rendered {
+  bool one_line;
+  std::string text;
+};
 
-void render(const Json& j, int indent, std::string& out) {
-  std::string one;
-  if (render_inline(j, one)) {
-    out += one;
-    return;
+Rendered render(const Json& j, int indent) {
+  if (!j.is_structured()) return {true, j.dump()};
+  std::vector<std::pair<std::string, Rendered>> items;
+  bool all_one_line = true;
+  size_t width = 2;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    std::string key = j.is_object() ? Json(it.key()).dump() + ": " : "";
+    Rendered r = render(*it, indent + 1);
+    all_one_line &= r.one_line;
+    width += key.size() + r.text.size() + 2;
+    items.emplace_back(std::move(key), std::move(r));
+  }
+  const char* open = j.is_array() ? "[" : "{";
+  const char* close = j.is_array() ? "]" : "}";
+  if (all_one_line && width <= kInlineWidth + 2) {
+    std::string s = open;
+    for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i].first + items[i].second.text;
+    return {true, s + close};
   }
   std::string pad(static_cast<size_t>(indent + 1), ' ');
-  out += j.is_array() ? "[\n" : "{\n";
-  bool first = true;
-  for (auto it = j.begin(); it != j.end(); ++it) {
-    if (!first) out += ",\n";
-    first = false;
-    out += pad;
-    if (j.is_object()) out += Json(it.key()).dump() + ": ";
-    render(*it, indent + 1, out);
-  }
-  out += "\n" + std::string(static_cast<size_t>(indent), ' ') + (j.is_array() ? "]" : "}");
+  std::string s = std::string(open) + "\n";
+  for (size_t i = 0; i < items.size(); ++i)
+    s += (i ? ",\n" : "") + pad + items[i].first + items[i].second.text;
+  s += "\n" + std::string(static_cast<size_t>(indent), ' ') + close;
+  return {false, s};
 }
 
 }  // namespace
 
 // Objects and arrays that fit on a line stay on one line (a node, a shape, a signature entry);
 // the rest is indented by one space a level. Keys are sorted (nlohmann's default map).
-std::string dump_canonical(const Json& j) {
-  std::string out;
-  render(j, 0, out);
-  return out + "\n";
-}
+std::string dump_canonical(const Json& j) { return render(j, 0).text + "\n"; }
 
 std::string read_file(const std::string& path, size_t max_bytes) {
   std::ifstream in(path, std::ios::binary);

@@ -6,6 +6,8 @@
 // 2 bad usage or bad input.
 #include <unistd.h>
 
+#include <csignal>
+
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
@@ -29,6 +31,7 @@
 #include "generators/generate.h"
 #include "harness/campaign.h"
 #include "harness/dot.h"
+#include "harness/isolate.h"
 #include "harness/minimize.h"
 #include "harness/oracle.h"
 
@@ -44,7 +47,7 @@ deep-learning compiler runs when it saves a partitioned model.
 usage:
   flatcheck fuzz    [--cases N | --time SECONDS] [--seed S] [--jobs J] [--shard I/N]
                     [--inject FAULT] [--device cpu|cuda] [--out DIR] [--json]
-                    [--max-nodes N] [--no-minimize]
+                    [--max-nodes N] [--no-minimize] [--no-isolate] [--timeout S] [--resume DIR]
   flatcheck replay  PATH... [--inject FAULT] [--json]    files or folders of case files
   flatcheck shrink  CASE -o OUT [--inject FAULT]
   flatcheck show    FILE [--stage eager|exported|partitioned|flattened|reloaded|unflattened]
@@ -150,9 +153,10 @@ class Args {
   std::vector<std::string> positional_;
 };
 
-bool stderr_tty() {
-  return isatty(fileno(stderr)) != 0;
-}
+bool stderr_tty() { return isatty(fileno(stderr)) != 0; }
+
+// Set by SIGINT: the campaign stops claiming cases, finishes, prints its summary, saves state.
+std::atomic<bool> g_interrupted{false};
 
 void apply_inject(const Args& a) {
   if (!a.has("--inject")) return;
@@ -193,6 +197,7 @@ Json coverage_json(const Coverage& c) {
 
 void print_summary(const CampaignOptions& o, const CampaignResult& r) {
   double rate = r.seconds > 0 ? static_cast<double>(r.cases) / r.seconds : 0;
+  if (r.first_index > 0) std::cout << "resumed at case slot " << r.first_index << "; ";
   std::cout << "flatcheck fuzz: " << r.cases << " cases in " << fmt(r.seconds, 2) << " s ("
             << fmt(rate, 0) << " cases/s), seed " << o.seed << ", " << o.jobs << " job"
             << (o.jobs == 1 ? "" : "s");
@@ -221,8 +226,10 @@ void print_summary(const CampaignOptions& o, const CampaignResult& r) {
   for (size_t i = 0; i < ops.size(); ++i)
     std::cout << (i ? ", " : "") << ops[i].second << " " << ops[i].first;
   std::cout << "\n";
+  if (r.known_skipped > 0)
+    std::cout << "known: " << r.known_skipped << " failing cases with signatures found by earlier runs\n";
   if (r.findings.empty()) {
-    std::cout << "result: no failures\n";
+    std::cout << "result: no new failures\n";
     return;
   }
   std::cout << "result: " << r.failing_cases << " failing case" << (r.failing_cases == 1 ? "" : "s")
@@ -242,8 +249,8 @@ void print_summary(const CampaignOptions& o, const CampaignResult& r) {
 int cmd_fuzz(int argc, char** argv) {
   Args a(argc, argv, 2,
          {"--cases", "--time", "--seed", "--jobs", "--shard", "--inject", "--device", "--out",
-          "--max-nodes"},
-         {"--json", "--no-minimize", "--help", "--quiet"});
+          "--max-nodes", "--timeout", "--resume"},
+         {"--json", "--no-minimize", "--help", "--quiet", "--no-isolate"});
   if (a.flag("--help")) {
     std::cout << "flatcheck fuzz: generate cases from a seed and check every path bit for bit.\n"
                  "  --cases N       cases to run (default 2000)\n"
@@ -256,6 +263,9 @@ int cmd_fuzz(int argc, char** argv) {
                  "  --out DIR       where findings are written (default corpus/found)\n"
                  "  --max-nodes N   steps per generated graph (default 20)\n"
                  "  --no-minimize   write findings unminimized\n"
+                 "  --no-isolate    run cases in this process (faster; a crash ends the campaign)\n"
+                 "  --timeout S     per-case time limit in isolated mode (default 10)\n"
+                 "  --resume DIR    continue the campaign whose findings and state are in DIR\n"
                  "  --json          end with one JSON line of figures\n";
     return 0;
   }
@@ -272,6 +282,16 @@ int cmd_fuzz(int argc, char** argv) {
   o.out_dir = a.str("--out", "corpus/found");
   o.minimize = !a.flag("--no-minimize");
   o.gen.max_nodes = static_cast<int>(a.integer("--max-nodes", 20, 2, 500));
+  o.isolate = !a.flag("--no-isolate");
+  o.timeout_s = a.number("--timeout", 10, 0.01, 86400);
+  if (a.has("--resume")) {
+    if (a.has("--seed") || a.has("--shard") || a.has("--max-nodes") || a.has("--out"))
+      throw UsageError("--resume takes the seed, shard, node count and folder from the campaign it resumes");
+    o.resume = true;
+    o.out_dir = a.str("--resume");
+  }
+  o.interrupt = &g_interrupted;
+  std::signal(SIGINT, [](int) { g_interrupted.store(true); });
   if (a.has("--shard")) {
     std::string s = a.str("--shard");
     auto slash = s.find('/');
@@ -295,6 +315,7 @@ int cmd_fuzz(int argc, char** argv) {
   CampaignResult r = run_campaign(o);
   if (tty) std::fprintf(stderr, "\r%60s\r", "");
   print_summary(o, r);
+  if (g_interrupted.load()) std::cout << "interrupted: resume with 'flatcheck fuzz --resume " << o.out_dir << "'\n";
   if (a.flag("--json")) {
     Json findings = Json::array();
     for (const auto& f : r.findings)
@@ -346,14 +367,17 @@ std::vector<std::string> case_files(const std::vector<std::string>& paths) {
 }
 
 int cmd_replay(int argc, char** argv) {
-  Args a(argc, argv, 2, {"--inject", "--device"}, {"--json", "--help"});
+  Args a(argc, argv, 2, {"--inject", "--device", "--timeout"}, {"--json", "--help", "--no-isolate"});
   if (a.flag("--help")) {
-    std::cout
-        << "flatcheck replay PATH...: check every case file (folders are searched for *.json).\n"
-           "  exit 0 when every case passes, 1 when one fails, 2 for unreadable files.\n"
-           "  --inject FAULT  replay with a fault switched on\n";
+    std::cout << "flatcheck replay PATH...: check every case file (folders are searched for *.json).\n"
+                 "  exit 0 when every case passes, 1 when one fails, 2 for unreadable files.\n"
+                 "  --inject FAULT  replay with a fault switched on\n"
+                 "  --no-isolate    check in this process (a crash in the system under test ends the replay)\n"
+                 "  --timeout S     per-case time limit (default 10)\n";
     return 0;
   }
+  bool isolate = !a.flag("--no-isolate");
+  double timeout = a.number("--timeout", 10, 0.01, 86400);
   if (a.positional().empty()) throw UsageError("replay needs at least one file or folder");
   apply_inject(a);
   check_device(a);
@@ -363,7 +387,7 @@ int cmd_replay(int argc, char** argv) {
   Json results = Json::array();
   for (const auto& f : files) {
     Case c = load_case_file(f);
-    OracleResult r = check_case(c);
+    OracleResult r = isolate ? check_case_isolated(c, OracleOptions{}, timeout) : check_case(c);
     if (r.failure) {
       ++failed;
       std::cout << "FAIL " << f << "\n     " << r.failure->signature() << ": " << r.failure->message
@@ -573,6 +597,11 @@ int cmd_detect(int argc, char** argv) {
         o.cases = budget;
         o.stop_at_first = true;
         o.out_dir = "";
+        if (f.kind != FaultKind::kWrongResult) {  // crashes and hangs need worker processes
+          o.isolate = true;
+          o.timeout_s = 2;
+          o.batch = 16;
+        }
         CampaignResult r = run_campaign(o);
         if (r.first_failing_case >= 0) {
           ctd[static_cast<size_t>(s)] = r.first_failing_case + 1;

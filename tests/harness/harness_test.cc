@@ -15,6 +15,7 @@
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"
 #include "harness/campaign.h"
+#include "harness/isolate.h"
 #include "harness/minimize.h"
 #include "harness/oracle.h"
 
@@ -68,6 +69,8 @@ TEST(OracleTest, NanPolicyCanRelaxPayloads) {
 class FaultSelfTestProperty : public testing::TestWithParam<FaultInfo> {};
 
 TEST_P(FaultSelfTestProperty, IsDetectedWithinTheBudget) {
+  if (GetParam().kind != FaultKind::kWrongResult)
+    GTEST_SKIP() << GetParam().name << " crashes or hangs: IsolationTest covers it";
   ScopedFault f(GetParam().fault);
   CampaignOptions o;
   o.seed = 1;
@@ -95,6 +98,76 @@ INSTANTIATE_TEST_SUITE_P(AllFaults, FaultSelfTestProperty, testing::ValuesIn(all
                              if (c == '-') c = '_';
                            return s;
                          });
+
+// Crashes and hangs in the system under test: an isolated campaign records them with their
+// stage, writes the case, and goes on to the end of its budget.
+TEST(IsolationTest, AnAbortIsAFindingAndTheCampaignGoesOn) {
+  auto dir = std::filesystem::temp_directory_path() / "flatcheck-isolation-abort";
+  std::filesystem::remove_all(dir);
+  ScopedFault f(Fault::kEngineBuilderAbort);
+  CampaignOptions o;
+  o.seed = 1;
+  o.cases = 150;
+  o.jobs = 2;
+  o.isolate = true;
+  o.out_dir = dir.string();
+  CampaignResult r = run_campaign(o);
+  EXPECT_EQ(r.cases, 150);
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].failure.signature(), "crash:partitioned:SIGABRT");
+  EXPECT_GT(r.failing_cases, 1);
+  Case c = load_case_file(r.findings[0].path);
+  EXPECT_LE(case_size(c), r.findings[0].original_nodes);
+  EXPECT_EQ(check_case_isolated(c, OracleOptions{}, 10).failure->signature(), "crash:partitioned:SIGABRT");
+  set_active_fault(Fault::kNone);
+  EXPECT_FALSE(check_case(c).failure.has_value());
+  std::filesystem::remove_all(dir);
+}
+
+TEST(IsolationTest, AHangIsATimeoutFindingAndTheCampaignGoesOn) {
+  auto dir = std::filesystem::temp_directory_path() / "flatcheck-isolation-hang";
+  std::filesystem::remove_all(dir);
+  ScopedFault f(Fault::kUnflattenDedupHang);
+  CampaignOptions o;
+  o.seed = 1;
+  o.cases = 60;
+  o.jobs = 2;
+  o.isolate = true;
+  o.timeout_s = 0.3;
+  o.out_dir = dir.string();
+  o.minimize = false;
+  CampaignResult r = run_campaign(o);
+  EXPECT_EQ(r.cases, 60);
+  ASSERT_EQ(r.findings.size(), 1u);
+  EXPECT_EQ(r.findings[0].failure.signature(), "timeout:unflattened:-");
+  EXPECT_TRUE(std::filesystem::exists(r.findings[0].path));
+  std::filesystem::remove_all(dir);
+}
+
+TEST(IsolationTest, ResumeContinuesWhereTheCampaignStoppedAndSkipsKnownSignatures) {
+  auto dir = std::filesystem::temp_directory_path() / "flatcheck-resume";
+  std::filesystem::remove_all(dir);
+  ScopedFault f(Fault::kDceDropsMutation);
+  CampaignOptions o;
+  o.seed = 2;
+  o.cases = 100;
+  o.out_dir = dir.string();
+  o.minimize = false;
+  CampaignResult first = run_campaign(o);
+  ASSERT_FALSE(first.findings.empty());
+  CampaignOptions again;
+  again.resume = true;
+  again.cases = 100;
+  again.out_dir = dir.string();
+  again.minimize = false;
+  CampaignResult second = run_campaign(again);
+  EXPECT_EQ(second.first_index, 100);
+  EXPECT_EQ(second.cases, 100);
+  for (const auto& x : second.findings)
+    for (const auto& y : first.findings) EXPECT_NE(x.failure.signature(), y.failure.signature());
+  EXPECT_GT(second.known_skipped, 0);
+  std::filesystem::remove_all(dir);
+}
 
 TEST(SelfTestProperty, FaultFreeCorePassesTheSameBudget) {
   CampaignOptions o;
@@ -210,6 +283,7 @@ TEST(CliTest, FuzzWithAFaultExitsOneAndWritesTheRepro) {
   EXPECT_EQ(r.code, 1) << r.out;
   int files = 0;
   for (auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() != ".json") continue;  // campaign.state, .inflight/
     ++files;
     EXPECT_EQ(cli("replay --inject unflatten-copies-state " + e.path().string()).code, 1);
     EXPECT_EQ(cli("replay " + e.path().string()).code, 0);
