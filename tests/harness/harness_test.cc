@@ -68,9 +68,13 @@ TEST(OracleTest, NanPolicyCanRelaxPayloads) {
 
 class FaultSelfTestProperty : public testing::TestWithParam<FaultInfo> {};
 
+}  // namespace
+
+void PrintTo(const FaultInfo& f, std::ostream* os) { *os << f.name; }
+
+namespace {
+
 TEST_P(FaultSelfTestProperty, IsDetectedWithinTheBudget) {
-  if (GetParam().kind != FaultKind::kWrongResult)
-    GTEST_SKIP() << GetParam().name << " crashes or hangs: IsolationTest covers it";
   ScopedFault f(GetParam().fault);
   CampaignOptions o;
   o.seed = 1;
@@ -91,7 +95,15 @@ TEST_P(FaultSelfTestProperty, IsDetectedWithinTheBudget) {
   EXPECT_FALSE(check_case(m.reduced).failure.has_value());
 }
 
-INSTANTIATE_TEST_SUITE_P(AllFaults, FaultSelfTestProperty, testing::ValuesIn(all_faults()),
+// Faults that crash or hang cannot run in this process; IsolationTest covers them.
+std::vector<FaultInfo> wrong_result_faults() {
+  std::vector<FaultInfo> out;
+  for (const auto& f : all_faults())
+    if (f.kind == FaultKind::kWrongResult) out.push_back(f);
+  return out;
+}
+
+INSTANTIATE_TEST_SUITE_P(AllFaults, FaultSelfTestProperty, testing::ValuesIn(wrong_result_faults()),
                          [](const testing::TestParamInfo<FaultInfo>& i) {
                            std::string s(i.param.name);
                            for (char& c : s)
