@@ -66,6 +66,9 @@ def detection(path, commit, machine, seeds):
     out.append("| fault | stage | detected | median cases | max cases | median repro (nodes) | signature names the stage |")
     out.append("|---|---|---|---|---|---|---|")
     for f in data["faults"]:
+        if "skipped" in f:
+            out.append(f"| `{f['fault']}` | {f['stage']} | {f['skipped']} | - | - | - | - |")
+            continue
         out.append(f"| `{f['fault']}` | {f['stage']} | {f['detected']}/{f['seeds']} | {f['median_cases']} | "
                    f"{f['max_cases']} | {f['median_repro_nodes']} | {f['stage_matches']}/{f['detected']} |")
     return "\n".join(out) + "\n"

@@ -21,7 +21,7 @@ enum class Fault {
 
 // What an injected fault does to the process: wrong results (reported by the oracle), a
 // crash, or a hang. Crashes and hangs are only safe in isolated campaigns.
-enum class FaultKind { kWrongResult, kCrash, kHang };
+enum class FaultKind { kWrongResult, kCrash, kHang, kDeviceOnly };
 
 // Static description of one fault.
 struct FaultInfo {

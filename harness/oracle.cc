@@ -15,6 +15,7 @@
 
 #include "core/ir/check.h"
 #include "core/passes/passes.h"
+#include "core/runtime/cuda/cuda_backend.h"
 #include "core/runtime/interpreter.h"
 #include "core/serialize/serialize.h"
 

@@ -54,6 +54,8 @@ struct OracleResult {
 
 struct OracleOptions {
   Backend* backend = &cpu_backend();
+  // Run every path on this thread's CUDA backend instead of `backend` (--device cuda).
+  bool cuda = false;
   bool localize = true;  // find the first diverging node on a mismatch
   // Called as each stage starts ("eager", then kStages): an isolated worker records it so a
   // crash or hang can be attributed to its stage.

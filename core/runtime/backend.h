@@ -41,6 +41,22 @@ class Backend {
                           const std::vector<Scalar>& scalars,
                           const std::vector<TensorView>& out) = 0;
   virtual void synchronize() = 0;
+
+  // An asynchronous copy out: `dst` holds the data only after the next synchronize(). On the
+  // CPU it is immediate.
+  virtual void copy_out_async(float* dst, DeviceBuffer src, size_t offset_floats, size_t n) {
+    copy_out(dst, src, offset_floats, n);
+  }
+
+  // Graph capture of an engine's op list (CUDA graphs). `engine` and `arena` identify one
+  // captured launch sequence. replay_ops returns true when a captured graph ran in place of
+  // the op list; otherwise run_engine brackets its launches with begin_ops/end_ops.
+  virtual bool replay_ops(const void* engine, const void* arena) {
+    (void)engine, (void)arena;
+    return false;
+  }
+  virtual void begin_ops(const void* engine, const void* arena) { (void)engine, (void)arena; }
+  virtual void end_ops(const void* engine, const void* arena) { (void)engine, (void)arena; }
 };
 
 // RAII device memory.

@@ -29,6 +29,7 @@
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"
 #include "generators/generate.h"
+#include "core/runtime/cuda/cuda_backend.h"
 #include "harness/campaign.h"
 #include "harness/dot.h"
 #include "harness/isolate.h"
@@ -165,14 +166,14 @@ void apply_inject(const Args& a) {
   set_active_fault(*f);
 }
 
-void check_device(const Args& a) {
+// --device: cpu, or cuda when this build has the CUDA runtime and a device is present.
+bool use_cuda(const Args& a) {
   std::string d = a.str("--device", "cpu");
-  if (d == "cpu") return;
-  if (d == "cuda")
-    throw InputError(
-        "--device cuda: this build has no CUDA runtime (configure with -DFLATCHECK_CUDA=ON on a "
-        "machine with nvcc)");
-  throw UsageError("--device expects cpu or cuda, got '" + d + "'");
+  if (d == "cpu") return false;
+  if (d != "cuda") throw UsageError("--device expects cpu or cuda, got '" + d + "'");
+  std::string why;
+  if (!cuda_available(&why)) throw InputError("--device cuda: " + why);
+  return true;
 }
 
 std::string fmt(double x, int prec = 1) {
@@ -273,8 +274,9 @@ int cmd_fuzz(int argc, char** argv) {
   if (a.has("--cases") && a.has("--time"))
     throw UsageError("--cases and --time exclude each other");
   apply_inject(a);
-  check_device(a);
+  bool cuda = use_cuda(a);
   CampaignOptions o;
+  o.oracle.cuda = cuda;
   o.cases = a.integer("--cases", 2000, 1, int64_t{1} << 40);
   o.time_s = a.number("--time", 0, 0.001, 1e7);
   o.seed = a.unsigned_int("--seed", 1);
@@ -282,7 +284,8 @@ int cmd_fuzz(int argc, char** argv) {
   o.out_dir = a.str("--out", "corpus/found");
   o.minimize = !a.flag("--no-minimize");
   o.gen.max_nodes = static_cast<int>(a.integer("--max-nodes", 20, 2, 500));
-  o.isolate = !a.flag("--no-isolate");
+  // CUDA contexts do not survive fork(): GPU campaigns check cases in-process.
+  o.isolate = !a.flag("--no-isolate") && !cuda;
   o.timeout_s = a.number("--timeout", 10, 0.01, 86400);
   if (a.has("--resume")) {
     if (a.has("--seed") || a.has("--shard") || a.has("--max-nodes") || a.has("--out"))
@@ -380,14 +383,16 @@ int cmd_replay(int argc, char** argv) {
   double timeout = a.number("--timeout", 10, 0.01, 86400);
   if (a.positional().empty()) throw UsageError("replay needs at least one file or folder");
   apply_inject(a);
-  check_device(a);
+  OracleOptions oo;
+  oo.cuda = use_cuda(a);
+  if (oo.cuda) isolate = false;  // CUDA contexts do not survive fork()
   auto files = case_files(a.positional());
   if (files.empty()) throw InputError("no case files (*.json) found");
   int failed = 0;
   Json results = Json::array();
   for (const auto& f : files) {
     Case c = load_case_file(f);
-    OracleResult r = isolate ? check_case_isolated(c, OracleOptions{}, timeout) : check_case(c);
+    OracleResult r = isolate ? check_case_isolated(c, oo, timeout) : check_case(c, oo);
     if (r.failure) {
       ++failed;
       std::cout << "FAIL " << f << "\n     " << r.failure->signature() << ": " << r.failure->message
@@ -560,7 +565,7 @@ int cmd_faults(int argc, char** argv) {
 }
 
 int cmd_detect(int argc, char** argv) {
-  Args a(argc, argv, 2, {"--seeds", "--cases", "--jobs", "--fault"}, {"--json", "--help"});
+  Args a(argc, argv, 2, {"--seeds", "--cases", "--jobs", "--fault", "--device"}, {"--json", "--help"});
   if (a.flag("--help")) {
     std::cout
         << "flatcheck detect: for every fault, K campaigns (seeds 1..K) until the first failure;\n"
@@ -584,7 +589,13 @@ int cmd_detect(int argc, char** argv) {
   std::cout << std::left << std::setw(30) << "fault" << std::setw(10) << "detected" << std::setw(10)
             << "median" << std::setw(10) << "max" << std::setw(12) << "repro(med)"
             << "stage ok\n";
+  bool cuda = use_cuda(a);
   for (const auto& f : faults) {
+    if (f.kind == FaultKind::kDeviceOnly && !cuda) {
+      std::cout << std::setw(30) << f.name << "needs --device cuda (not run)\n";
+      rows.push_back(Json{{"fault", std::string(f.name)}, {"stage", std::string(f.stage)}, {"skipped", "needs --device cuda"}});
+      continue;
+    }
     set_active_fault(f.fault);
     std::vector<int64_t> ctd(static_cast<size_t>(seeds), -1);
     std::vector<size_t> sizes(static_cast<size_t>(seeds), 0);
@@ -597,7 +608,8 @@ int cmd_detect(int argc, char** argv) {
         o.cases = budget;
         o.stop_at_first = true;
         o.out_dir = "";
-        if (f.kind != FaultKind::kWrongResult) {  // crashes and hangs need worker processes
+        o.oracle.cuda = cuda;
+        if (f.kind == FaultKind::kCrash || f.kind == FaultKind::kHang) {  // need worker processes
           o.isolate = true;
           o.timeout_s = 2;
           o.batch = 16;

@@ -1,0 +1,31 @@
+// The CUDA backend in builds without a CUDA compiler: nothing is available.
+#include "core/ir/check.h"
+#include "core/runtime/cuda/cuda_backend.h"
+
+namespace flatcheck {
+
+bool cuda_available(std::string* why) {
+  if (why) *why = "this build has no CUDA runtime (configure with -DFLATCHECK_CUDA=ON where nvcc exists)";
+  return false;
+}
+
+Backend& cuda_backend() {
+  std::string why;
+  cuda_available(&why);
+  throw InputError("--device cuda: " + why);
+}
+
+void cuda_use_graphs(bool) {}
+
+std::string cuda_device_name() { return ""; }
+
+int cuda_ulp_bound(OpCode op) {
+  switch (op) {
+    case OpCode::kExp: return 2;
+    case OpCode::kTanh: return 2;
+    case OpCode::kSigmoid: return 4;
+    default: return 0;
+  }
+}
+
+}  // namespace flatcheck
