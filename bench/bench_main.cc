@@ -9,6 +9,9 @@
 #include <benchmark/benchmark.h>
 
 #include "core/ir/namespace.h"
+#include "core/passes/engine.h"
+#include "core/runtime/cuda/cuda_backend.h"
+#include "generators/examples.h"
 #include "core/passes/passes.h"
 #include "core/serialize/serialize.h"
 #include "generators/generate.h"
@@ -153,6 +156,43 @@ void EndToEnd(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(EndToEnd)->Unit(benchmark::kMicrosecond)->MinTime(2.0);
+
+// Engine launch cost: one engine of the graph-break example, run on a backend (the CUDA rows
+// are skipped with the reason when there is no device).
+void EngineLaunch(benchmark::State& state, const char* device, bool graphs) {
+  std::string why;
+  if (std::string(device) == "cuda" && !cuda_available(&why)) {
+    state.SkipWithError(("no GPU run was made: " + why).c_str());
+    return;
+  }
+  Backend& b = std::string(device) == "cuda" ? cuda_backend() : cpu_backend();
+  cuda_use_graphs(graphs);
+  Program pm = partition(export_program(*graph_break_example()), {{"relu"}, 5});
+  auto engine = pm.root->children.at("_run_on_acc_2")->engine("engine");
+  Tensor x = Tensor::full({2, 4}, 0.5f);
+  for (auto _ : state) benchmark::DoNotOptimize(run_engine(b, *engine, {&x}));
+  cuda_use_graphs(false);
+}
+BENCHMARK_CAPTURE(EngineLaunch, cpu, "cpu", false)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(EngineLaunch, cuda, "cuda", false)->Unit(benchmark::kMicrosecond);
+BENCHMARK_CAPTURE(EngineLaunch, cuda_graph, "cuda", true)->Unit(benchmark::kMicrosecond);
+
+void EndToEndCuda(benchmark::State& state) {
+  std::string why;
+  if (!cuda_available(&why)) {
+    state.SkipWithError(("no GPU run was made: " + why).c_str());
+    return;
+  }
+  OracleOptions o;
+  o.cuda = true;
+  int64_t i = 0;
+  for (auto _ : state) {
+    Case c = generate_case_for_seed(mix_seed(1, static_cast<uint64_t>(i++)));
+    benchmark::DoNotOptimize(check_case(c, o));
+  }
+  state.counters["cases_per_sec"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+}
+BENCHMARK(EndToEndCuda)->Unit(benchmark::kMicrosecond)->MinTime(2.0);
 
 }  // namespace
 }  // namespace flatcheck

@@ -45,6 +45,20 @@ def stages(path, commit, machine):
         per = b["ns_per_name"] * 1e9  # the counter is seconds per name
         base = base or per
         out.append(f"| {n} | {b['real_time']:.2f} | {per:.0f} | {per / base:.2f} |")
+    out.append("\n## Engines and devices\n")
+    out.append("| benchmark | time per run (us) |")
+    out.append("|---|---|")
+    for b in data["benchmarks"]:
+        name = b.get("run_name", b["name"])
+        if not (name.startswith("EngineLaunch") or name.startswith("EndToEndCuda")):
+            continue
+        if b.get("error_occurred"):
+            if b.get("aggregate_name") not in (None, "median"):
+                continue
+            out.append(f"| {name} | {b.get('error_message', 'skipped')} |")
+        elif b.get("aggregate_name") == "median":
+            extra = f" ({b['cases_per_sec']:.0f} cases/s)" if "cases_per_sec" in b else ""
+            out.append(f"| {name} | {b['real_time']:.2f}{extra} |")
     b = rows.get("EndToEnd/min_time:2.000")
     if b is None:
         b = next((v for k, v in rows.items() if k.startswith("EndToEnd")), None)
