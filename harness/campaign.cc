@@ -185,6 +185,7 @@ class Campaign {
 
   int64_t run_child(int64_t from, int64_t to, const std::string& inflight, Coverage& local) {
     StageSlot slot;
+    ChildStderr err;
     int fds[2];
     if (pipe(fds) != 0) throw InputError("cannot create a pipe for a worker process");
     pid_t pid = fork();
@@ -192,6 +193,7 @@ class Campaign {
     if (pid == 0) {
       close(fds[0]);
       signal(SIGINT, SIG_IGN);  // the coordinator stops the campaign; a batch in flight ends normally
+      err.redirect();
       OracleOptions oo = o_.oracle;
       oo.on_stage = [&slot](const char* s) { slot.set(s); };
       // Coverage is summed here and sent once, at the end of the batch: a batch that crashes
@@ -205,6 +207,7 @@ class Campaign {
       }
       for (int64_t k = from; k < to; ++k) {
         slot.clear();
+        err.reset();
         Case c = generate_case_for_seed(case_seed(o_.seed, index_of(k)), o_.gen);
         if (in_fd >= 0) {
           // The case is complete on disk before it runs: one write, then the length.
@@ -276,7 +279,9 @@ class Campaign {
         r.failure = Failure{"timeout", stage, "-", "the case ran longer than " + fmt_seconds(o_.timeout_s), ""};
       } else {
         std::string sig = WIFSIGNALED(status) ? signal_name(WTERMSIG(status)) : "exit " + std::to_string(WEXITSTATUS(status));
-        r.failure = Failure{"crash", stage, sig, "the worker process died (" + sig + ") in stage " + stage, ""};
+        std::string said = err.tail();
+        r.failure = Failure{"crash", stage, sig,
+                            "the worker process died (" + sig + ") in stage " + stage + (said.empty() ? "" : ": " + said), ""};
       }
       record(started, r, local, inflight.empty() ? nullptr : &inflight);
       return started + 1;

@@ -4,6 +4,8 @@
 #include <signal.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -45,6 +47,38 @@ void StageSlot::set(const char* stage) {
 
 std::string StageSlot::get() const { return page_ ? std::string(page_) : "unknown"; }
 
+ChildStderr::ChildStderr() {
+  char path[] = "/tmp/flatcheck-stderr-XXXXXX";
+  fd_ = mkstemp(path);
+  if (fd_ >= 0) unlink(path);
+}
+
+ChildStderr::~ChildStderr() {
+  if (fd_ >= 0) close(fd_);
+}
+
+void ChildStderr::redirect() {
+  if (fd_ >= 0) dup2(fd_, 2);
+}
+
+void ChildStderr::reset() {
+  if (fd_ < 0) return;
+  if (ftruncate(2, 0) != 0) return;
+  lseek(2, 0, SEEK_SET);
+}
+
+std::string ChildStderr::tail(size_t max_bytes) const {
+  if (fd_ < 0) return "";
+  off_t size = lseek(fd_, 0, SEEK_END);
+  if (size <= 0) return "";
+  off_t from = size > static_cast<off_t>(max_bytes) ? size - static_cast<off_t>(max_bytes) : 0;
+  std::string out(static_cast<size_t>(size - from), '\0');
+  ssize_t n = pread(fd_, out.data(), out.size(), from);
+  out.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
+  return out;
+}
+
 std::string encode_result(const OracleResult& r) {
   const Coverage& c = r.coverage;
   Json j{{"cov", {c.nodes, c.calls, c.acc_partitions, c.fallback_partitions, c.renamed_nodes,
@@ -79,6 +113,7 @@ OracleResult decode_result(const std::string& line) {
 
 OracleResult check_case_isolated(const Case& c, const OracleOptions& o, double timeout_s) {
   StageSlot slot;
+  ChildStderr err;
   int fds[2];
   if (pipe(fds) != 0) return check_case(c, o);
   pid_t pid = fork();
@@ -89,6 +124,7 @@ OracleResult check_case_isolated(const Case& c, const OracleOptions& o, double t
   }
   if (pid == 0) {
     close(fds[0]);
+    err.redirect();
     OracleOptions child = o;
     child.on_stage = [&slot](const char* s) { slot.set(s); };
     std::string line = encode_result(check_case(c, child)) + "\n";
@@ -140,7 +176,9 @@ OracleResult check_case_isolated(const Case& c, const OracleOptions& o, double t
   if (WIFSIGNALED(status) || out.empty() || out.back() != '\n') {
     OracleResult r;
     std::string sig = WIFSIGNALED(status) ? signal_name(WTERMSIG(status)) : "exit " + std::to_string(WEXITSTATUS(status));
-    r.failure = Failure{"crash", stage, sig, "the process died (" + sig + ") in stage " + stage, ""};
+    std::string said = err.tail();
+    r.failure = Failure{"crash", stage, sig,
+                        "the process died (" + sig + ") in stage " + stage + (said.empty() ? "" : ": " + said), ""};
     return r;
   }
   return decode_result(out.substr(0, out.size() - 1));

@@ -21,6 +21,22 @@ std::string signal_name(int sig);
 std::string encode_result(const OracleResult& r);
 OracleResult decode_result(const std::string& line);
 
+// A temporary file that becomes a forked child's stderr: what a crashing case printed (a failed
+// check, a sanitizer report) ends up in its finding instead of on the terminal.
+class ChildStderr {
+ public:
+  ChildStderr();
+  ~ChildStderr();
+  ChildStderr(const ChildStderr&) = delete;
+  ChildStderr& operator=(const ChildStderr&) = delete;
+  void redirect();  // in the child: stderr goes to the file
+  void reset();     // in the child, before each case
+  std::string tail(size_t max_bytes = 1500) const;  // in the parent
+
+ private:
+  int fd_ = -1;
+};
+
 // A page shared with forked children where a child writes the stage it is in.
 class StageSlot {
  public:

@@ -611,7 +611,7 @@ int cmd_detect(int argc, char** argv) {
         o.oracle.cuda = cuda;
         if (f.kind == FaultKind::kCrash || f.kind == FaultKind::kHang) {  // need worker processes
           o.isolate = true;
-          o.timeout_s = 2;
+          o.timeout_s = f.kind == FaultKind::kHang ? 0.5 : 2;  // a hang costs the whole timeout
           o.batch = 16;
         }
         CampaignResult r = run_campaign(o);
