@@ -48,15 +48,18 @@ def stages(path, commit, machine):
     out.append("\n## Engines and devices\n")
     out.append("| benchmark | time per run (us) |")
     out.append("|---|---|")
+    seen = set()
     for b in data["benchmarks"]:
         name = b.get("run_name", b["name"])
-        if not (name.startswith("EngineLaunch") or name.startswith("EndToEndCuda")):
+        if not (name.startswith("EngineLaunch") or name.startswith("EndToEndCuda")) or name in seen:
             continue
         if b.get("error_occurred"):
             if b.get("aggregate_name") not in (None, "median"):
                 continue
             out.append(f"| {name} | {b.get('error_message', 'skipped')} |")
+            seen.add(name)
         elif b.get("aggregate_name") == "median":
+            seen.add(name)
             extra = f" ({b['cases_per_sec']:.0f} cases/s)" if "cases_per_sec" in b else ""
             out.append(f"| {name} | {b['real_time']:.2f}{extra} |")
     b = rows.get("EndToEnd/min_time:2.000")

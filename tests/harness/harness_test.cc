@@ -18,6 +18,7 @@
 #include "harness/isolate.h"
 #include "harness/minimize.h"
 #include "harness/oracle.h"
+#include "tests/harness/cli_run.h"
 
 namespace flatcheck {
 namespace {
@@ -249,23 +250,7 @@ TEST(CampaignTest, WritesAMinimizedReproThatReplayReproduces) {
 
 // ------------------------------------------------------------------------------------ CLI
 
-struct CliRun {
-  int code;
-  std::string out;
-};
-
-CliRun cli(const std::string& args) {
-  std::string cmd = std::string(FLATCHECK_BIN) + " " + args + " 2>&1";
-  FILE* p = popen(cmd.c_str(), "r");
-  CliRun r{-1, ""};
-  if (!p) return r;
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
-}
+CliRun cli(const std::string& args) { return run_cli(args); }
 
 std::string corpus(const std::string& name) {
   return std::string(FLATCHECK_SOURCE_DIR) + "/corpus/regression/" + name;

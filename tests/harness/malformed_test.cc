@@ -14,6 +14,7 @@
 
 #include "core/serialize/serialize.h"
 #include "generators/case.h"
+#include "tests/harness/cli_run.h"
 
 namespace flatcheck {
 namespace {
@@ -168,24 +169,12 @@ std::vector<Broken> engine_changes(const Json& doc) {
   return out;
 }
 
-struct Result {
-  int code;
-  std::string out;
-};
-
-Result validate(const std::string& file) {
-  std::string cmd = std::string(FLATCHECK_BIN) + " validate " + file + " 2>&1";
+CliRun validate(const std::string& file) {
 #ifndef FLATCHECK_SANITIZED
-  cmd = "ulimit -v 2000000; " + cmd;  // bounded memory: 2 GB of address space
+  return run_cli("validate " + file, "ulimit -v 2000000; ");  // bounded memory: 2 GB of address space
+#else
+  return run_cli("validate " + file);
 #endif
-  FILE* p = popen(cmd.c_str(), "r");
-  Result r{-1, ""};
-  char buf[4096];
-  size_t n;
-  while ((n = fread(buf, 1, sizeof buf, p)) > 0) r.out.append(buf, n);
-  int status = pclose(p);
-  r.code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  return r;
 }
 
 void expect_all_rejected(const std::string& kind, const std::vector<Broken>& docs) {
@@ -197,7 +186,7 @@ void expect_all_rejected(const std::string& kind, const std::vector<Broken>& doc
   for (const auto& d : docs) {
     std::string file = (dir / (std::to_string(i++) + ".json")).string();
     std::ofstream(file, std::ios::binary) << d.text;
-    Result r = validate(file);
+    CliRun r = validate(file);
     EXPECT_EQ(r.code, 2) << kind << ": " << d.what << "\n" << r.out;
     std::string prefix = "flatcheck: error: " + file + ": " + d.path;
     EXPECT_EQ(r.out.rfind(prefix, 0), 0u)

@@ -19,13 +19,4 @@ void cuda_use_graphs(bool) {}
 
 std::string cuda_device_name() { return ""; }
 
-int cuda_ulp_bound(OpCode op) {
-  switch (op) {
-    case OpCode::kExp: return 2;
-    case OpCode::kTanh: return 2;
-    case OpCode::kSigmoid: return 4;
-    default: return 0;
-  }
-}
-
 }  // namespace flatcheck
