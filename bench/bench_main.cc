@@ -10,10 +10,10 @@
 
 #include "core/ir/namespace.h"
 #include "core/passes/engine.h"
-#include "core/runtime/cuda/cuda_backend.h"
-#include "generators/examples.h"
 #include "core/passes/passes.h"
+#include "core/runtime/cuda/cuda_backend.h"
 #include "core/serialize/serialize.h"
+#include "generators/examples.h"
 #include "generators/generate.h"
 #include "harness/oracle.h"
 
@@ -190,7 +190,8 @@ void EndToEndCuda(benchmark::State& state) {
     Case c = generate_case_for_seed(mix_seed(1, static_cast<uint64_t>(i++)));
     benchmark::DoNotOptimize(check_case(c, o));
   }
-  state.counters["cases_per_sec"] = benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["cases_per_sec"] =
+      benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(EndToEndCuda)->Unit(benchmark::kMicrosecond)->MinTime(2.0);
 

@@ -65,7 +65,9 @@ std::string slug(const Failure& f, uint64_t seed) {
   return s + hex + ".json";
 }
 
-std::string state_path(const std::string& dir) { return dir + "/campaign.state"; }
+std::string state_path(const std::string& dir) {
+  return dir + "/campaign.state";
+}
 
 bool write_all(int fd, const std::string& s) {
   const char* p = s.data();
@@ -109,9 +111,12 @@ class Campaign {
  private:
   double elapsed() const { return std::chrono::duration<double>(Clock::now() - t0_).count(); }
   bool stopping() const {
-    return stop_.load() || (o_.interrupt && o_.interrupt->load()) || (o_.time_s > 0 && elapsed() >= o_.time_s);
+    return stop_.load() || (o_.interrupt && o_.interrupt->load()) ||
+           (o_.time_s > 0 && elapsed() >= o_.time_s);
   }
-  int64_t index_of(int64_t k) const { return static_cast<int64_t>(o_.shard_index) + k * o_.shard_count; }
+  int64_t index_of(int64_t k) const {
+    return static_cast<int64_t>(o_.shard_index) + k * o_.shard_count;
+  }
   int64_t end_slot() const { return o_.time_s > 0 ? INT64_MAX : res_.first_index + o_.cases; }
 
   // Claims up to n case slots; returns [begin, end).
@@ -139,7 +144,8 @@ class Campaign {
     auto it = first_.find(sig);
     if (it != first_.end() && it->second.first <= index) return;
     if (it != first_.end() && !o_.out_dir.empty())  // an earlier case of this signature: it wins
-      std::filesystem::remove(o_.out_dir + "/" + slug(*r.failure, case_seed(o_.seed, it->second.first)));
+      std::filesystem::remove(o_.out_dir + "/" +
+                              slug(*r.failure, case_seed(o_.seed, it->second.first)));
     first_[sig] = {index, *r.failure};
     if (o_.stop_at_first) stop_.store(true);
     if (o_.out_dir.empty()) return;
@@ -176,7 +182,8 @@ class Campaign {
   // Each batch runs in a forked child: "S k" before a case, "R k <result>" after it. When the
   // child dies or stalls, the case it started is the finding and the batch goes on after it.
   void isolated_worker(int j, Coverage& local) {
-    std::string inflight = o_.out_dir.empty() ? "" : o_.out_dir + "/.inflight/w" + std::to_string(j) + ".case";
+    std::string inflight =
+        o_.out_dir.empty() ? "" : o_.out_dir + "/.inflight/w" + std::to_string(j) + ".case";
     for (auto [b, e] = claim(o_.batch); b < e; std::tie(b, e) = claim(o_.batch)) {
       int64_t pos = b;
       while (pos < e) pos = run_child(pos, e, inflight, local);
@@ -192,7 +199,8 @@ class Campaign {
     if (pid < 0) throw InputError("cannot fork a worker process");
     if (pid == 0) {
       close(fds[0]);
-      signal(SIGINT, SIG_IGN);  // the coordinator stops the campaign; a batch in flight ends normally
+      signal(SIGINT,
+             SIG_IGN);  // the coordinator stops the campaign; a batch in flight ends normally
       err.redirect();
       OracleOptions oo = o_.oracle;
       oo.on_stage = [&slot](const char* s) { slot.set(s); };
@@ -220,7 +228,8 @@ class Campaign {
         OracleResult r = check_case(c, oo);
         add_coverage(batch_cov.coverage, r.coverage);
         r.coverage = Coverage{};
-        std::string msg = r.failure ? "R " + std::to_string(k) + " " + encode_result(r) : "P " + std::to_string(k);
+        std::string msg = r.failure ? "R " + std::to_string(k) + " " + encode_result(r)
+                                    : "P " + std::to_string(k);
         if (!write_all(fds[1], msg + "\n")) _exit(3);
       }
       if (!write_all(fds[1], "C " + encode_result(batch_cov) + "\n")) _exit(3);
@@ -238,7 +247,8 @@ class Campaign {
         break;
       }
       pollfd pfd{fds[0], POLLIN, 0};
-      int pr = poll(&pfd, 1, started > resolved ? std::max(1, static_cast<int>(left * 1000)) : 1000);
+      int pr =
+          poll(&pfd, 1, started > resolved ? std::max(1, static_cast<int>(left * 1000)) : 1000);
       if (pr < 0 && errno == EINTR) continue;
       if (pr == 0) continue;
       char chunk[65536];
@@ -276,18 +286,23 @@ class Campaign {
       OracleResult r;
       std::string stage = slot.get();
       if (timed_out) {
-        r.failure = Failure{"timeout", stage, "-", "the case ran longer than " + fmt_seconds(o_.timeout_s), ""};
+        r.failure = Failure{"timeout", stage, "-",
+                            "the case ran longer than " + fmt_seconds(o_.timeout_s), ""};
       } else {
-        std::string sig = WIFSIGNALED(status) ? signal_name(WTERMSIG(status)) : "exit " + std::to_string(WEXITSTATUS(status));
+        std::string sig = WIFSIGNALED(status) ? signal_name(WTERMSIG(status))
+                                              : "exit " + std::to_string(WEXITSTATUS(status));
         std::string said = err.tail();
         r.failure = Failure{"crash", stage, sig,
-                            "the worker process died (" + sig + ") in stage " + stage + (said.empty() ? "" : ": " + said), ""};
+                            "the worker process died (" + sig + ") in stage " + stage +
+                                (said.empty() ? "" : ": " + said),
+                            ""};
       }
       record(started, r, local, inflight.empty() ? nullptr : &inflight);
       return started + 1;
     }
     if (resolved + 1 < to && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
-      throw InputError("a worker process failed outside any case (status " + std::to_string(status) + ")");
+      throw InputError("a worker process failed outside any case (status " +
+                       std::to_string(status) + ")");
     return to;
   }
 
@@ -300,7 +315,8 @@ class Campaign {
   void minimize_findings() {
     std::vector<std::pair<int64_t, Failure>> order;
     for (auto& [sig, v] : first_) order.push_back(v);
-    std::sort(order.begin(), order.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::sort(order.begin(), order.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
     if (!order.empty()) res_.first_failing_case = order.front().first;
     for (auto& [index, failure] : order) {
       Finding f;
@@ -327,9 +343,10 @@ class Campaign {
       f.minimized_nodes = case_size(out);
       if (!o_.out_dir.empty()) {
         out.expect = Expectation{f.failure.property, f.failure.stage, f.failure.op};
-        out.note = "found by flatcheck fuzz --seed " + std::to_string(o_.seed) + " (case " + std::to_string(index) +
-                   ", " + std::to_string(f.original_nodes) + " nodes, minimized to " +
-                   std::to_string(f.minimized_nodes) + "): " + f.failure.message;
+        out.note = "found by flatcheck fuzz --seed " + std::to_string(o_.seed) + " (case " +
+                   std::to_string(index) + ", " + std::to_string(f.original_nodes) +
+                   " nodes, minimized to " + std::to_string(f.minimized_nodes) +
+                   "): " + f.failure.message;
         out.seed = f.case_seed;
         f.path = o_.out_dir + "/" + slug(failure, f.case_seed);
         write_file_atomic(f.path, save_case(out));
@@ -346,10 +363,13 @@ class Campaign {
     std::string path = state_path(o_.out_dir);
     Json s = parse_json(read_file(path), LoadLimits{});
     auto get_int = [&](const char* k) {
-      if (!s.contains(k) || !s[k].is_number_integer()) throw InputError(path + ": /" + k + ": expected an integer");
+      if (!s.contains(k) || !s[k].is_number_integer())
+        throw InputError(path + ": /" + k + ": expected an integer");
       return s[k].get<int64_t>();
     };
-    o_.seed = s.contains("seed") && s["seed"].is_number_unsigned() ? s["seed"].get<uint64_t>() : static_cast<uint64_t>(get_int("seed"));
+    o_.seed = s.contains("seed") && s["seed"].is_number_unsigned()
+                  ? s["seed"].get<uint64_t>()
+                  : static_cast<uint64_t>(get_int("seed"));
     o_.shard_index = static_cast<int>(get_int("shard_index"));
     o_.shard_count = static_cast<int>(get_int("shard_count"));
     o_.gen.max_nodes = static_cast<int>(get_int("max_nodes"));
@@ -361,7 +381,8 @@ class Campaign {
       if (e.path().extension() != ".json") continue;
       try {
         Case c = load_case_file(e.path().string());
-        if (c.expect) known_.insert(c.expect->property + ":" + c.expect->stage + ":" + c.expect->op);
+        if (c.expect)
+          known_.insert(c.expect->property + ":" + c.expect->stage + ":" + c.expect->op);
       } catch (const InputError&) {
       }
     }
@@ -371,8 +392,11 @@ class Campaign {
     std::set<std::string> sigs = known_;
     for (const auto& [sig, _] : first_) sigs.insert(sig);
     int64_t next = std::min(next_.load(), end_slot());
-    Json s{{"seed", o_.seed}, {"shard_index", o_.shard_index}, {"shard_count", o_.shard_count},
-           {"max_nodes", o_.gen.max_nodes}, {"next_slot", next},
+    Json s{{"seed", o_.seed},
+           {"shard_index", o_.shard_index},
+           {"shard_count", o_.shard_count},
+           {"max_nodes", o_.gen.max_nodes},
+           {"next_slot", next},
            {"signatures", std::vector<std::string>(sigs.begin(), sigs.end())}};
     write_file_atomic(state_path(o_.out_dir), dump_canonical(s));
   }
@@ -390,6 +414,8 @@ class Campaign {
 
 }  // namespace
 
-CampaignResult run_campaign(const CampaignOptions& opts) { return Campaign(opts).run(); }
+CampaignResult run_campaign(const CampaignOptions& opts) {
+  return Campaign(opts).run();
+}
 
 }  // namespace flatcheck

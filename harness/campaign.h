@@ -25,10 +25,10 @@ struct CampaignOptions {
   std::string out_dir = "corpus/found";  // empty: write nothing
   bool minimize = true;
   bool stop_at_first = false;  // stop at the first failing case (detection runs)
-  bool isolate = false;      // run cases in forked worker processes (crashes and hangs become findings)
-  double timeout_s = 10;     // per case, isolated mode
-  int batch = 64;            // cases per forked worker process
-  bool resume = false;       // continue the campaign recorded in out_dir/campaign.state
+  bool isolate = false;  // run cases in forked worker processes (crashes and hangs become findings)
+  double timeout_s = 10;  // per case, isolated mode
+  int batch = 64;         // cases per forked worker process
+  bool resume = false;    // continue the campaign recorded in out_dir/campaign.state
   const std::atomic<bool>* interrupt = nullptr;  // set (e.g. by SIGINT) to stop cleanly
   GenOptions gen;
   OracleOptions oracle;
@@ -46,7 +46,7 @@ struct Finding {
 };
 
 struct CampaignResult {
-  int64_t first_index = 0;  // the case slot the campaign started at (non-zero when resumed)
+  int64_t first_index = 0;    // the case slot the campaign started at (non-zero when resumed)
   int64_t known_skipped = 0;  // failing cases whose signature an earlier run already found
   int64_t cases = 0;
   int64_t failing_cases = 0;

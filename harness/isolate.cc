@@ -1,11 +1,11 @@
 #include "harness/isolate.h"
 
+#include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
-#include <fcntl.h>
-#include <stdlib.h>
 #include <unistd.h>
 
 #include <chrono>
@@ -18,14 +18,22 @@ namespace flatcheck {
 
 std::string signal_name(int sig) {
   switch (sig) {
-    case SIGABRT: return "SIGABRT";
-    case SIGSEGV: return "SIGSEGV";
-    case SIGBUS: return "SIGBUS";
-    case SIGFPE: return "SIGFPE";
-    case SIGILL: return "SIGILL";
-    case SIGKILL: return "SIGKILL";
-    case SIGTRAP: return "SIGTRAP";
-    default: return "signal " + std::to_string(sig);
+    case SIGABRT:
+      return "SIGABRT";
+    case SIGSEGV:
+      return "SIGSEGV";
+    case SIGBUS:
+      return "SIGBUS";
+    case SIGFPE:
+      return "SIGFPE";
+    case SIGILL:
+      return "SIGILL";
+    case SIGKILL:
+      return "SIGKILL";
+    case SIGTRAP:
+      return "SIGTRAP";
+    default:
+      return "signal " + std::to_string(sig);
   }
 }
 
@@ -45,7 +53,9 @@ void StageSlot::set(const char* stage) {
   page_[63] = '\0';
 }
 
-std::string StageSlot::get() const { return page_ ? std::string(page_) : "unknown"; }
+std::string StageSlot::get() const {
+  return page_ ? std::string(page_) : "unknown";
+}
 
 ChildStderr::ChildStderr() {
   char path[] = "/tmp/flatcheck-stderr-XXXXXX";
@@ -81,8 +91,9 @@ std::string ChildStderr::tail(size_t max_bytes) const {
 
 std::string encode_result(const OracleResult& r) {
   const Coverage& c = r.coverage;
-  Json j{{"cov", {c.nodes, c.calls, c.acc_partitions, c.fallback_partitions, c.renamed_nodes,
-                  c.specialized_fqns, c.buffer_mutations, c.paths}},
+  Json j{{"cov",
+          {c.nodes, c.calls, c.acc_partitions, c.fallback_partitions, c.renamed_nodes,
+           c.specialized_fqns, c.buffer_mutations, c.paths}},
          {"ops", c.ops}};
   if (r.failure)
     j["f"] = {r.failure->property, r.failure->stage, r.failure->op, r.failure->message,
@@ -143,7 +154,9 @@ OracleResult check_case_isolated(const Case& c, const OracleOptions& o, double t
   auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
   bool timed_out = false;
   while (true) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now()).count();
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+                    deadline - std::chrono::steady_clock::now())
+                    .count();
     if (left <= 0) {
       timed_out = true;
       break;
@@ -170,15 +183,18 @@ OracleResult check_case_isolated(const Case& c, const OracleOptions& o, double t
     OracleResult r;
     char limit[32];
     std::snprintf(limit, sizeof limit, "%.3g s", timeout_s);
-    r.failure = Failure{"timeout", stage, "-", std::string("the case ran longer than ") + limit, ""};
+    r.failure =
+        Failure{"timeout", stage, "-", std::string("the case ran longer than ") + limit, ""};
     return r;
   }
   if (WIFSIGNALED(status) || out.empty() || out.back() != '\n') {
     OracleResult r;
-    std::string sig = WIFSIGNALED(status) ? signal_name(WTERMSIG(status)) : "exit " + std::to_string(WEXITSTATUS(status));
+    std::string sig = WIFSIGNALED(status) ? signal_name(WTERMSIG(status))
+                                          : "exit " + std::to_string(WEXITSTATUS(status));
     std::string said = err.tail();
-    r.failure = Failure{"crash", stage, sig,
-                        "the process died (" + sig + ") in stage " + stage + (said.empty() ? "" : ": " + said), ""};
+    r.failure = Failure{
+        "crash", stage, sig,
+        "the process died (" + sig + ") in stage " + stage + (said.empty() ? "" : ": " + said), ""};
     return r;
   }
   return decode_result(out.substr(0, out.size() - 1));

@@ -29,8 +29,8 @@ class ChildStderr {
   ~ChildStderr();
   ChildStderr(const ChildStderr&) = delete;
   ChildStderr& operator=(const ChildStderr&) = delete;
-  void redirect();  // in the child: stderr goes to the file
-  void reset();     // in the child, before each case
+  void redirect();                                  // in the child: stderr goes to the file
+  void reset();                                     // in the child, before each case
   std::string tail(size_t max_bytes = 1500) const;  // in the parent
 
  private:

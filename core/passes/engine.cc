@@ -184,7 +184,8 @@ Engine compile_engine(const Module& sub, const std::string& name,
   }
   // Fault: an internal assertion of the builder that real engines of this size would trip.
   if (fault_on(Fault::kEngineBuilderAbort))
-    FLATCHECK_CHECK(e.ops.size() <= 6) << "engine builder: " << e.ops.size() << " layers in " << name;
+    FLATCHECK_CHECK(e.ops.size() <= 6)
+        << "engine builder: " << e.ops.size() << " layers in " << name;
   plan_memory(e);
   return e;
 }
@@ -235,7 +236,8 @@ std::vector<Tensor> run_engine(Backend& b, const Engine& e, const std::vector<co
   }
   for (size_t i = 0; i < out.size(); ++i)
     b.copy_out_async(out[i].data.data(), arena.buffer(),
-                     static_cast<size_t>(e.slots[e.outputs[i].slot].offset), slot_size(e.outputs[i].slot));
+                     static_cast<size_t>(e.slots[e.outputs[i].slot].offset),
+                     slot_size(e.outputs[i].slot));
   b.synchronize();  // the outputs hold their values only now
   return out;
 }

@@ -559,7 +559,8 @@ Rendered render(const Json& j, int indent) {
   const char* close = j.is_array() ? "]" : "}";
   if (all_one_line && width <= kInlineWidth + 2) {
     std::string s = open;
-    for (size_t i = 0; i < items.size(); ++i) s += (i ? ", " : "") + items[i].first + items[i].second.text;
+    for (size_t i = 0; i < items.size(); ++i)
+      s += (i ? ", " : "") + items[i].first + items[i].second.text;
     return {true, s + close};
   }
   std::string pad(static_cast<size_t>(indent + 1), ' ');
@@ -574,7 +575,9 @@ Rendered render(const Json& j, int indent) {
 
 // Objects and arrays that fit on a line stay on one line (a node, a shape, a signature entry);
 // the rest is indented by one space a level. Keys are sorted (nlohmann's default map).
-std::string dump_canonical(const Json& j) { return render(j, 0).text + "\n"; }
+std::string dump_canonical(const Json& j) {
+  return render(j, 0).text + "\n";
+}
 
 std::string read_file(const std::string& path, size_t max_bytes) {
   std::ifstream in(path, std::ios::binary);

@@ -26,10 +26,10 @@
 #include "core/faults.h"
 #include "core/ir/check.h"
 #include "core/passes/passes.h"
+#include "core/runtime/cuda/cuda_backend.h"
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"
 #include "generators/generate.h"
-#include "core/runtime/cuda/cuda_backend.h"
 #include "harness/campaign.h"
 #include "harness/dot.h"
 #include "harness/isolate.h"
@@ -154,7 +154,9 @@ class Args {
   std::vector<std::string> positional_;
 };
 
-bool stderr_tty() { return isatty(fileno(stderr)) != 0; }
+bool stderr_tty() {
+  return isatty(fileno(stderr)) != 0;
+}
 
 // Set by SIGINT: the campaign stops claiming cases, finishes, prints its summary, saves state.
 std::atomic<bool> g_interrupted{false};
@@ -228,7 +230,8 @@ void print_summary(const CampaignOptions& o, const CampaignResult& r) {
     std::cout << (i ? ", " : "") << ops[i].second << " " << ops[i].first;
   std::cout << "\n";
   if (r.known_skipped > 0)
-    std::cout << "known: " << r.known_skipped << " failing cases with signatures found by earlier runs\n";
+    std::cout << "known: " << r.known_skipped
+              << " failing cases with signatures found by earlier runs\n";
   if (r.findings.empty()) {
     std::cout << "result: no new failures\n";
     return;
@@ -289,7 +292,8 @@ int cmd_fuzz(int argc, char** argv) {
   o.timeout_s = a.number("--timeout", 10, 0.01, 86400);
   if (a.has("--resume")) {
     if (a.has("--seed") || a.has("--shard") || a.has("--max-nodes") || a.has("--out"))
-      throw UsageError("--resume takes the seed, shard, node count and folder from the campaign it resumes");
+      throw UsageError(
+          "--resume takes the seed, shard, node count and folder from the campaign it resumes");
     o.resume = true;
     o.out_dir = a.str("--resume");
   }
@@ -318,7 +322,8 @@ int cmd_fuzz(int argc, char** argv) {
   CampaignResult r = run_campaign(o);
   if (tty) std::fprintf(stderr, "\r%60s\r", "");
   print_summary(o, r);
-  if (g_interrupted.load()) std::cout << "interrupted: resume with 'flatcheck fuzz --resume " << o.out_dir << "'\n";
+  if (g_interrupted.load())
+    std::cout << "interrupted: resume with 'flatcheck fuzz --resume " << o.out_dir << "'\n";
   if (a.flag("--json")) {
     Json findings = Json::array();
     for (const auto& f : r.findings)
@@ -370,13 +375,16 @@ std::vector<std::string> case_files(const std::vector<std::string>& paths) {
 }
 
 int cmd_replay(int argc, char** argv) {
-  Args a(argc, argv, 2, {"--inject", "--device", "--timeout"}, {"--json", "--help", "--no-isolate"});
+  Args a(argc, argv, 2, {"--inject", "--device", "--timeout"},
+         {"--json", "--help", "--no-isolate"});
   if (a.flag("--help")) {
-    std::cout << "flatcheck replay PATH...: check every case file (folders are searched for *.json).\n"
-                 "  exit 0 when every case passes, 1 when one fails, 2 for unreadable files.\n"
-                 "  --inject FAULT  replay with a fault switched on\n"
-                 "  --no-isolate    check in this process (a crash in the system under test ends the replay)\n"
-                 "  --timeout S     per-case time limit (default 10)\n";
+    std::cout
+        << "flatcheck replay PATH...: check every case file (folders are searched for *.json).\n"
+           "  exit 0 when every case passes, 1 when one fails, 2 for unreadable files.\n"
+           "  --inject FAULT  replay with a fault switched on\n"
+           "  --no-isolate    check in this process (a crash in the system under test ends the "
+           "replay)\n"
+           "  --timeout S     per-case time limit (default 10)\n";
     return 0;
   }
   bool isolate = !a.flag("--no-isolate");
@@ -565,7 +573,8 @@ int cmd_faults(int argc, char** argv) {
 }
 
 int cmd_detect(int argc, char** argv) {
-  Args a(argc, argv, 2, {"--seeds", "--cases", "--jobs", "--fault", "--device"}, {"--json", "--help"});
+  Args a(argc, argv, 2, {"--seeds", "--cases", "--jobs", "--fault", "--device"},
+         {"--json", "--help"});
   if (a.flag("--help")) {
     std::cout
         << "flatcheck detect: for every fault, K campaigns (seeds 1..K) until the first failure;\n"
@@ -593,7 +602,9 @@ int cmd_detect(int argc, char** argv) {
   for (const auto& f : faults) {
     if (f.kind == FaultKind::kDeviceOnly && !cuda) {
       std::cout << std::setw(30) << f.name << "needs --device cuda (not run)\n";
-      rows.push_back(Json{{"fault", std::string(f.name)}, {"stage", std::string(f.stage)}, {"skipped", "needs --device cuda"}});
+      rows.push_back(Json{{"fault", std::string(f.name)},
+                          {"stage", std::string(f.stage)},
+                          {"skipped", "needs --device cuda"}});
       continue;
     }
     set_active_fault(f.fault);

@@ -16,10 +16,10 @@
 namespace flatcheck {
 namespace {
 
-#define REQUIRE_CUDA()                                \
-  do {                                                \
-    std::string why;                                  \
-    if (!cuda_available(&why)) GTEST_SKIP() << why;   \
+#define REQUIRE_CUDA()                              \
+  do {                                              \
+    std::string why;                                \
+    if (!cuda_available(&why)) GTEST_SKIP() << why; \
   } while (0)
 
 // Distance in units in the last place (floats mapped to a monotonic integer line; -0 and +0
@@ -88,7 +88,8 @@ TEST(CudaKernelTest, EveryOpMatchesTheCpuWithinItsDocumentedBound) {
       for (size_t e = 0; e < want[k].data.size(); ++e)
         ASSERT_TRUE(bound == 0 ? float_bits(want[k].data[e]) == float_bits(got[k].data[e])
                                : ulp_distance(want[k].data[e], got[k].data[e]) <= bound)
-            << op_info(op).name << " element " << e << ": cpu " << want[k].data[e] << " cuda " << got[k].data[e];
+            << op_info(op).name << " element " << e << ": cpu " << want[k].data[e] << " cuda "
+            << got[k].data[e];
     }
   }
 }

@@ -71,7 +71,9 @@ class FaultSelfTestProperty : public testing::TestWithParam<FaultInfo> {};
 
 }  // namespace
 
-void PrintTo(const FaultInfo& f, std::ostream* os) { *os << f.name; }
+void PrintTo(const FaultInfo& f, std::ostream* os) {
+  *os << f.name;
+}
 
 namespace {
 
@@ -131,7 +133,8 @@ TEST(IsolationTest, AnAbortIsAFindingAndTheCampaignGoesOn) {
   EXPECT_GT(r.failing_cases, 1);
   Case c = load_case_file(r.findings[0].path);
   EXPECT_LE(case_size(c), r.findings[0].original_nodes);
-  EXPECT_EQ(check_case_isolated(c, OracleOptions{}, 10).failure->signature(), "crash:partitioned:SIGABRT");
+  EXPECT_EQ(check_case_isolated(c, OracleOptions{}, 10).failure->signature(),
+            "crash:partitioned:SIGABRT");
   set_active_fault(Fault::kNone);
   EXPECT_FALSE(check_case(c).failure.has_value());
   std::filesystem::remove_all(dir);
@@ -250,7 +253,9 @@ TEST(CampaignTest, WritesAMinimizedReproThatReplayReproduces) {
 
 // ------------------------------------------------------------------------------------ CLI
 
-CliRun cli(const std::string& args) { return run_cli(args); }
+CliRun cli(const std::string& args) {
+  return run_cli(args);
+}
 
 std::string corpus(const std::string& name) {
   return std::string(FLATCHECK_SOURCE_DIR) + "/corpus/regression/" + name;

@@ -171,7 +171,8 @@ std::vector<Broken> engine_changes(const Json& doc) {
 
 CliRun validate(const std::string& file) {
 #ifndef FLATCHECK_SANITIZED
-  return run_cli("validate " + file, "ulimit -v 2000000; ");  // bounded memory: 2 GB of address space
+  return run_cli("validate " + file,
+                 "ulimit -v 2000000; ");  // bounded memory: 2 GB of address space
 #else
   return run_cli("validate " + file);
 #endif

@@ -115,7 +115,8 @@ class CudaBackend final : public Backend {
   }
   void synchronize() override {
     CUDA_CHECK(cudaStreamSynchronize(stream_));
-    for (const auto& p : pending_) std::memcpy(p.dst, pending_buf_.reserve(pending_floats_) + p.at, p.n * sizeof(float));
+    for (const auto& p : pending_)
+      std::memcpy(p.dst, pending_buf_.reserve(pending_floats_) + p.at, p.n * sizeof(float));
     pending_.clear();
     pending_floats_ = 0;
   }
@@ -177,7 +178,9 @@ bool cuda_available(std::string* why) {
   int n = 0;
   cudaError_t err = cudaGetDeviceCount(&n);
   if (err != cudaSuccess || n == 0) {
-    if (why) *why = std::string("no CUDA device: ") + (err != cudaSuccess ? cudaGetErrorString(err) : "none found");
+    if (why)
+      *why = std::string("no CUDA device: ") +
+             (err != cudaSuccess ? cudaGetErrorString(err) : "none found");
     return false;
   }
   return true;
@@ -190,7 +193,9 @@ Backend& cuda_backend() {
   return backend;
 }
 
-void cuda_use_graphs(bool on) { g_use_graphs = on; }
+void cuda_use_graphs(bool on) {
+  g_use_graphs = on;
+}
 
 std::string cuda_device_name() {
   if (!cuda_available()) return "";

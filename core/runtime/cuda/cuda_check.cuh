@@ -7,12 +7,12 @@
 #include <cstdio>
 #include <cstdlib>
 
-#define CUDA_CHECK(expr)                                                                     \
-  do {                                                                                       \
-    cudaError_t flatcheck_err_ = (expr);                                                     \
-    if (flatcheck_err_ != cudaSuccess) {                                                     \
-      std::fprintf(stderr, "flatcheck: CUDA error %s in `%s` at %s:%d\n",                   \
-                   cudaGetErrorString(flatcheck_err_), #expr, __FILE__, __LINE__);            \
-      std::abort();                                                                          \
-    }                                                                                        \
+#define CUDA_CHECK(expr)                                                           \
+  do {                                                                             \
+    cudaError_t flatcheck_err_ = (expr);                                           \
+    if (flatcheck_err_ != cudaSuccess) {                                           \
+      std::fprintf(stderr, "flatcheck: CUDA error %s in `%s` at %s:%d\n",          \
+                   cudaGetErrorString(flatcheck_err_), #expr, __FILE__, __LINE__); \
+      std::abort();                                                                \
+    }                                                                              \
   } while (0)

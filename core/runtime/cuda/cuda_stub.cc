@@ -5,7 +5,8 @@
 namespace flatcheck {
 
 bool cuda_available(std::string* why) {
-  if (why) *why = "this build has no CUDA runtime (configure with -DFLATCHECK_CUDA=ON where nvcc exists)";
+  if (why)
+    *why = "this build has no CUDA runtime (configure with -DFLATCHECK_CUDA=ON where nvcc exists)";
   return false;
 }
 
@@ -17,6 +18,8 @@ Backend& cuda_backend() {
 
 void cuda_use_graphs(bool) {}
 
-std::string cuda_device_name() { return ""; }
+std::string cuda_device_name() {
+  return "";
+}
 
 }  // namespace flatcheck

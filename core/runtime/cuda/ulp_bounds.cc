@@ -8,10 +8,14 @@ int cuda_ulp_bound(OpCode op) {
   // glibc's are within 1 ulp. sigmoid = 1 / (1 + exp(-x)) inherits exp's error through one add
   // and one correctly rounded division. Every other op is correctly rounded on both.
   switch (op) {
-    case OpCode::kExp: return 2;
-    case OpCode::kTanh: return 2;
-    case OpCode::kSigmoid: return 4;
-    default: return 0;
+    case OpCode::kExp:
+      return 2;
+    case OpCode::kTanh:
+      return 2;
+    case OpCode::kSigmoid:
+      return 4;
+    default:
+      return 0;
   }
 }
 

@@ -35,8 +35,12 @@ Bcast make_bcast(const Shape& a, const Shape& b, const Shape& out) {
   return bc;
 }
 
-__device__ float nan_max(float a, float b) { return isnan(a) ? a : isnan(b) ? b : (a > b ? a : b); }
-__device__ float nan_min(float a, float b) { return isnan(a) ? a : isnan(b) ? b : (a < b ? a : b); }
+__device__ float nan_max(float a, float b) {
+  return isnan(a) ? a : isnan(b) ? b : (a > b ? a : b);
+}
+__device__ float nan_min(float a, float b) {
+  return isnan(a) ? a : isnan(b) ? b : (a < b ? a : b);
+}
 
 enum class Bin { kAdd, kSub, kMul, kDiv, kMax, kMin };
 
@@ -52,7 +56,8 @@ __device__ float apply(float a, float b) {
 
 template <Bin op>
 __global__ void binary_kernel(const float* a, const float* b, float* out, int64_t n, Bcast bc) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
     int64_t rem = i, oa = 0, ob = 0;
     for (int d = bc.rank - 1; d >= 0; --d) {
       int64_t idx = rem % bc.dims[d];
@@ -68,10 +73,24 @@ template <Bin op>
 void binary(const Launch& l) {
   int64_t n = numel(l.out[0].shape);
   Bcast bc = make_bcast(l.in[0].shape, l.in[1].shape, l.out[0].shape);
-  binary_kernel<op><<<blocks_for(n), kThreads, 0, l.stream>>>(l.in[0].data, l.in[1].data, l.out[0].data, n, bc);
+  binary_kernel<op>
+      <<<blocks_for(n), kThreads, 0, l.stream>>>(l.in[0].data, l.in[1].data, l.out[0].data, n, bc);
 }
 
-enum class Un { kNeg, kRelu, kAbs, kExp, kTanh, kSigmoid, kSqrt, kCopy, kAddS, kSubS, kMulS, kDivS };
+enum class Un {
+  kNeg,
+  kRelu,
+  kAbs,
+  kExp,
+  kTanh,
+  kSigmoid,
+  kSqrt,
+  kCopy,
+  kAddS,
+  kSubS,
+  kMulS,
+  kDivS
+};
 
 template <Un op>
 __device__ float apply1(float a, float c) {
@@ -91,7 +110,8 @@ __device__ float apply1(float a, float c) {
 
 template <Un op>
 __global__ void unary_kernel(const float* a, float* out, int64_t n, float c) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x)
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x)
     out[i] = apply1<op>(a[i], c);
 }
 
@@ -99,30 +119,71 @@ template <Un op>
 void unary(const Launch& l, int input = 0) {
   int64_t n = numel(l.out[0].shape);
   float c = l.scalars.empty() ? 0.0f : std::get<float>(l.scalars[0]);
-  unary_kernel<op><<<blocks_for(n), kThreads, 0, l.stream>>>(l.in[static_cast<size_t>(input)].data, l.out[0].data, n, c);
+  unary_kernel<op><<<blocks_for(n), kThreads, 0, l.stream>>>(l.in[static_cast<size_t>(input)].data,
+                                                             l.out[0].data, n, c);
 }
 
 }  // namespace
 
-void launch_kAdd(const Launch& l) { binary<Bin::kAdd>(l); }
-void launch_kSub(const Launch& l) { binary<Bin::kSub>(l); }
-void launch_kMul(const Launch& l) { binary<Bin::kMul>(l); }
-void launch_kDiv(const Launch& l) { binary<Bin::kDiv>(l); }
-void launch_kMaximum(const Launch& l) { binary<Bin::kMax>(l); }
-void launch_kMinimum(const Launch& l) { binary<Bin::kMin>(l); }
-void launch_kNeg(const Launch& l) { unary<Un::kNeg>(l); }
-void launch_kRelu(const Launch& l) { unary<Un::kRelu>(l); }
-void launch_kAbs(const Launch& l) { unary<Un::kAbs>(l); }
-void launch_kExp(const Launch& l) { unary<Un::kExp>(l); }
-void launch_kTanh(const Launch& l) { unary<Un::kTanh>(l); }
-void launch_kSigmoid(const Launch& l) { unary<Un::kSigmoid>(l); }
-void launch_kSqrt(const Launch& l) { unary<Un::kSqrt>(l); }
-void launch_kClone(const Launch& l) { unary<Un::kCopy>(l); }
-void launch_kReshape(const Launch& l) { unary<Un::kCopy>(l); }
-void launch_kCopy(const Launch& l) { unary<Un::kCopy>(l, 1); }
-void launch_kAddScalar(const Launch& l) { unary<Un::kAddS>(l); }
-void launch_kSubScalar(const Launch& l) { unary<Un::kSubS>(l); }
-void launch_kMulScalar(const Launch& l) { unary<Un::kMulS>(l); }
-void launch_kDivScalar(const Launch& l) { unary<Un::kDivS>(l); }
+void launch_kAdd(const Launch& l) {
+  binary<Bin::kAdd>(l);
+}
+void launch_kSub(const Launch& l) {
+  binary<Bin::kSub>(l);
+}
+void launch_kMul(const Launch& l) {
+  binary<Bin::kMul>(l);
+}
+void launch_kDiv(const Launch& l) {
+  binary<Bin::kDiv>(l);
+}
+void launch_kMaximum(const Launch& l) {
+  binary<Bin::kMax>(l);
+}
+void launch_kMinimum(const Launch& l) {
+  binary<Bin::kMin>(l);
+}
+void launch_kNeg(const Launch& l) {
+  unary<Un::kNeg>(l);
+}
+void launch_kRelu(const Launch& l) {
+  unary<Un::kRelu>(l);
+}
+void launch_kAbs(const Launch& l) {
+  unary<Un::kAbs>(l);
+}
+void launch_kExp(const Launch& l) {
+  unary<Un::kExp>(l);
+}
+void launch_kTanh(const Launch& l) {
+  unary<Un::kTanh>(l);
+}
+void launch_kSigmoid(const Launch& l) {
+  unary<Un::kSigmoid>(l);
+}
+void launch_kSqrt(const Launch& l) {
+  unary<Un::kSqrt>(l);
+}
+void launch_kClone(const Launch& l) {
+  unary<Un::kCopy>(l);
+}
+void launch_kReshape(const Launch& l) {
+  unary<Un::kCopy>(l);
+}
+void launch_kCopy(const Launch& l) {
+  unary<Un::kCopy>(l, 1);
+}
+void launch_kAddScalar(const Launch& l) {
+  unary<Un::kAddS>(l);
+}
+void launch_kSubScalar(const Launch& l) {
+  unary<Un::kSubS>(l);
+}
+void launch_kMulScalar(const Launch& l) {
+  unary<Un::kMulS>(l);
+}
+void launch_kDivScalar(const Launch& l) {
+  unary<Un::kDivS>(l);
+}
 
 }  // namespace flatcheck::cuda

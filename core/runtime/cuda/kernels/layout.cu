@@ -14,7 +14,8 @@ struct Perm {
 };
 
 __global__ void permute_kernel(const float* in, float* out, int64_t n, Perm p) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n; i += int64_t{gridDim.x} * blockDim.x) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < n;
+       i += int64_t{gridDim.x} * blockDim.x) {
     int64_t rem = i, off = 0;
     for (int d = p.rank - 1; d >= 0; --d) {
       off += (rem % p.out_dims[d]) * p.in_strides[d];
@@ -25,15 +26,18 @@ __global__ void permute_kernel(const float* in, float* out, int64_t n, Perm p) {
 }
 
 // Copies `rows` rows of `cols` floats from src (row pitch src_pitch) to dst (row pitch dst_pitch).
-__global__ void strided_copy_kernel(const float* src, int64_t src_pitch, float* dst, int64_t dst_pitch,
-                                    int64_t rows, int64_t cols) {
-  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < rows * cols; i += int64_t{gridDim.x} * blockDim.x) {
+__global__ void strided_copy_kernel(const float* src, int64_t src_pitch, float* dst,
+                                    int64_t dst_pitch, int64_t rows, int64_t cols) {
+  for (int64_t i = blockIdx.x * int64_t{blockDim.x} + threadIdx.x; i < rows * cols;
+       i += int64_t{gridDim.x} * blockDim.x) {
     int64_t r = i / cols, c = i % cols;
     dst[r * dst_pitch + c] = src[r * src_pitch + c];
   }
 }
 
-int64_t norm_dim(int64_t d, size_t rank) { return d < 0 ? d + static_cast<int64_t>(rank) : d; }
+int64_t norm_dim(int64_t d, size_t rank) {
+  return d < 0 ? d + static_cast<int64_t>(rank) : d;
+}
 
 void outer_inner(const Shape& s, int64_t d, int64_t* outer, int64_t* inner) {
   *outer = 1;
@@ -47,7 +51,8 @@ void outer_inner(const Shape& s, int64_t d, int64_t* outer, int64_t* inner) {
 void launch_kTranspose(const Launch& l) {
   const Shape& s = l.in[0].shape;
   size_t rank = s.size();
-  int64_t a = norm_dim(std::get<int64_t>(l.scalars.at(0)), rank), b = norm_dim(std::get<int64_t>(l.scalars.at(1)), rank);
+  int64_t a = norm_dim(std::get<int64_t>(l.scalars.at(0)), rank),
+          b = norm_dim(std::get<int64_t>(l.scalars.at(1)), rank);
   Perm p{};
   p.rank = static_cast<int>(rank);
   int64_t st[kMaxRank];
@@ -70,8 +75,8 @@ void launch_kConcat(const Launch& l) {
   int64_t pitch = os[static_cast<size_t>(d)] * inner, col = 0;
   for (const auto& t : l.in) {
     int64_t chunk = t.shape[static_cast<size_t>(d)] * inner;
-    strided_copy_kernel<<<blocks_for(outer * chunk), kThreads, 0, l.stream>>>(t.data, chunk, l.out[0].data + col, pitch,
-                                                                              outer, chunk);
+    strided_copy_kernel<<<blocks_for(outer * chunk), kThreads, 0, l.stream>>>(
+        t.data, chunk, l.out[0].data + col, pitch, outer, chunk);
     col += chunk;
   }
 }
