@@ -149,14 +149,20 @@ TEST(IsolationTest, AHangIsATimeoutFindingAndTheCampaignGoesOn) {
   o.cases = 60;
   o.jobs = 2;
   o.isolate = true;
-  o.timeout_s = 1.0;  // far above a case's normal time, even under sanitizers and load
+  o.timeout_s = 2.0;  // far above a case's normal time (a few ms, even under sanitizers)
   o.out_dir = dir.string();
   o.minimize = false;
   CampaignResult r = run_campaign(o);
   EXPECT_EQ(r.cases, 60);
-  ASSERT_EQ(r.findings.size(), 1u);
-  EXPECT_EQ(r.findings[0].failure.signature(), "timeout:unflattened:-");
-  EXPECT_TRUE(std::filesystem::exists(r.findings[0].path));
+  // The hang is found; on a badly overloaded machine a slow case may time out too, so other
+  // findings are allowed as long as they are timeouts as well.
+  bool hang_found = false;
+  for (const auto& f : r.findings) {
+    EXPECT_EQ(f.failure.property, "timeout") << f.failure.signature();
+    hang_found |= f.failure.signature() == "timeout:unflattened:-";
+    EXPECT_TRUE(std::filesystem::exists(f.path));
+  }
+  EXPECT_TRUE(hang_found);
   EXPECT_GE(r.failing_cases, 1);
   std::filesystem::remove_all(dir);
 }
