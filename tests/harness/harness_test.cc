@@ -125,10 +125,12 @@ TEST(IsolationTest, AnAbortIsAFindingAndTheCampaignGoesOn) {
   o.cases = 150;
   o.jobs = 2;
   o.isolate = true;
+  o.timeout_s = 60;  // no case hangs here; sanitizer builds under load crash slowly
   o.out_dir = dir.string();
   CampaignResult r = run_campaign(o);
   EXPECT_EQ(r.cases, 150);
-  ASSERT_EQ(r.findings.size(), 1u);
+  ASSERT_FALSE(r.findings.empty());
+  for (const auto& x : r.findings) EXPECT_EQ(x.failure.property, "crash") << x.failure.signature();
   EXPECT_EQ(r.findings[0].failure.signature(), "crash:partitioned:SIGABRT");
   EXPECT_GT(r.failing_cases, 1);
   Case c = load_case_file(r.findings[0].path);
