@@ -150,39 +150,27 @@ class Builder {
       pool.push_back({n, std::move(s)});
       sibling_names_.push_back(n->name);
     };
+    // Op classes come from the op table's signatures (STYLE.md, habit 2).
+    std::string_view sig = op_info(op).sig;
+    if (sig == "TT" && op != OpCode::kMatmul && op != OpCode::kCopy) {  // broadcasting binary
+      const Val* b = pick_compatible(pool, a.shape);
+      Node* bn = b ? b->node : a.node;
+      bool swap = b && b->shape == a.shape && src_.chance(1, 2);
+      add(g.call_function(op, {swap ? bn : a.node, swap ? a.node : bn}, hint(op_info(op).name)),
+          a.shape);
+      return true;
+    }
+    if (sig == "T") {
+      add(g.call_function(op, {a.node}, hint(op_info(op).name)), a.shape);
+      return true;
+    }
+    if (sig == "Tf") {
+      Node* s = scalar_arg(scale_ph);
+      Arg sa = s ? Arg(s) : Arg(scalar_const());
+      add(g.call_function(op, {a.node, sa}, hint(op_info(op).name)), a.shape);
+      return true;
+    }
     switch (op) {
-      case OpCode::kAdd:
-      case OpCode::kSub:
-      case OpCode::kMul:
-      case OpCode::kDiv:
-      case OpCode::kMaximum:
-      case OpCode::kMinimum: {
-        const Val* b = pick_compatible(pool, a.shape);
-        Node* bn = b ? b->node : a.node;
-        bool swap = b && b->shape == a.shape && src_.chance(1, 2);
-        add(g.call_function(op, {swap ? bn : a.node, swap ? a.node : bn}, hint(op_info(op).name)),
-            a.shape);
-        return true;
-      }
-      case OpCode::kNeg:
-      case OpCode::kRelu:
-      case OpCode::kAbs:
-      case OpCode::kExp:
-      case OpCode::kTanh:
-      case OpCode::kSigmoid:
-      case OpCode::kSqrt:
-      case OpCode::kClone:
-        add(g.call_function(op, {a.node}, hint(op_info(op).name)), a.shape);
-        return true;
-      case OpCode::kAddScalar:
-      case OpCode::kSubScalar:
-      case OpCode::kMulScalar:
-      case OpCode::kDivScalar: {
-        Node* s = scalar_arg(scale_ph);
-        Arg sa = s ? Arg(s) : Arg(scalar_const());
-        add(g.call_function(op, {a.node, sa}, hint(op_info(op).name)), a.shape);
-        return true;
-      }
       case OpCode::kMatmul: {
         if (a.shape.size() != 2) return false;
         int64_t k = a.shape[1];
