@@ -96,29 +96,8 @@ bool inline_call(Module& m, Node* call) {
   auto phs = child->graph.placeholders();
   if (phs.size() != call->args.size()) return false;
   for (size_t i = 0; i < phs.size(); ++i) env[phs[i]] = call->args[i];
-  std::vector<Arg> results;
-  {
-    Graph::InsertingBefore at(m.graph, call);
-    for (Node* n = child->graph.first(); n; n = n->next) {
-      if (n->op == NodeOp::kPlaceholder) continue;
-      std::vector<Arg> args = n->args;
-      for (auto& a : args)
-        if (auto q = std::get_if<Node*>(&a)) a = env.at(*q);
-      if (n->op == NodeOp::kOutput) {
-        results = args;
-        break;
-      }
-      Node* c = nullptr;
-      if (n->op == NodeOp::kGetAttr)
-        c = m.graph.get_attr(call->target + "." + n->target, n->name);
-      else if (n->op == NodeOp::kCallModule)
-        c = m.graph.call_module(call->target + "." + n->target, args, n->name);
-      else
-        c = m.graph.call_function(n->fn, args, n->name);
-      c->meta.val = n->meta.val;
-      env[n] = c;
-    }
-  }
+  std::vector<Arg> results = copy_body(m.graph, call, child->graph, env, call->target + ".",
+                                       [](const Node& n, Node* c) { c->meta.val = n.meta.val; });
   if (results.size() == 1) {
     auto q = std::get_if<Node*>(&results[0]);
     if (!q) return false;

@@ -254,6 +254,34 @@ std::vector<Node*> Graph::users(const Node* x) const {
   return out;
 }
 
+std::vector<Arg> copy_body(Graph& dst, Node* before, const Graph& body,
+                           std::unordered_map<const Node*, Arg>& env, const std::string& prefix,
+                           const std::function<void(const Node&, Node*)>& on_copy) {
+  Graph::InsertingBefore at(dst, before);
+  for (Node* n = body.first(); n; n = n->next) {
+    if (n->op == NodeOp::kPlaceholder) continue;
+    std::vector<Arg> args = n->args;
+    for (auto& a : args)
+      if (auto q = std::get_if<Node*>(&a)) a = env.at(*q);
+    if (n->op == NodeOp::kOutput) return args;
+    Node* c = nullptr;
+    switch (n->op) {
+      case NodeOp::kGetAttr:
+        c = dst.get_attr(prefix + n->target, n->name);
+        break;
+      case NodeOp::kCallModule:
+        c = dst.call_module(prefix + n->target, std::move(args), n->name);
+        break;
+      default:
+        c = dst.call_function(n->fn, std::move(args), n->name);
+        break;
+    }
+    if (on_copy) on_copy(*n, c);
+    env[n] = c;
+  }
+  return {};
+}
+
 UsersIndex::UsersIndex(const Graph& g) {
   for (Node* n = g.first(); n; n = n->next)
     for (Node* in : n->input_nodes()) {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -151,6 +152,15 @@ class Graph {
 };
 
 std::ostream& operator<<(std::ostream& os, const Graph& g);
+
+// Copies a callee's body into `dst` before `before` (inlining): placeholders are looked up in
+// `env` (filled by the caller with the call's arguments, by position), every other node but the
+// output is created through dst's namespace with its own name as the hint, and get_attr and
+// call_module targets get `prefix` ("" keeps them). `on_copy(original, copy)` runs for each
+// created node. Returns the output node's arguments, mapped.
+std::vector<Arg> copy_body(Graph& dst, Node* before, const Graph& body,
+                           std::unordered_map<const Node*, Arg>& env, const std::string& prefix,
+                           const std::function<void(const Node&, Node*)>& on_copy);
 
 // Users of every node, computed once, for passes that rewire many nodes: replacing uses
 // through the index costs the number of users, not a walk over the graph.

@@ -83,26 +83,14 @@ void inline_fallbacks(Program& p) {
       }
       env[ph] = value;
     }
-    std::vector<Arg> results;
-    {
-      Graph::InsertingBefore at(g, call);
-      for (Node* n = child->graph.first(); n; n = n->next) {
-        if (n->op == NodeOp::kPlaceholder) continue;
-        std::vector<Arg> args = n->args;
-        for (auto& a : args)
-          if (auto q = std::get_if<Node*>(&a)) a = env.at(*q);
-        if (n->op == NodeOp::kOutput) {
-          results = std::move(args);
-          break;
-        }
-        FLATCHECK_INPUT(n->op == NodeOp::kCallFunction,
-                        "flatten: fallback node %" << n->name << " is not a call_function");
-        Node* c = g.call_function(n->fn, std::move(args), n->name);
-        c->meta = n->meta;
-        index.add(c);
-        env[n] = c;
-      }
-    }
+    for (Node* n = child->graph.first(); n; n = n->next)
+      FLATCHECK_INPUT(n->op != NodeOp::kGetAttr && n->op != NodeOp::kCallModule,
+                      "flatten: fallback node %" << n->name << " is not a call_function");
+    std::vector<Arg> results =
+        copy_body(g, call, child->graph, env, "", [&](const Node& n, Node* c) {
+          c->meta = n.meta;
+          index.add(c);
+        });
     if (results.size() == 1) {
       index.replace_uses(call, std::get<Node*>(results[0]));
     } else {
