@@ -184,7 +184,7 @@ void EndToEndCuda(benchmark::State& state) {
     return;
   }
   OracleOptions o;
-  o.cuda = true;
+  o.device = Device::kCuda;
   int64_t i = 0;
   for (auto _ : state) {
     Case c = generate_case_for_seed(mix_seed(1, static_cast<uint64_t>(i++)));

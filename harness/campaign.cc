@@ -87,6 +87,10 @@ class Campaign {
   explicit Campaign(const CampaignOptions& o) : o_(o) {}
 
   CampaignResult run() {
+    if (o_.isolate && o_.oracle.device == Device::kCuda && !o_.oracle.backend)
+      throw InputError(
+          "isolated campaigns fork worker processes, which a CUDA context does not survive: "
+          "run --device cuda campaigns in-process");
     t0_ = Clock::now();
     if (o_.resume) load_state();
     next_.store(res_.first_index);
@@ -100,6 +104,7 @@ class Campaign {
       }
     }
     for (auto& t : threads) t.join();
+    if (!error_.empty()) throw InputError(error_);
     res_.cases = done_.load();
     res_.failing_cases = failing_.load();
     res_.seconds = elapsed();
@@ -128,7 +133,16 @@ class Campaign {
     return {b, e};
   }
 
+  // The backend the oracle reported (every case of a campaign runs on the same one).
+  void note_backend(const std::string& name) {
+    if (name.empty() || backend_seen_.load()) return;
+    std::lock_guard<std::mutex> lock(mu_);
+    res_.backend = name;
+    backend_seen_.store(true);
+  }
+
   void record(int64_t k, const OracleResult& r, Coverage& local, const std::string* inflight) {
+    note_backend(r.backend);
     add_coverage(local, r.coverage);
     done_.fetch_add(1);
     if (!r.failure) return;
@@ -166,13 +180,20 @@ class Campaign {
 
   void worker(int j) {
     Coverage local;
-    if (o_.isolate) {
-      isolated_worker(j, local);
-    } else {
-      for (auto [b, e] = claim(1); b < e; std::tie(b, e) = claim(1)) {
-        Case c = generate_case_for_seed(case_seed(o_.seed, index_of(b)), o_.gen);
-        record(b, check_case(c, o_.oracle), local, nullptr);
+    try {
+      if (o_.isolate) {
+        isolated_worker(j, local);
+      } else {
+        // Each case resolves the oracle's backend on this thread (CUDA: this thread's stream).
+        for (auto [b, e] = claim(1); b < e; std::tie(b, e) = claim(1)) {
+          Case c = generate_case_for_seed(case_seed(o_.seed, index_of(b)), o_.gen);
+          record(b, check_case(c, o_.oracle), local, nullptr);
+        }
       }
+    } catch (const InputError& e) {  // the device is not available: end the campaign with it
+      std::lock_guard<std::mutex> lock(mu_);
+      if (error_.empty()) error_ = e.what();
+      stop_.store(true);
     }
     std::lock_guard<std::mutex> lock(mu_);
     add_coverage(res_.totals, local);
@@ -226,6 +247,7 @@ class Campaign {
         }
         if (!write_all(fds[1], "S " + std::to_string(k) + "\n")) _exit(3);
         OracleResult r = check_case(c, oo);
+        batch_cov.backend = r.backend;
         add_coverage(batch_cov.coverage, r.coverage);
         r.coverage = Coverage{};
         std::string msg = r.failure ? "R " + std::to_string(k) + " " + encode_result(r)
@@ -273,7 +295,9 @@ class Campaign {
           record(k, OracleResult{}, local, nullptr);
           resolved = k;
         } else if (line.rfind("C ", 0) == 0) {
-          add_coverage(local, decode_result(line.substr(2)).coverage);
+          OracleResult batch = decode_result(line.substr(2));
+          note_backend(batch.backend);
+          add_coverage(local, batch.coverage);
         }
       }
     }
@@ -405,9 +429,10 @@ class Campaign {
   CampaignResult res_;
   Clock::time_point t0_;
   std::atomic<int64_t> next_{0}, done_{0}, failing_{0};
-  std::atomic<bool> stop_{false};
+  std::atomic<bool> stop_{false}, backend_seen_{false};
   std::atomic<int> finished_{0};
   std::mutex mu_;
+  std::string error_;  // why a worker could not run (the device is not available)
   std::map<std::string, std::pair<int64_t, Failure>> first_;  // signature -> first case
   std::set<std::string> known_;
 };

@@ -54,8 +54,10 @@ struct CampaignResult {
   std::vector<Finding> findings;  // one per signature, by first case index
   Coverage totals;
   int64_t first_failing_case = -1;
+  std::string backend;  // the backend the cases ran on, as the oracle reported it ("" if none ran)
 };
 
+// Throws InputError when the oracle's device is not available (see check_case).
 CampaignResult run_campaign(const CampaignOptions& opts);
 
 // The seed of case `index` of a campaign with seed `seed`.

@@ -95,6 +95,7 @@ std::string encode_result(const OracleResult& r) {
           {c.nodes, c.calls, c.acc_partitions, c.fallback_partitions, c.renamed_nodes,
            c.specialized_fqns, c.buffer_mutations, c.paths}},
          {"ops", c.ops}};
+  if (!r.backend.empty()) j["b"] = r.backend;
   if (r.failure)
     j["f"] = {r.failure->property, r.failure->stage, r.failure->op, r.failure->message,
               r.failure->first_divergence};
@@ -115,6 +116,7 @@ OracleResult decode_result(const std::string& line) {
   c.buffer_mutations = v[6];
   c.paths = v[7];
   c.ops = j["ops"].get<std::map<std::string, int>>();
+  if (j.contains("b") && j["b"].is_string()) r.backend = j["b"].get<std::string>();
   if (j.contains("f")) {
     auto f = j["f"];
     r.failure = Failure{f[0], f[1], f[2], f[3], f[4]};

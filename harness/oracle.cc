@@ -15,7 +15,6 @@
 
 #include "core/ir/check.h"
 #include "core/passes/passes.h"
-#include "core/runtime/cuda/cuda_backend.h"
 #include "core/runtime/interpreter.h"
 #include "core/serialize/serialize.h"
 
@@ -79,10 +78,12 @@ std::string tensor_text(const Tensor& t) {
 
 class Oracle {
  public:
-  Oracle(const Case& c, const OracleOptions& o) : c_(c), o_(o) {}
+  Oracle(const Case& c, const OracleOptions& o)
+      : c_(c), o_(o), b_(o.backend ? *o.backend : backend_for(o.device)) {}
 
   OracleResult run() {
     OracleResult r;
+    r.backend = std::string(b_.name());
     coverage_static();
     if (o_.on_stage) o_.on_stage("eager");
     try {
@@ -126,7 +127,7 @@ class Oracle {
     auto m = clone_module(*c_.module, /*share_state=*/false);
     for (int k = 0; k < c_.config.calls; ++k) {
       RunContext ctx;
-      ctx.backend = o_.backend;
+      ctx.backend = &b_;
       if (k == 0) ctx.observer = recorder(obs.trace);
       std::vector<Value> in;
       for (const auto& t : c_.inputs) in.push_back(Value::of(t));
@@ -151,7 +152,7 @@ class Oracle {
     Observed obs;
     for (int k = 0; k < c_.config.calls; ++k) {
       RunContext ctx;
-      ctx.backend = o_.backend;
+      ctx.backend = &b_;
       if (k == 0 && o_.localize) ctx.observer = recorder(obs.trace);
       try {
         obs.outputs.push_back(run_program(p, c_.inputs, ctx));
@@ -169,7 +170,7 @@ class Oracle {
     std::map<std::string, int> calls;
     for (int k = 0; k < c_.config.calls; ++k) {
       RunContext ctx;
-      ctx.backend = o_.backend;
+      ctx.backend = &b_;
       if (k == 0 && o_.localize) ctx.observer = recorder(obs.trace);
       std::vector<Value> in;
       for (const auto& t : c_.inputs) in.push_back(Value::of(t));
@@ -428,6 +429,7 @@ class Oracle {
 
   const Case& c_;
   const OracleOptions& o_;
+  Backend& b_;  // every path runs here
   Observed ref_;
   Coverage cov_;
   std::map<std::string, std::set<std::string>> exported_keys_;  // FQN -> call keys

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/runtime/backend.h"
+#include "core/runtime/cuda/device.h"
 #include "generators/case.h"
 
 namespace flatcheck {
@@ -50,19 +51,24 @@ struct Coverage {
 struct OracleResult {
   std::optional<Failure> failure;
   Coverage coverage;
+  std::string backend;  // the name of the backend every path ran on ("cpu", "cuda", ...)
 };
 
 struct OracleOptions {
-  Backend* backend = &cpu_backend();
-  // Run every path on this thread's CUDA backend instead of `backend` (--device cuda).
-  bool cuda = false;
+  // The device every path (eager reference included) runs on (--device). Its backend is
+  // resolved on the thread that calls check_case: the CUDA backend is per thread.
+  Device device = Device::kCpu;
+  // When set, every path runs on this backend instead of the device's (a test's recording
+  // backend, a user's own backend).
+  Backend* backend = nullptr;
   bool localize = true;  // find the first diverging node on a mismatch
   // Called as each stage starts ("eager", then kStages): an isolated worker records it so a
   // crash or hang can be attributed to its stage.
   std::function<void(const char* stage)> on_stage;
 };
 
-// Never throws for problems in the system under test: they become failures.
+// Never throws for problems in the system under test: they become failures. Throws InputError
+// when the device is not available here ("--device cuda: no CUDA device: ...").
 OracleResult check_case(const Case& c, const OracleOptions& opts = {});
 
 // Bitwise equality; with nan_exact false, any NaN equals any NaN.
