@@ -35,8 +35,22 @@ struct EngineBinding {
   int position = 0;  // inputs: the placeholder's position in the subgraph
 };
 
+// An identity no other engine of this process has or had: a copy gets a new one, so a cache
+// keyed by it (CUDA graphs) cannot confuse an engine with one freed at the same address.
+struct EngineId {
+  uint64_t value = next();
+  EngineId() = default;
+  EngineId(const EngineId&) : value(next()) {}
+  EngineId& operator=(const EngineId&) {
+    value = next();
+    return *this;
+  }
+  static uint64_t next();
+};
+
 struct Engine {
   static constexpr int kVersion = 1;
+  EngineId id;                                    // not serialized, not compared
   std::string name;                               // "_run_on_acc_1"
   std::vector<EngineBinding> inputs;              // runtime inputs, in binding order
   std::vector<EngineBinding> outputs;             // in subgraph output order

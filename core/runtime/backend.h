@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -48,15 +49,25 @@ class Backend {
     copy_out(dst, src, offset_floats, n);
   }
 
-  // Graph capture of an engine's op list (CUDA graphs). `engine` and `arena` identify one
-  // captured launch sequence. replay_ops returns true when a captured graph ran in place of
-  // the op list; otherwise run_engine brackets its launches with begin_ops/end_ops.
-  virtual bool replay_ops(const void* engine, const void* arena) {
-    (void)engine, (void)arena;
+  // Whether this backend has a kernel for `op` (a differential check skips, loudly, what a
+  // backend lacks).
+  virtual bool supports(OpCode op) const {
+    (void)op;
+    return true;
+  }
+
+  // Graph capture of an engine's op list (CUDA graphs). `engine_id` (Engine::id, never reused
+  // within a process) and `arena` identify one captured launch sequence. replay_ops returns
+  // true when a captured graph ran in place of the op list; otherwise run_engine brackets its
+  // launches with begin_ops/end_ops, or begin_ops/abort_ops when a launch throws.
+  virtual bool replay_ops(uint64_t engine_id, const void* arena) {
+    (void)engine_id, (void)arena;
     return false;
   }
-  virtual void begin_ops(const void* engine, const void* arena) { (void)engine, (void)arena; }
-  virtual void end_ops(const void* engine, const void* arena) { (void)engine, (void)arena; }
+  virtual void begin_ops(uint64_t engine_id, const void* arena) { (void)engine_id, (void)arena; }
+  virtual void end_ops(uint64_t engine_id, const void* arena) { (void)engine_id, (void)arena; }
+  // Ends a capture begun by begin_ops without keeping it: the stream is usable again.
+  virtual void abort_ops() {}
 };
 
 // RAII device memory.

@@ -3,12 +3,15 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <memory>
+#include <set>
 
 #include "core/ir/check.h"
 #include "core/passes/engine.h"
 #include "core/passes/passes.h"
 #include "core/runtime/interpreter.h"
 #include "generators/examples.h"
+#include "tests/support/recording_backend.h"
 
 namespace flatcheck {
 namespace {
@@ -141,6 +144,34 @@ TEST(EngineTest, ComputesExactlyWhatTheSubgraphComputes) {
   auto got = run_engine(cpu_backend(), e, {&x});
   ASSERT_EQ(got.size(), 1u);
   EXPECT_TRUE(got[0].bit_equal(want[0]));
+}
+
+TEST(EngineTest, ALaunchThatThrowsEndsTheCaptureItBegan) {
+  Module m = chain(4);
+  Engine e = compile_engine(m, "e", {});
+  Tensor x = Tensor::full({4}, 0.5f);
+  RecordingBackend rec;
+  run_engine(rec, e, {&x});
+  EXPECT_EQ(rec.begins_, 1);
+  EXPECT_EQ(rec.ends_, 1);
+  EXPECT_EQ(rec.aborts_, 0);
+  rec.throw_on(OpCode::kNeg);
+  EXPECT_THROW(run_engine(rec, e, {&x}), std::runtime_error);
+  EXPECT_EQ(rec.begins_, 2);
+  EXPECT_EQ(rec.ends_, 1);
+  EXPECT_EQ(rec.aborts_, 1);
+}
+
+TEST(EngineTest, EveryEngineAndEveryCopyHasAnIdentityNeverSeenBefore) {
+  std::set<uint64_t> seen;
+  for (int i = 0; i < 50; ++i) {
+    auto e = std::make_unique<Engine>(compile_engine(chain(2), "e", {}));
+    Engine copy = *e;
+    EXPECT_TRUE(seen.insert(e->id.value).second);
+    EXPECT_TRUE(seen.insert(copy.id.value).second);
+    copy = *e;
+    EXPECT_TRUE(seen.insert(copy.id.value).second);
+  }  // each engine is freed here, and a later one may take its address, never its id
 }
 
 TEST(EngineTest, MemoryPlanReusesSlotsOfDeadValues) {

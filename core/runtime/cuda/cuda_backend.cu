@@ -4,6 +4,7 @@
 // dispatched through a table generated from ops.def.
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <memory>
@@ -32,7 +33,8 @@ constexpr cuda::Launcher kLaunchers[] = {
 static_assert(sizeof(kLaunchers) / sizeof(kLaunchers[0]) == kNumOps,
               "every op in ops.def needs an entry in the CUDA launcher table");
 
-bool g_use_graphs = false;
+std::atomic<bool> g_use_graphs{false};  // read by every worker thread
+thread_local int64_t g_replays = 0;
 
 // Pinned host memory, grown on demand.
 class PinnedBuffer {
@@ -121,18 +123,32 @@ class CudaBackend final : public Backend {
     pending_floats_ = 0;
   }
 
-  bool replay_ops(const void* engine, const void* arena) override {
+  bool supports(OpCode op) const override { return kLaunchers[static_cast<size_t>(op)] != nullptr; }
+
+  bool replay_ops(uint64_t engine_id, const void* arena) override {
     if (!g_use_graphs) return false;
-    auto it = graphs_.find({engine, arena});
+    auto it = graphs_.find({engine_id, arena});
     if (it == graphs_.end()) return false;
     CUDA_CHECK(cudaGraphLaunch(it->second, stream_));
+    ++g_replays;
     return true;
   }
-  void begin_ops(const void*, const void*) override {
-    if (g_use_graphs) CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
-  }
-  void end_ops(const void* engine, const void* arena) override {
+  void begin_ops(uint64_t, const void*) override {
     if (!g_use_graphs) return;
+    CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeThreadLocal));
+    capturing_ = true;
+  }
+  void abort_ops() override {
+    if (!capturing_) return;
+    capturing_ = false;
+    cudaGraph_t graph = nullptr;
+    cudaStreamEndCapture(stream_, &graph);  // invalidated captures end with an error: ignored
+    if (graph) cudaGraphDestroy(graph);
+    cudaGetLastError();  // clear the sticky-free error state the failed capture left
+  }
+  void end_ops(uint64_t engine_id, const void* arena) override {
+    if (!g_use_graphs) return;
+    capturing_ = false;
     cudaGraph_t graph = nullptr;
     CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
     cudaGraphExec_t exec = nullptr;
@@ -142,7 +158,7 @@ class CudaBackend final : public Backend {
       for (auto& [k, e] : graphs_) cudaGraphExecDestroy(e);
       graphs_.clear();
     }
-    auto [it, inserted] = graphs_.emplace(std::make_pair(engine, arena), exec);
+    auto [it, inserted] = graphs_.emplace(std::make_pair(engine_id, arena), exec);
     if (!inserted) {
       CUDA_CHECK(cudaGraphExecDestroy(it->second));
       it->second = exec;
@@ -169,7 +185,10 @@ class CudaBackend final : public Backend {
   PinnedBuffer staging_in_, staging_out_, pending_buf_;
   std::vector<Pending> pending_;
   size_t pending_floats_ = 0, pending_cap_ = 0;
-  std::map<std::pair<const void*, const void*>, cudaGraphExec_t> graphs_;
+  // Keyed by the engine's process-unique id (never an address that a freed engine may leave
+  // behind) and the arena the captured launches read and write.
+  std::map<std::pair<uint64_t, const void*>, cudaGraphExec_t> graphs_;
+  bool capturing_ = false;
 };
 
 }  // namespace
@@ -195,6 +214,10 @@ Backend& cuda_backend() {
 
 void cuda_use_graphs(bool on) {
   g_use_graphs = on;
+}
+
+int64_t cuda_graph_replays() {
+  return g_replays;
 }
 
 std::string cuda_device_name() {

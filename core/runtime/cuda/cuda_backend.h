@@ -2,6 +2,7 @@
 // the harness include it whether or not this build has the CUDA runtime.
 #pragma once
 
+#include <cstdint>
 #include <string>
 
 #include "core/runtime/backend.h"
@@ -18,6 +19,10 @@ Backend& cuda_backend();
 
 // Engines launched as CUDA graphs: captured once per engine and arena, then replayed.
 void cuda_use_graphs(bool on);
+
+// How many engine runs on this thread replayed a captured CUDA graph (0 without CUDA): the
+// observable effect of cuda_use_graphs(true).
+int64_t cuda_graph_replays();
 
 // The device's name ("NVIDIA H100 80GB HBM3"), or "" without one.
 std::string cuda_device_name();

@@ -18,6 +18,10 @@ Backend& cuda_backend() {
 
 void cuda_use_graphs(bool) {}
 
+int64_t cuda_graph_replays() {
+  return 0;
+}
+
 std::string cuda_device_name() {
   return "";
 }

@@ -115,10 +115,16 @@ __global__ void unary_kernel(const float* a, float* out, int64_t n, float c) {
     out[i] = apply1<op>(a[i], c);
 }
 
+// Only the scalar forms read a scalar: reshape's scalar is its shape list, copy_ has none.
+constexpr bool takes_scalar(Un op) {
+  return op == Un::kAddS || op == Un::kSubS || op == Un::kMulS || op == Un::kDivS;
+}
+
 template <Un op>
 void unary(const Launch& l, int input = 0) {
   int64_t n = numel(l.out[0].shape);
-  float c = l.scalars.empty() ? 0.0f : std::get<float>(l.scalars[0]);
+  float c = 0.0f;
+  if constexpr (takes_scalar(op)) c = std::get<float>(l.scalars.at(0));
   unary_kernel<op><<<blocks_for(n), kThreads, 0, l.stream>>>(l.in[static_cast<size_t>(input)].data,
                                                              l.out[0].data, n, c);
 }
