@@ -27,9 +27,11 @@
 #include "core/ir/check.h"
 #include "core/passes/passes.h"
 #include "core/runtime/cuda/cuda_backend.h"
+#include "core/runtime/cuda/device.h"
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"
 #include "generators/generate.h"
+#include "harness/backend_diff.h"
 #include "harness/campaign.h"
 #include "harness/dot.h"
 #include "harness/isolate.h"
@@ -49,12 +51,15 @@ usage:
   flatcheck fuzz    [--cases N | --time SECONDS] [--seed S] [--jobs J] [--shard I/N]
                     [--inject FAULT] [--device cpu|cuda] [--out DIR] [--json]
                     [--max-nodes N] [--no-minimize] [--no-isolate] [--timeout S] [--resume DIR]
-  flatcheck replay  PATH... [--inject FAULT] [--json]    files or folders of case files
+  flatcheck replay  PATH... [--inject FAULT] [--device cpu|cuda] [--json]
+                                                        files or folders of case files
   flatcheck shrink  CASE -o OUT [--inject FAULT]
   flatcheck show    FILE [--stage eager|exported|partitioned|flattened|reloaded|unflattened]
                     [--format text|dot|json]
   flatcheck faults  [--verbose]                          one fault name per line
-  flatcheck detect  [--seeds K] [--cases N] [--jobs J] [--json]
+  flatcheck detect  [--seeds K] [--cases N] [--jobs J] [--fault F] [--device cpu|cuda] [--json]
+  flatcheck compare-backends [--device cuda] [--cases N] [--seed S] [--json]
+                                                        CPU vs another backend, node by node
   flatcheck example [NAME] [-o FILE]                    write a built-in example as a case file
   flatcheck validate FILE...                            check case, module and program files
   flatcheck help | --help | --version
@@ -168,14 +173,24 @@ void apply_inject(const Args& a) {
   set_active_fault(*f);
 }
 
-// --device: cpu, or cuda when this build has the CUDA runtime and a device is present.
-bool use_cuda(const Args& a) {
-  std::string d = a.str("--device", "cpu");
-  if (d == "cpu") return false;
-  if (d != "cuda") throw UsageError("--device expects cpu or cuda, got '" + d + "'");
+// --device: cpu, or cuda when this build has the CUDA runtime and a device is present
+// (otherwise exit 2 with the reason, before any case runs).
+Device device_option(const Args& a) {
+  std::string name = a.str("--device", "cpu");
+  auto d = device_by_name(name);
+  if (!d) throw UsageError("--device expects cpu or cuda, got '" + name + "'");
   std::string why;
-  if (!cuda_available(&why)) throw InputError("--device cuda: " + why);
-  return true;
+  if (*d == Device::kCuda && !cuda_available(&why)) throw InputError("--device cuda: " + why);
+  return *d;
+}
+
+// "cpu", or "cuda (NVIDIA H100 80GB HBM3)": the backend that ran, for every report.
+std::string backend_label(const std::string& backend) {
+  if (backend == "cuda") {
+    std::string dev = cuda_device_name();
+    return dev.empty() ? backend : backend + " (" + dev + ")";
+  }
+  return backend.empty() ? "none (no case ran)" : backend;
 }
 
 std::string fmt(double x, int prec = 1) {
@@ -207,7 +222,7 @@ void print_summary(const CampaignOptions& o, const CampaignResult& r) {
   if (o.shard_count > 1) std::cout << ", shard " << o.shard_index << "/" << o.shard_count;
   if (active_fault() != Fault::kNone)
     std::cout << ", fault injected: " << fault_info(active_fault()).name;
-  std::cout << "\n";
+  std::cout << "\nbackend: " << backend_label(r.backend) << " (every path of every case)\n";
   const Coverage& c = r.totals;
   std::cout << "exercised:\n"
             << "  eager nodes        " << c.nodes << " ("
@@ -263,7 +278,7 @@ int cmd_fuzz(int argc, char** argv) {
                  "  --jobs J        worker threads (default 1)\n"
                  "  --shard I/N     run only case indices i with i % N == I\n"
                  "  --inject FAULT  switch on an injected fault (see 'flatcheck faults')\n"
-                 "  --device D      cpu (default) or cuda\n"
+                 "  --device D      cpu (default) or cuda: the backend every path runs on\n"
                  "  --out DIR       where findings are written (default corpus/found)\n"
                  "  --max-nodes N   steps per generated graph (default 20)\n"
                  "  --no-minimize   write findings unminimized\n"
@@ -277,9 +292,9 @@ int cmd_fuzz(int argc, char** argv) {
   if (a.has("--cases") && a.has("--time"))
     throw UsageError("--cases and --time exclude each other");
   apply_inject(a);
-  bool cuda = use_cuda(a);
   CampaignOptions o;
-  o.oracle.cuda = cuda;
+  o.oracle.device = device_option(a);
+  bool cuda = o.oracle.device == Device::kCuda;
   o.cases = a.integer("--cases", 2000, 1, int64_t{1} << 40);
   o.time_s = a.number("--time", 0, 0.001, 1e7);
   o.seed = a.unsigned_int("--seed", 1);
@@ -341,6 +356,7 @@ int cmd_fuzz(int argc, char** argv) {
            {"seconds", r.seconds},
            {"seed", o.seed},
            {"jobs", o.jobs},
+           {"backend", r.backend},
            {"fault", std::string(fault_info(active_fault()).name)},
            {"first_failing_case",
             r.first_failing_case >= 0 ? Json(r.first_failing_case) : Json(nullptr)},
@@ -382,6 +398,7 @@ int cmd_replay(int argc, char** argv) {
         << "flatcheck replay PATH...: check every case file (folders are searched for *.json).\n"
            "  exit 0 when every case passes, 1 when one fails, 2 for unreadable files.\n"
            "  --inject FAULT  replay with a fault switched on\n"
+           "  --device D      cpu (default) or cuda: the backend every path runs on\n"
            "  --no-isolate    check in this process (a crash in the system under test ends the "
            "replay)\n"
            "  --timeout S     per-case time limit (default 10)\n";
@@ -392,15 +409,17 @@ int cmd_replay(int argc, char** argv) {
   if (a.positional().empty()) throw UsageError("replay needs at least one file or folder");
   apply_inject(a);
   OracleOptions oo;
-  oo.cuda = use_cuda(a);
-  if (oo.cuda) isolate = false;  // CUDA contexts do not survive fork()
+  oo.device = device_option(a);
+  if (oo.device == Device::kCuda) isolate = false;  // CUDA contexts do not survive fork()
   auto files = case_files(a.positional());
   if (files.empty()) throw InputError("no case files (*.json) found");
   int failed = 0;
   Json results = Json::array();
+  std::string backend;
   for (const auto& f : files) {
     Case c = load_case_file(f);
     OracleResult r = isolate ? check_case_isolated(c, oo, timeout) : check_case(c, oo);
+    if (!r.backend.empty()) backend = r.backend;
     if (r.failure) {
       ++failed;
       std::cout << "FAIL " << f << "\n     " << r.failure->signature() << ": " << r.failure->message
@@ -411,9 +430,14 @@ int cmd_replay(int argc, char** argv) {
     results.push_back(Json{
         {"path", f}, {"ok", !r.failure}, {"signature", r.failure ? r.failure->signature() : ""}});
   }
+  std::cout << "backend: " << backend_label(backend) << "\n";
   std::cout << (files.size() - static_cast<size_t>(failed)) << " passed, " << failed << " failed\n";
   if (a.flag("--json"))
-    std::cout << Json{{"cases", files.size()}, {"failures", failed}, {"results", results}}.dump()
+    std::cout << Json{{"cases", files.size()},
+                      {"failures", failed},
+                      {"backend", backend},
+                      {"results", results}}
+                     .dump()
               << "\n";
   return failed ? 1 : 0;
 }
@@ -584,7 +608,8 @@ int cmd_detect(int argc, char** argv) {
            "  --seeds K   campaigns per fault (default 5)\n"
            "  --cases N   budget per campaign (default 20000)\n"
            "  --fault F   only this fault\n"
-           "  --jobs J    campaigns run in parallel (default 1)\n";
+           "  --jobs J    campaigns run in parallel (default 1)\n"
+           "  --device D  cpu (default) or cuda: the backend every path runs on\n";
     return 0;
   }
   int seeds = static_cast<int>(a.integer("--seeds", 5, 1, 10000));
@@ -598,13 +623,18 @@ int cmd_detect(int argc, char** argv) {
   std::cout << std::left << std::setw(30) << "fault" << std::setw(10) << "detected" << std::setw(10)
             << "median" << std::setw(10) << "max" << std::setw(12) << "repro(med)"
             << "stage ok\n";
-  bool cuda = use_cuda(a);
+  Device device = device_option(a);
+  bool cuda = device == Device::kCuda;
   for (const auto& f : faults) {
-    if (f.kind == FaultKind::kDeviceOnly && !cuda) {
-      std::cout << std::setw(30) << f.name << "needs --device cuda (not run)\n";
-      rows.push_back(Json{{"fault", std::string(f.name)},
-                          {"stage", std::string(f.stage)},
-                          {"skipped", "needs --device cuda"}});
+    const char* skip = nullptr;
+    if (f.kind == FaultKind::kDeviceOnly && !cuda) skip = "needs --device cuda";
+    // Crash and hang faults need forked workers; a CUDA context does not survive fork().
+    if ((f.kind == FaultKind::kCrash || f.kind == FaultKind::kHang) && cuda)
+      skip = "needs forked workers, which --device cuda cannot use";
+    if (skip) {
+      std::cout << std::setw(30) << f.name << skip << " (not run)\n";
+      rows.push_back(
+          Json{{"fault", std::string(f.name)}, {"stage", std::string(f.stage)}, {"skipped", skip}});
       continue;
     }
     set_active_fault(f.fault);
@@ -619,7 +649,7 @@ int cmd_detect(int argc, char** argv) {
         o.cases = budget;
         o.stop_at_first = true;
         o.out_dir = "";
-        o.oracle.cuda = cuda;
+        o.oracle.device = device;
         if (f.kind == FaultKind::kCrash || f.kind == FaultKind::kHang) {  // need worker processes
           o.isolate = true;
           o.timeout_s = f.kind == FaultKind::kHang ? 0.5 : 2;  // a hang costs the whole timeout
@@ -668,9 +698,109 @@ int cmd_detect(int argc, char** argv) {
                         {"cases_to_detection", ctd}});
   }
   set_active_fault(Fault::kNone);
+  std::cout << "backend: " << backend_label(device_name(device)) << "\n";
   if (a.flag("--json"))
-    std::cout << Json{{"budget", budget}, {"seeds", seeds}, {"faults", rows}}.dump() << "\n";
+    std::cout << Json{{"budget", budget},
+                      {"seeds", seeds},
+                      {"backend", device_name(device)},
+                      {"faults", rows}}
+                     .dump()
+              << "\n";
   return 0;
+}
+
+// ------------------------------------------------------------------------------ compare-backends
+
+std::string float_text(float x) {
+  std::ostringstream os;
+  os << std::setprecision(9) << x << " (0x" << std::hex << std::setw(8) << std::setfill('0')
+     << float_bits(x) << ")";
+  return os.str();
+}
+
+int cmd_compare_backends(int argc, char** argv) {
+  Args a(argc, argv, 2, {"--device", "--cases", "--seed", "--max-nodes"}, {"--json", "--help"});
+  if (a.flag("--help")) {
+    std::cout
+        << "flatcheck compare-backends: generated cases run on the CPU backend (the reference);\n"
+           "every kernel launch is run again on --device's backend with the same inputs and\n"
+           "compared under the op's ULP bound (docs/cuda.md). Reports the first node outside\n"
+           "its bound, naming both backends; ops the device lacks are listed as skipped.\n"
+           "  --device D      the backend compared with the CPU: cuda (default) or cpu\n"
+           "  --cases N       generated cases (default 2000)\n"
+           "  --seed S        campaign seed (default 1); case i uses mix(S, i)\n"
+           "  --max-nodes N   steps per generated graph (default 20)\n"
+           "  --json          end with one JSON line of figures\n"
+           "exit 0 when every kernel is within its bound, 1 at the first that is not.\n";
+    return 0;
+  }
+  if (!a.positional().empty()) throw UsageError("compare-backends takes no positional arguments");
+  Device device = a.has("--device") ? device_option(a) : Device::kCuda;
+  if (!a.has("--device")) {
+    std::string why;
+    if (!cuda_available(&why)) throw InputError("--device cuda: " + why);
+  }
+  int64_t cases = a.integer("--cases", 2000, 1, int64_t{1} << 32);
+  uint64_t seed = a.unsigned_int("--seed", 1);
+  GenOptions g;
+  g.max_nodes = static_cast<int>(a.integer("--max-nodes", 20, 2, 500));
+  Backend& other = backend_for(device);
+  std::map<std::string, int64_t> per_op, max_ulps;
+  std::set<std::string> skipped;
+  int64_t kernels = 0, ran = 0, errors = 0;
+  std::optional<std::pair<int64_t, BackendDiffResult>> bad;
+  for (int64_t i = 0; i < cases && !bad; ++i) {
+    Case c = generate_case_for_seed(case_seed(seed, i), g);
+    BackendDiffResult r = diff_backends(c, cpu_backend(), other, cuda_ulp_bound);
+    ++ran;
+    errors += !r.error.empty();
+    kernels += r.kernels;
+    for (const auto& [op, n] : r.per_op) per_op[op] += n;
+    for (const auto& [op, n] : r.max_ulps) max_ulps[op] = std::max(max_ulps[op], n);
+    skipped.insert(r.skipped_ops.begin(), r.skipped_ops.end());
+    if (r.mismatch) bad.emplace(i, std::move(r));
+  }
+  std::string other_name = backend_label(std::string(other.name()));
+  std::cout << "flatcheck compare-backends: cpu (reference) vs " << other_name << ": " << ran
+            << " cases, " << kernels << " kernel launches compared, seed " << seed << "\n";
+  std::cout << std::left << std::setw(14) << "  op" << std::setw(12) << "launches" << std::setw(10)
+            << "max ulp"
+            << "bound\n";
+  for (const auto& [op, n] : per_op) {
+    auto code = op_by_name(op);
+    std::cout << "  " << std::setw(12) << op << std::setw(12) << n << std::setw(10) << max_ulps[op]
+              << (code ? cuda_ulp_bound(*code) : 0) << "\n";
+  }
+  for (const auto& op : skipped)
+    std::cout << "  skipped: " << op << " (" << other_name << " has no kernel for it)\n";
+  if (errors) std::cout << "  " << errors << " cases did not run to the end on the reference\n";
+  if (bad) {
+    const KernelMismatch& m = *bad->second.mismatch;
+    std::cout << "result: MISMATCH in case " << bad->first << " (seed "
+              << case_seed(seed, bad->first) << "), " << m.program << " program, node "
+              << (m.origin.empty() ? "?" : m.origin) << " (" << m.op << "), output " << m.output
+              << " element " << m.element << ": cpu " << float_text(m.want) << ", " << other_name
+              << " " << float_text(m.got) << ", "
+              << (m.ulps == INT64_MAX ? std::string("NaN vs number")
+                                      : std::to_string(m.ulps) + " ulp")
+              << " > bound " << m.bound << "\n";
+  } else {
+    std::cout << "result: every kernel within its bound\n";
+  }
+  if (a.flag("--json")) {
+    Json j{{"reference", "cpu"},     {"backend", std::string(other.name())},
+           {"cases", ran},           {"kernels", kernels},
+           {"per_op", per_op},       {"max_ulps", max_ulps},
+           {"skipped_ops", skipped}, {"mismatch", nullptr}};
+    if (bad) {
+      const KernelMismatch& m = *bad->second.mismatch;
+      j["mismatch"] = Json{{"case", bad->first}, {"program", m.program}, {"node", m.origin},
+                           {"op", m.op},         {"output", m.output},   {"element", m.element},
+                           {"cpu", m.want},      {"other", m.got},       {"bound", m.bound}};
+    }
+    std::cout << j.dump() << "\n";
+  }
+  return bad ? 1 : 0;
 }
 
 // ------------------------------------------------------------------------------ example
@@ -812,6 +942,7 @@ int dispatch(int argc, char** argv) {
   if (cmd == "faults") return cmd_faults(argc, argv);
   if (cmd == "detect") return cmd_detect(argc, argv);
   if (cmd == "example") return cmd_example(argc, argv);
+  if (cmd == "compare-backends") return cmd_compare_backends(argc, argv);
   if (cmd == "validate") return cmd_validate(argc, argv);
   throw UsageError("unknown command '" + cmd + "'");
 }
