@@ -3,6 +3,8 @@
 // are checked with a recording backend, stage by stage.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <filesystem>
 #include <string>
 
 #include "core/faults.h"
@@ -174,6 +176,59 @@ TEST(CliDeviceTest, DeviceCudaWithoutADeviceExitsTwoWithTheReason) {
   CliRun bad = run_cli("fuzz --cases 5 --device tpu");
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.out.find("--device expects cpu or cuda"), std::string::npos) << bad.out;
+}
+
+}  // namespace
+}  // namespace flatcheck
+
+namespace flatcheck {
+namespace {
+
+// Runs the CLI under a pseudo-terminal (util-linux `script`), where progress is shown.
+CliRun run_cli_tty(const std::string& args) {
+  return run_cli(
+      "", "script -qec \"" + std::string(FLATCHECK_BIN) + " " + args + "\" /dev/null; exit $?; ");
+}
+
+TEST(CliOptionsTest, QuietSuppressesProgressOnATerminal) {
+  if (std::system("command -v script >/dev/null 2>&1") != 0)
+    GTEST_SKIP() << "util-linux `script` is not installed: no pseudo-terminal to test with";
+  CliRun shown = run_cli_tty("fuzz --cases 3000 --no-isolate --out ''");
+  CliRun quiet = run_cli_tty("fuzz --cases 3000 --no-isolate --out '' --quiet");
+  EXPECT_EQ(shown.code, 0) << shown.out;
+  EXPECT_EQ(quiet.code, 0) << quiet.out;
+  EXPECT_NE(shown.out.find(" failing, "), std::string::npos) << shown.out;
+  EXPECT_EQ(quiet.out.find(" failing, "), std::string::npos) << quiet.out;
+}
+
+TEST(CliOptionsTest, NoIsolateRunsCasesInTheHarnessProcess) {
+  // A crashing fault is a finding in a forked worker, and ends an in-process campaign.
+  CliRun isolated = run_cli("fuzz --cases 400 --seed 1 --inject engine-builder-abort --out ''");
+  CliRun inproc =
+      run_cli("fuzz --cases 400 --seed 1 --inject engine-builder-abort --out '' --no-isolate");
+  EXPECT_EQ(isolated.code, 1) << isolated.out;
+  EXPECT_NE(isolated.out.find("crash:partitioned:SIGABRT"), std::string::npos) << isolated.out;
+  EXPECT_EQ(inproc.code, 128 + 6) << inproc.out;
+}
+
+TEST(CliOptionsTest, ShrinkStopsAtMaxChecks) {
+  std::string dir = testing::TempDir() + "/shrink_max_checks";
+  std::filesystem::create_directories(dir);
+  std::string seed = std::string(FLATCHECK_SOURCE_DIR) + "/corpus/regression/seed-graph-break.json";
+  CliRun one = run_cli("shrink " + seed + " -o " + dir + "/a.json --inject inline-by-name " +
+                       "--max-checks 1");
+  CliRun many = run_cli("shrink " + seed + " -o " + dir + "/b.json --inject inline-by-name");
+  EXPECT_EQ(one.code, 1) << one.out;
+  EXPECT_EQ(many.code, 1) << many.out;
+  EXPECT_NE(one.out.find("in 1 checks"), std::string::npos) << one.out;
+  EXPECT_EQ(many.out.find("in 1 checks"), std::string::npos) << many.out;
+}
+
+TEST(CliOptionsTest, DetectFaultRunsOnlyThatFault) {
+  CliRun r = run_cli("detect --fault inline-by-name --seeds 1 --cases 500 --json");
+  EXPECT_EQ(r.code, 0) << r.out;
+  EXPECT_NE(r.out.find("inline-by-name"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("unflatten-first-call-graph"), std::string::npos) << r.out;
 }
 
 }  // namespace
