@@ -159,7 +159,7 @@ Node* Graph::insert(std::unique_ptr<Node> n) {
 Node* Graph::placeholder(std::string_view name_hint, ValueType type) {
   auto n = std::make_unique<Node>();
   n->op = NodeOp::kPlaceholder;
-  n->name = ns_.create_name(name_hint);
+  n->name = ns_.create_name(target_to_str(name_hint));  // a placeholder's hint is its target
   n->target = n->name;
   n->meta.val = std::move(type);
   return insert(std::move(n));
@@ -168,7 +168,7 @@ Node* Graph::placeholder(std::string_view name_hint, ValueType type) {
 Node* Graph::get_attr(std::string target, std::string_view name_hint) {
   auto n = std::make_unique<Node>();
   n->op = NodeOp::kGetAttr;
-  n->name = ns_.create_name(name_hint.empty() ? std::string_view(target) : name_hint);
+  n->name = ns_.create_name(name_hint.empty() ? target_to_str(target) : std::string(name_hint));
   n->target = std::move(target);
   return insert(std::move(n));
 }
@@ -178,7 +178,7 @@ Node* Graph::call_function(OpCode op, std::vector<Arg> args, std::string_view na
   n->op = NodeOp::kCallFunction;
   n->fn = op;
   n->target = std::string(op_info(op).name);
-  n->name = ns_.create_name(name_hint.empty() ? std::string_view(n->target) : name_hint);
+  n->name = ns_.create_name(name_hint.empty() ? target_to_str(n->target) : std::string(name_hint));
   n->args = std::move(args);
   return insert(std::move(n));
 }
@@ -186,7 +186,7 @@ Node* Graph::call_function(OpCode op, std::vector<Arg> args, std::string_view na
 Node* Graph::call_module(std::string target, std::vector<Arg> args, std::string_view name_hint) {
   auto n = std::make_unique<Node>();
   n->op = NodeOp::kCallModule;
-  n->name = ns_.create_name(name_hint.empty() ? snake_case(target) : std::string(name_hint));
+  n->name = ns_.create_name(name_hint.empty() ? target_to_str(target) : std::string(name_hint));
   n->target = std::move(target);
   n->args = std::move(args);
   return insert(std::move(n));

@@ -1,101 +1,206 @@
+// torch.fx's create_name, step for step (see namespace.h), with the upward scan for a free
+// suffix answered by a per-base union-find instead of one lookup per number.
 #include "core/ir/namespace.h"
 
+#include <algorithm>
 #include <array>
 #include <cctype>
+#include <vector>
 
 #include "core/faults.h"
 
 namespace flatcheck {
 namespace {
 
-// Splits "base_12" into ("base", 12); returns false when there is no numeric suffix.
-bool split_suffix(const std::string& s, std::string* base, int64_t* num) {
+bool legal_char(char c) {
+  return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+}
+bool ascii_digit(char c) {
+  return c >= '0' && c <= '9';
+}
+
+bool is_identifier(std::string_view s) {
+  if (s.empty() || ascii_digit(s[0])) return false;
+  return std::all_of(s.begin(), s.end(), legal_char);
+}
+
+// torch.fx's _name_regex on an identifier: "base_12" -> ("base", "12"). No suffix when the
+// name does not end in _<digits> or nothing precedes that '_'. Suffixes of more than 18
+// digits stay part of the base (Python's integers are unbounded; ours are int64_t).
+bool split_suffix(std::string_view s, std::string_view* base, std::string_view* digits) {
   size_t us = s.rfind('_');
-  if (us == std::string::npos || us + 1 >= s.size()) return false;
+  if (us == std::string_view::npos || us == 0 || us + 1 >= s.size()) return false;
+  if (s.size() - us - 1 > 18) return false;
   for (size_t i = us + 1; i < s.size(); ++i)
-    if (!std::isdigit(static_cast<unsigned char>(s[i]))) return false;
-  if (s.size() - us - 1 > 15) return false;  // too long to be a counter; treat as a base
+    if (!ascii_digit(s[i])) return false;
   *base = s.substr(0, us);
-  *num = std::stoll(s.substr(us + 1));
+  *digits = s.substr(us + 1);
   return true;
 }
+
+int64_t to_int(std::string_view digits) {
+  int64_t v = 0;
+  for (char c : digits) v = v * 10 + (c - '0');
+  return v;
+}
+
+// Python 3.11: keyword.kwlist and builtins.__dict__ (with the names the site module adds),
+// minus "None" (see is_reserved_name), plus torch.fx's custom builtins.
+constexpr std::array<std::string_view, 195> kReserved = {
+    // keywords
+    "False", "True", "and", "as", "assert", "async", "await", "break", "class", "continue", "def",
+    "del", "elif", "else", "except", "finally", "for", "from", "global", "if", "import", "in", "is",
+    "lambda", "nonlocal", "not", "or", "pass", "raise", "return", "try", "while", "with", "yield",
+    // builtins
+    "ArithmeticError", "AssertionError", "AttributeError", "BaseException", "BaseExceptionGroup",
+    "BlockingIOError", "BrokenPipeError", "BufferError", "BytesWarning", "ChildProcessError",
+    "ConnectionAbortedError", "ConnectionError", "ConnectionRefusedError", "ConnectionResetError",
+    "DeprecationWarning", "EOFError", "Ellipsis", "EncodingWarning", "EnvironmentError",
+    "Exception", "ExceptionGroup", "FileExistsError", "FileNotFoundError", "FloatingPointError",
+    "FutureWarning", "GeneratorExit", "IOError", "ImportError", "ImportWarning", "IndentationError",
+    "IndexError", "InterruptedError", "IsADirectoryError", "KeyError", "KeyboardInterrupt",
+    "LookupError", "MemoryError", "ModuleNotFoundError", "NameError", "NotADirectoryError",
+    "NotImplemented", "NotImplementedError", "OSError", "OverflowError",
+    "PendingDeprecationWarning", "PermissionError", "ProcessLookupError", "RecursionError",
+    "ReferenceError", "ResourceWarning", "RuntimeError", "RuntimeWarning", "StopAsyncIteration",
+    "StopIteration", "SyntaxError", "SyntaxWarning", "SystemError", "SystemExit", "TabError",
+    "TimeoutError", "TypeError", "UnboundLocalError", "UnicodeDecodeError", "UnicodeEncodeError",
+    "UnicodeError", "UnicodeTranslateError", "UnicodeWarning", "UserWarning", "ValueError",
+    "Warning", "ZeroDivisionError", "__build_class__", "__debug__", "__doc__", "__import__",
+    "__loader__", "__name__", "__package__", "__spec__", "abs", "aiter", "all", "anext", "any",
+    "ascii", "bin", "bool", "breakpoint", "bytearray", "bytes", "callable", "chr", "classmethod",
+    "compile", "complex", "copyright", "credits", "delattr", "dict", "dir", "divmod", "enumerate",
+    "eval", "exec", "exit", "filter", "float", "format", "frozenset", "getattr", "globals",
+    "hasattr", "hash", "help", "hex", "id", "input", "int", "isinstance", "issubclass", "iter",
+    "len", "license", "list", "locals", "map", "max", "memoryview", "min", "next", "object", "oct",
+    "open", "ord", "pow", "print", "property", "quit", "range", "repr", "reversed", "round", "set",
+    "setattr", "slice", "sorted", "staticmethod", "str", "sum", "super", "tuple", "type", "vars",
+    "zip",
+    // torch.fx's custom builtins
+    "inf", "nan", "NoneType", "torch", "device", "fx_pytree", "pytree"};
 
 }  // namespace
 
 std::string snake_case(std::string_view s) {
-  // torch.fx: insert '_' before an upper-case letter that follows a lower-case one, then lower.
   std::string out;
+  out.reserve(s.size() + 4);
   for (size_t i = 0; i < s.size(); ++i) {
     char c = s[i];
-    if (std::isupper(static_cast<unsigned char>(c))) {
-      if (i > 0 && std::islower(static_cast<unsigned char>(s[i - 1]))) out += '_';
-      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-    } else {
-      out += c;
-    }
+    if (std::isupper(static_cast<unsigned char>(c)) && i > 0 &&
+        std::islower(static_cast<unsigned char>(s[i - 1])))
+      out += '_';
+    out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   }
   return out;
 }
 
+std::string target_to_str(std::string_view target) {
+  if (target.size() >= 4 && target.substr(0, 2) == "__" && target.substr(target.size() - 2) == "__")
+    target = target.substr(2, target.size() - 4);
+  return snake_case(target);
+}
+
 std::string sanitize_name(std::string_view s) {
+  if (is_identifier(s)) return std::string(s);
   std::string out;
   out.reserve(s.size() + 1);
-  for (char c : s) out += (std::isalnum(static_cast<unsigned char>(c)) || c == '_') ? c : '_';
+  for (size_t i = 0; i < s.size();) {
+    if (legal_char(s[i])) {
+      out += s[i++];
+      continue;
+    }
+    out += '_';
+    while (i < s.size() && !legal_char(s[i])) ++i;
+  }
   if (out.empty()) return "_unnamed";
-  if (std::isdigit(static_cast<unsigned char>(out[0]))) out.insert(out.begin(), '_');
+  if (ascii_digit(out[0])) out.insert(out.begin(), '_');
   return out;
 }
 
 bool is_reserved_name(std::string_view s) {
-  static const std::array<std::string_view, 40> kReserved = {
-      "False",   "None",     "True",     "and",    "as",   "assert", "async",  "await",
-      "break",   "class",    "continue", "def",    "del",  "elif",   "else",   "except",
-      "finally", "for",      "from",     "global", "if",   "import", "in",     "is",
-      "lambda",  "nonlocal", "not",      "or",     "pass", "raise",  "return", "try",
-      "while",   "with",     "yield",    "inf",    "nan",  "torch",  "self",   "print"};
-  for (auto r : kReserved)
-    if (r == s) return true;
-  return false;
+  static const std::unordered_set<std::string_view> set(kReserved.begin(), kReserved.end());
+  return set.count(s) > 0;
+}
+
+void Namespace::mark_used(const std::string& name) {
+  used_.insert(name);
+  std::string_view base, digits;
+  if (!split_suffix(name, &base, &digits)) return;
+  if (digits.size() > 1 && digits[0] == '0') return;  // "a_01" is not "a_1"
+  int64_t j = to_int(digits);
+  taken_[std::string(base)].try_emplace(j, j + 1);
+}
+
+int64_t Namespace::next_free(const std::string& base, int64_t k) {
+  auto it = taken_.find(base);
+  if (it == taken_.end()) return k;
+  auto& next = it->second;
+  std::vector<int64_t> path;
+  for (auto at = next.find(k); at != next.end(); at = next.find(k)) {
+    path.push_back(k);
+    k = at->second;
+  }
+  for (int64_t p : path) next[p] = k;
+  return k;
 }
 
 std::string Namespace::create_name(std::string_view raw) {
   std::string candidate = sanitize_name(raw);
-  std::string base = candidate;
-  int64_t num = 0;
-  bool has_num = split_suffix(candidate, &base, &num);
-  if (has_num) candidate = base + "_" + std::to_string(num);
 
   if (fault_on(Fault::kNamespaceAppendSuffix)) {
     // Fault: on collision append "_1" to whatever the candidate is, without checking it.
     if (used_.count(candidate) || is_reserved_name(candidate)) candidate += "_1";
-    used_.insert(candidate);
+    mark_used(candidate);
     return candidate;
   }
 
-  // As torch.fx: a suffix-less candidate resumes from the base's counter.
-  if (!has_num || num == 0) num = base_count_[base];
-  while (used_.count(candidate) || is_reserved_name(candidate)) {
-    ++num;
+  std::string_view base_view, digits;
+  bool has_num = split_suffix(candidate, &base_view, &digits);
+  std::string base(has_num ? base_view : std::string_view(candidate));
+  int64_t num = 0;
+  if (!has_num || used_.count(candidate)) {
+    // torch.fx counts from the count of the *candidate* ("getitem_1"), not of its base.
+    auto bc = base_count_.find(candidate);
+    num = bc == base_count_.end() ? 0 : bc->second;
+    if (is_reserved_name(candidate)) {
+      ++num;
+      candidate = base + "_" + std::to_string(num);
+    }
+  } else {
+    num = to_int(digits);
+  }
+  if (used_.count(candidate)) {
+    num = next_free(base, num + 1);
     candidate = base + "_" + std::to_string(num);
   }
-  used_.insert(candidate);
+  mark_used(candidate);
   base_count_[base] = num;
   return candidate;
 }
 
 bool Namespace::reserve(const std::string& name) {
-  return used_.insert(name).second;
+  if (used_.count(name)) return false;
+  mark_used(name);
+  return true;
 }
 
 void Namespace::release(const std::string& name) {
   used_.erase(name);
+  std::string_view base_view, digits;
+  if (!split_suffix(name, &base_view, &digits)) return;
+  std::string base(base_view);
+  int64_t num = to_int(digits);
   // Reset the counter too, so the next collision on this base hands the name out again.
-  std::string base;
-  int64_t num = 0;
-  if (split_suffix(name, &base, &num)) {
-    auto it = base_count_.find(base);
-    if (it != base_count_.end() && it->second >= num) it->second = num - 1;
-  }
+  auto it = base_count_.find(base);
+  if (it != base_count_.end() && it->second >= num) it->second = num - 1;
+  // Rebuild the base's suffix index without the released number.
+  auto t = taken_.find(base);
+  if (t == taken_.end()) return;
+  std::vector<int64_t> keys;
+  for (const auto& [j, _] : t->second)
+    if (j != num || (digits.size() > 1 && digits[0] == '0')) keys.push_back(j);
+  t->second.clear();
+  for (int64_t j : keys) t->second.emplace(j, j + 1);
 }
 
 }  // namespace flatcheck

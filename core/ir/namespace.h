@@ -1,13 +1,24 @@
-// A graph's namespace, with torch.fx's rules for creating node names.
+// A graph's namespace, with torch.fx's rules for creating node names: `_Namespace.create_name`
+// of current PyTorch (torch/fx/graph.py, main branch of 2025, the version with `_base_count`
+// and `_illegal_names`), called with obj=None as Graph.create_node does. docs/torch.md lists
+// the deliberate differences.
 //
-//   create_name("getitem")   -> "getitem"      (first use)
-//   create_name("getitem")   -> "getitem_1"    (collision: next free number)
-//   create_name("getitem_1") -> "getitem_2"    (a trailing _<digits> is a suffix, replaced)
-//   create_name("Add.Tensor")-> "add_tensor"   (snake_case; illegal characters become _)
-//   create_name("0x")        -> "_0x"          (a leading digit gets a _ prefix)
+//   create_name("getitem")   -> "getitem"      first use
+//   create_name("getitem")   -> "getitem_1"    collision: the base's count, then the next free
+//   create_name("getitem_1") -> "getitem_2"    a used candidate with a suffix counts up from
+//                                              its own count (0 here), skipping used names
+//   create_name("sum")       -> "sum_1"        Python builtins, keywords and torch.fx's custom
+//   create_name("input")     -> "input_1"      builtins are never node names
+//   create_name("a..b")      -> "a_b"          a run of illegal characters becomes one _
+//   create_name("0x")        -> "_0x"          a leading digit gets a _ prefix
+//   create_name("")          -> "_unnamed"
 //
+// Names derived from a target (no explicit name) go through target_to_str first, as
+// torch.fx's Graph._target_to_str: "__add__" -> "add", "getItem" -> "get_item".
 // Names are never released: an erased node's name stays reserved for the life of the graph.
-// Creating a name is amortized O(1): each base remembers the last number it handed out.
+// Creating a name is amortized O(1), suffixed candidates included: each base keeps an index of
+// its used numeric suffixes with path compression, so "the next free number from k" never
+// scans the numbers already taken.
 #pragma once
 
 #include <cstdint>
@@ -31,18 +42,34 @@ class Namespace {
   size_t size() const { return used_.size(); }
 
  private:
+  void mark_used(const std::string& name);
+  // The smallest j >= k such that "<base>_<j>" is not used.
+  int64_t next_free(const std::string& base, int64_t k);
+
   std::unordered_set<std::string> used_;
   std::unordered_map<std::string, int64_t> base_count_;
+  // Per base, the used canonical suffixes j ("<base>_<j>" without leading zeros), each mapped
+  // to a j' > j such that every suffix in [j, j') is used (union-find with path compression).
+  std::unordered_map<std::string, std::unordered_map<int64_t, int64_t>> taken_;
 };
 
-// torch.fx's `_snake_case`: "MyModule" -> "my_module", "Add.Tensor" stays for sanitizing.
+// torch.fx's `_snake_case`: "_" before an upper-case letter that follows a lower-case one,
+// then lower case: "MyModule" -> "my_module", "ALL_CAPS" -> "all_caps".
 std::string snake_case(std::string_view s);
 
-// Replaces characters outside [A-Za-z0-9_] by '_', prefixes '_' before a leading digit and
-// maps "" to "_unnamed".
+// torch.fx's Graph._target_to_str for a string target: "__add__" -> "add" (magic names lose
+// their underscores), then snake_case.
+std::string target_to_str(std::string_view target);
+
+// The candidate torch.fx would parse: itself when it is an identifier ([A-Za-z_][A-Za-z0-9_]*);
+// otherwise each run of characters outside [A-Za-z0-9_] becomes one '_', "" becomes
+// "_unnamed", and a leading digit gets a '_' prefix.
 std::string sanitize_name(std::string_view s);
 
-// True for Python keywords and the few builtins torch.fx refuses as names.
+// True for names torch.fx never hands out for a node: Python 3.11's keywords and builtins
+// (builtins.__dict__ with the site module's additions) and torch.fx's custom builtins (inf, nan,
+// NoneType, torch, device, fx_pytree, pytree). "None" is not refused: current torch.fx maps it
+// to the value None, which its check cannot tell from "no object" (docs/torch.md).
 bool is_reserved_name(std::string_view s);
 
 }  // namespace flatcheck

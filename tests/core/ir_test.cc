@@ -1,12 +1,16 @@
 // The IR: torch.fx's naming rules case by case, lint, the printer, structural equality.
 #include <gtest/gtest.h>
 
+#include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 
 #include "core/ir/check.h"
 #include "core/ir/ir.h"
 #include "core/ir/namespace.h"
+#include "core/serialize/serialize.h"
 
 namespace flatcheck {
 namespace {
@@ -55,7 +59,113 @@ TEST(NamespaceTest, LeadingDigitGetsAnUnderscorePrefix) {
 TEST(NamespaceTest, ReservedWordsAreNotHandedOut) {
   Namespace ns;
   EXPECT_EQ(ns.create_name("if"), "if_1");
-  EXPECT_EQ(ns.create_name("None"), "None_1");
+  EXPECT_EQ(ns.create_name("sum"), "sum_1");  // torch.sum's node
+  EXPECT_EQ(ns.create_name("abs"), "abs_1");
+  EXPECT_EQ(ns.create_name("input"), "input_1");
+  EXPECT_EQ(ns.create_name("torch"), "torch_1");  // torch.fx's custom builtins
+  EXPECT_EQ(ns.create_name("sum"), "sum_2");
+  // Current torch.fx cannot tell builtins.None from "no object": "None" is handed out.
+  EXPECT_EQ(ns.create_name("None"), "None");
+}
+
+TEST(NamespaceTest, ARunOfIllegalCharactersBecomesOneUnderscore) {
+  Namespace ns;
+  EXPECT_EQ(ns.create_name("a..b"), "a_b");
+  EXPECT_EQ(ns.create_name("a - b"), "a_b_1");
+  EXPECT_EQ(sanitize_name("x__y"), "x__y");  // legal underscores stay
+}
+
+TEST(NamespaceTest, NamesFromTargetsAreSnakeCasedAndLoseMagicUnderscores) {
+  EXPECT_EQ(target_to_str("__add__"), "add");
+  EXPECT_EQ(target_to_str("getItem"), "get_item");
+  EXPECT_EQ(target_to_str("ALL_CAPS"), "all_caps");
+  Graph g;
+  Node* x = g.placeholder("inputX", ValueType::tensor({1}));
+  EXPECT_EQ(x->name, "input_x");
+  Node* y = g.placeholder("input", ValueType::tensor({1}));
+  EXPECT_EQ(y->name, "input_1");
+  EXPECT_EQ(g.call_function(OpCode::kSum, {x, int64_t{0}})->name, "sum_1");
+  EXPECT_EQ(g.get_attr("layer.Weight")->name, "layer_weight");
+}
+
+// tests/core/naming_table.jsonl: 400 sequences whose names come from a transcription of
+// torch.fx's _Namespace.create_name (tests/core/naming_table.py), independent of this code.
+TEST(NamespaceTest, FollowsTorchFxOnTheNamingTable) {
+  std::ifstream in(std::string(FLATCHECK_SOURCE_DIR) + "/tests/core/naming_table.jsonl");
+  ASSERT_TRUE(in) << "tests/core/naming_table.jsonl is missing";
+  std::string line;
+  int rows = 0;
+  while (std::getline(in, line)) {
+    Json row = Json::parse(line);
+    Namespace ns;
+    std::vector<std::string> ins = row["in"], outs = row["out"];
+    ASSERT_EQ(ins.size(), outs.size());
+    for (size_t i = 0; i < ins.size(); ++i)
+      ASSERT_EQ(ns.create_name(ins[i]), outs[i])
+          << "row " << rows << ", step " << i << ": " << line;
+    ++rows;
+  }
+  EXPECT_GE(rows, 200);
+}
+
+// The rules with the upward scan written out, one lookup per number: the reference the indexed
+// Namespace must equal on every sequence.
+class ScanningNamespace {
+ public:
+  std::string create_name(const std::string& raw) {
+    std::string candidate = sanitize_name(raw);
+    std::string base = candidate;
+    int64_t num = 0;
+    bool has_num = false;
+    size_t us = candidate.rfind('_');
+    if (us != std::string::npos && us > 0 && us + 1 < candidate.size() &&
+        candidate.size() - us - 1 <= 18 &&
+        candidate.find_first_not_of("0123456789", us + 1) == std::string::npos) {
+      has_num = true;
+      base = candidate.substr(0, us);
+      num = std::stoll(candidate.substr(us + 1));
+    }
+    if (!has_num || used_.count(candidate)) {
+      num = count_.count(candidate) ? count_[candidate] : 0;
+      if (is_reserved_name(candidate)) {
+        ++num;
+        candidate = base + "_" + std::to_string(num);
+      }
+    }
+    while (used_.count(candidate)) {
+      ++num;
+      candidate = base + "_" + std::to_string(num);
+    }
+    used_.insert(candidate);
+    count_[base] = num;
+    return candidate;
+  }
+
+ private:
+  std::set<std::string> used_;
+  std::map<std::string, int64_t> count_;
+};
+
+TEST(NamespaceTest, IndexedNamesEqualTheScanningReferenceOnRandomSequences) {
+  const std::vector<std::string> bases = {"getitem", "add", "sum", "x",    "a_b", "_",
+                                          "None",    "if",  "nan", "a..b", "0x",  ""};
+  const std::vector<std::string> suffixes = {"", "", "_1", "_2", "_3", "_0", "_01", "_12"};
+  uint64_t state = 0x9e3779b97f4a7c15ull;
+  auto next = [&](uint64_t n) {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    return state % n;
+  };
+  int64_t names = 0;
+  for (int seq = 0; seq < 100000; ++seq) {
+    Namespace fast;
+    ScanningNamespace slow;
+    int len = 1 + static_cast<int>(next(12));
+    for (int i = 0; i < len; ++i, ++names) {
+      std::string c = bases[next(bases.size())] + suffixes[next(suffixes.size())];
+      ASSERT_EQ(fast.create_name(c), slow.create_name(c)) << "sequence " << seq << ", step " << i;
+    }
+  }
+  EXPECT_GT(names, 500000);
 }
 
 TEST(NamespaceTest, SnakeCaseOfModuleTargets) {
