@@ -67,14 +67,35 @@ TEST(KernelTest, ScalarFormsAndUnaryOps) {
   EXPECT_EQ(op1(OpCode::kAbs, {a}).data, (std::vector<float>{2, 0.5f, 4}));
 }
 
-TEST(KernelTest, NanPayloadsPropagate) {
-  float nan = bits_float(0x7fc12345u);
-  Tensor a({2}, {nan, 1});
-  Tensor r = op1(OpCode::kRelu, {a});
-  EXPECT_EQ(float_bits(r.data[0]), 0x7fc12345u);
-  Tensor m = op1(OpCode::kMaximum, {a, Tensor({2}, {0, 2})});
-  EXPECT_EQ(float_bits(m.data[0]), 0x7fc12345u);
-  EXPECT_EQ(m.data[1], 2.0f);
+// Expected bits observed from torch 1.13's CPU kernels (Debian python3-torch, x86-64):
+// torch.relu, torch.maximum, torch.minimum, + - * / on the same inputs.
+TEST(KernelTest, SignedZerosAndNanPayloadsAsTorchsCpuKernels) {
+  auto bits = [](const Tensor& t) {
+    std::vector<uint32_t> out;
+    for (float f : t.data) out.push_back(float_bits(f));
+    return out;
+  };
+  auto f = [](uint32_t u) { return bits_float(u); };
+  Tensor x({5}, {-0.0f, 0.0f, -1.0f, f(0x7fc00001u), f(0x7f800001u)});
+  EXPECT_EQ(bits(op1(OpCode::kRelu, {x})),
+            (std::vector<uint32_t>{0x80000000u, 0, 0, 0x7fc00001u, 0x7fc00001u}));
+  Tensor a({6}, {0.0f, -0.0f, f(0x7fc00001u), 1.0f, f(0x7fc00001u), f(0xffc00003u)});
+  Tensor b({6}, {-0.0f, 0.0f, 1.0f, f(0x7fc00002u), f(0x7fc00002u), f(0x7fc00004u)});
+  const std::vector<uint32_t> canonical = {0,           0x80000000u, 0x7fc00000u,
+                                           0x7fc00000u, 0x7fc00000u, 0x7fc00000u};
+  EXPECT_EQ(bits(op1(OpCode::kMaximum, {a, b})), canonical);
+  EXPECT_EQ(bits(op1(OpCode::kMinimum, {a, b})), canonical);
+  EXPECT_EQ(bits(op1(OpCode::kAdd, {a, b})),
+            (std::vector<uint32_t>{0, 0, 0x7fc00001u, 0x7fc00002u, 0x7fc00002u, 0x7fc00004u}));
+  EXPECT_EQ(
+      bits(op1(OpCode::kSub, {a, b})),
+      (std::vector<uint32_t>{0, 0x80000000u, 0x7fc00001u, 0x7fc00002u, 0x7fc00002u, 0x7fc00004u}));
+  EXPECT_EQ(bits(op1(OpCode::kMul, {a, b})),
+            (std::vector<uint32_t>{0x80000000u, 0x80000000u, 0x7fc00001u, 0x7fc00002u, 0x7fc00002u,
+                                   0x7fc00004u}));
+  EXPECT_EQ(bits(op1(OpCode::kDiv, {a, b})),
+            (std::vector<uint32_t>{0xffc00000u, 0xffc00000u, 0x7fc00001u, 0x7fc00002u, 0x7fc00001u,
+                                   0xffc00003u}));
 }
 
 TEST(KernelTest, ShapeRulesRejectMismatches) {

@@ -69,36 +69,57 @@ int64_t norm(int64_t d, size_t rank) {
   return d < 0 ? d + static_cast<int64_t>(rank) : d;
 }
 
-float nan_max(float a, float b) {
-  return std::isnan(a) ? a : std::isnan(b) ? b : (a > b ? a : b);
+// NaN handling as torch's CPU kernels (torch 1.13, x86-64; docs/torch.md): maximum and
+// minimum return the canonical quiet NaN when either operand is NaN and the first operand on
+// a tie (so maximum(-0.0, +0.0) is -0.0); when both operands of add, sub or mul are NaN the
+// second one's payload is kept, for div the first one's.
+float quiet(float a) {
+  return bits_float(float_bits(a) | 0x00400000u);
 }
-float nan_min(float a, float b) {
-  return std::isnan(a) ? a : std::isnan(b) ? b : (a < b ? a : b);
+float canonical_nan() {
+  return bits_float(0x7fc00000u);
+}
+float torch_max(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return canonical_nan();
+  return a < b ? b : a;
+}
+float torch_min(float a, float b) {
+  if (std::isnan(a) || std::isnan(b)) return canonical_nan();
+  return b < a ? b : a;
+}
+template <class F>
+auto second_nan_wins(F f) {
+  return [f](float a, float b) { return std::isnan(a) && std::isnan(b) ? quiet(b) : f(a, b); };
+}
+template <class F>
+auto first_nan_wins(F f) {
+  return [f](float a, float b) { return std::isnan(a) && std::isnan(b) ? quiet(a) : f(a, b); };
 }
 
 void kernel_kAdd(const Ins& i, const Scalars&, const Ins& o) {
-  binary(i, o, [](float a, float b) { return a + b; });
+  binary(i, o, second_nan_wins([](float a, float b) { return a + b; }));
 }
 void kernel_kSub(const Ins& i, const Scalars&, const Ins& o) {
-  binary(i, o, [](float a, float b) { return a - b; });
+  binary(i, o, second_nan_wins([](float a, float b) { return a - b; }));
 }
 void kernel_kMul(const Ins& i, const Scalars&, const Ins& o) {
-  binary(i, o, [](float a, float b) { return a * b; });
+  binary(i, o, second_nan_wins([](float a, float b) { return a * b; }));
 }
 void kernel_kDiv(const Ins& i, const Scalars&, const Ins& o) {
-  binary(i, o, [](float a, float b) { return a / b; });
+  binary(i, o, first_nan_wins([](float a, float b) { return a / b; }));
 }
 void kernel_kMaximum(const Ins& i, const Scalars&, const Ins& o) {
-  binary(i, o, nan_max);
+  binary(i, o, torch_max);
 }
 void kernel_kMinimum(const Ins& i, const Scalars&, const Ins& o) {
-  binary(i, o, nan_min);
+  binary(i, o, torch_min);
 }
 void kernel_kNeg(const Ins& i, const Scalars&, const Ins& o) {
   unary(i, o, [](float a) { return -a; });
 }
 void kernel_kRelu(const Ins& i, const Scalars&, const Ins& o) {
-  unary(i, o, [](float a) { return std::isnan(a) ? a : (a > 0.0f ? a : 0.0f); });
+  // torch: x < 0 ? 0 : x, so relu(-0.0) is -0.0 and a NaN passes through (quieted).
+  unary(i, o, [](float a) { return a < 0.0f ? 0.0f : (std::isnan(a) ? quiet(a) : a); });
 }
 void kernel_kAbs(const Ins& i, const Scalars&, const Ins& o) {
   unary(i, o, [](float a) { return std::fabs(a); });

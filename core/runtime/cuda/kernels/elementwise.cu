@@ -35,11 +35,13 @@ Bcast make_bcast(const Shape& a, const Shape& b, const Shape& out) {
   return bc;
 }
 
+// As the CPU kernels (torch's semantics): the canonical NaN when either is NaN, the first
+// operand on a tie.
 __device__ float nan_max(float a, float b) {
-  return isnan(a) ? a : isnan(b) ? b : (a > b ? a : b);
+  return isnan(a) || isnan(b) ? __int_as_float(0x7fc00000) : (a < b ? b : a);
 }
 __device__ float nan_min(float a, float b) {
-  return isnan(a) ? a : isnan(b) ? b : (a < b ? a : b);
+  return isnan(a) || isnan(b) ? __int_as_float(0x7fc00000) : (b < a ? b : a);
 }
 
 enum class Bin { kAdd, kSub, kMul, kDiv, kMax, kMin };
@@ -95,7 +97,7 @@ enum class Un {
 template <Un op>
 __device__ float apply1(float a, float c) {
   if constexpr (op == Un::kNeg) return -a;
-  if constexpr (op == Un::kRelu) return isnan(a) ? a : (a > 0.0f ? a : 0.0f);
+  if constexpr (op == Un::kRelu) return a < 0.0f ? 0.0f : a;  // relu(-0.0) is -0.0
   if constexpr (op == Un::kAbs) return fabsf(a);
   if constexpr (op == Un::kExp) return expf(a);
   if constexpr (op == Un::kTanh) return tanhf(a);
