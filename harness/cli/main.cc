@@ -37,6 +37,8 @@
 #include "harness/isolate.h"
 #include "harness/minimize.h"
 #include "harness/oracle.h"
+#include "harness/predicate.h"
+#include "harness/torch_emit.h"
 
 namespace flatcheck {
 namespace {
@@ -53,13 +55,16 @@ usage:
                     [--max-nodes N] [--no-minimize] [--no-isolate] [--timeout S] [--resume DIR]
   flatcheck replay  PATH... [--inject FAULT] [--device cpu|cuda] [--json]
                                                         files or folders of case files
-  flatcheck shrink  CASE -o OUT [--inject FAULT]
+  flatcheck shrink  CASE -o OUT [--inject FAULT] [--predicate CMD [--timeout S]]
   flatcheck show    FILE [--stage eager|exported|partitioned|flattened|reloaded|unflattened]
                     [--format text|dot|json]
   flatcheck faults  [--verbose]                          one fault name per line
   flatcheck detect  [--seeds K] [--cases N] [--jobs J] [--fault F] [--device cpu|cuda] [--json]
   flatcheck compare-backends [--device cuda] [--cases N] [--seed S] [--json]
                                                         CPU vs another backend, node by node
+  flatcheck generate --seed S [--count N] [--max-nodes N] -o DIR
+                                                        generated cases as case files
+  flatcheck emit-torch CASE -o DIR                      the case as a runnable PyTorch program
   flatcheck example [NAME] [-o FILE]                    write a built-in example as a case file
   flatcheck validate FILE...                            check case, module and program files
   flatcheck help | --help | --version
@@ -445,23 +450,46 @@ int cmd_replay(int argc, char** argv) {
 // ------------------------------------------------------------------------------ shrink
 
 int cmd_shrink(int argc, char** argv) {
-  Args a(argc, argv, 2, {"-o", "--out", "--inject", "--max-checks"}, {"--help"});
+  Args a(argc, argv, 2, {"-o", "--out", "--inject", "--max-checks", "--predicate", "--timeout"},
+         {"--help"});
   if (a.flag("--help")) {
     std::cout
         << "flatcheck shrink CASE -o OUT: minimize a failing case, keeping its failure signature.\n"
+           "  --predicate CMD  minimize against an external test instead of the oracle: CMD runs\n"
+           "                   with /bin/sh -c on each candidate ({} is the candidate file's\n"
+           "                   path, else it is appended); exit 0 means the failure is still "
+           "there\n"
+           "  --timeout S      per predicate run (default 60); a run past it is not interesting\n"
+           "  --max-checks N   candidate checks at most (default 3000)\n"
            "  exit 1 when the minimized repro was written, 2 when the case does not fail.\n";
     return 0;
   }
   if (a.positional().size() != 1) throw UsageError("shrink needs exactly one CASE file");
   std::string out = a.has("-o") ? a.str("-o") : a.str("--out");
   if (out.empty()) throw UsageError("shrink needs -o OUT");
+  if (a.has("--timeout") && !a.has("--predicate"))
+    throw UsageError("--timeout goes with --predicate");
   apply_inject(a);
   Case c = load_case_file(a.positional()[0]);
-  OracleResult r = check_case(c);
-  if (!r.failure)
-    throw InputError(a.positional()[0] + ": the case passes; there is nothing to shrink");
   MinimizeOptions mo;
   mo.max_checks = static_cast<int>(a.integer("--max-checks", 3000, 1, 1000000));
+  ExternalPredicate pred;
+  if (a.has("--predicate")) {
+    pred.command = a.str("--predicate");
+    if (pred.command.empty()) throw UsageError("--predicate needs a command");
+    pred.timeout_s = a.number("--timeout", 60, 0.01, 86400);
+    pred.dir =
+        (std::filesystem::temp_directory_path() / ("flatcheck-shrink-" + std::to_string(getpid())))
+            .string();
+    std::filesystem::create_directories(pred.dir);
+    mo.check = [&pred](const Case& x) { return check_with_predicate(x, pred); };
+  }
+  OracleResult r = mo.check ? mo.check(c) : check_case(c);
+  if (!r.failure)
+    throw InputError(a.positional()[0] +
+                     (pred.command.empty()
+                          ? ": the case passes; there is nothing to shrink"
+                          : ": the predicate does not hold for the case (it did not exit 0)"));
   if (stderr_tty())
     mo.progress = [](size_t nodes, int checks) {
       std::fprintf(stderr, "\r  %zu nodes after %d checks   ", nodes, checks);
@@ -470,7 +498,9 @@ int cmd_shrink(int argc, char** argv) {
   size_t before = case_size(c);
   MinimizeResult m = minimize(c, *r.failure, mo);
   if (stderr_tty()) std::fprintf(stderr, "\r%50s\r", "");
-  m.reduced.expect = Expectation{m.failure.property, m.failure.stage, m.failure.op};
+  if (!pred.dir.empty()) std::filesystem::remove_all(pred.dir);
+  if (pred.command.empty())
+    m.reduced.expect = Expectation{m.failure.property, m.failure.stage, m.failure.op};
   m.reduced.note =
       "minimized by flatcheck shrink from " + a.positional()[0] + ": " + m.failure.message;
   write_file_atomic(out, save_case(m.reduced));
@@ -803,6 +833,78 @@ int cmd_compare_backends(int argc, char** argv) {
   return bad ? 1 : 0;
 }
 
+// ------------------------------------------------------------------------------ generate,
+// emit-torch
+
+std::string out_dir_option(const Args& a, const char* cmd) {
+  std::string out = a.has("-o") ? a.str("-o") : a.str("--out");
+  if (out.empty()) throw UsageError(std::string(cmd) + " needs -o DIR");
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec || !std::filesystem::is_directory(out))
+    throw InputError(out + ": cannot create the output folder" +
+                     (ec ? " (" + ec.message() + ")" : ""));
+  return out;
+}
+
+int cmd_generate(int argc, char** argv) {
+  Args a(argc, argv, 2, {"--seed", "--count", "--max-nodes", "-o", "--out"}, {"--help"});
+  if (a.flag("--help")) {
+    std::cout << "flatcheck generate --seed S [--count N] -o DIR: write the cases a campaign with\n"
+                 "seed S would check, as case files DIR/case-S-<i>.json (case i uses mix(S, i)).\n"
+                 "  --seed S        campaign seed (required)\n"
+                 "  --count N       cases (default 1)\n"
+                 "  --max-nodes N   steps per generated graph (default 20)\n";
+    return 0;
+  }
+  if (!a.positional().empty()) throw UsageError("generate takes no positional arguments");
+  if (!a.has("--seed")) throw UsageError("generate needs --seed S");
+  uint64_t seed = a.unsigned_int("--seed", 1);
+  int64_t count = a.integer("--count", 1, 1, 10000000);
+  GenOptions g;
+  g.max_nodes = static_cast<int>(a.integer("--max-nodes", 20, 2, 500));
+  std::string out = out_dir_option(a, "generate");
+  for (int64_t i = 0; i < count; ++i) {
+    Case c = generate_case_for_seed(case_seed(seed, i), g);
+    c.note = "flatcheck generate --seed " + std::to_string(seed) + ", case " + std::to_string(i);
+    write_file_atomic(out + "/case-" + std::to_string(seed) + "-" + std::to_string(i) + ".json",
+                      save_case(c));
+  }
+  std::cout << "generate: wrote " << count << " case file" << (count == 1 ? "" : "s") << " to "
+            << out << "\n";
+  return 0;
+}
+
+int cmd_emit_torch(int argc, char** argv) {
+  Args a(argc, argv, 2, {"-o", "--out"}, {"--help"});
+  if (a.flag("--help")) {
+    std::cout
+        << "flatcheck emit-torch CASE... -o DIR: write each case as a self-contained PyTorch\n"
+           "program DIR/<name>.py: an nn.Module tree mirroring the module tree, inputs and state\n"
+           "bit-exact, flatcheck's eager outputs, final state and node values as the expected\n"
+           "results. Run it with python3 (eager check) or harness/torch/flatcheck_torch.py.\n";
+    return 0;
+  }
+  if (a.positional().empty()) throw UsageError("emit-torch needs at least one CASE file");
+  std::string out = out_dir_option(a, "emit-torch");
+  for (const auto& path : case_files(a.positional())) {
+    Case c = load_case_file(path);
+    std::string text;
+    try {
+      text = emit_torch(c, path);
+    } catch (const InputError& e) {
+      throw InputError(path + ": " + e.what());
+    }
+    std::string stem = std::filesystem::path(path).stem().string();
+    for (char& ch : stem)
+      if (!std::isalnum(static_cast<unsigned char>(ch)) && ch != '_' && ch != '-') ch = '_';
+    std::string dst = out + "/" + stem + ".py";
+    write_file_atomic(dst, text);
+    std::cout << "emit-torch: " << path << " -> " << dst << "\n";
+  }
+  return 0;
+}
+
 // ------------------------------------------------------------------------------ example
 
 struct Example {
@@ -943,6 +1045,8 @@ int dispatch(int argc, char** argv) {
   if (cmd == "detect") return cmd_detect(argc, argv);
   if (cmd == "example") return cmd_example(argc, argv);
   if (cmd == "compare-backends") return cmd_compare_backends(argc, argv);
+  if (cmd == "generate") return cmd_generate(argc, argv);
+  if (cmd == "emit-torch") return cmd_emit_torch(argc, argv);
   if (cmd == "validate") return cmd_validate(argc, argv);
   throw UsageError("unknown command '" + cmd + "'");
 }

@@ -5,11 +5,14 @@
 
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 
 #include "core/faults.h"
 #include "core/ir/check.h"
 #include "core/runtime/cuda/cuda_backend.h"
+#include "core/serialize/serialize.h"
 #include "generators/examples.h"
 #include "harness/campaign.h"
 #include "harness/oracle.h"
@@ -229,6 +232,78 @@ TEST(CliOptionsTest, DetectFaultRunsOnlyThatFault) {
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("inline-by-name"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("unflatten-first-call-graph"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace flatcheck
+
+namespace flatcheck {
+namespace {
+
+std::string scratch(const std::string& name) {
+  std::string dir = testing::TempDir() + "/" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+TEST(CliGenerateTest, WritesTheCasesACampaignWouldCheckDeterministically) {
+  std::string a = scratch("gen_a"), b = scratch("gen_b");
+  CliRun ra = run_cli("generate --seed 5 --count 7 -o " + a);
+  CliRun rb = run_cli("generate --seed 5 --count 7 -o " + b);
+  ASSERT_EQ(ra.code, 0) << ra.out;
+  ASSERT_EQ(rb.code, 0) << rb.out;
+  for (int i = 0; i < 7; ++i) {
+    std::string name = "/case-5-" + std::to_string(i) + ".json";
+    ASSERT_TRUE(std::filesystem::exists(a + name)) << name;
+    EXPECT_EQ(slurp(a + name), slurp(b + name));
+    // The file is the campaign's case i: same module as the generator's.
+    Case c = load_case_file(a + name);
+    Case g = generate_case_for_seed(case_seed(5, i));
+    EXPECT_EQ(save_module(*c.module), save_module(*g.module)) << name;
+  }
+  EXPECT_FALSE(std::filesystem::exists(a + "/case-5-7.json"));
+  CliRun other = run_cli("generate --seed 6 --count 1 -o " + b);
+  EXPECT_NE(slurp(b + "/case-6-0.json"), slurp(a + "/case-5-0.json"));
+  EXPECT_EQ(run_cli("generate --count 3 -o " + a).code, 2);  // --seed is required
+}
+
+TEST(CliEmitTorchTest, WritesAProgramMirroringTheModuleTree) {
+  std::string dir = scratch("emit");
+  std::string src = std::string(FLATCHECK_SOURCE_DIR) + "/corpus/regression/seed-quickstart.json";
+  CliRun r = run_cli("emit-torch " + src + " -o " + dir);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::string py = slurp(dir + "/seed-quickstart.py");
+  for (const char* want : {"class M0(torch.nn.Module):", "class M1(torch.nn.Module):",
+                           "add_module(\"block\"", "torch.matmul(", "_R.copy(self, \"steps\"",
+                           "EXPECTED_OUTPUTS", "EXPECTED_NODES", "PARTITION = {", "def build():"})
+    EXPECT_NE(py.find(want), std::string::npos) << want << "\n" << py.substr(0, 2000);
+  EXPECT_EQ(run_cli("emit-torch " + src).code, 2);  // -o is required
+}
+
+TEST(CliShrinkPredicateTest, MinimizesAgainstAnExternalCommand) {
+  std::string dir = scratch("pred");
+  std::string src = std::string(FLATCHECK_SOURCE_DIR) + "/corpus/regression/seed-graph-break.json";
+  // Interesting while the case still has a tanh: the minimizer must keep one and drop the rest.
+  CliRun r = run_cli("shrink " + src + " -o " + dir + "/min.json --predicate \"grep -q tanh {}\"");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("predicate:external:-"), std::string::npos) << r.out;
+  Case before = load_case_file(src), after = load_case_file(dir + "/min.json");
+  EXPECT_LT(case_size(after), case_size(before));
+  EXPECT_NE(slurp(dir + "/min.json").find("\"tanh\""), std::string::npos);
+  // Not interesting at the start: bad input.
+  CliRun no = run_cli("shrink " + src + " -o " + dir + "/no.json --predicate false");
+  EXPECT_EQ(no.code, 2) << no.out;
+  EXPECT_NE(no.out.find("predicate does not hold"), std::string::npos) << no.out;
+  // A run past --timeout is killed and judged not interesting.
+  CliRun slow =
+      run_cli("shrink " + src + " -o " + dir + "/slow.json --predicate \"sleep 20\" --timeout 0.3");
+  EXPECT_EQ(slow.code, 2) << slow.out;
 }
 
 }  // namespace

@@ -1,0 +1,510 @@
+// The emitter writes, in order: a header and helpers (tensor decoding, the no-op recorder),
+// the state tensors (each storage once, so sharing survives), one class per distinct module,
+// the tree wiring (`add_module`, so one module object may sit under two names), the inputs,
+// flatcheck's expected results, and a __main__ that runs the eager program and prints whether
+// it agrees bit for bit.
+#include "harness/torch_emit.h"
+
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/ir/check.h"
+#include "core/passes/engine.h"
+#include "core/passes/passes.h"
+#include "core/runtime/interpreter.h"
+
+namespace flatcheck {
+namespace {
+
+constexpr const char* kPrelude = R"PY(import base64
+import struct
+import sys
+
+import torch
+
+
+def _t(b64, shape):
+    """A float32 tensor from base64 little-endian bytes, bit-exact (NaN payloads included)."""
+    raw = bytearray(base64.b64decode(b64))
+    if not raw:
+        return torch.zeros(shape, dtype=torch.float32)
+    return torch.frombuffer(raw, dtype=torch.float32).clone().reshape(shape)
+
+
+def _f(bits):
+    """The float32 with these bits, as a Python float (exact for every non-NaN value)."""
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
+class _NoRecorder:
+    """harness/torch replaces _R to compare every node with flatcheck's value."""
+
+    def begin(self, names):
+        pass
+
+    def node(self, name, op, value, inputs, dim=None):
+        return value
+
+    def invoke(self, target, inputs, fn, *args):
+        return fn(*args)
+
+    def end(self, outputs, value):
+        return value
+
+    def attr(self, module, path, buffer):
+        """A parameter, or a buffer read by value (flatcheck's semantics: a copy)."""
+        for part in path.split("."):
+            module = getattr(module, part)
+        return module.clone() if buffer else module
+
+    def copy(self, module, path, value):
+        """An in-place buffer update."""
+        for part in path.split("."):
+            module = getattr(module, part)
+        with torch.no_grad():
+            module.copy_(value)
+
+
+_R = _NoRecorder()
+)PY";
+
+std::string b64(const Tensor& t) {
+  std::string bytes(t.data.size() * 4, '\0');
+  for (size_t i = 0; i < t.data.size(); ++i) {
+    uint32_t u = float_bits(t.data[i]);
+    for (int k = 0; k < 4; ++k) bytes[i * 4 + k] = static_cast<char>((u >> (8 * k)) & 0xff);
+  }
+  return base64_encode(bytes);
+}
+
+std::string shape_list(const Shape& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+std::string tensor_expr(const Tensor& t) {
+  return "_t(\"" + b64(t) + "\", " + shape_list(t.shape) + ")";
+}
+
+std::string py_str(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(c));
+      out += buf;
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
+std::string float_expr(float f) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "_f(0x%08x)", float_bits(f));
+  return buf;
+}
+
+std::string var(const std::string& node_name) {
+  return "v_" + node_name;
+}
+
+// "a.b" -> "self.a.b" with getattr for parts that are not identifiers ("0" of a Sequential).
+std::string attr_path(const std::string& dotted) {
+  std::string out = "self";
+  size_t start = 0;
+  while (start <= dotted.size()) {
+    size_t dot = dotted.find('.', start);
+    std::string part =
+        dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
+    bool ident = !part.empty() && !std::isdigit(static_cast<unsigned char>(part[0]));
+    for (char c : part) ident = ident && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+    out = ident ? out + "." + part : "getattr(" + out + ", " + py_str(part) + ")";
+    if (dot == std::string::npos) break;
+    start = dot + 1;
+  }
+  return out;
+}
+
+class Emitter {
+ public:
+  explicit Emitter(const Case& c) : c_(c) {}
+
+  std::string run(const std::string& source) {
+    compute_expected();
+    std::ostringstream os;
+    os << "\"\"\"A flatcheck case as a PyTorch program (flatcheck emit-torch).\n\n"
+       << "Source: " << source << "\n"
+       << "Run it: python3 THIS_FILE    (eager torch vs flatcheck's eager results, bit for bit)\n"
+       << "Check it every way: python3 harness/torch/flatcheck_torch.py THIS_FILE\n\n"
+       << "Buffer reads are .clone(): flatcheck's eager semantics read buffers by value, as\n"
+       << "export's functional graph does (docs/torch.md).\n\"\"\"\n"
+       << kPrelude << "\n";
+    os << "CONFIG = {\"calls\": " << c_.config.calls
+       << ", \"min_block_size\": " << c_.config.min_block_size << ", \"fallback_ops\": [";
+    bool first = true;
+    for (const auto& op : c_.config.fallback_ops)
+      os << (first ? "" : ", ") << py_str(op), first = false;
+    os << "], \"nan_exact\": " << (c_.config.nan_exact ? "True" : "False") << "}\n\n";
+    state(os);
+    classes(os);
+    build(os);
+    data(os);
+    os << kMain;
+    return os.str();
+  }
+
+ private:
+  static constexpr const char* kMain = R"PY(
+
+def _same(a, b):
+    return a.shape == b.shape and bytes(a.contiguous().numpy().tobytes()) == bytes(
+        b.contiguous().numpy().tobytes())
+
+
+def _outputs(value):
+    return list(value) if isinstance(value, (tuple, list)) else [value]
+
+
+def main():
+    model = build()
+    agree = True
+    for k in range(CONFIG["calls"]):
+        with torch.no_grad():
+            got = _outputs(model(*[t.clone() for t in INPUTS]))
+        for i, (g, w) in enumerate(zip(got, EXPECTED_OUTPUTS[k])):
+            same = _same(g, w)
+            agree = agree and same and len(got) == len(EXPECTED_OUTPUTS[k])
+            print(f"call {k + 1} output {i}: {'same' if same else 'DIFFERENT'}")
+            if not same:
+                print("  torch eager:   ", g.tolist())
+                print("  flatcheck eager:", w.tolist())
+    state = dict(model.named_parameters())
+    state.update(dict(model.named_buffers()))
+    for fqn, want in EXPECTED_STATE.items():
+        same = fqn in state and _same(state[fqn].detach(), want)
+        agree = agree and same
+        print(f"final {fqn}: {'same' if same else 'DIFFERENT'}")
+    print("eager torch " + ("agrees with" if agree else "DIFFERS from") + " flatcheck, bit for bit")
+    return 0 if agree else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+)PY";
+
+  void compute_expected() {
+    auto m = clone_module(*c_.module, /*share_state=*/false);
+    for (int k = 0; k < c_.config.calls; ++k) {
+      RunContext ctx;
+      if (k == 0)
+        ctx.observer = [this](const std::string& origin, std::string_view op, const Value& v) {
+          if (v.kind == ValueType::kTensor && !trace_index_.count(origin)) {
+            trace_index_[origin] = trace_.size();
+            trace_.push_back({origin, std::string(op), *v.tensor});
+          }
+        };
+      std::vector<Value> in;
+      for (const auto& t : c_.inputs) in.push_back(Value::of(t));
+      std::vector<Tensor> outs;
+      for (auto& v : run_module(*m, in, ctx)) outs.push_back(*v.tensor);
+      outputs_.push_back(std::move(outs));
+    }
+    std::unordered_set<const Module*> seen;
+    std::function<void(const Module&, const std::string&)> walk = [&](const Module& mod,
+                                                                      const std::string& p) {
+      if (!seen.insert(&mod).second) return;
+      for (const auto& [k, v] : mod.params) final_state_.emplace(p.empty() ? k : p + "." + k, *v);
+      for (const auto& [k, v] : mod.buffers) final_state_.emplace(p.empty() ? k : p + "." + k, *v);
+      for (const auto& [k, ch] : mod.children) walk(*ch, p.empty() ? k : p + "." + k);
+    };
+    walk(*m, "");
+  }
+
+  // Each storage once: `S[i]`, a Parameter or a plain tensor (a buffer), made anew by each
+  // build() so that every model starts from the case's state.
+  void state(std::ostringstream& os) {
+    os << "def _state():\n    return [\n";
+    std::unordered_set<const Module*> seen;
+    std::function<void(const Module&)> walk = [&](const Module& m) {
+      if (!seen.insert(&m).second) return;
+      auto add = [&](const TensorPtr& t, bool param) {
+        if (storage_.count(t.get())) return;
+        storage_[t.get()] = static_cast<int>(storage_.size());
+        os << "        " << (param ? "torch.nn.Parameter(" : "") << tensor_expr(*t)
+           << (param ? ", requires_grad=False)" : "") << ",\n";
+      };
+      for (const auto& [_, t] : m.params) add(t, true);
+      for (const auto& [_, t] : m.buffers) add(t, false);
+      for (const auto& [_, ch] : m.children) walk(*ch);
+    };
+    walk(*c_.module);
+    os << "    ]\n\n\n";
+  }
+
+  void classes(std::ostringstream& os) {
+    std::function<void(const Module&)> walk = [&](const Module& m) {
+      if (class_of_.count(&m)) return;
+      for (const auto& [_, ch] : m.children) walk(*ch);
+      std::string name = "M" + std::to_string(class_of_.size());
+      class_of_[&m] = name;
+      order_.push_back(&m);
+      emit_class(os, m, name);
+    };
+    walk(*c_.module);
+  }
+
+  void emit_class(std::ostringstream& os, const Module& m, const std::string& name) {
+    os << "class " << name << "(torch.nn.Module):  # flatcheck type " << py_str(m.type) << "\n"
+       << "    def __init__(self, S):\n        super().__init__()\n";
+    for (const auto& [k, t] : m.params)
+      os << "        self.register_parameter(" << py_str(k) << ", S[" << storage_.at(t.get())
+         << "])\n";
+    for (const auto& [k, t] : m.buffers)
+      os << "        self.register_buffer(" << py_str(k) << ", S[" << storage_.at(t.get())
+         << "])\n";
+    std::vector<std::string> params;
+    std::vector<std::string> ph_names;
+    for (Node* n : m.graph.placeholders()) {
+      params.push_back(var(n->name));
+      ph_names.push_back(py_str(n->name));
+    }
+    os << "\n    def forward(self";
+    for (const auto& p : params) os << ", " << p;
+    os << "):\n        _R.begin((";
+    for (const auto& p : ph_names) os << p << ", ";
+    os << "))\n";
+    for (Node* n = m.graph.first(); n; n = n->next) emit_node(os, m, *n);
+    os << "\n\n";
+  }
+
+  std::string arg(const Arg& a) {
+    if (auto p = std::get_if<Node*>(&a)) return var((*p)->name);
+    if (auto b = std::get_if<bool>(&a)) return *b ? "True" : "False";
+    if (auto i = std::get_if<int64_t>(&a)) return std::to_string(*i);
+    if (auto f = std::get_if<float>(&a)) return float_expr(*f);
+    const auto& l = std::get<std::vector<int64_t>>(a);
+    std::string out = "[";
+    for (size_t i = 0; i < l.size(); ++i) out += (i ? ", " : "") + std::to_string(l[i]);
+    return out + "]";
+  }
+
+  static std::string inputs_of(const Node& n) {
+    std::string out = "(";
+    for (const auto& a : n.args)
+      if (auto p = std::get_if<Node*>(&a)) out += py_str((*p)->name) + ", ";
+    return out + ")";
+  }
+  // One entry per argument, None for constants: a child's placeholders by position.
+  static std::string positional_inputs(const Node& n) {
+    std::string out = "(";
+    for (const auto& a : n.args) {
+      auto p = std::get_if<Node*>(&a);
+      out += (p ? py_str((*p)->name) : std::string("None")) + ", ";
+    }
+    return out + ")";
+  }
+
+  std::string call_expr(const Node& n) {
+    auto a = [&](size_t i) { return arg(n.args.at(i)); };
+    switch (n.fn) {
+      case OpCode::kAdd:
+        return "torch.add(" + a(0) + ", " + a(1) + ")";
+      case OpCode::kSub:
+        return "torch.sub(" + a(0) + ", " + a(1) + ")";
+      case OpCode::kMul:
+        return "torch.mul(" + a(0) + ", " + a(1) + ")";
+      case OpCode::kDiv:
+        return "torch.div(" + a(0) + ", " + a(1) + ")";
+      case OpCode::kMaximum:
+        return "torch.maximum(" + a(0) + ", " + a(1) + ")";
+      case OpCode::kMinimum:
+        return "torch.minimum(" + a(0) + ", " + a(1) + ")";
+      case OpCode::kNeg:
+        return "torch.neg(" + a(0) + ")";
+      case OpCode::kRelu:
+        return "torch.relu(" + a(0) + ")";
+      case OpCode::kAbs:
+        return "torch.abs(" + a(0) + ")";
+      case OpCode::kExp:
+        return "torch.exp(" + a(0) + ")";
+      case OpCode::kTanh:
+        return "torch.tanh(" + a(0) + ")";
+      case OpCode::kSigmoid:
+        return "torch.sigmoid(" + a(0) + ")";
+      case OpCode::kSqrt:
+        return "torch.sqrt(" + a(0) + ")";
+      case OpCode::kClone:
+        return "torch.clone(" + a(0) + ")";
+      case OpCode::kAddScalar:
+        return "torch.add(" + a(0) + ", " + a(1) + ")";
+      case OpCode::kSubScalar:
+        return "torch.sub(" + a(0) + ", " + a(1) + ")";
+      case OpCode::kMulScalar:
+        return "torch.mul(" + a(0) + ", " + a(1) + ")";
+      case OpCode::kDivScalar:
+        return "torch.div(" + a(0) + ", " + a(1) + ")";
+      case OpCode::kMatmul:
+        return "torch.matmul(" + a(0) + ", " + a(1) + ")";
+      case OpCode::kSum:
+        return "torch.sum(" + a(0) + ", dim=" + a(1) + ")";
+      case OpCode::kReshape:
+        return "torch.reshape(" + a(0) + ", " + a(1) + ")";
+      case OpCode::kTranspose:
+        return "torch.transpose(" + a(0) + ", " + a(1) + ", " + a(2) + ")";
+      case OpCode::kConcat: {
+        std::string out = "torch.cat([";
+        for (size_t i = 0; i + 1 < n.args.size(); ++i) out += (i ? ", " : "") + a(i);
+        return out + "], dim=" + a(n.args.size() - 1) + ")";
+      }
+      case OpCode::kSplit:
+        return "torch.chunk(" + a(0) + ", " + a(2) + ", dim=" + a(1) + ")";
+      case OpCode::kGetitem:
+        return a(0) + "[" + a(1) + "]";
+      case OpCode::kBranch:
+        return "(" + a(1) + " if " + a(0) + " else " + a(2) + ")";
+      default:
+        break;
+    }
+    throw InputError("emit-torch: node %" + n.name + ": op " + n.target +
+                     " has no PyTorch form (it appears only after partitioning)");
+  }
+
+  void emit_node(std::ostringstream& os, const Module& m, const Node& n) {
+    const std::string ind = "        ";
+    switch (n.op) {
+      case NodeOp::kPlaceholder:
+        return;
+      case NodeOp::kGetAttr: {
+        bool is_buffer = false;
+        FLATCHECK_INPUT(m.attribute(n.target, &is_buffer),
+                        "emit-torch: get_attr target '" << n.target << "' is not a tensor");
+        os << ind << var(n.name) << " = _R.node(" << py_str(n.name) << ", \"get_attr\", "
+           << "_R.attr(self, " << py_str(n.target) << ", " << (is_buffer ? "True" : "False")
+           << "), ())\n";
+        return;
+      }
+      case NodeOp::kCallFunction:
+        if (n.fn == OpCode::kCopy) {
+          Node* dst = std::get<Node*>(n.args.at(0));
+          os << ind << "_R.copy(self, " << py_str(dst->target) << ", " << arg(n.args.at(1))
+             << ")\n";
+          os << ind << var(n.name) << " = _R.node(" << py_str(n.name) << ", \"copy_\", "
+             << arg(n.args.at(1)) << ", " << inputs_of(n) << ")\n";
+          return;
+        }
+        os << ind << var(n.name) << " = _R.node(" << py_str(n.name) << ", " << py_str(n.target)
+           << ", " << call_expr(n) << ", " << inputs_of(n)
+           << (n.fn == OpCode::kSum ? ", " + arg(n.args.at(1)) : std::string()) << ")\n";
+        return;
+      case NodeOp::kCallModule: {
+        os << ind << var(n.name) << " = _R.node(" << py_str(n.name) << ", \"call_module\", "
+           << "_R.invoke(" << py_str(n.target) << ", " << positional_inputs(n) << ", "
+           << attr_path(n.target);
+        for (const auto& a : n.args) os << ", " << arg(a);
+        os << "), " << inputs_of(n) << ")\n";
+        return;
+      }
+      case NodeOp::kOutput: {
+        std::string value = n.args.size() == 1 ? arg(n.args[0]) : "(";
+        if (n.args.size() != 1) {
+          for (const auto& a : n.args) value += arg(a) + ", ";
+          value += ")";
+        }
+        os << ind << "return _R.end(" << inputs_of(n) << ", " << value << ")\n";
+        return;
+      }
+    }
+  }
+
+  void build(std::ostringstream& os) {
+    os << "def build():\n    \"\"\"A fresh model, its modules and state shared as in "
+          "flatcheck.\"\"\"\n"
+       << "    S = _state()\n";
+    for (const Module* m : order_)
+      os << "    m_" << class_of_.at(m) << " = " << class_of_.at(m) << "(S)\n";
+    for (const Module* m : order_)
+      for (const auto& [k, ch] : m->children)
+        os << "    m_" << class_of_.at(m) << ".add_module(" << py_str(k) << ", m_"
+           << class_of_.at(ch.get()) << ")\n";
+    os << "    return m_" << class_of_.at(c_.module.get()) << "\n\n\n";
+  }
+
+  void data(std::ostringstream& os) {
+    os << "INPUTS = [\n";
+    for (const auto& t : c_.inputs) os << "    " << tensor_expr(t) << ",\n";
+    os << "]\n\n# flatcheck's eager results: outputs of every call, final state by FQN.\n"
+       << "EXPECTED_OUTPUTS = [\n";
+    for (const auto& call : outputs_) {
+      os << "    [\n";
+      for (const auto& t : call) os << "        " << tensor_expr(t) << ",\n";
+      os << "    ],\n";
+    }
+    os << "]\nEXPECTED_STATE = {\n";
+    for (const auto& [k, t] : final_state_)
+      os << "    " << py_str(k) << ": " << tensor_expr(t) << ",\n";
+    os << "}\n# Every node's value in the first call, by provenance key (\"n@1/add\"), with its "
+          "op.\n"
+       << "EXPECTED_NODES = {\n";
+    for (const auto& e : trace_)
+      os << "    " << py_str(e.origin) << ": (" << py_str(e.op) << ", " << tensor_expr(e.value)
+         << "),\n";
+    os << "}\n";
+    partition_map(os);
+  }
+
+  // flatcheck's own partition of the case, by provenance key: which `_run_on_acc_*` or
+  // `_run_on_gpu_*` run each node went to (the torch.fx path splits torch's graph the same way).
+  void partition_map(std::ostringstream& os) {
+    os << "# flatcheck's partition: the run each node went to, by provenance key.\n";
+    std::map<std::string, std::string> where;
+    try {
+      PartitionOptions po{c_.config.fallback_ops, c_.config.min_block_size};
+      Program p = partition(export_program(*c_.module), po);
+      for (const auto& [run, child] : p.root->children) {
+        for (Node* n = child->graph.first(); n; n = n->next)
+          if (n->op == NodeOp::kCallFunction && !n->meta.origin.empty())
+            where.emplace(n->meta.origin, run);
+        for (const auto& [_, e] : child->engines)
+          for (const auto& op : e->ops)
+            if (!op.origin.empty()) where.emplace(op.origin, run);
+      }
+    } catch (const InputError& e) {
+      os << "PARTITION = None  # partition failed: " << py_str(e.what()) << "\n";
+      return;
+    }
+    os << "PARTITION = {\n";
+    for (const auto& [origin, run] : where)
+      os << "    " << py_str(origin) << ": " << py_str(run) << ",\n";
+    os << "}\n";
+  }
+
+  struct TraceEntry {
+    std::string origin, op;
+    Tensor value;
+  };
+
+  const Case& c_;
+  std::vector<std::vector<Tensor>> outputs_;
+  std::map<std::string, Tensor> final_state_;
+  std::vector<TraceEntry> trace_;
+  std::unordered_map<std::string, size_t> trace_index_;
+  std::unordered_map<const Tensor*, int> storage_;
+  std::unordered_map<const Module*, std::string> class_of_;
+  std::vector<const Module*> order_;
+};
+
+}  // namespace
+
+std::string emit_torch(const Case& c, const std::string& source) {
+  return Emitter(c).run(source);
+}
+
+}  // namespace flatcheck

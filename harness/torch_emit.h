@@ -1,0 +1,27 @@
+// A case as a self-contained PyTorch program (flatcheck emit-torch; docs/torch.md).
+//
+// The program mirrors the module tree: one nn.Module class per distinct module object, static
+// call arguments as Python arguments, `branch` as a conditional expression, buffer updates as
+// `copy_`, parameters and buffers shared exactly where flatcheck shares their storage. Inputs,
+// state and flatcheck's own eager results (outputs of every call, final state, and the value of
+// every node in the first call, by provenance key) are embedded bit-exact as base64.
+//
+// Every node goes through a recorder `_R` (a no-op unless harness/torch installs one), which is
+// how the bridge compares torch with flatcheck node by node.
+//
+// Deliberate difference, kept explicit in the program: a buffer read is `.clone()`, because
+// flatcheck's eager semantics read buffers by value (as export's functionalized graph does);
+// eager PyTorch would alias the buffer.
+#pragma once
+
+#include <string>
+
+#include "generators/case.h"
+
+namespace flatcheck {
+
+// The Python source for `c`. `source` names where the case came from (a file, a seed).
+// Throws InputError when the case does not run (its expected results cannot be computed).
+std::string emit_torch(const Case& c, const std::string& source);
+
+}  // namespace flatcheck
