@@ -1,9 +1,17 @@
 #!/usr/bin/env bash
 # Installs flatcheck's build and test dependencies from Debian packages.
 # Used by the README's quick start and by .ci/run. Needs root (or sudo).
+#   --torch   also Debian's python3-torch, for the PyTorch bridge and `ctest -L torch`
+#             (docs/torch.md); without it those tests report SKIPPED with the reason.
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build clang nlohmann-json3-dev librapidcheck-dev libgtest-dev
       libbenchmark-dev)
+for arg in "$@"; do
+  case "$arg" in
+    --torch) pkgs+=(python3-torch) ;;
+    *) echo "install-deps: unknown option '$arg' (known: --torch)" >&2; exit 2 ;;
+  esac
+done
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
