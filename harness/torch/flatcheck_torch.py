@@ -142,15 +142,10 @@ class Recorder:
         self.frames.append(frame)
 
     def attr(self, module, path, buffer):
-        for part in path.split("."):
-            module = getattr(module, part)
-        return module.clone() if buffer else module
+        return self.p._NoRecorder().attr(module, path, buffer)  # the program's own semantics
 
     def copy(self, module, path, value):
-        for part in path.split("."):
-            module = getattr(module, part)
-        with torch.no_grad():
-            module.copy_(value)
+        self.p._NoRecorder().copy(module, path, value)
 
     def invoke(self, target, inputs, fn, *args):
         frame = self.frames[-1]

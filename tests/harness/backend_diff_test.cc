@@ -18,20 +18,10 @@ namespace flatcheck {
 namespace {
 
 // The CPU backend with every result of one op moved `ulps` steps up the float line.
-class PerturbingBackend final : public Backend {
+class PerturbingBackend final : public CpuForwardingBackend {
  public:
   PerturbingBackend(OpCode op, int ulps) : op_(op), ulps_(ulps) {}
   std::string_view name() const override { return "perturbed"; }
-  bool host_visible() const override { return true; }
-  DeviceBuffer allocate(size_t bytes) override { return cpu_backend().allocate(bytes); }
-  void release(DeviceBuffer b) override { cpu_backend().release(b); }
-  void copy_in(DeviceBuffer d, size_t off, const float* s, size_t n) override {
-    cpu_backend().copy_in(d, off, s, n);
-  }
-  void copy_out(float* d, DeviceBuffer s, size_t off, size_t n) override {
-    cpu_backend().copy_out(d, s, off, n);
-  }
-  void synchronize() override {}
   void run_kernel(OpCode op, const std::vector<TensorView>& in, const std::vector<Scalar>& sc,
                   const std::vector<TensorView>& out) override {
     cpu_backend().run_kernel(op, in, sc, out);

@@ -25,12 +25,8 @@ namespace {
 // The quick-start case: engines and fallbacks, a child called twice with different static
 // arguments (two unflattened variants) and a buffer update, so every path launches kernels.
 Case quickstart_case() {
-  Case c;
-  c.module = quickstart_example();
-  c.inputs = {Tensor({2, 2}, {1, 2, 3, 4})};
-  c.config.fallback_ops = {"relu"};
-  c.config.min_block_size = 2;
-  return c;
+  return load_case_file(std::string(FLATCHECK_SOURCE_DIR) +
+                        "/corpus/regression/seed-quickstart.json");
 }
 
 TEST(OracleBackendTest, EveryPathLaunchesItsKernelsOnTheBackendItWasGiven) {

@@ -13,24 +13,14 @@
 #include <thread>
 #include <vector>
 
-#include "core/runtime/backend.h"
+#include "tests/support/cpu_forwarding_backend.h"
 
 namespace flatcheck {
 
-class RecordingBackend final : public Backend {
+class RecordingBackend final : public CpuForwardingBackend {
  public:
   std::string_view name() const override { return "recording"; }
-  bool host_visible() const override { return true; }
   bool supports(OpCode op) const override { return !lacks_.count(op); }
-  DeviceBuffer allocate(size_t bytes) override { return cpu().allocate(bytes); }
-  void release(DeviceBuffer buf) override { cpu().release(buf); }
-  void copy_in(DeviceBuffer dst, size_t off, const float* src, size_t n) override {
-    cpu().copy_in(dst, off, src, n);
-  }
-  void copy_out(float* dst, DeviceBuffer src, size_t off, size_t n) override {
-    cpu().copy_out(dst, src, off, n);
-  }
-  void synchronize() override {}
   void run_kernel(OpCode op, const std::vector<TensorView>& in, const std::vector<Scalar>& sc,
                   const std::vector<TensorView>& out) override {
     {
@@ -40,7 +30,7 @@ class RecordingBackend final : public Backend {
       threads_.insert(std::this_thread::get_id());
       if (throw_on_ == op) throw std::runtime_error("recording backend: launch refused");
     }
-    cpu().run_kernel(op, in, sc, out);
+    CpuForwardingBackend::run_kernel(op, in, sc, out);
   }
   void begin_ops(uint64_t, const void*) override { ++begins_; }
   void end_ops(uint64_t, const void*) override { ++ends_; }
@@ -71,7 +61,6 @@ class RecordingBackend final : public Backend {
   int begins_ = 0, ends_ = 0, aborts_ = 0;
 
  private:
-  static Backend& cpu() { return cpu_backend(); }
   mutable std::mutex mu_;
   std::string stage_ = "-";
   std::map<std::string, int64_t> launches_, ops_;
