@@ -7,12 +7,15 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/file.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <mutex>
@@ -32,12 +35,23 @@ void write_file_atomic(const std::string& path, const std::string& text) {
   std::string tmp = path + ".tmp" + std::to_string(getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(path + ": cannot write file");
+    if (!out) throw InputError(path + ": cannot write file (" + std::strerror(errno) + ")");
     out << text;
     out.flush();
-    if (!out) throw InputError(path + ": cannot write file");
+    if (!out) {
+      int err = errno;
+      out.close();
+      std::error_code ec;
+      fs::remove(tmp, ec);  // never leave a truncated temporary behind (a full disk)
+      throw InputError(path + ": cannot write file (" + std::strerror(err) + ")");
+    }
   }
-  fs::rename(tmp, p);
+  std::error_code ec;
+  fs::rename(tmp, p, ec);
+  if (ec) {
+    fs::remove(tmp, ec);
+    throw InputError(path + ": cannot write file (" + ec.message() + ")");
+  }
 }
 
 void add_coverage(Coverage& a, const Coverage& b) {
@@ -92,15 +106,33 @@ class Campaign {
           "isolated campaigns fork worker processes, which a CUDA context does not survive: "
           "run --device cuda campaigns in-process");
     t0_ = Clock::now();
+    if (o_.resume && o_.out_dir.empty()) throw InputError("--resume needs a folder");
+    if (!o_.out_dir.empty()) prepare_out_dir();  // before any case runs
     if (o_.resume) load_state();
     next_.store(res_.first_index);
+    watermark_ = res_.first_index;
+    res_.seed = o_.seed;
+    res_.shard_index = o_.shard_index;
+    res_.shard_count = o_.shard_count;
+    res_.max_nodes = o_.gen.max_nodes;
     int jobs = std::max(1, o_.jobs);
     std::vector<std::thread> threads;
     for (int j = 0; j < jobs; ++j) threads.emplace_back([this, j] { worker(j); });
-    if (o_.progress) {
-      while (finished_.load() < jobs) {
-        std::this_thread::sleep_for(std::chrono::milliseconds(200));
-        o_.progress(done_.load(), failing_.load(), elapsed());
+    // The coordinator: progress, and the resume state every few seconds, so that a campaign
+    // killed with SIGKILL resumes where it was.
+    auto saved = Clock::now();
+    while (finished_.load() < jobs) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      if (o_.progress) o_.progress(done_.load(), failing_.load(), elapsed());
+      if (!o_.out_dir.empty() && Clock::now() - saved > std::chrono::seconds(2)) {
+        try {
+          save_state();
+        } catch (const InputError& e) {  // a full disk: stop, keep what is on disk, exit 2
+          std::lock_guard<std::mutex> lock(mu_);
+          if (error_.empty()) error_ = e.what();
+          stop_.store(true);
+        }
+        saved = Clock::now();
       }
     }
     for (auto& t : threads) t.join();
@@ -108,9 +140,13 @@ class Campaign {
     res_.cases = done_.load();
     res_.failing_cases = failing_.load();
     res_.seconds = elapsed();
-    minimize_findings();
     if (!o_.out_dir.empty()) save_state();
+    minimize_findings();
     return res_;
+  }
+
+  ~Campaign() {
+    if (lock_fd_ >= 0) close(lock_fd_);
   }
 
  private:
@@ -141,11 +177,31 @@ class Campaign {
     backend_seen_.store(true);
   }
 
+  // Slot k is finished: the watermark (every slot below it is finished) moves on.
+  void mark_done(int64_t k) {
+    std::lock_guard<std::mutex> lock(done_mu_);
+    if (k < watermark_) return;
+    if (k > watermark_) {
+      done_ahead_.insert(k);
+      return;
+    }
+    ++watermark_;
+    while (done_ahead_.erase(watermark_)) ++watermark_;
+  }
+
   void record(int64_t k, const OracleResult& r, Coverage& local, const std::string* inflight) {
     note_backend(r.backend);
     add_coverage(local, r.coverage);
     done_.fetch_add(1);
-    if (!r.failure) return;
+    if (!r.failure) {
+      mark_done(k);
+      return;
+    }
+    struct MarkDone {  // after the raw case is on disk, and even when writing it fails
+      Campaign* c;
+      int64_t k;
+      ~MarkDone() { c->mark_done(k); }
+    } marker{this, k};
     failing_.fetch_add(1);
     int64_t index = index_of(k);
     uint64_t seed = case_seed(o_.seed, index);
@@ -176,6 +232,7 @@ class Campaign {
     c.expect = Expectation{r.failure->property, r.failure->stage, r.failure->op};
     c.note = "unminimized: " + r.failure->message;
     write_file_atomic(path, save_case(c));
+    save_state_locked(k);  // a finding is on disk: the state says so at once
   }
 
   void worker(int j) {
@@ -186,6 +243,10 @@ class Campaign {
       } else {
         // Each case resolves the oracle's backend on this thread (CUDA: this thread's stream).
         for (auto [b, e] = claim(1); b < e; std::tie(b, e) = claim(1)) {
+          if (skip_.count(b)) {  // finished before the campaign was resumed
+            mark_done(b);
+            continue;
+          }
           Case c = generate_case_for_seed(case_seed(o_.seed, index_of(b)), o_.gen);
           record(b, check_case(c, o_.oracle), local, nullptr);
         }
@@ -206,6 +267,8 @@ class Campaign {
     std::string inflight =
         o_.out_dir.empty() ? "" : o_.out_dir + "/.inflight/w" + std::to_string(j) + ".case";
     for (auto [b, e] = claim(o_.batch); b < e; std::tie(b, e) = claim(o_.batch)) {
+      for (int64_t k = b; k < e; ++k)
+        if (skip_.count(k)) mark_done(k);  // finished before the campaign was resumed
       int64_t pos = b;
       while (pos < e) pos = run_child(pos, e, inflight, local);
     }
@@ -216,9 +279,13 @@ class Campaign {
     ChildStderr err;
     int fds[2];
     if (pipe(fds) != 0) throw InputError("cannot create a pipe for a worker process");
+    pid_t parent = getpid();
     pid_t pid = fork();
     if (pid < 0) throw InputError("cannot fork a worker process");
     if (pid == 0) {
+      // A worker never outlives its campaign (kill -9 of the parent included).
+      prctl(PR_SET_PDEATHSIG, SIGKILL);
+      if (getppid() != parent) _exit(1);
       close(fds[0]);
       signal(SIGINT,
              SIG_IGN);  // the coordinator stops the campaign; a batch in flight ends normally
@@ -235,6 +302,7 @@ class Campaign {
         if (in_fd < 0) _exit(4);
       }
       for (int64_t k = from; k < to; ++k) {
+        if (skip_.count(k)) continue;
         slot.clear();
         err.reset();
         Case c = generate_case_for_seed(case_seed(o_.seed, index_of(k)), o_.gen);
@@ -324,6 +392,9 @@ class Campaign {
       record(started, r, local, inflight.empty() ? nullptr : &inflight);
       return started + 1;
     }
+    if (WIFEXITED(status) && WEXITSTATUS(status) == 4)
+      throw InputError(inflight + ": a worker could not write its in-flight case (" +
+                       "disk full or not writable)");
     if (resolved + 1 < to && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
       throw InputError("a worker process failed outside any case (status " +
                        std::to_string(status) + ")");
@@ -379,30 +450,85 @@ class Campaign {
     }
   }
 
-  // --resume: the seed, shard and next case slot come from the state file; signatures found by
-  // earlier runs (the state file and the `expect` of case files in the folder) are not reported
-  // again.
+  // --out is a folder this campaign can write, held with a lock for the campaign's life, so
+  // two campaigns never share in-flight files; checked before any case runs.
+  void prepare_out_dir() {
+    namespace fs = std::filesystem;
+    const std::string& dir = o_.out_dir;
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec || !fs::is_directory(dir))
+      throw InputError(dir + ": --out must be a folder flatcheck can create and write (" +
+                       (ec ? ec.message() : std::string("it exists and is not a folder")) + ")");
+    std::string probe = dir + "/.write-probe-" + std::to_string(getpid());
+    int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    if (fd < 0 || write(fd, "x", 1) != 1)
+      throw InputError(dir + ": cannot write in --out (" + std::strerror(errno) + ")");
+    close(fd);
+    unlink(probe.c_str());
+    std::string lock_path = dir + "/.campaign.lock";
+    lock_fd_ = open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+    if (lock_fd_ < 0)
+      throw InputError(lock_path + ": cannot create the campaign lock (" + std::strerror(errno) +
+                       ")");
+    if (flock(lock_fd_, LOCK_EX | LOCK_NB) != 0)
+      throw InputError(dir + ": another campaign is running in this folder (" + lock_path +
+                       " is locked); use another --out");
+  }
+
+  // --resume: the seed, shard and next case slot come from the state file, validated like any
+  // input; slots finished after the watermark are skipped; signatures found by earlier runs
+  // (the state file and the `expect` of case files in the folder) are not reported again.
   void load_state() {
-    if (o_.out_dir.empty()) throw InputError("--resume needs a folder");
     std::string path = state_path(o_.out_dir);
     Json s = parse_json(read_file(path), LoadLimits{});
-    auto get_int = [&](const char* k) {
-      if (!s.contains(k) || !s[k].is_number_integer())
-        throw InputError(path + ": /" + k + ": expected an integer");
-      return s[k].get<int64_t>();
+    auto bad = [&](const std::string& key, const std::string& what) {
+      return InputError(path + ": /" + key + ": " + what);
     };
-    o_.seed = s.contains("seed") && s["seed"].is_number_unsigned()
-                  ? s["seed"].get<uint64_t>()
-                  : static_cast<uint64_t>(get_int("seed"));
-    o_.shard_index = static_cast<int>(get_int("shard_index"));
-    o_.shard_count = static_cast<int>(get_int("shard_count"));
-    o_.gen.max_nodes = static_cast<int>(get_int("max_nodes"));
-    res_.first_index = get_int("next_slot");
-    if (s.contains("signatures") && s["signatures"].is_array())
-      for (const auto& x : s["signatures"])
-        if (x.is_string()) known_.insert(x.get<std::string>());
+    if (!s.is_object()) throw InputError(path + ": expected a campaign state object");
+    static const std::set<std::string> known_keys = {"version",     "seed",       "shard_index",
+                                                     "shard_count", "max_nodes",  "next_slot",
+                                                     "done_after",  "signatures", "cases_done"};
+    for (const auto& [k, _] : s.items())
+      if (!known_keys.count(k)) throw bad(k, "unknown key");
+    auto get_int = [&](const char* k, int64_t lo, int64_t hi) {
+      if (!s.contains(k) || !s[k].is_number_integer())
+        throw bad(
+            k, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
+      int64_t v = s[k].is_number_unsigned() && s[k].get<uint64_t>() > uint64_t(INT64_MAX)
+                      ? INT64_MAX
+                      : s[k].get<int64_t>();
+      if (v < lo || v > hi)
+        throw bad(k, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
+                         "], got " + std::to_string(v));
+      return v;
+    };
+    if (!s.contains("seed") || !s["seed"].is_number_integer() ||
+        (!s["seed"].is_number_unsigned() && s["seed"].get<int64_t>() < 0))
+      throw bad("seed", "expected a non-negative integer");
+    o_.seed = s["seed"].get<uint64_t>();
+    o_.shard_count = static_cast<int>(get_int("shard_count", 1, 1 << 20));
+    o_.shard_index = static_cast<int>(get_int("shard_index", 0, o_.shard_count - 1));
+    o_.gen.max_nodes = static_cast<int>(get_int("max_nodes", 2, 500));
+    res_.first_index = get_int("next_slot", 0, int64_t{1} << 50);
+    if (s.contains("done_after")) {
+      if (!s["done_after"].is_array() || s["done_after"].size() > 1000000)
+        throw bad("done_after", "expected an array of at most 10^6 case slots");
+      for (const auto& x : s["done_after"]) {
+        if (!x.is_number_integer() || x.get<int64_t>() < res_.first_index)
+          throw bad("done_after", "expected case slots at or after next_slot");
+        skip_.insert(x.get<int64_t>());
+      }
+    }
+    if (s.contains("signatures")) {
+      if (!s["signatures"].is_array()) throw bad("signatures", "expected an array of strings");
+      for (const auto& x : s["signatures"]) {
+        if (!x.is_string()) throw bad("signatures", "expected an array of strings");
+        known_.insert(x.get<std::string>());
+      }
+    }
     for (auto& e : std::filesystem::directory_iterator(o_.out_dir)) {
-      if (e.path().extension() != ".json") continue;
+      if (e.path().extension() != ".json" || !e.is_regular_file()) continue;
       try {
         Case c = load_case_file(e.path().string());
         if (c.expect)
@@ -413,14 +539,35 @@ class Campaign {
   }
 
   void save_state() {
+    std::lock_guard<std::mutex> lock(mu_);
+    save_state_locked(-1);
+  }
+
+  // With mu_ held. `also_done` is a slot finished but not yet marked (-1: none).
+  void save_state_locked(int64_t also_done) {
     std::set<std::string> sigs = known_;
     for (const auto& [sig, _] : first_) sigs.insert(sig);
-    int64_t next = std::min(next_.load(), end_slot());
-    Json s{{"seed", o_.seed},
+    int64_t next = 0;
+    std::vector<int64_t> ahead;
+    {
+      std::lock_guard<std::mutex> lock(done_mu_);
+      next = watermark_;
+      std::set<int64_t> done = done_ahead_;
+      if (also_done >= next) done.insert(also_done);
+      while (done.erase(next)) ++next;
+      ahead.assign(done.begin(), done.end());
+    }
+    for (int64_t k : skip_)
+      if (k >= next && !std::binary_search(ahead.begin(), ahead.end(), k)) ahead.push_back(k);
+    std::sort(ahead.begin(), ahead.end());
+    Json s{{"version", 2},
+           {"seed", o_.seed},
            {"shard_index", o_.shard_index},
            {"shard_count", o_.shard_count},
            {"max_nodes", o_.gen.max_nodes},
            {"next_slot", next},
+           {"done_after", ahead},
+           {"cases_done", done_.load()},
            {"signatures", std::vector<std::string>(sigs.begin(), sigs.end())}};
     write_file_atomic(state_path(o_.out_dir), dump_canonical(s));
   }
@@ -435,6 +582,11 @@ class Campaign {
   std::string error_;  // why a worker could not run (the device is not available)
   std::map<std::string, std::pair<int64_t, Failure>> first_;  // signature -> first case
   std::set<std::string> known_;
+  std::set<int64_t> skip_;  // slots a resumed campaign had already finished
+  std::mutex done_mu_;
+  int64_t watermark_ = 0;         // every slot below is finished
+  std::set<int64_t> done_ahead_;  // finished slots above the watermark
+  int lock_fd_ = -1;              // the flock on <out>/.campaign.lock
 };
 
 }  // namespace

@@ -28,7 +28,9 @@ struct CampaignOptions {
   bool isolate = false;  // run cases in forked worker processes (crashes and hangs become findings)
   double timeout_s = 10;  // per case, isolated mode
   int batch = 64;         // cases per forked worker process
-  bool resume = false;    // continue the campaign recorded in out_dir/campaign.state
+  // Continue the campaign recorded in out_dir/campaign.state (written every 2 s and at each
+  // finding, so a campaign killed with SIGKILL resumes with nothing lost or repeated).
+  bool resume = false;
   const std::atomic<bool>* interrupt = nullptr;  // set (e.g. by SIGINT) to stop cleanly
   GenOptions gen;
   OracleOptions oracle;
@@ -55,6 +57,9 @@ struct CampaignResult {
   Coverage totals;
   int64_t first_failing_case = -1;
   std::string backend;  // the backend the cases ran on, as the oracle reported it ("" if none ran)
+  // What actually ran (a resumed campaign takes these from its state file).
+  uint64_t seed = 0;
+  int shard_index = 0, shard_count = 1, max_nodes = 0;
 };
 
 // Throws InputError when the oracle's device is not available (see check_case).

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -129,6 +130,7 @@ OracleResult check_case_isolated(const Case& c, const OracleOptions& o, double t
   ChildStderr err;
   int fds[2];
   if (pipe(fds) != 0) return check_case(c, o);
+  pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) {
     close(fds[0]);
@@ -136,6 +138,8 @@ OracleResult check_case_isolated(const Case& c, const OracleOptions& o, double t
     return check_case(c, o);
   }
   if (pid == 0) {
+    prctl(PR_SET_PDEATHSIG, SIGKILL);  // never outlive the harness
+    if (getppid() != parent) _exit(1);
     close(fds[0]);
     err.redirect();
     OracleOptions child = o;

@@ -222,9 +222,10 @@ void print_summary(const CampaignOptions& o, const CampaignResult& r) {
   double rate = r.seconds > 0 ? static_cast<double>(r.cases) / r.seconds : 0;
   if (r.first_index > 0) std::cout << "resumed at case slot " << r.first_index << "; ";
   std::cout << "flatcheck fuzz: " << r.cases << " cases in " << fmt(r.seconds, 2) << " s ("
-            << fmt(rate, 0) << " cases/s), seed " << o.seed << ", " << o.jobs << " job"
+            << fmt(rate, 0) << " cases/s), seed " << r.seed << ", " << o.jobs << " job"
             << (o.jobs == 1 ? "" : "s");
-  if (o.shard_count > 1) std::cout << ", shard " << o.shard_index << "/" << o.shard_count;
+  if (r.shard_count > 1) std::cout << ", shard " << r.shard_index << "/" << r.shard_count;
+  if (r.max_nodes != 20) std::cout << ", --max-nodes " << r.max_nodes;
   if (active_fault() != Fault::kNone)
     std::cout << ", fault injected: " << fault_info(active_fault()).name;
   std::cout << "\nbackend: " << backend_label(r.backend) << " (every path of every case)\n";
@@ -318,7 +319,14 @@ int cmd_fuzz(int argc, char** argv) {
     o.out_dir = a.str("--resume");
   }
   o.interrupt = &g_interrupted;
-  std::signal(SIGINT, [](int) { g_interrupted.store(true); });
+  // The first Ctrl-C stops the campaign cleanly (summary, state); a second one ends the
+  // process at once (its findings are on disk already; workers die with it).
+  std::signal(SIGINT, [](int) {
+    if (g_interrupted.exchange(true)) {
+      std::signal(SIGINT, SIG_DFL);
+      std::raise(SIGINT);
+    }
+  });
   if (a.has("--shard")) {
     std::string s = a.str("--shard");
     auto slash = s.find('/');
@@ -359,7 +367,8 @@ int cmd_fuzz(int argc, char** argv) {
            {"failing_cases", r.failing_cases},
            {"cases_per_sec", r.seconds > 0 ? double(r.cases) / r.seconds : 0.0},
            {"seconds", r.seconds},
-           {"seed", o.seed},
+           {"seed", r.seed},
+           {"shard", std::to_string(r.shard_index) + "/" + std::to_string(r.shard_count)},
            {"jobs", o.jobs},
            {"backend", r.backend},
            {"fault", std::string(fault_info(active_fault()).name)},

@@ -1,0 +1,214 @@
+// Campaigns that survive kill -9, full disks, bad folders, tampered state and each other
+// (docs/hardening.md). Each scenario runs the real flatcheck binary in its own process group.
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <iterator>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/serialize/serialize.h"
+#include "tests/harness/cli_run.h"
+
+namespace flatcheck {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+std::string fresh_dir(const std::string& name) {
+  std::string dir = testing::TempDir() + "/hardening_" + name;
+  fs::remove_all(dir);
+  return dir;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+// Starts flatcheck with `args` as the leader of a new process group; output to `log`.
+pid_t spawn(const std::vector<std::string>& args, const std::string& log) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    setsid();
+    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    dup2(fd, 1);
+    dup2(fd, 2);
+    std::vector<char*> argv;
+    std::string bin = FLATCHECK_BIN;
+    argv.push_back(bin.data());
+    std::vector<std::string> copy = args;
+    for (auto& a : copy) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    execv(bin.c_str(), argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+// Waits for `pid` to exit; returns its status, or -1 after `seconds`.
+int wait_for(pid_t pid, double seconds) {
+  auto end = Clock::now() + std::chrono::duration<double>(seconds);
+  int status = 0;
+  while (Clock::now() < end) {
+    if (waitpid(pid, &status, WNOHANG) == pid) return status;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  return -1;
+}
+
+bool wait_until(const std::function<bool()>& cond, double seconds) {
+  auto end = Clock::now() + std::chrono::duration<double>(seconds);
+  while (Clock::now() < end) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return cond();
+}
+
+bool group_alive(pid_t pgid) {
+  return kill(-pgid, 0) == 0;
+}
+
+int64_t state_int(const std::string& dir, const char* key) {
+  try {
+    Json s = Json::parse(slurp(dir + "/campaign.state"));
+    return s.at(key).get<int64_t>();
+  } catch (...) {
+    return -1;
+  }
+}
+
+TEST(CampaignHardeningTest, KillNineThenResumeContinuesFromTheSavedState) {
+  std::string dir = fresh_dir("kill9");
+  pid_t pid = spawn({"fuzz", "--cases", "100000000", "--seed", "9", "--jobs", "2", "--out", dir,
+                     "--inject", "inline-by-name", "--no-minimize"},
+                    dir + ".log");
+  ASSERT_TRUE(wait_until([&] { return state_int(dir, "next_slot") > 200; }, 60))
+      << "no state with progress was written: " << slurp(dir + ".log");
+  ASSERT_EQ(kill(pid, SIGKILL), 0);
+  wait_for(pid, 5);
+  // The forked workers die with their parent.
+  EXPECT_TRUE(wait_until([&] { return !group_alive(pid); }, 5)) << "orphaned workers remain";
+  int64_t saved = state_int(dir, "next_slot");
+  ASSERT_GT(saved, 200);
+  EXPECT_EQ(state_int(dir, "seed"), 9);
+  bool raw_finding = false;
+  for (auto& e : fs::directory_iterator(dir))
+    raw_finding |= e.path().filename().string().rfind("lint-flattened", 0) == 0;
+  EXPECT_TRUE(raw_finding) << "the finding's raw case is not on disk";
+  CliRun r = run_cli("fuzz --resume " + dir + " --cases 50 --inject inline-by-name --json");
+  EXPECT_EQ(r.code, 0) << r.out;  // the fault's signature is known: nothing new
+  EXPECT_NE(r.out.find("resumed at case slot " + std::to_string(saved)), std::string::npos)
+      << "saved " << saved << ": " << r.out;
+  EXPECT_NE(r.out.find(", seed 9,"), std::string::npos) << r.out;  // what actually ran
+  EXPECT_NE(r.out.find("\"seed\":9"), std::string::npos) << r.out;
+  EXPECT_EQ(state_int(dir, "next_slot"), saved + 50);
+}
+
+TEST(CampaignHardeningTest, TwoCampaignsCannotShareAnOutFolder) {
+  std::string dir = fresh_dir("shared");
+  pid_t first = spawn({"fuzz", "--time", "30", "--out", dir}, dir + ".log");
+  ASSERT_TRUE(wait_until([&] { return fs::exists(dir + "/.campaign.lock"); }, 20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  CliRun second = run_cli("fuzz --cases 10 --out " + dir);
+  EXPECT_EQ(second.code, 2) << second.out;
+  EXPECT_NE(second.out.find("another campaign is running"), std::string::npos) << second.out;
+  kill(-first, SIGKILL);
+  wait_for(first, 5);
+}
+
+TEST(CampaignHardeningTest, AnUnusableOutFolderIsRefusedBeforeAnyCase) {
+  std::string file = fresh_dir("outfile");
+  std::ofstream(file) << "not a folder";
+  for (const std::string& out : {file, file + "/below", std::string("/proc/flatcheck-out")})
+    for (const char* mode : {"", " --no-isolate"}) {
+      auto t0 = Clock::now();
+      CliRun r = run_cli("fuzz --cases 100000 --out " + out + mode);
+      EXPECT_EQ(r.code, 2) << out << mode << ": " << r.out;
+      EXPECT_NE(r.out.find(out.substr(0, file.size())), std::string::npos) << r.out;
+      EXPECT_EQ(r.out.find("cases in"), std::string::npos) << "cases ran: " << r.out;
+      EXPECT_LT(std::chrono::duration<double>(Clock::now() - t0).count(), 30);
+    }
+}
+
+TEST(CampaignHardeningTest, ATamperedResumeStateIsRejectedWithItsJsonPath) {
+  const std::vector<std::pair<std::string, std::string>> states = {
+      {R"({"seed":1,"shard_index":0,"shard_count":1,"max_nodes":100000000,"next_slot":0})",
+       "/max_nodes"},
+      {R"({"seed":1,"shard_index":0,"shard_count":0,"max_nodes":20,"next_slot":0})",
+       "/shard_count"},
+      {R"({"seed":1,"shard_index":3,"shard_count":2,"max_nodes":20,"next_slot":0})",
+       "/shard_index"},
+      {R"({"seed":-1,"shard_index":0,"shard_count":1,"max_nodes":20,"next_slot":0})", "/seed"},
+      {R"({"seed":1,"shard_index":0,"shard_count":1,"max_nodes":20,"next_slot":-5})", "/next_slot"},
+      {R"({"seed":1,"shard_index":0,"shard_count":1,"max_nodes":20,"next_slot":0,"x":1})", "/x"},
+      {R"({"seed":1,"shard_index":0,"shard_count":1,"max_nodes":20,"next_slot":9,)"
+       R"("done_after":[3]})",
+       "/done_after"},
+      {R"([1, 2])", "expected a campaign state object"},
+  };
+  int i = 0;
+  for (const auto& [text, want] : states) {
+    std::string dir = fresh_dir("tampered" + std::to_string(i++));
+    fs::create_directories(dir);
+    std::ofstream(dir + "/campaign.state") << text;
+    CliRun r = run_cli("fuzz --resume " + dir + " --cases 5");
+    EXPECT_EQ(r.code, 2) << text << ": " << r.out;
+    EXPECT_NE(r.out.find(want), std::string::npos) << text << ": " << r.out;
+  }
+}
+
+TEST(CampaignHardeningTest, AFullDiskEndsTheCampaignWithExitTwoNamingThePath) {
+  std::string dir = fresh_dir("tmpfs");
+  fs::create_directories(dir);
+  if (mount("tmpfs", dir.c_str(), "tmpfs", 0, "size=64k") != 0)
+    GTEST_SKIP() << "cannot mount a tmpfs here (" << std::strerror(errno)
+                 << "): the full-disk scenario needs one";
+  {  // leave about 4 KB free
+    std::ofstream fill(dir + "/filler", std::ios::binary);
+    std::string block(4096, 'x');
+    for (int i = 0; i < 15; ++i) fill << block;
+  }
+  CliRun r = run_cli("fuzz --cases 5000 --inject inline-by-name --no-isolate --out " + dir);
+  std::vector<std::string> temps;
+  for (auto& e : fs::directory_iterator(dir))
+    if (e.path().filename().string().find(".tmp") != std::string::npos)
+      temps.push_back(e.path().string());
+  umount(dir.c_str());
+  EXPECT_EQ(r.code, 2) << r.out;
+  EXPECT_NE(r.out.find(dir), std::string::npos) << r.out;
+  EXPECT_TRUE(temps.empty()) << "a truncated temporary file was left: " << temps.front();
+}
+
+TEST(CampaignHardeningTest, ASecondCtrlCStopsAtOnce) {
+  std::string dir = fresh_dir("ctrlc");
+  // A case that hangs in-process: the first Ctrl-C cannot end it, the second must.
+  pid_t pid = spawn({"fuzz", "--cases", "1000000", "--inject", "unflatten-dedup-hang",
+                     "--no-isolate", "--out", dir},
+                    dir + ".log");
+  ASSERT_TRUE(wait_until([&] { return fs::exists(dir + "/.campaign.lock"); }, 20));
+  std::this_thread::sleep_for(std::chrono::milliseconds(1500));
+  kill(pid, SIGINT);
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  kill(pid, SIGINT);
+  int status = wait_for(pid, 5);
+  if (status == -1) kill(-pid, SIGKILL), wait_for(pid, 5);
+  ASSERT_NE(status, -1) << "the campaign was still running 5 s after the second Ctrl-C";
+  EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGINT) << "status " << status;
+}
+
+}  // namespace
+}  // namespace flatcheck
