@@ -1,5 +1,7 @@
 #include "core/ir/tensor.h"
 
+#include <cstdint>
+
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -7,8 +9,14 @@
 namespace flatcheck {
 
 int64_t numel(const Shape& shape) {
+  // Saturating: a shape read from a file may multiply past int64 (8 dims of 2^24).
+  for (int64_t d : shape)
+    if (d == 0) return 0;
   int64_t n = 1;
-  for (int64_t d : shape) n *= d;
+  for (int64_t d : shape) {
+    if (d < 0 || (d > 0 && n > INT64_MAX / d)) return INT64_MAX;
+    n *= d;
+  }
   return n;
 }
 

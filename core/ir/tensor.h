@@ -15,7 +15,7 @@ enum class DType : uint8_t { kFloat32 };
 using Shape = std::vector<int64_t>;
 
 // Number of elements of a shape (1 for a scalar shape `[]`).
-int64_t numel(const Shape& shape);
+int64_t numel(const Shape& shape);  // saturates at INT64_MAX
 
 // "f32[2, 3]".
 std::string shape_str(const Shape& shape);

@@ -2,13 +2,19 @@
 // the JSON path of anything they reject. See docs/format.md.
 #include "core/serialize/serialize.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <functional>
 #include <set>
 #include <sstream>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/faults.h"
 #include "core/ir/check.h"
@@ -393,7 +399,6 @@ struct ModuleReader {
       return it->second;
     }
     auto m = std::make_shared<Module>();
-    modules[path] = m;
     m->type =
         as_string(member(j, "type", jpath), key_path(jpath, "type"), b.limits.max_name_length);
     if (auto it = j.find("params"); it != j.end())
@@ -421,6 +426,9 @@ struct ModuleReader {
     std::string gp = key_path(jpath, "graph");
     graph_from_json(member(j, "graph", jpath), gp, m->graph, b);
     to_lint.emplace_back(m, jpath);
+    // Aliases may name this module only once its subtree is read: an alias can never point
+    // at one of its own ancestors, so the module tree has no cycle.
+    modules[path] = m;
     return m;
   }
 
@@ -437,6 +445,64 @@ struct ModuleReader {
            "checksum " + sum + " does not match the blob (" + want + ")");
     Json ej = parse_json(blob, b.limits);
     return engine_from_json(ej, bp, b);
+  }
+
+  // The expansion budget, computed before any work starts: the program's size once every call
+  // is inlined (what export builds), its module calls, the tensor elements one run produces
+  // and the multiply-adds of matmul and sum. Computed once per module object (the tree is a
+  // DAG: linear), saturating, and bounded by LoadLimits. Needs the inferred types.
+  void check_expansion(const Module& root, const std::string& jpath) {
+    struct Size {
+      int64_t nodes = 0, calls = 0, elements = 0, flops = 0;
+    };
+    const int64_t cap = int64_t{1} << 60;
+    auto add = [cap](int64_t a, int64_t b) { return std::min(cap, a + std::min(cap, b)); };
+    auto mul = [cap](int64_t a, int64_t b) {
+      return a == 0 || b == 0 ? 0 : (a > cap / b ? cap : a * b);
+    };
+    std::unordered_map<const Module*, Size> memo;
+    std::function<Size(const Module&)> size = [&](const Module& m) -> Size {
+      if (auto it = memo.find(&m); it != memo.end()) return it->second;
+      Size s;
+      for (Node* n = m.graph.first(); n; n = n->next) {
+        s.nodes = add(s.nodes, 1);
+        if (n->meta.val) {
+          const ValueType& t = *n->meta.val;
+          if (t.kind == ValueType::kTensor) s.elements = add(s.elements, numel(t.shape));
+          for (const auto& e : t.elems) s.elements = add(s.elements, numel(e));
+        }
+        if (n->op == NodeOp::kCallFunction && (n->fn == OpCode::kMatmul || n->fn == OpCode::kSum)) {
+          auto in = std::get_if<Node*>(&n->args.at(0));
+          if (in && (*in)->meta.val && (*in)->meta.val->kind == ValueType::kTensor) {
+            const Shape& a = (*in)->meta.val->shape;
+            int64_t f = numel(a);
+            if (n->fn == OpCode::kMatmul && a.size() == 2 && n->meta.val &&
+                n->meta.val->shape.size() == 2)
+              f = mul(mul(a[0], a[1]), n->meta.val->shape[1]);
+            s.flops = add(s.flops, f);
+          }
+        }
+        if (n->op != NodeOp::kCallModule) continue;
+        const Module* child = m.submodule(n->target);
+        if (!child) continue;  // lint reports it
+        Size c = size(*child);
+        s.nodes = add(s.nodes, c.nodes);
+        s.calls = add(s.calls, add(c.calls, 1));
+        s.elements = add(s.elements, c.elements);
+        s.flops = add(s.flops, c.flops);
+      }
+      return memo[&m] = s;
+    };
+    Size s = size(root);
+    auto over = [&](int64_t v, size_t limit, const char* what) {
+      if (v > static_cast<int64_t>(limit))
+        fail(jpath, std::string(what) + " " + std::to_string(v) + ", over the limit of " +
+                        std::to_string(limit));
+    };
+    over(s.nodes, b.limits.max_inlined_nodes, "the program inlines to this many nodes:");
+    over(s.calls, b.limits.max_calls, "one run makes this many module calls:");
+    over(s.elements, b.limits.max_run_elements, "one run produces this many tensor elements:");
+    over(s.flops, b.limits.max_run_flops, "one run does this many multiply-adds:");
   }
 
   // Lints every graph once all attributes exist; errors name the module's JSON path.
@@ -514,21 +580,109 @@ uint64_t fnv1a64(std::string_view s) {
   return h;
 }
 
+namespace {
+
+// A strict, linear JSON reader over nlohmann's SAX interface: the DOM is built by nlohmann's
+// own builder, and every event is checked first, in O(1): nesting depth, the number of values,
+// duplicate keys in an object (nlohmann would keep the last), and integers outside the 64-bit
+// range (nlohmann would turn them into floats). Errors name the JSON path.
+class StrictSax {
+ public:
+  StrictSax(Json& root, const LoadLimits& limits) : dom_(root, true), limits_(limits) {}
+
+  bool null() { return value() && dom_.null(); }
+  bool boolean(bool v) { return value() && dom_.boolean(v); }
+  bool number_integer(Json::number_integer_t v) { return value() && dom_.number_integer(v); }
+  bool number_unsigned(Json::number_unsigned_t v) { return value() && dom_.number_unsigned(v); }
+  bool number_float(Json::number_float_t v, const Json::string_t& text) {
+    if (text.find_first_of(".eE") == std::string::npos)
+      fail("integer " + text.substr(0, 40) + " is outside the 64-bit range");
+    return value() && dom_.number_float(v, text);
+  }
+  bool string(Json::string_t& v) { return value() && dom_.string(v); }
+  bool binary(Json::binary_t& v) { return value() && dom_.binary(v); }
+  bool start_object(std::size_t n) {
+    value();
+    open(true);
+    return dom_.start_object(n);
+  }
+  bool key(Json::string_t& k) {
+    Frame& f = frames_.back();
+    if (!f.keys.insert(k).second) {
+      f.key = k;
+      fail("duplicate key \"" + k.substr(0, 64) + "\"");
+    }
+    f.key = k;
+    return dom_.key(k);
+  }
+  bool end_object() {
+    frames_.pop_back();
+    return dom_.end_object();
+  }
+  bool start_array(std::size_t n) {
+    value();
+    open(false);
+    return dom_.start_array(n);
+  }
+  bool end_array() {
+    frames_.pop_back();
+    return dom_.end_array();
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+    throw InputError(path() + ": invalid JSON: " + e.what());
+  }
+
+ private:
+  struct Frame {
+    bool object;
+    int64_t index = -1;  // arrays: the element being read
+    std::string key;     // objects: the member being read
+    std::unordered_set<std::string> keys;
+  };
+
+  bool value() {
+    if (++values_ > limits_.max_json_values)
+      fail("more than " + std::to_string(limits_.max_json_values) + " JSON values");
+    if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
+    return true;
+  }
+  void open(bool object) {
+    if (static_cast<int>(frames_.size()) >= limits_.max_json_depth)
+      fail("JSON nested deeper than " + std::to_string(limits_.max_json_depth));
+    frames_.push_back(Frame{object, -1, {}, {}});
+  }
+  std::string path() const {
+    std::string p;
+    for (const auto& f : frames_) {
+      if (f.object && !f.key.empty()) p += "/" + f.key.substr(0, 64);
+      if (!f.object && f.index >= 0) p += "/" + std::to_string(f.index);
+    }
+    return p.empty() ? "/" : p;
+  }
+  [[noreturn]] void fail(const std::string& what) const { throw InputError(path() + ": " + what); }
+
+  nlohmann::detail::json_sax_dom_parser<Json> dom_;
+  const LoadLimits& limits_;
+  std::vector<Frame> frames_;
+  size_t values_ = 0;
+};
+
+}  // namespace
+
 Json parse_json(std::string_view text, const LoadLimits& limits) {
   if (text.size() > limits.max_bytes)
     throw InputError("/: document of " + std::to_string(text.size()) +
                      " bytes is over the limit of " + std::to_string(limits.max_bytes));
-  int max_depth = limits.max_json_depth;
-  Json::parser_callback_t cb = [max_depth](int depth, Json::parse_event_t, Json&) {
-    if (depth > max_depth)
-      throw InputError("/: JSON nested deeper than " + std::to_string(max_depth));
-    return true;
-  };
+  Json root;
+  StrictSax sax(root, limits);
   try {
-    return Json::parse(text.begin(), text.end(), cb);
+    Json::sax_parse(text.begin(), text.end(), &sax);
   } catch (const Json::exception& e) {
     throw InputError(std::string("/: invalid JSON: ") + e.what());
+  } catch (const std::bad_alloc&) {
+    throw InputError("/: the document does not fit in memory");
   }
+  return root;
 }
 
 namespace {
@@ -580,18 +734,34 @@ std::string dump_canonical(const Json& j) {
 }
 
 std::string read_file(const std::string& path, size_t max_bytes) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InputError(path + ": cannot open file");
-  in.seekg(0, std::ios::end);
-  auto size = in.tellg();
-  if (size < 0) throw InputError(path + ": cannot read file");
-  if (static_cast<size_t>(size) > max_bytes)
-    throw InputError(path + ": file of " + std::to_string(size) + " bytes is over the limit of " +
-                     std::to_string(max_bytes));
-  in.seekg(0);
-  std::string s(static_cast<size_t>(size), '\0');
-  in.read(s.data(), size);
-  if (!in) throw InputError(path + ": cannot read file");
+  // Opened without blocking (a FIFO would wait for a writer), then refused unless it is a
+  // regular file; the limit is checked on the bytes read, not on what stat reports.
+  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw InputError(path + ": cannot open file (" + std::strerror(errno) + ")");
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    throw InputError(path + ": not a regular file");
+  }
+  std::string s;
+  char buf[1 << 16];
+  while (true) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      close(fd);
+      throw InputError(path + ": cannot read file (" + std::strerror(err) + ")");
+    }
+    if (n == 0) break;
+    if (s.size() + static_cast<size_t>(n) > max_bytes) {
+      close(fd);
+      throw InputError(path + ": file is over the limit of " + std::to_string(max_bytes) +
+                       " bytes");
+    }
+    s.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
   return s;
 }
 
@@ -806,6 +976,7 @@ std::shared_ptr<Module> module_from_json(const Json& j, const std::string& path,
   } catch (const InputError& e) {
     fail(path, e.what());
   }
+  r.check_expansion(*m, path);
   return m;
 }
 

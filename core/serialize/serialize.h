@@ -26,11 +26,16 @@ inline constexpr int kFormatVersion = 1;
 
 // Bounds on what the loader accepts; input past them is rejected, never allocated.
 struct LoadLimits {
-  size_t max_bytes = size_t{256} << 20;  // whole document
-  int max_json_depth = 64;               // JSON nesting
-  int max_module_depth = 32;             // module tree nesting
-  size_t max_nodes = 100000;             // over all graphs
-  size_t max_args = 4096;                // per node
+  size_t max_bytes = size_t{256} << 20;       // whole document
+  int max_json_depth = 64;                    // JSON nesting
+  size_t max_json_values = size_t{1} << 23;   // JSON values in one document (8 M)
+  int max_module_depth = 32;                  // module tree nesting
+  size_t max_nodes = 100000;                  // over all graphs
+  size_t max_inlined_nodes = 1000000;         // nodes once every module call is inlined
+  size_t max_calls = 100000;                  // module calls in one run
+  size_t max_run_elements = size_t{1} << 25;  // tensor elements one run produces (128 MB)
+  size_t max_run_flops = size_t{1} << 31;     // multiply-adds of matmul and sum in one run
+  size_t max_args = 4096;                     // per node
   int64_t max_tensor_elements = int64_t{1} << 22;
   int64_t max_total_elements = int64_t{1} << 24;
   size_t max_blob_bytes = size_t{16} << 20;  // one engine blob, decoded

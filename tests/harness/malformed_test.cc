@@ -3,6 +3,7 @@
 // change. Every one must be rejected by `flatcheck validate` with exit code 2, a message that
 // starts with the JSON path of the change, no crash and bounded memory.
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 
 #include <sys/wait.h>
 
@@ -249,6 +250,152 @@ TEST(MalformedTest, CasesAreRejectedWithTheirPath) {
   change("/seed", -4, "/seed");
   change("/expect", 3, "/expect");
   expect_all_rejected("case", docs);
+}
+
+}  // namespace
+}  // namespace flatcheck
+
+namespace flatcheck {
+namespace {
+
+// Round two (docs/hardening.md): documents that are valid JSON and almost valid programs, but
+// would crash, hang or exhaust memory if accepted; each is rejected at load with its path.
+Json module_doc(Json module) {
+  return Json{{"format", "flatcheck-module"}, {"version", 1}, {"module", std::move(module)}};
+}
+Json graph(Json nodes) {
+  return Json{{"nodes", std::move(nodes)}};
+}
+Json placeholder(const std::string& name, Json shape) {
+  return Json{{"name", name},
+              {"op", "placeholder"},
+              {"target", name},
+              {"val", {{"kind", "tensor"}, {"shape", std::move(shape)}}}};
+}
+Json call(const std::string& name, const std::string& op, const std::string& target, Json args) {
+  return Json{{"name", name}, {"op", op}, {"target", target}, {"args", std::move(args)}};
+}
+Json output(const std::string& of) {
+  return Json{{"name", "output"}, {"op", "output"}, {"target", "output"}, {"args", {of}}};
+}
+
+std::vector<Broken> round_two_documents() {
+  std::vector<Broken> out;
+  Json relu = {{"type", "R"},
+               {"graph", graph({placeholder("x", {2}), call("r", "call_function", "relu", {"x"}),
+                                output("r")})}};
+  // A child that is an alias of its own ancestor, at two depths.
+  Json self = {
+      {"type", "M"},
+      {"children", {{"c", {{"alias", ""}}}}},
+      {"graph", graph({placeholder("x", {2}), call("c", "call_module", "c", {"x"}), output("c")})}};
+  out.push_back({"a child aliasing the root", dump(module_doc(self)), "/module/children/c/alias"});
+  Json inner = {{"type", "N"},
+                {"children", {{"up", {{"alias", "a"}}}}},
+                {"graph", graph({placeholder("x", {2}), call("u", "call_module", "up", {"x"}),
+                                 output("u")})}};
+  Json outer = {
+      {"type", "M"},
+      {"children", {{"a", inner}}},
+      {"graph", graph({placeholder("x", {2}), call("a", "call_module", "a", {"x"}), output("a")})}};
+  out.push_back(
+      {"a grandchild aliasing its parent", dump(module_doc(outer)), "/module/children/a"});
+  // A DAG of aliases whose expansion doubles 40 times.
+  Json children = {{"m00", relu}};
+  for (int i = 1; i < 40; ++i) {
+    char name[8], prev[8];
+    std::snprintf(name, sizeof name, "m%02d", i);
+    std::snprintf(prev, sizeof prev, "m%02d", i - 1);
+    children[name] = {{"type", "D"},
+                      {"children", {{"a", {{"alias", prev}}}}},
+                      {"graph", graph({placeholder("x", {2}), call("a", "call_module", "a", {"x"}),
+                                       call("b", "call_module", "a", {"a"}), output("b")})}};
+  }
+  Json dag = {{"type", "M"},
+              {"children", children},
+              {"graph", graph({placeholder("x", {2}), call("t", "call_module", "m39", {"x"}),
+                               output("t")})}};
+  out.push_back({"an exponential DAG of aliases", dump(module_doc(dag)), "/module"});
+  // A zero-size matmul whose output has 2^32 elements.
+  Json mm = {{"type", "M"},
+             {"graph", graph({placeholder("a", {65536, 0}), placeholder("b", {0, 65536}),
+                              call("m", "call_function", "matmul", {"a", "b"}), output("m")})}};
+  out.push_back({"a zero-size matmul with a huge output", dump(module_doc(mm)), "/module"});
+  // reshape whose element count overflows int64.
+  Json big(std::vector<int64_t>(8, 16777216));
+  Json rs = {{"type", "M"},
+             {"graph", graph({placeholder("x", {2}),
+                              call("r", "call_function", "reshape", {"x", big}), output("r")})}};
+  out.push_back({"a reshape whose element count overflows", dump(module_doc(rs)), "/module"});
+  // getitem of a static int instead of a node.
+  Json gi = {{"type", "M"},
+             {"graph", graph({placeholder("x", {2}), call("g", "call_function", "getitem", {5, 0}),
+                              output("x")})}};
+  out.push_back({"a getitem of a static int", dump(module_doc(gi)), "/module/graph"});
+  // Strict JSON.
+  out.push_back({"duplicate keys",
+                 R"({"format": "flatcheck-module", "version": 1, "version": 1, "module": {}})",
+                 "/version"});
+  out.push_back({"an integer past uint64",
+                 R"({"format": "flatcheck-module", "version": 123456789012345678901234567890})",
+                 "/version"});
+  out.push_back({"a duplicate key deep inside",
+                 [&] {
+                   std::string t = dump(module_doc(relu));
+                   size_t at = t.find("\"target\": \"relu\"");
+                   return t.insert(at, "\"target\": \"neg\", ");
+                 }(),
+                 "/module/graph/nodes/1/target"});
+  std::string empties = "[";
+  for (int i = 0; i < 80000; ++i) empties += i ? ",{}" : "{}";
+  out.push_back({"80,000 empty objects", empties + "]", "/"});
+  return out;
+}
+
+TEST(MalformedTest, RoundTwoDocumentsAreRejectedAtLoadWithTheirPath) {
+  std::vector<Broken> docs = round_two_documents();
+  std::cout << "round two: " << docs.size() << " malformed documents\n";
+  auto dir = std::filesystem::temp_directory_path() / "flatcheck-malformed-round-two";
+  std::filesystem::create_directories(dir);
+  int i = 0;
+  for (const auto& d : docs) {
+    std::string file = (dir / (std::to_string(i++) + ".json")).string();
+    std::ofstream(file, std::ios::binary) << d.text;
+    CliRun r = validate(file);
+    EXPECT_EQ(r.code, 2) << d.what << "\n" << r.out;
+    std::string prefix = "flatcheck: error: " + file + ": " + d.path;
+    EXPECT_EQ(r.out.rfind(prefix, 0), 0u)
+        << d.what << ": expected a message starting with\n  " << prefix << "\ngot\n  " << r.out;
+  }
+  std::filesystem::remove_all(dir);
+}
+
+TEST(MalformedTest, OnlyRegularFilesAreRead) {
+  std::string fifo = (std::filesystem::temp_directory_path() / "flatcheck-fifo.json").string();
+  std::filesystem::remove(fifo);
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0644), 0);
+  for (const std::string& path : {fifo, std::string("/dev/zero"), std::string("/tmp")}) {
+    CliRun r = validate(path);
+    EXPECT_EQ(r.code, 2) << path << ": " << r.out;
+    EXPECT_NE(r.out.find(path + ": not a regular file"), std::string::npos) << r.out;
+  }
+  std::filesystem::remove(fifo);
+}
+
+TEST(MalformedTest, AValidModuleAtTheNodeLimitLoads) {
+  Json nodes = Json::array({placeholder("x", {2})});
+  std::string prev = "x";
+  for (int i = 0; i < 99998; ++i) {
+    std::string name = "n" + std::to_string(i);
+    nodes.push_back(call(name, "call_function", "neg", {prev}));
+    prev = name;
+  }
+  nodes.push_back(output(prev));
+  auto file = std::filesystem::temp_directory_path() / "flatcheck-100k.json";
+  std::ofstream(file) << module_doc({{"type", "M"}, {"graph", graph(nodes)}}).dump();
+  CliRun r = validate(file.string());
+  EXPECT_EQ(r.code, 0) << r.out.substr(0, 500);
+  std::filesystem::remove(file);
 }
 
 }  // namespace
