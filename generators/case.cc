@@ -54,7 +54,7 @@ std::string str_at(const Json& j, const char* key, const std::string& path, size
 Case load_case(std::string_view text, const LoadLimits& limits) {
   ScopedFaultSuppression no_faults;
   Json j = parse_json(text, limits);
-  if (!j.is_object()) bad("", "expected an object");
+  if (!j.is_object()) bad("/", "expected an object");
   static const std::set<std::string> allowed = {"format", "version", "module", "inputs",
                                                 "config", "expect",  "note",   "seed"};
   for (const auto& [k, _] : j.items())
@@ -67,7 +67,7 @@ Case load_case(std::string_view text, const LoadLimits& limits) {
         "unsupported version (this build reads " + std::to_string(kFormatVersion) + ")");
   LoadBudget b{limits, 0, 0};
   Case c;
-  if (!j.contains("module")) bad("", "missing key 'module'");
+  if (!j.contains("module")) bad("/module", "missing: a case needs a module");
   c.module = module_from_json(j["module"], "/module", b);
   if (!j.contains("inputs") || !j["inputs"].is_array()) bad("/inputs", "expected an array");
   if (j["inputs"].size() > 64) bad("/inputs", "more than 64 inputs");

@@ -537,6 +537,15 @@ void lint_graph(const Graph& g, const Module* owner, const std::string& where) {
         FLATCHECK_INPUT(code && *code == n->fn, node << "unknown op '" << n->target << "'");
         std::string why = check_signature(n->fn, kinds);
         FLATCHECK_INPUT(why.empty(), node << op_info(n->fn).name << ": " << why);
+        if (n->fn == OpCode::kCopy && owner) {
+          // copy_ updates a buffer in place: its destination is a get_attr of a buffer of
+          // this module (a parameter, or any other value, is rejected here, not at run).
+          Node* const* dst = std::get_if<Node*>(&n->args.at(0));
+          bool is_buffer = false;
+          FLATCHECK_INPUT(dst && (*dst)->op == NodeOp::kGetAttr &&
+                              owner->attribute((*dst)->target, &is_buffer) && is_buffer,
+                          node << "copy_ must write a buffer read by get_attr");
+        }
         break;
       }
       case NodeOp::kCallModule: {

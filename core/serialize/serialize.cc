@@ -63,7 +63,7 @@ const Json& as_array(const Json& j, const std::string& path, size_t max_size) {
 
 const Json& member(const Json& j, const char* key, const std::string& path) {
   auto it = j.find(key);
-  if (it == j.end()) fail(path, std::string("missing key '") + key + "'");
+  if (it == j.end()) fail(path.empty() ? "/" : path, std::string("missing key '") + key + "'");
   return *it;
 }
 

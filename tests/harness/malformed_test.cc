@@ -332,6 +332,15 @@ std::vector<Broken> round_two_documents() {
              {"graph", graph({placeholder("x", {2}), call("g", "call_function", "getitem", {5, 0}),
                               output("x")})}};
   out.push_back({"a getitem of a static int", dump(module_doc(gi)), "/module/graph"});
+  // copy_ into a parameter (only buffers are updated in place): rejected at load, not at run.
+  Json param = {
+      {"type", "M"},
+      {"params", {{"w", {{"data", "AAAAAAAAAAA="}, {"dtype", "float32"}, {"shape", {2}}}}}},
+      {"graph", graph({placeholder("x", {2}), call("w", "get_attr", "w", Json::array()),
+                       call("c", "call_function", "copy_", {"w", "x"}), output("x")})}};
+  out.push_back({"a copy_ into a parameter", dump(module_doc(param)), "/module/graph"});
+  out.push_back({"a case without a module",
+                 R"({"format": "flatcheck-case", "version": 1, "inputs": []})", "/module"});
   // Strict JSON.
   out.push_back({"duplicate keys",
                  R"({"format": "flatcheck-module", "version": 1, "version": 1, "module": {}})",
