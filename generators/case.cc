@@ -55,12 +55,12 @@ Case load_case(std::string_view text, const LoadLimits& limits) {
   ScopedFaultSuppression no_faults;
   Json j = parse_json(text, limits);
   if (!j.is_object()) bad("/", "expected an object");
+  if (str_at(j, "format", "", 64) != "flatcheck-case")  // first: a program file says so
+    bad("/format", "expected \"flatcheck-case\"");
   static const std::set<std::string> allowed = {"format", "version", "module", "inputs",
                                                 "config", "expect",  "note",   "seed"};
   for (const auto& [k, _] : j.items())
     if (!allowed.count(k)) bad("/" + k, "unknown key");
-  if (str_at(j, "format", "", 64) != "flatcheck-case")
-    bad("/format", "expected \"flatcheck-case\"");
   if (!j.contains("version") || !j["version"].is_number_integer() ||
       j["version"].get<int64_t>() != kFormatVersion)
     bad("/version",

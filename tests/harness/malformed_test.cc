@@ -12,6 +12,7 @@
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <tuple>
 
 #include "core/serialize/serialize.h"
 #include "generators/case.h"
@@ -405,6 +406,46 @@ TEST(MalformedTest, AValidModuleAtTheNodeLimitLoads) {
   CliRun r = validate(file.string());
   EXPECT_EQ(r.code, 0) << r.out.substr(0, 500);
   std::filesystem::remove(file);
+}
+
+}  // namespace
+}  // namespace flatcheck
+
+namespace flatcheck {
+namespace {
+
+TEST(MalformedTest, AnEngineCallOfTheWrongArityOrShapeIsRejectedAtLoad) {
+  CliRun show = run_cli("show " + std::string(FLATCHECK_SOURCE_DIR) +
+                        "/corpus/regression/seed-quickstart.json --stage flattened --format json");
+  ASSERT_EQ(show.code, 0) << show.out;
+  Json doc = Json::parse(show.out);
+  Json& nodes = doc["module"]["graph"]["nodes"];
+  size_t ee = 0;
+  while (ee < nodes.size() && nodes[ee]["target"] != "execute_engine") ++ee;
+  ASSERT_LT(ee, nodes.size());
+  auto dir = std::filesystem::temp_directory_path() / "flatcheck-engine-calls";
+  std::filesystem::create_directories(dir);
+  Json extra = doc;
+  Json& ea = extra["module"]["graph"]["nodes"][ee]["args"];
+  ea.insert(ea.begin(), ea[0]);
+  Json shape = doc;
+  Json& sn = shape["module"]["graph"]["nodes"];
+  std::string first = sn[ee]["args"][0];
+  sn.insert(sn.begin() + static_cast<long>(ee), Json{{"args", {first, {4}}},
+                                                     {"name", "flat_in"},
+                                                     {"op", "call_function"},
+                                                     {"target", "reshape"}});
+  sn[ee + 1]["args"][0] = "flat_in";
+  for (const auto& [name, d, want] :
+       {std::tuple<std::string, Json, std::string>{"extra", extra, "takes 1 inputs, given 2"},
+        {"shape", shape, "expects f32[2, 2]"}}) {
+    std::string file = (dir / (name + ".json")).string();
+    std::ofstream(file) << d.dump();
+    CliRun r = validate(file);
+    EXPECT_EQ(r.code, 2) << name << ": " << r.out;
+    EXPECT_NE(r.out.find(want), std::string::npos) << name << ": " << r.out;
+  }
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
