@@ -131,7 +131,7 @@ Case load_case(std::string_view text, const LoadLimits& limits) {
 }
 
 Case load_case_file(const std::string& path) {
-  std::string text = read_file(path);
+  std::string text = read_file(path, default_load_limits().max_bytes);
   try {
     return load_case(text);
   } catch (const InputError& e) {

@@ -44,7 +44,7 @@ Case clone_case(const Case& c);
 // Case files: {"format": "flatcheck-case", "version": 1, ...}.
 // `compact`: one line, not canonical (the in-flight copy a worker writes before each case).
 std::string save_case(const Case& c, bool compact = false);
-Case load_case(std::string_view text, const LoadLimits& limits = {});
+Case load_case(std::string_view text, const LoadLimits& limits = default_load_limits());
 Case load_case_file(const std::string& path);
 
 // Nodes that compute something (call_function and call_module) over the module tree: the

@@ -481,7 +481,7 @@ class Campaign {
   // (the state file and the `expect` of case files in the folder) are not reported again.
   void load_state() {
     std::string path = state_path(o_.out_dir);
-    Json s = parse_json(read_file(path), LoadLimits{});
+    Json s = parse_json(read_file(path), default_load_limits());
     auto bad = [&](const std::string& key, const std::string& what) {
       return InputError(path + ": /" + key + ": " + what);
     };

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <limits>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -520,6 +521,44 @@ struct ModuleReader {
 }  // namespace
 
 // ---------------------------------------------------------------------------------- public
+
+LoadLimits& default_load_limits() {
+  static LoadLimits limits;
+  return limits;
+}
+
+namespace {
+
+template <class T>
+bool assign_limit(T& field, uint64_t v) {
+  if (v > static_cast<uint64_t>(std::numeric_limits<T>::max())) return false;
+  field = static_cast<T>(v);
+  return true;
+}
+
+}  // namespace
+
+#define FLATCHECK_LOAD_LIMITS(X)                                                             \
+  X(max_bytes)                                                                               \
+  X(max_json_depth) X(max_json_values) X(max_module_depth) X(max_nodes) X(max_inlined_nodes) \
+      X(max_calls) X(max_run_elements) X(max_run_flops) X(max_args) X(max_tensor_elements)   \
+          X(max_total_elements) X(max_blob_bytes) X(max_name_length)
+
+bool set_load_limit(LoadLimits& limits, const std::string& name, uint64_t value) {
+#define X(field) \
+  if (name == #field) return assign_limit(limits.field, value);
+  FLATCHECK_LOAD_LIMITS(X)
+#undef X
+  return false;
+}
+
+std::vector<std::string> load_limit_names() {
+  return {
+#define X(field) #field,
+      FLATCHECK_LOAD_LIMITS(X)
+#undef X
+  };
+}
 
 std::string base64_encode(std::string_view in) {
   static constexpr char kAlpha[] =

@@ -11,6 +11,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -42,6 +43,16 @@ struct LoadLimits {
   size_t max_name_length = 256;
 };
 
+// The limits a load uses when none are given: LoadLimits{} unless changed (the CLI's
+// --limit KEY=VALUE). Set it before loading starts; it is not synchronized.
+LoadLimits& default_load_limits();
+
+// Sets one limit by name ("max_nodes", "max_calls", ...); false for an unknown name. The
+// names are the LoadLimits members.
+bool set_load_limit(LoadLimits& limits, const std::string& name, uint64_t value);
+// The names set_load_limit knows, for help and errors.
+std::vector<std::string> load_limit_names();
+
 // Budget shared by one load (elements and nodes counted across the document).
 struct LoadBudget {
   LoadLimits limits;
@@ -51,11 +62,12 @@ struct LoadBudget {
 
 // Modules.
 std::string save_module(const Module& m);
-std::shared_ptr<Module> load_module(std::string_view text, const LoadLimits& limits = {});
+std::shared_ptr<Module> load_module(std::string_view text,
+                                    const LoadLimits& limits = default_load_limits());
 
 // Programs (exported, partitioned or flattened).
 std::string save_program(const Program& p);
-Program load_program(std::string_view text, const LoadLimits& limits = {});
+Program load_program(std::string_view text, const LoadLimits& limits = default_load_limits());
 
 // Pieces, for formats that embed them (the harness's case files).
 Json module_to_json(const Module& m);

@@ -69,6 +69,8 @@ usage:
   flatcheck validate FILE...                            check case, module and program files
   flatcheck help | --help | --version
 
+every command: --limit KEY=VALUE[,...]   load limits for the files it reads (docs/hardening.md)
+
 exit codes: 0 nothing found / all passed, 1 a failure found (its minimized repro written),
             2 bad usage or bad input.
 Run 'flatcheck COMMAND --help' for a command's details. Docs: docs/cli.md.
@@ -551,8 +553,8 @@ int cmd_show(int argc, char** argv) {
   if (stage == "all" && format != "text")
     throw UsageError("--format " + format + " needs one --stage");
   const std::string& path = a.positional()[0];
-  std::string text = read_file(path);
-  Json head = parse_json(text, LoadLimits{});
+  std::string text = read_file(path, default_load_limits().max_bytes);
+  Json head = parse_json(text, default_load_limits());
   std::string kind = head.is_object() && head.contains("format") && head["format"].is_string()
                          ? head["format"].get<std::string>()
                          : "";
@@ -1008,10 +1010,10 @@ int cmd_validate(int argc, char** argv) {
     return a.flag("--help") ? 0 : 2;
   }
   for (const auto& path : a.positional()) {
-    std::string text = read_file(path);
+    std::string text = read_file(path, default_load_limits().max_bytes);
     std::string kind;
     try {
-      Json head = parse_json(text, LoadLimits{});
+      Json head = parse_json(text, default_load_limits());
       kind = head.is_object() && head.contains("format") && head["format"].is_string()
                  ? head["format"].get<std::string>()
                  : "";
@@ -1032,7 +1034,50 @@ int cmd_validate(int argc, char** argv) {
   return 0;
 }
 
+// --limit KEY=VALUE[,KEY=VALUE...], accepted by every command and taken out of argv before
+// the command parses its own flags: the load limits (docs/hardening.md) for every file read.
+std::vector<char*> take_limits(int argc, char** argv) {
+  std::vector<char*> rest;
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    std::string spec;
+    if (a == "--limit") {
+      if (i + 1 >= argc) throw UsageError("--limit needs KEY=VALUE");
+      spec = argv[++i];
+    } else if (a.rfind("--limit=", 0) == 0) {
+      spec = a.substr(8);
+    } else {
+      rest.push_back(argv[i]);
+      continue;
+    }
+    size_t start = 0;
+    while (start <= spec.size()) {
+      size_t comma = spec.find(',', start);
+      std::string item = spec.substr(start, comma == std::string::npos ? comma : comma - start);
+      size_t eq = item.find('=');
+      std::string key = item.substr(0, eq),
+                  value = eq == std::string::npos ? "" : item.substr(eq + 1);
+      bool digits = !value.empty() && value.size() <= 19 &&
+                    value.find_first_not_of("0123456789") == std::string::npos;
+      if (eq == std::string::npos || !digits ||
+          !set_load_limit(default_load_limits(), key, std::stoull(value))) {
+        std::string names;
+        for (const auto& n : load_limit_names()) names += (names.empty() ? "" : ", ") + n;
+        throw UsageError("--limit expects KEY=VALUE with a decimal VALUE in range and KEY one of " +
+                         names + "; got '" + item + "'");
+      }
+      if (comma == std::string::npos) break;
+      start = comma + 1;
+    }
+  }
+  return rest;
+}
+
 int dispatch(int argc, char** argv) {
+  std::vector<char*> args = take_limits(argc, argv);
+  args.push_back(nullptr);
+  argc = static_cast<int>(args.size()) - 1;
+  argv = args.data();
   if (argc < 2) {
     std::cerr << kUsage;
     return 2;

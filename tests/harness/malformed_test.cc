@@ -450,3 +450,26 @@ TEST(MalformedTest, AnEngineCallOfTheWrongArityOrShapeIsRejectedAtLoad) {
 
 }  // namespace
 }  // namespace flatcheck
+
+namespace flatcheck {
+namespace {
+
+TEST(MalformedTest, LimitsAreSettableFromTheCommandLine) {
+  std::string src = std::string(FLATCHECK_SOURCE_DIR) + "/corpus/regression/seed-quickstart.json";
+  EXPECT_EQ(run_cli("validate " + src).code, 0);
+  CliRun low = run_cli("validate " + src + " --limit max_nodes=3");
+  EXPECT_EQ(low.code, 2) << low.out;
+  EXPECT_NE(low.out.find("over the limit of 3"), std::string::npos) << low.out;
+  CliRun calls = run_cli("--limit=max_calls=1,max_json_depth=64 validate " + src);
+  EXPECT_EQ(calls.code, 2) << calls.out;
+  EXPECT_NE(calls.out.find("module calls"), std::string::npos) << calls.out;
+  for (const char* bad : {"max_nodes", "max_nodes=", "max_nodes=-1", "max_nodes=010x", "bogus=1",
+                          "max_json_depth=99999999999"}) {
+    CliRun r = run_cli("validate " + src + " --limit " + bad);
+    EXPECT_EQ(r.code, 2) << bad << ": " << r.out;
+    EXPECT_NE(r.out.find("--limit expects"), std::string::npos) << bad << ": " << r.out;
+  }
+}
+
+}  // namespace
+}  // namespace flatcheck
