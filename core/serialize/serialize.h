@@ -27,9 +27,9 @@ inline constexpr int kFormatVersion = 1;
 
 // Bounds on what the loader accepts; input past them is rejected, never allocated.
 struct LoadLimits {
-  size_t max_bytes = size_t{256} << 20;       // whole document
+  size_t max_bytes = size_t{64} << 20;        // whole document (a 100,000-node module is ~8 MB)
   int max_json_depth = 64;                    // JSON nesting
-  size_t max_json_values = size_t{1} << 23;   // JSON values in one document (8 M)
+  size_t max_json_values = size_t{1} << 22;   // JSON values in one document (4 M)
   int max_module_depth = 32;                  // module tree nesting
   size_t max_nodes = 100000;                  // over all graphs
   size_t max_inlined_nodes = 1000000;         // nodes once every module call is inlined
@@ -91,6 +91,6 @@ uint64_t fnv1a64(std::string_view bytes);
 
 // Reads a whole file; throws InputError naming the path when it cannot be read or is larger
 // than `max_bytes`.
-std::string read_file(const std::string& path, size_t max_bytes = size_t{256} << 20);
+std::string read_file(const std::string& path, size_t max_bytes = size_t{64} << 20);
 
 }  // namespace flatcheck
