@@ -1,4 +1,5 @@
-// libFuzzer target: bytes -> JSON loader. Every input must end in a clean InputError or in a
+// libFuzzer target: bytes -> JSON loader (loader_fuzzer; with the structure-aware mutator of
+// structure_mutator.cc, structure_fuzzer). Every input must end in a clean InputError or in a
 // valid document; a valid case, module or program is then linted and run (bounded by the
 // loader's limits). Anything else (a crash, another exception, a sanitizer report) is a bug.
 #include <cstdint>
@@ -18,6 +19,10 @@ flatcheck::LoadLimits fuzz_limits() {
   l.max_tensor_elements = 1 << 14;
   l.max_total_elements = 1 << 16;
   l.max_blob_bytes = 1 << 18;
+  l.max_inlined_nodes = 1 << 16;
+  l.max_calls = 1 << 12;
+  l.max_run_elements = 1 << 20;
+  l.max_run_flops = 1 << 24;
   return l;
 }
 
@@ -34,6 +39,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (format == "flatcheck-case") {
       Case c = load_case(text, fuzz_limits());
       run_module(*c.module, c.inputs);
+      export_program(*c.module);  // the inliner, bounded by the expansion budget
     } else if (format == "flatcheck-program") {
       Program p = load_program(text, fuzz_limits());
       std::vector<Tensor> in;
