@@ -118,6 +118,8 @@ Case load_case(std::string_view text, const LoadLimits& limits) {
   }
   if (auto it = j.find("expect"); it != j.end()) {
     if (!it->is_object()) bad("/expect", "expected an object");
+    for (const auto& [k, _] : it->items())
+      if (k != "property" && k != "stage" && k != "op") bad("/expect/" + k, "unknown key");
     c.expect = Expectation{str_at(*it, "property", "/expect", 64),
                            str_at(*it, "stage", "/expect", 64), str_at(*it, "op", "/expect", 64)};
   }

@@ -341,6 +341,12 @@ std::vector<Broken> round_two_documents() {
       {"graph", graph({placeholder("x", {2}), call("w", "get_attr", "w", Json::array()),
                        call("c", "call_function", "copy_", {"w", "x"}), output("x")})}};
   out.push_back({"a copy_ into a parameter", dump(module_doc(param)), "/module/graph"});
+  out.push_back({"an unknown key in a case's expect",
+                 R"({"format": "flatcheck-case", "version": 1, "expect": {"property": "a", )"
+                 R"("stage": "b", "op": "c", "extra": 1}, "inputs": [{"data": "AAAAAAAAAAA=", )"
+                 R"("dtype": "float32", "shape": [2]}], "module": )" +
+                     dump(relu) + "}",
+                 "/expect/extra"});
   out.push_back({"a case without a module",
                  R"({"format": "flatcheck-case", "version": 1, "inputs": []})", "/module"});
   // Strict JSON.
