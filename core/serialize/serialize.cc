@@ -538,11 +538,12 @@ bool assign_limit(T& field, uint64_t v) {
 
 }  // namespace
 
+// clang-format off
 #define FLATCHECK_LOAD_LIMITS(X)                                                             \
-  X(max_bytes)                                                                               \
-  X(max_json_depth) X(max_json_values) X(max_module_depth) X(max_nodes) X(max_inlined_nodes) \
-      X(max_calls) X(max_run_elements) X(max_run_flops) X(max_args) X(max_tensor_elements)   \
-          X(max_total_elements) X(max_blob_bytes) X(max_name_length)
+  X(max_bytes) X(max_json_depth) X(max_json_values) X(max_module_depth) X(max_nodes)         \
+  X(max_inlined_nodes) X(max_calls) X(max_run_elements) X(max_run_flops) X(max_args)         \
+  X(max_tensor_elements) X(max_total_elements) X(max_blob_bytes) X(max_name_length)
+// clang-format on
 
 bool set_load_limit(LoadLimits& limits, const std::string& name, uint64_t value) {
 #define X(field) \
