@@ -296,18 +296,13 @@ if __name__ == "__main__":
     return out + "]";
   }
 
-  static std::string inputs_of(const Node& n) {
-    std::string out = "(";
-    for (const auto& a : n.args)
-      if (auto p = std::get_if<Node*>(&a)) out += py_str((*p)->name) + ", ";
-    return out + ")";
-  }
-  // One entry per argument, None for constants: a child's placeholders by position.
-  static std::string positional_inputs(const Node& n) {
+  // The names of a node's node arguments; with `positional`, one entry per argument and None
+  // for constants (a child's placeholders, by position).
+  static std::string inputs_of(const Node& n, bool positional = false) {
     std::string out = "(";
     for (const auto& a : n.args) {
       auto p = std::get_if<Node*>(&a);
-      out += (p ? py_str((*p)->name) : std::string("None")) + ", ";
+      if (p || positional) out += (p ? py_str((*p)->name) : std::string("None")) + ", ";
     }
     return out + ")";
   }
@@ -406,7 +401,7 @@ if __name__ == "__main__":
         return;
       case NodeOp::kCallModule: {
         os << ind << var(n.name) << " = _R.node(" << py_str(n.name) << ", \"call_module\", "
-           << "_R.invoke(" << py_str(n.target) << ", " << positional_inputs(n) << ", "
+           << "_R.invoke(" << py_str(n.target) << ", " << inputs_of(n, /*positional=*/true) << ", "
            << attr_path(n.target);
         for (const auto& a : n.args) os << ", " << arg(a);
         os << "), " << inputs_of(n) << ")\n";

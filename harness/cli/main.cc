@@ -182,8 +182,8 @@ void apply_inject(const Args& a) {
 
 // --device: cpu, or cuda when this build has the CUDA runtime and a device is present
 // (otherwise exit 2 with the reason, before any case runs).
-Device device_option(const Args& a) {
-  std::string name = a.str("--device", "cpu");
+Device device_option(const Args& a, const char* fallback = "cpu") {
+  std::string name = a.str("--device", fallback);
   auto d = device_by_name(name);
   if (!d) throw UsageError("--device expects cpu or cuda, got '" + name + "'");
   std::string why;
@@ -776,11 +776,7 @@ int cmd_compare_backends(int argc, char** argv) {
     return 0;
   }
   if (!a.positional().empty()) throw UsageError("compare-backends takes no positional arguments");
-  Device device = a.has("--device") ? device_option(a) : Device::kCuda;
-  if (!a.has("--device")) {
-    std::string why;
-    if (!cuda_available(&why)) throw InputError("--device cuda: " + why);
-  }
+  Device device = device_option(a, "cuda");
   int64_t cases = a.integer("--cases", 2000, 1, int64_t{1} << 32);
   uint64_t seed = a.unsigned_int("--seed", 1);
   GenOptions g;

@@ -130,12 +130,7 @@ class Recorder:
             self.frames.append({"key": "", "fqn": "", "taint": {}, "values": {}})
             return
         target, taints = self.pending
-        parent = self.frames[-1]
-        base = ".".join(part.split("@")[0] for part in target.split("."))
-        fqn = f"{parent['fqn']}.{base}" if parent["fqn"] else base
-        index = self.calls.get(fqn, 0)
-        self.calls[fqn] = index + 1
-        key = fqn if index == 0 else f"{fqn}@{index}"
+        key, fqn = child_call(self.frames[-1]["fqn"], target, self.calls)
         frame = {"key": key, "fqn": fqn, "taint": {}, "values": {}}
         for name, t in zip(names, taints):
             frame["taint"][name] = t
@@ -197,6 +192,16 @@ class Recorder:
                               "torch": value.detach().reshape(-1)[:8].tolist(),
                               "flatcheck": expected[1].reshape(-1)[:8].tolist()}
         return value
+
+
+def child_call(parent_fqn, target, calls):
+    """flatcheck's key of a call of `target` from the module at `parent_fqn`: the FQN without
+    variant suffixes, and "fqn" for its first call, "fqn@k" for the k-th after it."""
+    base = ".".join(part.split("@")[0] for part in target.split("."))
+    fqn = f"{parent_fqn}.{base}" if parent_fqn else base
+    index = calls.get(fqn, 0)
+    calls[fqn] = index + 1
+    return (fqn if index == 0 else f"{fqn}@{index}"), fqn
 
 
 def load_program(path):
@@ -298,12 +303,7 @@ class TraceRecorder:
         if not self.frames:
             self.frames.append(("", ""))
             return
-        pkey, pfqn = self.frames[-1]
-        base = ".".join(part.split("@")[0] for part in self.pending.split("."))
-        fqn = f"{pfqn}.{base}" if pfqn else base
-        index = self.calls.get(fqn, 0)
-        self.calls[fqn] = index + 1
-        self.frames.append((fqn if index == 0 else f"{fqn}@{index}", fqn))
+        self.frames.append(child_call(self.frames[-1][1], self.pending, self.calls))
 
     def invoke(self, target, inputs, fn, *args):
         self.pending = target
