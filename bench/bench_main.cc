@@ -9,8 +9,9 @@
 #include <benchmark/benchmark.h>
 
 #include "core/ir/namespace.h"
-#include "core/passes/engine.h"
+#include "core/ir/engine.h"
 #include "core/passes/passes.h"
+#include "core/runtime/interpreter.h"
 #include "core/runtime/cuda/cuda_backend.h"
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"

@@ -3,8 +3,8 @@
 #include <functional>
 #include <unordered_set>
 
-#include "core/faults.h"
-#include "core/ir/check.h"
+#include "core/base/faults.h"
+#include "core/base/check.h"
 
 namespace flatcheck {
 

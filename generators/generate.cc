@@ -6,13 +6,14 @@
 // the module's static flag, a buffer update. Children are defined at their first call, their
 // input shapes taken from the values passed.
 #include "generators/generate.h"
+#include "core/base/names.h"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
 
-#include "core/faults.h"
-#include "core/ir/check.h"
+#include "core/base/faults.h"
+#include "core/base/check.h"
 #include "core/passes/passes.h"
 
 namespace flatcheck {
@@ -356,7 +357,7 @@ class Builder {
       c.module = std::make_shared<Module>();
       c.module->type = "Layer" + std::to_string(depth + 1) + "_" + std::to_string(children.size());
       m.children[c.name] = c.module;
-      std::string cfqn = fqn.empty() ? c.name : fqn + "." + c.name;
+      std::string cfqn = join_fqn(fqn, c.name);
       c.outputs = define(*c.module, c.inputs, c.flag, c.scale, depth + 1, cfqn);
       children.push_back(std::move(c));
       child = &children.back();

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <cstring>
 
-#include "core/ir/check.h"
+#include "core/base/check.h"
 #include "core/passes/passes.h"
 #include "core/runtime/interpreter.h"
 

@@ -22,7 +22,7 @@
 #include <set>
 #include <thread>
 
-#include "core/ir/check.h"
+#include "core/base/check.h"
 #include "harness/isolate.h"
 #include "harness/minimize.h"
 

@@ -1,4 +1,5 @@
 #include "harness/dot.h"
+#include "core/base/names.h"
 
 #include <functional>
 #include <unordered_set>
@@ -48,7 +49,7 @@ void write_dot(std::ostream& os, const Module& root, const std::string& title) {
         os << "    " << quote(path + "/" + in->name) << " -> " << quote(id) << ";\n";
     }
     os << "  }\n";
-    for (const auto& [k, c] : m.children) rec(*c, path.empty() ? k : path + "." + k);
+    for (const auto& [k, c] : m.children) rec(*c, join_fqn(path, k));
   };
   rec(root, "");
   os << "}\n";

@@ -1,12 +1,13 @@
 // The minimizer. Each reduction is a named function over a copy of the case; a table of them
 // (STYLE.md: libFuzzer's mutator table) lets the log say which steps led to the result.
 #include "harness/minimize.h"
+#include "core/base/names.h"
 
 #include <functional>
 #include <unordered_map>
 
-#include "core/faults.h"
-#include "core/ir/check.h"
+#include "core/base/faults.h"
+#include "core/base/check.h"
 #include "core/passes/passes.h"
 
 namespace flatcheck {
@@ -20,7 +21,7 @@ std::vector<std::pair<std::string, Module*>> modules_of(Module& root) {
     if (std::find(seen.begin(), seen.end(), &m) != seen.end()) return;
     seen.push_back(&m);
     out.emplace_back(p, &m);
-    for (auto& [k, c] : m.children) walk(*c, p.empty() ? k : p + "." + k);
+    for (auto& [k, c] : m.children) walk(*c, join_fqn(p, k));
   };
   walk(root, "");
   return out;

@@ -4,6 +4,7 @@
 // reports its value under its origin key, and the first origin, in the path's execution
 // order, whose value differs from the eager one is the divergence.
 #include "harness/oracle.h"
+#include "core/base/names.h"
 
 #include <algorithm>
 #include <cmath>
@@ -13,7 +14,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "core/ir/check.h"
+#include "core/base/check.h"
 #include "core/passes/passes.h"
 #include "core/runtime/interpreter.h"
 #include "core/serialize/serialize.h"
@@ -52,11 +53,11 @@ NodeObserver recorder(Trace& t) {
 void collect_state(const Module& m, const std::string& prefix, std::map<std::string, Tensor>& out,
                    std::unordered_set<const Module*>& seen) {
   if (!seen.insert(&m).second) return;
-  for (const auto& [k, v] : m.params) out.emplace(prefix.empty() ? k : prefix + "." + k, *v);
-  for (const auto& [k, v] : m.buffers) out.emplace(prefix.empty() ? k : prefix + "." + k, *v);
+  for (const auto& [k, v] : m.params) out.emplace(join_fqn(prefix, k), *v);
+  for (const auto& [k, v] : m.buffers) out.emplace(join_fqn(prefix, k), *v);
   for (const auto& [k, c] : m.children)
     if (k.find('@') == std::string::npos)
-      collect_state(*c, prefix.empty() ? k : prefix + "." + k, out, seen);
+      collect_state(*c, join_fqn(prefix, k), out, seen);
 }
 
 // A failure thrown out of a path's body.
@@ -375,7 +376,7 @@ class Oracle {
             (at + 1 >= name.size() ||
              name.find_first_not_of("0123456789", at + 1) != std::string::npos))
           raise("structure", "unflattened", "child '" + name + "' is not a variant name");
-        std::string cfqn = fqn.empty() ? base : fqn + "." + base;
+        std::string cfqn = join_fqn(fqn, base);
         bool known = false;
         std::function<bool(const Module&, const std::string&)> find = [&](const Module& e,
                                                                           const std::string& f) {

@@ -9,7 +9,7 @@
 #include <filesystem>
 #include <thread>
 
-#include "core/ir/check.h"
+#include "core/base/check.h"
 #include "harness/campaign.h"
 
 namespace flatcheck {

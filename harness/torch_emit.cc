@@ -4,6 +4,7 @@
 // flatcheck's expected results, and a __main__ that runs the eager program and prints whether
 // it agrees bit for bit.
 #include "harness/torch_emit.h"
+#include "core/base/names.h"
 
 #include <cstdio>
 #include <functional>
@@ -12,8 +13,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "core/ir/check.h"
-#include "core/passes/engine.h"
+#include "core/base/check.h"
+#include "core/ir/engine.h"
 #include "core/passes/passes.h"
 #include "core/runtime/interpreter.h"
 
@@ -221,9 +222,9 @@ if __name__ == "__main__":
     std::function<void(const Module&, const std::string&)> walk = [&](const Module& mod,
                                                                       const std::string& p) {
       if (!seen.insert(&mod).second) return;
-      for (const auto& [k, v] : mod.params) final_state_.emplace(p.empty() ? k : p + "." + k, *v);
-      for (const auto& [k, v] : mod.buffers) final_state_.emplace(p.empty() ? k : p + "." + k, *v);
-      for (const auto& [k, ch] : mod.children) walk(*ch, p.empty() ? k : p + "." + k);
+      for (const auto& [k, v] : mod.params) final_state_.emplace(join_fqn(p, k), *v);
+      for (const auto& [k, v] : mod.buffers) final_state_.emplace(join_fqn(p, k), *v);
+      for (const auto& [k, ch] : mod.children) walk(*ch, join_fqn(p, k));
     };
     walk(*m, "");
   }

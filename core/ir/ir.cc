@@ -1,4 +1,5 @@
 #include "core/ir/ir.h"
+#include "core/base/names.h"
 
 #include <algorithm>
 #include <functional>
@@ -6,8 +7,8 @@
 #include <unordered_set>
 #include <utility>
 
-#include "core/faults.h"
-#include "core/ir/check.h"
+#include "core/base/faults.h"
+#include "core/base/check.h"
 
 namespace flatcheck {
 namespace {
@@ -580,7 +581,7 @@ void lint(const Module& m) {
         if (!seen.insert(&mod).second) return;
         lint_graph(mod.graph, &mod, path);
         for (const auto& [name, c] : mod.children)
-          rec(*c, path.empty() ? name : path + "." + name, depth + 1);
+          rec(*c, join_fqn(path, name), depth + 1);
       };
   rec(m, "", 0);
 }
@@ -599,7 +600,7 @@ std::ostream& operator<<(std::ostream& os, const Module& m) {
         std::istringstream in(gs.str());
         while (std::getline(in, line)) os << pad << "  " << line << "\n";
         for (const auto& [name, c] : mod.children)
-          rec(*c, path.empty() ? name : path + "." + name, indent + 2);
+          rec(*c, join_fqn(path, name), indent + 2);
       };
   rec(m, "", 0);
   return os;

@@ -20,14 +20,14 @@
 #include <vector>
 
 #include "core/ir/namespace.h"
-#include "core/ir/tensor.h"
+#include "core/base/tensor.h"
 #include "core/ops/ops.h"
 
 namespace flatcheck {
 
 class Graph;
 struct Node;
-struct Engine;  // core/passes/engine.h
+struct Engine;  // core/ir/engine.h
 
 // The five node kinds of torch.fx.
 enum class NodeOp : uint8_t { kPlaceholder, kGetAttr, kCallFunction, kCallModule, kOutput };

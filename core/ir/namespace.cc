@@ -7,7 +7,7 @@
 #include <cctype>
 #include <vector>
 
-#include "core/faults.h"
+#include "core/base/faults.h"
 
 namespace flatcheck {
 namespace {

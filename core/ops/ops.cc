@@ -3,7 +3,7 @@
 #include <array>
 #include <string>
 
-#include "core/ir/check.h"
+#include "core/base/check.h"
 
 namespace flatcheck {
 namespace {

@@ -7,7 +7,7 @@
 #include <variant>
 #include <vector>
 
-#include "core/ir/tensor.h"
+#include "core/base/tensor.h"
 
 namespace flatcheck {
 

@@ -9,9 +9,9 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "core/faults.h"
-#include "core/ir/check.h"
-#include "core/passes/engine.h"
+#include "core/base/faults.h"
+#include "core/base/check.h"
+#include "core/ir/engine.h"
 #include "core/passes/passes.h"
 
 namespace flatcheck {

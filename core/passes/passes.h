@@ -1,14 +1,16 @@
-// The passes under test (DESIGN §3): export, partition (with engine compilation), flatten,
-// unflatten, and the dead-code elimination they share. Each is a function from a program to a
-// program; none mutates its input.
+// The passes under test (DESIGN §3): export, partition (with engine compilation), flatten and
+// unflatten (the analyses they share are in core/ir/analysis.h). Each is a function from a
+// program to a program; none mutates its input.
 #pragma once
 
 #include <set>
 #include <string>
 #include <vector>
 
+#include "core/ir/analysis.h"
+#include "core/ir/engine.h"
 #include "core/ir/ir.h"
-#include "core/passes/program.h"
+#include "core/ir/program.h"
 
 namespace flatcheck {
 
@@ -55,12 +57,11 @@ void swap_module(Module& root, const std::string& fqn, std::shared_ptr<Module> r
 void set_attr_all(Module& root, const std::string& fqn, const std::string& attr,
                   const TensorPtr& value);
 
-// ------------------------------------------------------------------------------ shared
-// Removes pure nodes without users, last first. Placeholders, outputs and impure nodes
-// (copy_) stay. Returns the number removed.
-int eliminate_dead_code(Graph& g);
-
-// The graph's value types, filled into meta.val for every node (shape propagation).
-void infer_types(Module& m);
+// ------------------------------------------------------------------------------ engines
+// Compiles a subgraph module (placeholders, call_function nodes, output) to an engine.
+// `folded[i]`, when non-null, is the constant value of the i-th placeholder: it is folded into
+// the engine and is not an input binding. Throws InputError for unsupported nodes.
+Engine compile_engine(const Module& sub, const std::string& name,
+                      const std::vector<TensorPtr>& folded);
 
 }  // namespace flatcheck

@@ -11,8 +11,9 @@
 #include <functional>
 #include <unordered_map>
 
-#include "core/faults.h"
-#include "core/ir/check.h"
+#include "core/base/names.h"
+#include "core/base/faults.h"
+#include "core/base/check.h"
 #include "core/passes/passes.h"
 
 namespace flatcheck {
@@ -229,7 +230,7 @@ class Unflattener {
     while (start < dot) {
       size_t next = rel.find('.', start);
       std::string part = rel.substr(start, next - start);
-      at_fqn = at_fqn.empty() ? part : at_fqn + "." + part;
+      at_fqn = join_fqn(at_fqn, part);
       if (!at->children.count(part)) {
         auto first = first_variant_.find(at_fqn);
         at->children[part] = first != first_variant_.end() ? first->second : stub(at_fqn);
@@ -366,7 +367,7 @@ void collect_variants(Module& m, const std::string& path, const std::vector<std:
   for (auto& [name, child] : m.children) {
     std::string base = name.substr(0, name.find('@'));
     if (base != parts[depth]) continue;
-    std::string p = path.empty() ? name : path + "." + name;
+    std::string p = join_fqn(path, name);
     if (depth + 1 == parts.size()) {
       out.emplace_back(&m, name);
       if (paths) paths->push_back(p);

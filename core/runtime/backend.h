@@ -8,7 +8,7 @@
 #include <string_view>
 #include <vector>
 
-#include "core/ir/tensor.h"
+#include "core/base/tensor.h"
 #include "core/ops/ops.h"
 
 namespace flatcheck {

@@ -1,33 +1,12 @@
 #include "core/runtime/interpreter.h"
 
-#include "core/ir/check.h"
-#include "core/passes/engine.h"
+#include "core/base/check.h"
+#include "core/base/names.h"
+#include "core/ir/engine.h"
 
 namespace flatcheck {
 
-std::string origin_key(const std::string& key, const std::string& name) {
-  return key.empty() ? name : key + "/" + name;
-}
-
-std::string call_key(const std::string& fqn, int index) {
-  return index == 0 ? fqn : fqn + "@" + std::to_string(index);
-}
-
 namespace {
-
-// "n@1" -> "n": call variants of one module count as calls of its FQN.
-std::string base_name(const std::string& target) {
-  std::string out;
-  size_t start = 0;
-  while (true) {
-    size_t dot = target.find('.', start);
-    std::string part =
-        target.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    out += (out.empty() ? "" : ".") + part.substr(0, part.find('@'));
-    if (dot == std::string::npos) return out;
-    start = dot + 1;
-  }
-}
 
 // A node's provenance key. Nodes that carry an origin from export ("n/add") are keyed by the
 // call now running, so a module graph shared by two calls reports "n/add" in the first and
@@ -204,8 +183,8 @@ std::vector<Value> run_module(const Module& m, const std::vector<Value>& inputs,
         FLATCHECK_INPUT(child, "call_module target '" << n->target << "' does not exist");
         std::vector<Value> args;
         for (const auto& a : n->args) args.push_back(arg_value(a, env));
-        std::string base = base_name(n->target);
-        std::string fqn = ctx.scope_fqn.empty() ? base : ctx.scope_fqn + "." + base;
+        std::string base = strip_variants(n->target);
+        std::string fqn = join_fqn(ctx.scope_fqn, base);
         int index = ctx.calls_per_fqn[fqn]++;
         std::string saved_key = ctx.scope_key, saved_fqn = ctx.scope_fqn;
         ctx.scope_key = call_key(fqn, index);
@@ -232,7 +211,7 @@ std::vector<Value> run_module(const Module& m, const std::vector<Value>& inputs,
         return result;
     }
     if (ctx.observer && n->op != NodeOp::kPlaceholder)
-      ctx.observer(origin, n->op == NodeOp::kCallModule ? base_name(n->target) : n->target, v);
+      ctx.observer(origin, n->op == NodeOp::kCallModule ? strip_variants(n->target) : n->target, v);
     env[n] = std::move(v);
   }
   throw InputError("graph has no output node");

@@ -8,7 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "core/base/names.h"
+#include "core/ir/engine.h"
 #include "core/ir/ir.h"
+#include "core/ir/program.h"
 #include "core/runtime/backend.h"
 
 namespace flatcheck {
@@ -51,7 +54,7 @@ struct Value {
 };
 
 // Called for every computed value (interpreted nodes and engine ops) with its provenance key
-// (see origin_key()).
+// (see origin_key(), core/base/names.h).
 using NodeObserver =
     std::function<void(const std::string& origin, std::string_view op, const Value& value)>;
 
@@ -66,11 +69,6 @@ struct RunContext {
   int depth = 0;
 };
 
-// The provenance key of a node `name` inside the call `key` ("" at the root): "n@1/add".
-std::string origin_key(const std::string& key, const std::string& name);
-// The call key of the `index`-th call of `fqn`: "n" for the first, "n@1" for the second.
-std::string call_key(const std::string& fqn, int index);
-
 // Runs `m` on `inputs` (one per placeholder) and returns its outputs. Buffer updates are
 // written to the module's buffer storage. Throws InputError on invalid programs or inputs.
 std::vector<Value> run_module(const Module& m, const std::vector<Value>& inputs, RunContext& ctx);
@@ -78,5 +76,14 @@ std::vector<Value> run_module(const Module& m, const std::vector<Value>& inputs,
 // Convenience: tensors in, tensors out, a fresh context.
 std::vector<Tensor> run_module(const Module& m, const std::vector<Tensor>& inputs,
                                Backend& backend = cpu_backend());
+
+// Runs a program on user inputs and returns the user outputs; applies buffer mutations.
+std::vector<Tensor> run_program(Program& p, const std::vector<Tensor>& inputs, RunContext& ctx);
+std::vector<Tensor> run_program(Program& p, const std::vector<Tensor>& inputs);
+
+// Runs an engine on its input bindings (in order). Reports each op's first output to
+// `observer` when given.
+std::vector<Tensor> run_engine(Backend& b, const Engine& e, const std::vector<const Tensor*>& in,
+                               const NodeObserver& observer = nullptr);
 
 }  // namespace flatcheck

@@ -1,6 +1,7 @@
 // The JSON format: writers produce canonical documents; readers validate as they go and name
 // the JSON path of anything they reject. See docs/format.md.
 #include "core/serialize/serialize.h"
+#include "core/base/names.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -17,8 +18,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "core/faults.h"
-#include "core/ir/check.h"
+#include "core/base/faults.h"
+#include "core/base/check.h"
 #include "core/passes/passes.h"
 
 namespace flatcheck {
@@ -318,7 +319,7 @@ Json state_map_to_json(const std::map<std::string, TensorPtr>& m,
                        const std::string& prefix) {
   Json j = Json::object();
   for (const auto& [k, t] : m) {
-    std::string fqn = prefix.empty() ? k : prefix + "." + k;
+    std::string fqn = join_fqn(prefix, k);
     auto it = seen.find(t.get());
     if (it != seen.end()) {
       j[k] = Json{{"alias", it->second}};
@@ -352,7 +353,7 @@ struct ModuleWriter {
     }
     if (!m.children.empty()) {
       Json c = Json::object();
-      for (const auto& [k, v] : m.children) c[k] = write(*v, path.empty() ? k : path + "." + k);
+      for (const auto& [k, v] : m.children) c[k] = write(*v, join_fqn(path, k));
       j["children"] = c;
     }
     return j;
@@ -371,7 +372,7 @@ struct ModuleReader {
     for (const auto& [k, v] : j.items()) {
       std::string p = key_path(jpath, k);
       check_name(k, p);
-      std::string fqn = prefix.empty() ? k : prefix + "." + k;
+      std::string fqn = join_fqn(prefix, k);
       if (v.is_object() && v.contains("alias")) {
         as_object(v, p, {"alias"});
         std::string target = as_string(v["alias"], key_path(p, "alias"), 1024);
@@ -421,7 +422,7 @@ struct ModuleReader {
         std::string kp = key_path(cp, k);
         if (k.empty() || k.find('.') != std::string::npos || k.size() > b.limits.max_name_length)
           fail(kp, "'" + k + "' is not a legal child name");
-        m->children[k] = read(v, kp, path.empty() ? k : path + "." + k, depth + 1);
+        m->children[k] = read(v, kp, join_fqn(path, k), depth + 1);
       }
     }
     std::string gp = key_path(jpath, "graph");

@@ -16,8 +16,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/ir/ir.h"
-#include "core/passes/engine.h"
-#include "core/passes/program.h"
+#include "core/ir/engine.h"
+#include "core/ir/program.h"
 
 namespace flatcheck {
 

@@ -23,8 +23,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/faults.h"
-#include "core/ir/check.h"
+#include "core/base/faults.h"
+#include "core/base/check.h"
 #include "core/passes/passes.h"
 #include "core/runtime/cuda/cuda_backend.h"
 #include "core/runtime/cuda/device.h"

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/names.h"
 #include "core/serialize/serialize.h"
 
 extern "C" size_t LLVMFuzzerMutate(uint8_t* data, size_t size, size_t max_size);
@@ -44,7 +45,7 @@ void modules(Json& j, const std::string& path, std::vector<std::pair<Json*, std:
   if (!j.is_object()) return;
   out.emplace_back(&j, path);
   if (auto it = j.find("children"); it != j.end() && it->is_object())
-    for (auto& [k, v] : it->items()) modules(v, path.empty() ? k : path + "." + k, out);
+    for (auto& [k, v] : it->items()) modules(v, flatcheck::join_fqn(path, k), out);
 }
 
 bool mutate_tree(Json& doc, Rand& r) {

@@ -7,7 +7,7 @@
 #include <sstream>
 #include <string>
 
-#include "core/ir/check.h"
+#include "core/base/check.h"
 #include "core/ir/ir.h"
 #include "core/ir/namespace.h"
 #include "core/serialize/serialize.h"

@@ -5,10 +5,11 @@
 
 #include <algorithm>
 
-#include "core/faults.h"
-#include "core/ir/check.h"
-#include "core/passes/engine.h"
+#include "core/base/faults.h"
+#include "core/base/check.h"
+#include "core/ir/engine.h"
 #include "core/passes/passes.h"
+#include "core/runtime/interpreter.h"
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"
 #include "generators/rc_gen.h"

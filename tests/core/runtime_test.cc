@@ -6,8 +6,8 @@
 #include <memory>
 #include <set>
 
-#include "core/ir/check.h"
-#include "core/passes/engine.h"
+#include "core/base/check.h"
+#include "core/ir/engine.h"
 #include "core/passes/passes.h"
 #include "core/runtime/interpreter.h"
 #include "generators/examples.h"

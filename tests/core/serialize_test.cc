@@ -5,8 +5,9 @@
 
 #include <cmath>
 
-#include "core/ir/check.h"
+#include "core/base/check.h"
 #include "core/passes/passes.h"
+#include "core/runtime/interpreter.h"
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"
 #include "generators/rc_gen.h"

@@ -5,9 +5,10 @@
 #include <cmath>
 #include <cstdlib>
 
-#include "core/faults.h"
-#include "core/passes/engine.h"
+#include "core/base/faults.h"
+#include "core/ir/engine.h"
 #include "core/passes/passes.h"
+#include "core/runtime/interpreter.h"
 #include "core/runtime/cuda/cuda_backend.h"
 #include "generators/examples.h"
 #include "generators/source.h"

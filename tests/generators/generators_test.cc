@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/passes/passes.h"
+#include "core/runtime/interpreter.h"
 #include "generators/generate.h"
 #include "generators/rc_gen.h"
 #include "harness/oracle.h"

@@ -11,7 +11,7 @@
 #include <fstream>
 #include <sstream>
 
-#include "core/faults.h"
+#include "core/base/faults.h"
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"
 #include "harness/campaign.h"

@@ -8,7 +8,7 @@
 #include <cstring>
 #include <new>
 
-#include "core/ir/check.h"
+#include "core/base/check.h"
 #include "core/runtime/backend.h"
 
 namespace flatcheck {

@@ -1,5 +1,5 @@
 // The CUDA backend in builds without a CUDA compiler: nothing is available.
-#include "core/ir/check.h"
+#include "core/base/check.h"
 #include "core/runtime/cuda/cuda_backend.h"
 
 namespace flatcheck {

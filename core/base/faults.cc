@@ -1,4 +1,4 @@
-#include "core/faults.h"
+#include "core/base/faults.h"
 
 #include <cstdio>
 #include <cstdlib>
@@ -27,7 +27,7 @@ Fault& active_slot() {
 const std::vector<FaultInfo>& all_faults() {
   static const std::vector<FaultInfo> faults = {
 #define X(e, name, stage, doc, kind) {Fault::e, name, stage, doc, FaultKind::kind},
-#include "core/faults.def"
+#include "core/base/faults.def"
 #undef X
   };
   return faults;

@@ -1,4 +1,4 @@
-#include "core/ir/check.h"
+#include "core/base/check.h"
 
 #include <cstdio>
 #include <cstdlib>

@@ -1,4 +1,5 @@
-// Engines: an acc partition compiled to an ordered op list over a static memory plan.
+// Engines: an acc partition compiled to an ordered op list over a static memory plan (the
+// data; compile_engine is in core/passes/passes.h, run_engine in core/runtime/interpreter.h).
 //
 // An Engine holds slots (one per value: inputs, folded constants, op outputs), each with a
 // shape and an offset into one arena laid out from liveness, with slot reuse. It computes
@@ -10,9 +11,8 @@
 #include <string>
 #include <vector>
 
-#include "core/ir/ir.h"
-#include "core/runtime/backend.h"
-#include "core/runtime/interpreter.h"
+#include "core/base/tensor.h"
+#include "core/ops/ops.h"
 
 namespace flatcheck {
 
@@ -60,16 +60,16 @@ struct Engine {
   int64_t arena_floats = 0;
 };
 
-// Compiles a subgraph module (placeholders, call_function nodes, output) to an engine.
-// `folded[i]`, when non-null, is the constant value of the i-th placeholder: it is folded into
-// the engine and is not an input binding. Throws InputError for unsupported nodes.
-Engine compile_engine(const Module& sub, const std::string& name,
-                      const std::vector<TensorPtr>& folded);
+// Bounds a valid engine stays within (validate_engine).
+inline constexpr int64_t kMaxArenaFloats = int64_t{1} << 26;
+inline constexpr size_t kMaxSlots = 20000;
 
-// Runs an engine on its input bindings (in order). Reports each op's first output to
-// `observer` when given.
-std::vector<Tensor> run_engine(Backend& b, const Engine& e, const std::vector<const Tensor*>& in,
-                               const NodeObserver& observer = nullptr);
+// Live interval of every slot: defined at step `def[s]` (-1 for inputs and constants), last
+// read at step `last[s]` (ops.size() for engine outputs; the defining step when never read).
+struct EngineLiveness {
+  std::vector<int> def, last;
+};
+EngineLiveness engine_liveness(const Engine& e);
 
 // Checks an engine read from a file: slots in range, ops well-typed (shape rules), every slot
 // written before it is read, the plan inside the arena, and no two live slots overlapping.

@@ -2,8 +2,9 @@
 //
 // One type serves the exported program (a flat graph), the partitioned module (the root graph
 // calls `_run_on_acc_*` and `_run_on_gpu_*` children) and the flattened program (engines
-// inlined as execute_engine). Running a program binds parameters and buffers from `state`,
-// runs the root module and writes buffer-mutation outputs back into `state`.
+// inlined as execute_engine). Running one (run_program, core/runtime/interpreter.h) binds
+// parameters and buffers from `state`, runs the root module and writes buffer-mutation outputs
+// back into `state`.
 #pragma once
 
 #include <map>
@@ -13,7 +14,6 @@
 #include <vector>
 
 #include "core/ir/ir.h"
-#include "core/runtime/interpreter.h"
 
 namespace flatcheck {
 
@@ -55,10 +55,6 @@ Program clone_program(const Program& p);
 
 // Checks that the signature matches the graph and the state: lint plus signature alignment.
 void lint_program(const Program& p);
-
-// Runs a program on user inputs and returns the user outputs; applies buffer mutations.
-std::vector<Tensor> run_program(Program& p, const std::vector<Tensor>& inputs, RunContext& ctx);
-std::vector<Tensor> run_program(Program& p, const std::vector<Tensor>& inputs);
 
 std::ostream& operator<<(std::ostream& os, const Program& p);
 

@@ -2,7 +2,7 @@
 //
 // Every fault is off by default. One fault at a time can be switched on at run time, by
 // `set_active_fault()` (the CLI's `--inject NAME`) or by the environment variable
-// FLATCHECK_INJECT=NAME, read once on first use. The list lives in core/faults.def.
+// FLATCHECK_INJECT=NAME, read once on first use. The list lives in core/base/faults.def.
 #pragma once
 
 #include <optional>
@@ -15,7 +15,7 @@ namespace flatcheck {
 enum class Fault {
   kNone,
 #define X(e, name, stage, doc, kind) e,
-#include "core/faults.def"
+#include "core/base/faults.def"
 #undef X
 };
 

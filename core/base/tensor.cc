@@ -1,4 +1,4 @@
-#include "core/ir/tensor.h"
+#include "core/base/tensor.h"
 
 #include <cstdint>
 
