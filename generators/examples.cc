@@ -1,6 +1,6 @@
 #include "generators/examples.h"
 
-#include "core/passes/passes.h"
+#include "core/ir/analysis.h"
 
 namespace flatcheck {
 

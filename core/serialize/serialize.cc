@@ -20,7 +20,7 @@
 
 #include "core/base/faults.h"
 #include "core/base/check.h"
-#include "core/passes/passes.h"
+#include "core/ir/analysis.h"
 
 namespace flatcheck {
 namespace {
