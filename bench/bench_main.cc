@@ -72,9 +72,7 @@ Case synthetic(int n) {
   return c;
 }
 
-PartitionOptions popts(const Case& c) {
-  return {c.config.fallback_ops, c.config.min_block_size};
-}
+PartitionOptions popts(const Case& c) { return partition_options(c.config); }
 
 void Stage(benchmark::State& state, const char* stage) {
   int n = static_cast<int>(state.range(0));

@@ -10,18 +10,10 @@
 #include <vector>
 
 #include "core/ir/ir.h"
+#include "core/pipeline/pipeline.h"
 #include "core/serialize/serialize.h"
 
 namespace flatcheck {
-
-// How the pipeline is configured for a case.
-struct PipelineConfig {
-  std::set<std::string> fallback_ops{"relu"};  // ops partitioned as fallbacks
-  int min_block_size = 5;
-  int calls = 2;          // consecutive calls per path (state persists between them)
-  bool nan_exact = true;  // NaN payloads must match (false: any NaN equals any NaN)
-  bool operator==(const PipelineConfig&) const = default;
-};
 
 // A failure the case is known to show (corpus files of seeded faults, minimized findings).
 struct Expectation {

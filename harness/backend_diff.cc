@@ -142,8 +142,8 @@ BackendDiffResult diff_backends(const Case& c, Backend& reference, Backend& othe
     }
     where = "flattened";
     diff.set_program("flattened");
-    PartitionOptions po{c.config.fallback_ops, c.config.min_block_size};
-    Program p = flatten(partition(export_program(*c.module), po));
+    Pipeline pipeline(c.module, c.config);
+    Program p = clone_program(*pipeline.build(Stage::kFlattened).program);
     for (int k = 0; k < c.config.calls && !r.mismatch; ++k) {
       RunContext pctx;
       pctx.backend = &diff;

@@ -15,7 +15,7 @@
 #include <unordered_set>
 
 #include "core/base/check.h"
-#include "core/passes/passes.h"
+#include "core/pipeline/pipeline.h"
 #include "core/runtime/interpreter.h"
 #include "core/serialize/serialize.h"
 
@@ -256,64 +256,60 @@ class Oracle {
     }
   }
 
+  // Builds, checks, runs and compares every path of the pipeline table, in table order.
   void run_paths() {
-    PartitionOptions popts;
-    popts.fallback_ops = c_.config.fallback_ops;
-    popts.min_block_size = c_.config.min_block_size;
-
-    Program exported = stage("exported", [&] { return export_program(*c_.module); });
-    for (Node* n = exported.root->graph.first(); n; n = n->next)
-      for (const auto& e : n->meta.nn_module_stack) exported_keys_[e.fqn].insert(e.key);
-    for (const auto& s : exported.sig.outputs)
-      cov_.buffer_mutations += s.kind == OutputSpec::kBufferMutation;
-    {
-      Program p = clone_program(exported);
-      check_program(p, "exported");
+    Pipeline pipeline(c_.module, c_.config);
+    for (Stage s : path_stages()) {
+      std::string name(stage_name(s));
+      const Artifact& a = stage(name, [&]() -> const Artifact& { return pipeline.build(s); });
+      if (a.saved != a.resaved) roundtrip_failure(a, name);
+      after_build(pipeline, a);
+      if (a.program) {
+        Program p = clone_program(*a.program);
+        check_program(p, name);
+      } else {
+        check_module(*a.module, name);
+      }
     }
-    Program partitioned = stage("partitioned", [&] { return partition(exported, popts); });
-    for (const auto& [k, _] : partitioned.root->children)
-      (k.rfind("_run_on_acc_", 0) == 0 ? cov_.acc_partitions : cov_.fallback_partitions)++;
-    {
-      Program p = clone_program(partitioned);
-      check_program(p, "partitioned");
-    }
-    Program flattened = stage("flattened", [&] { return flatten(partitioned); });
-    for (Node* n = flattened.root->graph.first(); n; n = n->next) {
-      size_t us = n->name.rfind('_');
-      if (us != std::string::npos && us + 1 < n->name.size() &&
-          n->name.find_first_not_of("0123456789", us + 1) == std::string::npos)
-        ++cov_.renamed_nodes;
-    }
-    check_names(partitioned, flattened);
-    {
-      Program p = clone_program(flattened);
-      check_program(p, "flattened");
-    }
-    {
-      Program p = stage("reloaded", [&] { return reload(flattened, "reloaded"); });
-      check_program(p, "reloaded");
-    }
-    std::shared_ptr<Module> u = stage("unflattened", [&] {
-      Program re = reload(exported, "unflattened");
-      return unflatten(re);
-    });
-    check_structure(*u);
-    check_module(*u, "unflattened");
   }
 
-  Program reload(const Program& p, const std::string& stage_name) {
-    std::string s = save_program(p);
-    Program re = load_program(s);
-    std::string again = save_program(re);
-    if (again != s) {
-      size_t at = 0;
-      while (at < s.size() && at < again.size() && s[at] == again[at]) ++at;
-      size_t line =
-          static_cast<size_t>(std::count(s.begin(), s.begin() + static_cast<long>(at), '\n')) + 1;
-      raise("roundtrip", stage_name,
-            "save(load(s)) differs from s at line " + std::to_string(line));
+  // The structural properties and coverage of particular stages; a new path needs nothing here.
+  void after_build(Pipeline& pipeline, const Artifact& a) {
+    switch (a.stage) {
+      case Stage::kExported:
+        for (Node* n = a.program->root->graph.first(); n; n = n->next)
+          for (const auto& e : n->meta.nn_module_stack) exported_keys_[e.fqn].insert(e.key);
+        for (const auto& s : a.program->sig.outputs)
+          cov_.buffer_mutations += s.kind == OutputSpec::kBufferMutation;
+        break;
+      case Stage::kPartitioned:
+        for (const auto& [k, _] : a.program->root->children)
+          (k.rfind("_run_on_acc_", 0) == 0 ? cov_.acc_partitions : cov_.fallback_partitions)++;
+        break;
+      case Stage::kFlattened:
+        for (Node* n = a.program->root->graph.first(); n; n = n->next) {
+          size_t us = n->name.rfind('_');
+          if (us != std::string::npos && us + 1 < n->name.size() &&
+              n->name.find_first_not_of("0123456789", us + 1) == std::string::npos)
+            ++cov_.renamed_nodes;
+        }
+        check_names(*pipeline.build(Stage::kPartitioned).program, *a.program);
+        break;
+      case Stage::kUnflattened:
+        check_structure(*a.module);
+        break;
+      default:
+        break;
     }
-    return re;
+  }
+
+  [[noreturn]] static void roundtrip_failure(const Artifact& a, const std::string& stage_name) {
+    const std::string &s = a.saved, &again = a.resaved;
+    size_t at = 0;
+    while (at < s.size() && at < again.size() && s[at] == again[at]) ++at;
+    size_t line =
+        static_cast<size_t>(std::count(s.begin(), s.begin() + static_cast<long>(at), '\n')) + 1;
+    raise("roundtrip", stage_name, "save(load(s)) differs from s at line " + std::to_string(line));
   }
 
   // Every call that left nodes in the exported program is one call in the unflattened module:
@@ -321,16 +317,7 @@ class Oracle {
   void check_call_counts(const std::map<std::string, int>& raw) {
     std::map<std::string, int> got;
     for (const auto& [fqn, n] : raw) {
-      std::string norm;
-      size_t start = 0;
-      while (start <= fqn.size()) {
-        size_t dot = fqn.find('.', start);
-        std::string part =
-            fqn.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-        norm += (norm.empty() ? "" : ".") + part.substr(0, part.find('@'));
-        if (dot == std::string::npos) break;
-        start = dot + 1;
-      }
+      std::string norm = strip_variants(fqn);
       got[norm] += n;
     }
     for (const auto& [fqn, keys] : exported_keys_) {
@@ -370,11 +357,8 @@ class Oracle {
     std::function<void(const Module&, const std::string&)> walk = [&](const Module& m,
                                                                       const std::string& fqn) {
       for (const auto& [name, child] : m.children) {
-        size_t at = name.find('@');
-        std::string base = name.substr(0, at);
-        if (at != std::string::npos &&
-            (at + 1 >= name.size() ||
-             name.find_first_not_of("0123456789", at + 1) != std::string::npos))
+        std::string base = name.substr(0, name.find('@'));
+        if (base.size() != name.size() && !is_variant_name(name))
           raise("structure", "unflattened", "child '" + name + "' is not a variant name");
         std::string cfqn = join_fqn(fqn, base);
         bool known = false;

@@ -9,27 +9,19 @@
 #include <string>
 #include <vector>
 
+#include "core/base/stage.h"
 #include "core/runtime/backend.h"
 #include "core/runtime/cuda/device.h"
 #include "generators/case.h"
 
 namespace flatcheck {
 
-// The stages, in the order the oracle runs them.
-//   exported     export, run the flat program
-//   partitioned  partition + engines, run in memory
-//   flattened    inline engines and fallbacks, run
-//   reloaded     save the flattened program, load it, run (and the canonical round trip)
-//   unflattened  save the exported program, load it, unflatten, run
-inline constexpr const char* kStages[] = {"exported", "partitioned", "flattened", "reloaded",
-                                          "unflattened"};
-
 // A failure found on a case. Its signature `property:stage:op` is what dedup and the
 // minimizer key on.
 struct Failure {
   std::string
       property;       // mismatch, error, lint, roundtrip, structure, shared-state, crash, timeout
-  std::string stage;  // one of kStages, or "eager" when the case itself does not run
+  std::string stage;  // a stage_name() (core/base/stages.def); "eager" when the case does not run
   std::string op = "-";          // the op of the first diverging node, or where the error arose
   std::string message;           // the details, for people
   std::string first_divergence;  // provenance of the first diverging node ("n@1/add")
@@ -62,7 +54,7 @@ struct OracleOptions {
   // backend, a user's own backend).
   Backend* backend = nullptr;
   bool localize = true;  // find the first diverging node on a mismatch
-  // Called as each stage starts ("eager", then kStages): an isolated worker records it so a
+  // Called as each stage starts (all_stages() in order, by name): an isolated worker records it so a
   // crash or hang can be attributed to its stage.
   std::function<void(const char* stage)> on_stage;
 };

@@ -462,8 +462,8 @@ if __name__ == "__main__":
     os << "# flatcheck's partition: the run each node went to, by provenance key.\n";
     std::map<std::string, std::string> where;
     try {
-      PartitionOptions po{c_.config.fallback_ops, c_.config.min_block_size};
-      Program p = partition(export_program(*c_.module), po);
+      Pipeline pipeline(c_.module, c_.config);
+      const Program& p = *pipeline.build(Stage::kPartitioned).program;
       for (const auto& [run, child] : p.root->children) {
         for (Node* n = child->graph.first(); n; n = n->next)
           if (n->op == NodeOp::kCallFunction && !n->meta.origin.empty())

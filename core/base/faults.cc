@@ -26,7 +26,7 @@ Fault& active_slot() {
 
 const std::vector<FaultInfo>& all_faults() {
   static const std::vector<FaultInfo> faults = {
-#define X(e, name, stage, doc, kind) {Fault::e, name, stage, doc, FaultKind::kind},
+#define X(e, name, stage, doc, kind) {Fault::e, name, Stage::stage, doc, FaultKind::kind},
 #include "core/base/faults.def"
 #undef X
   };
@@ -41,7 +41,7 @@ std::optional<Fault> fault_by_name(std::string_view name) {
 }
 
 const FaultInfo& fault_info(Fault f) {
-  static const FaultInfo none{Fault::kNone, "none", "", "no fault", FaultKind::kWrongResult};
+  static const FaultInfo none{Fault::kNone, "none", Stage::kEager, "no fault", FaultKind::kWrongResult};
   for (const auto& info : all_faults())
     if (info.fault == f) return info;
   return none;

@@ -10,6 +10,8 @@
 #include <string_view>
 #include <vector>
 
+#include "core/base/stage.h"
+
 namespace flatcheck {
 
 enum class Fault {
@@ -27,7 +29,7 @@ enum class FaultKind { kWrongResult, kCrash, kHang, kDeviceOnly };
 struct FaultInfo {
   Fault fault;
   std::string_view name;   // CLI name, e.g. "inline-by-name"
-  std::string_view stage;  // stage whose output first shows the fault, e.g. "flattened"
+  Stage stage;             // the first path whose output shows the fault, e.g. kFlattened
   std::string_view doc;    // one line: what it models
   FaultKind kind = FaultKind::kWrongResult;
 };

@@ -523,31 +523,22 @@ int cmd_shrink(int argc, char** argv) {
 
 // ------------------------------------------------------------------------------ show
 
-struct Stages {
-  std::shared_ptr<Module> eager;
-  std::optional<Program> exported, partitioned, flattened, reloaded;
-  std::shared_ptr<Module> unflattened;
-};
-
 int cmd_show(int argc, char** argv) {
   Args a(argc, argv, 2, {"--stage", "--format", "--inject"}, {"--help"});
   if (a.flag("--help")) {
     std::cout
         << "flatcheck show FILE: print a case or module file at every stage of the pipeline.\n"
-           "  --stage S    eager, exported, partitioned, flattened, reloaded or unflattened "
-           "(default: all)\n"
+           "  --stage S    "
+        << stage_names_text()
+        << " (default: all)\n"
            "  --format F   text (default), dot (Graphviz) or json\n";
     return 0;
   }
   if (a.positional().size() != 1) throw UsageError("show needs exactly one FILE");
   apply_inject(a);
   std::string stage = a.str("--stage", "all"), format = a.str("--format", "text");
-  static const std::set<std::string> stages = {"all",       "eager",    "exported",   "partitioned",
-                                               "flattened", "reloaded", "unflattened"};
-  if (!stages.count(stage))
-    throw UsageError(
-        "--stage expects eager, exported, partitioned, flattened, reloaded or unflattened, got '" +
-        stage + "'");
+  if (stage != "all" && !stage_by_name(stage))
+    throw UsageError("--stage expects " + std::string(stage_names_text()) + ", got '" + stage + "'");
   if (format != "text" && format != "dot" && format != "json")
     throw UsageError("--format expects text, dot or json, got '" + format + "'");
   if (stage == "all" && format != "text")
@@ -566,56 +557,21 @@ int cmd_show(int argc, char** argv) {
   } else {
     throw InputError(path + ": /format: expected \"flatcheck-case\" or \"flatcheck-module\"");
   }
-  PartitionOptions po{c.config.fallback_ops, c.config.min_block_size};
-  auto want = [&](const char* s) { return stage == "all" || stage == s; };
-  auto header = [&](const char* s) {
-    if (stage == "all") std::cout << "==== " << s << " " << std::string(60, '=') << "\n";
-  };
-  auto emit_module = [&](const Module& m, const char* s) {
+  Pipeline pipeline(c.module, c.config);
+  for (Stage st : all_stages()) {
+    std::string name(stage_name(st));
+    if (stage != "all" && stage != name) continue;
+    if (stage == "all") std::cout << "==== " << name << " " << std::string(60, '=') << "\n";
+    const Artifact& art = pipeline.build(st);
+    const Module& m = art.program ? *art.program->root : *art.module;
     if (format == "dot")
-      write_dot(std::cout, m, std::string(s) + ": " + path);
+      write_dot(std::cout, m, name + ": " + path);
     else if (format == "json")
-      std::cout << save_module(m);
+      std::cout << (art.program ? save_program(*art.program) : save_module(m));
+    else if (art.program)
+      std::cout << *art.program;
     else
       std::cout << m;
-  };
-  auto emit_program = [&](const Program& p, const char* s) {
-    if (format == "dot")
-      write_dot(std::cout, *p.root, std::string(s) + ": " + path);
-    else if (format == "json")
-      std::cout << save_program(p);
-    else
-      std::cout << p;
-  };
-  if (want("eager")) {
-    header("eager");
-    emit_module(*c.module, "eager");
-  }
-  if (stage == "eager") return 0;
-  Program exported = export_program(*c.module);
-  if (want("exported")) {
-    header("exported");
-    emit_program(exported, "exported");
-  }
-  if (want("unflattened")) {
-    header("unflattened");
-    emit_module(*unflatten(load_program(save_program(exported))), "unflattened");
-  }
-  if (stage == "exported" || stage == "unflattened") return 0;
-  Program partitioned = partition(exported, po);
-  if (want("partitioned")) {
-    header("partitioned");
-    emit_program(partitioned, "partitioned");
-  }
-  if (stage == "partitioned") return 0;
-  Program flattened = flatten(partitioned);
-  if (want("flattened")) {
-    header("flattened");
-    emit_program(flattened, "flattened");
-  }
-  if (want("reloaded")) {
-    header("reloaded");
-    emit_program(load_program(save_program(flattened)), "reloaded");
   }
   return 0;
 }
@@ -631,7 +587,7 @@ int cmd_faults(int argc, char** argv) {
   }
   for (const auto& f : all_faults()) {
     std::cout << f.name;
-    if (a.flag("--verbose")) std::cout << "\t" << f.stage << "\t" << f.doc;
+    if (a.flag("--verbose")) std::cout << "\t" << stage_name(f.stage) << "\t" << f.doc;
     std::cout << "\n";
   }
   return 0;
@@ -675,7 +631,7 @@ int cmd_detect(int argc, char** argv) {
     if (skip) {
       std::cout << std::setw(30) << f.name << skip << " (not run)\n";
       rows.push_back(
-          Json{{"fault", std::string(f.name)}, {"stage", std::string(f.stage)}, {"skipped", skip}});
+          Json{{"fault", std::string(f.name)}, {"stage", std::string(stage_name(f.stage))}, {"skipped", skip}});
       continue;
     }
     set_active_fault(f.fault);
@@ -700,7 +656,7 @@ int cmd_detect(int argc, char** argv) {
         if (r.first_failing_case >= 0) {
           ctd[static_cast<size_t>(s)] = r.first_failing_case + 1;
           sizes[static_cast<size_t>(s)] = r.findings.front().minimized_nodes;
-          stage_ok[static_cast<size_t>(s)] = r.findings.front().failure.stage == f.stage;
+          stage_ok[static_cast<size_t>(s)] = r.findings.front().failure.stage == stage_name(f.stage);
         }
       }
     };
@@ -729,7 +685,7 @@ int cmd_detect(int argc, char** argv) {
               << (med_size < 0 ? "-" : std::to_string(med_size)) << ok << "/" << found.size()
               << "\n";
     rows.push_back(Json{{"fault", std::string(f.name)},
-                        {"stage", std::string(f.stage)},
+                        {"stage", std::string(stage_name(f.stage))},
                         {"seeds", seeds},
                         {"detected", found.size()},
                         {"median_cases", median},

@@ -34,7 +34,7 @@ RC_GTEST_PROP(SerializeProperty, SaveLoadSaveIsByteIdenticalAndRunsTheSame, (con
 RC_GTEST_PROP(SerializeProperty, ProgramsRoundTripWithEngines, (const Recipe& r)) {
   Case c = build_recipe(r);
   Program ep = export_program(*c.module);
-  PartitionOptions po{c.config.fallback_ops, c.config.min_block_size};
+  PartitionOptions po = partition_options(c.config);
   for (const Program& p : {ep, partition(ep, po), flatten(partition(ep, po))}) {
     std::string s = save_program(p);
     RC_ASSERT(save_program(load_program(s)) == s);

@@ -1,0 +1,92 @@
+// The build function of every stage in core/base/stages.def.
+#include "core/pipeline/pipeline.h"
+
+#include "core/base/check.h"
+#include "core/serialize/serialize.h"
+
+namespace flatcheck {
+namespace {
+
+Artifact of_program(Stage s, Program p) {
+  Artifact a;
+  a.stage = s;
+  a.program = std::move(p);
+  return a;
+}
+
+// Saves `p`, loads it back, and records both texts for the round-trip check.
+Program reload(const Program& p, Artifact& record) {
+  record.saved = save_program(p);
+  Program re = load_program(record.saved);
+  record.resaved = save_program(re);
+  return re;
+}
+
+Artifact build_exported(const Artifact& eager, const PipelineConfig&) {
+  return of_program(Stage::kExported, export_program(*eager.module));
+}
+
+Artifact build_partitioned(const Artifact& exported, const PipelineConfig& config) {
+  return of_program(Stage::kPartitioned,
+                    partition(*exported.program, partition_options(config)));
+}
+
+Artifact build_flattened(const Artifact& partitioned, const PipelineConfig&) {
+  return of_program(Stage::kFlattened, flatten(*partitioned.program));
+}
+
+Artifact build_reloaded(const Artifact& flattened, const PipelineConfig&) {
+  Artifact a;
+  a.stage = Stage::kReloaded;
+  a.program = reload(*flattened.program, a);
+  return a;
+}
+
+Artifact build_unflattened(const Artifact& exported, const PipelineConfig&) {
+  Artifact a;
+  a.stage = Stage::kUnflattened;
+  Program re = reload(*exported.program, a);
+  a.module = unflatten(re);
+  return a;
+}
+
+using BuildFn = Artifact (*)(const Artifact& input, const PipelineConfig& config);
+
+BuildFn build_function(Stage s) {
+  switch (s) {
+#define X(e, name, from, fn, doc) \
+  case Stage::e:                  \
+    return fn;
+#include "core/base/stages.def"
+#undef X
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+PartitionOptions partition_options(const PipelineConfig& config) {
+  PartitionOptions o;
+  o.fallback_ops = config.fallback_ops;
+  o.min_block_size = config.min_block_size;
+  return o;
+}
+
+Pipeline::Pipeline(std::shared_ptr<const Module> eager, PipelineConfig config)
+    : config_(std::move(config)) {
+  FLATCHECK_CHECK(eager) << "a pipeline needs an eager module";
+  Artifact a;
+  a.stage = Stage::kEager;
+  a.module = std::move(eager);
+  built_.emplace(Stage::kEager, std::move(a));
+}
+
+const Artifact& Pipeline::build(Stage s) {
+  if (auto it = built_.find(s); it != built_.end()) return it->second;
+  const Artifact& input = build(stage_input(s));
+  BuildFn fn = build_function(s);
+  FLATCHECK_CHECK(fn) << "stage " << stage_name(s) << " has no build function";
+  return built_.emplace(s, fn(input, config_)).first->second;
+}
+
+}  // namespace flatcheck
