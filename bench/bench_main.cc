@@ -1,8 +1,9 @@
 // flatcheck benchmarks (Google Benchmark).
 //
-//   Stage/<stage>/<nodes>   each pass at 16, 64, 256 and 1024 nodes on a synthetic program:
+//   Pass/<pass>/<nodes>     each pass at 16, 64, 256 and 1024 nodes on a synthetic program:
 //                           a chain of mixed ops named to collide, relu fallbacks every few
 //                           nodes, a child module called twice with different flags.
+//   Pipeline/<stage>/<nodes>  each path of the pipeline table built from its input stage.
 //   NameCollision/<n>       n nodes all named getitem: time per name must stay flat.
 //   EndToEnd                generate + check one default case (all paths): cases per second.
 // bench/run.sh runs them and writes bench/results/*.md.
@@ -11,6 +12,7 @@
 #include "core/ir/namespace.h"
 #include "core/ir/engine.h"
 #include "core/passes/passes.h"
+#include "core/pipeline/pipeline.h"
 #include "core/runtime/interpreter.h"
 #include "core/runtime/cuda/cuda_backend.h"
 #include "core/serialize/serialize.h"
@@ -74,7 +76,7 @@ Case synthetic(int n) {
 
 PartitionOptions popts(const Case& c) { return partition_options(c.config); }
 
-void Stage(benchmark::State& state, const char* stage) {
+void Pass(benchmark::State& state, const char* stage) {
   int n = static_cast<int>(state.range(0));
   Case c = synthetic(n);
   Program ep = export_program(*c.module);
@@ -117,21 +119,44 @@ void Stage(benchmark::State& state, const char* stage) {
                                                          benchmark::Counter::kInvert);
 }
 
-#define STAGE(name)                     \
-  BENCHMARK_CAPTURE(Stage, name, #name) \
+#define PASS(name)                      \
+  BENCHMARK_CAPTURE(Pass, name, #name) \
       ->Arg(16)                         \
       ->Arg(64)                         \
       ->Arg(256)                        \
       ->Arg(1024)                       \
       ->Unit(benchmark::kMicrosecond)
-STAGE(generate);
-STAGE(export);
-STAGE(partition);
-STAGE(flatten);
-STAGE(save);
-STAGE(load);
-STAGE(unflatten);
-STAGE(run);
+PASS(generate);
+PASS(export);
+PASS(partition);
+PASS(flatten);
+PASS(save);
+PASS(load);
+PASS(unflatten);
+PASS(run);
+
+// Pipeline/<stage>/<nodes>: building one stage of the pipeline table from its (prebuilt) input
+// stage, for every path in core/base/stages.def.
+void PipelineStage(benchmark::State& state, Stage stage) {
+  Case c = synthetic(static_cast<int>(state.range(0)));
+  for (auto _ : state) {
+    state.PauseTiming();
+    Pipeline p(c.module, c.config);
+    p.build(stage_input(stage));
+    state.ResumeTiming();
+    benchmark::DoNotOptimize(p.build(stage));
+  }
+  state.counters["nodes"] = static_cast<double>(case_size(c));
+}
+const bool kPipelineRegistered = [] {
+  for (Stage s : path_stages())
+    benchmark::RegisterBenchmark(("Pipeline/" + std::string(stage_name(s))).c_str(),
+                                 PipelineStage, s)
+        ->Arg(64)
+        ->Arg(1024)
+        ->Unit(benchmark::kMicrosecond);
+  return true;
+}();
 
 void NameCollision(benchmark::State& state) {
   int64_t n = state.range(0);

@@ -26,7 +26,7 @@ def stages(path, commit, machine):
     for stage in ["generate", "export", "partition", "flatten", "save", "load", "unflatten", "run"]:
         cells, per_node = [], {}
         for n in [16, 64, 256, 1024]:
-            b = rows.get(f"Stage/{stage}/{n}")
+            b = rows.get(f"Pass/{stage}/{n}")
             if not b:
                 cells.append("-")
                 continue

@@ -16,7 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/ir/ir.h"
-#include "core/ir/engine.h"
+#include "core/ir/engine.h"  // kMaxSlots, kMaxArenaFloats
 #include "core/ir/program.h"
 
 namespace flatcheck {
@@ -25,22 +25,12 @@ using Json = nlohmann::json;
 
 inline constexpr int kFormatVersion = 1;
 
-// Bounds on what the loader accepts; input past them is rejected, never allocated.
+// Bounds on what the loader accepts (core/serialize/limits.def); input past them is rejected,
+// never allocated.
 struct LoadLimits {
-  size_t max_bytes = size_t{64} << 20;        // whole document (a 100,000-node module is ~8 MB)
-  int max_json_depth = 64;                    // JSON nesting
-  size_t max_json_values = size_t{1} << 22;   // JSON values in one document (4 M)
-  int max_module_depth = 32;                  // module tree nesting
-  size_t max_nodes = 100000;                  // over all graphs
-  size_t max_inlined_nodes = 1000000;         // nodes once every module call is inlined
-  size_t max_calls = 100000;                  // module calls in one run
-  size_t max_run_elements = size_t{1} << 25;  // tensor elements one run produces (128 MB)
-  size_t max_run_flops = size_t{1} << 31;     // multiply-adds of matmul and sum in one run
-  size_t max_args = 4096;                     // per node
-  int64_t max_tensor_elements = int64_t{1} << 22;
-  int64_t max_total_elements = int64_t{1} << 24;
-  size_t max_blob_bytes = size_t{16} << 20;  // one engine blob, decoded
-  size_t max_name_length = 256;
+#define X(type, name, value, doc) type name = value;
+#include "core/serialize/limits.def"
+#undef X
 };
 
 // The limits a load uses when none are given: LoadLimits{} unless changed (the CLI's
@@ -81,7 +71,8 @@ Engine engine_from_json(const Json& j, const std::string& path, LoadBudget& b);
 
 // Parses JSON text with the size and depth limits; throws InputError on bad syntax.
 Json parse_json(std::string_view text, const LoadLimits& limits);
-// The canonical text of a JSON value (2-space indentation, sorted keys, trailing newline).
+// The canonical text of a JSON value: sorted keys, one space of indentation per level, arrays
+// of scalars on one line when they fit, a trailing newline.
 std::string dump_canonical(const Json& j);
 
 std::string base64_encode(std::string_view bytes);

@@ -324,9 +324,9 @@ TEST(CliTest, ShowPrintsEveryStageOfTheSeedExamples) {
   for (const char* f : {"seed-graph-break.json", "seed-unflatten-specialized.json"}) {
     CliRun r = cli("show " + corpus(f));
     ASSERT_EQ(r.code, 0) << r.out;
-    for (const char* stage :
-         {"eager", "exported", "partitioned", "flattened", "reloaded", "unflattened"})
-      EXPECT_NE(r.out.find(std::string("==== ") + stage), std::string::npos) << f << " " << stage;
+    for (Stage s : all_stages())
+      EXPECT_NE(r.out.find("==== " + std::string(stage_name(s)) + " "), std::string::npos)
+          << f << " " << stage_name(s);
   }
   CliRun flat = cli("show " + corpus("seed-graph-break.json") + " --stage flattened");
   EXPECT_NE(flat.out.find("execute_engine"), std::string::npos);

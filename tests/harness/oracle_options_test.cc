@@ -37,10 +37,10 @@ TEST(OracleBackendTest, EveryPathLaunchesItsKernelsOnTheBackendItWasGiven) {
   OracleResult r = check_case(quickstart_case(), o);
   ASSERT_FALSE(r.failure) << r.failure->message;
   EXPECT_EQ(r.backend, "recording");
-  EXPECT_EQ(r.coverage.paths, 5);
-  for (const char* stage :
-       {"eager", "exported", "partitioned", "flattened", "reloaded", "unflattened"})
-    EXPECT_GT(rec.launches(stage), 0) << "stage " << stage << " ran no kernel on the backend";
+  EXPECT_EQ(r.coverage.paths, static_cast<int>(path_stages().size()));
+  for (Stage s : all_stages())
+    EXPECT_GT(rec.launches(std::string(stage_name(s))), 0)
+        << "stage " << stage_name(s) << " ran no kernel on the backend";
 }
 
 TEST(OracleBackendTest, TheDeviceOptionSelectsTheBackend) {

@@ -1,0 +1,270 @@
+// The format's shared reading helpers and field encodings (fields.h), and tensors.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/base/check.h"
+#include "core/base/faults.h"
+#include "core/base/names.h"
+#include "core/ir/analysis.h"
+#include "core/serialize/fields.h"
+#include "core/serialize/serialize.h"
+
+namespace flatcheck::serial {
+
+// ------------------------------------------------------------------------- reading helpers
+
+std::string describe(const Json& v) {
+  std::string s = v.dump();
+  if (s.size() > 60) s = s.substr(0, 57) + "...";
+  return s;
+}
+
+[[noreturn]] void fail(const std::string& path, const std::string& msg) {
+  throw InputError((path.empty() ? std::string("/") : path) + ": " + msg);
+}
+
+std::string key_path(const std::string& path, std::string_view key) {
+  // JSON pointer escaping: ~ -> ~0, / -> ~1.
+  std::string k;
+  for (char c : key) k += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+  return path + "/" + k;
+}
+std::string idx_path(const std::string& path, size_t i) {
+  return path + "/" + std::to_string(i);
+}
+
+const Json& as_object(const Json& j, const std::string& path, std::set<std::string> allowed) {
+  if (!j.is_object()) fail(path, "expected an object, got " + describe(j));
+  if (!allowed.empty())
+    for (const auto& [k, _] : j.items())
+      if (!allowed.count(k)) fail(key_path(path, k), "unknown key");
+  return j;
+}
+
+const Json& as_array(const Json& j, const std::string& path, size_t max_size) {
+  if (!j.is_array()) fail(path, "expected an array, got " + describe(j));
+  if (j.size() > max_size)
+    fail(path, "array of " + std::to_string(j.size()) + " entries is over the limit of " +
+                   std::to_string(max_size));
+  return j;
+}
+
+const Json& member(const Json& j, const char* key, const std::string& path) {
+  auto it = j.find(key);
+  if (it == j.end()) fail(path.empty() ? "/" : path, std::string("missing key '") + key + "'");
+  return *it;
+}
+
+std::string as_string(const Json& j, const std::string& path, size_t max_len) {
+  if (!j.is_string()) fail(path, "expected a string, got " + describe(j));
+  const auto& s = j.get_ref<const std::string&>();
+  if (s.size() > max_len) fail(path, "string longer than " + std::to_string(max_len));
+  return s;
+}
+
+int64_t as_int(const Json& j, const std::string& path, int64_t lo, int64_t hi) {
+  if (!j.is_number_integer()) fail(path, "expected an integer, got " + describe(j));
+  if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(hi))
+    fail(path, "integer " + describe(j) + " out of range");
+  int64_t v = j.get<int64_t>();
+  if (v < lo || v > hi)
+    fail(path, "integer " + std::to_string(v) + " out of range [" + std::to_string(lo) + ", " +
+                   std::to_string(hi) + "]");
+  return v;
+}
+
+void check_name(const std::string& name, const std::string& path) {
+  if (name.empty() || sanitize_name(name) != name)
+    fail(path, "'" + name + "' is not a legal node name");
+}
+
+void check_header(const Json& j, const char* format) {
+  as_object(j, "");
+  std::string f = as_string(member(j, "format", ""), "/format", 64);
+  if (f != format) fail("/format", "expected \"" + std::string(format) + "\", got \"" + f + "\"");
+  int64_t v = as_int(member(j, "version", ""), "/version", 0, 1 << 20);
+  if (v != kFormatVersion)
+    fail("/version", "unsupported version " + std::to_string(v) + " (this build reads " +
+                         std::to_string(kFormatVersion) + ")");
+}
+
+// ------------------------------------------------------------------------------- scalars
+
+Json float_to_json(float f) {
+  if (std::isfinite(f)) return static_cast<double>(f);
+  if (std::isinf(f)) return Json{{"float", f > 0 ? "inf" : "-inf"}};
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "nan:0x%08x", float_bits(f));
+  return Json{{"float", buf}};
+}
+
+float float_from_json(const Json& j, const std::string& path) {
+  if (j.is_number_float()) {
+    double d = j.get<double>();
+    if (!std::isfinite(d) || std::fabs(d) > 3.4028234663852886e38)
+      fail(path, "float " + describe(j) + " out of float32 range");
+    return static_cast<float>(d);
+  }
+  as_object(j, path, {"float"});
+  std::string s = as_string(member(j, "float", path), key_path(path, "float"), 32);
+  if (s == "inf") return INFINITY;
+  if (s == "-inf") return -INFINITY;
+  unsigned bits = 0;
+  char tail = 0;
+  if (s.rfind("nan:0x", 0) == 0 && s.size() == 14 &&
+      std::sscanf(s.c_str() + 6, "%8x%c", &bits, &tail) == 1 && std::isnan(bits_float(bits)))
+    return bits_float(bits);
+  fail(key_path(path, "float"),
+       "expected \"inf\", \"-inf\" or \"nan:0x<8 hex digits>\", got \"" + s + "\"");
+}
+
+Json shape_to_json(const Shape& s) {
+  return Json(s);
+}
+
+Shape shape_from_json(const Json& j, const std::string& path, const LoadLimits& lim) {
+  as_array(j, path, lim.max_rank);
+  Shape s;
+  int64_t n = 1;
+  for (size_t i = 0; i < j.size(); ++i) {
+    int64_t d = as_int(j[i], idx_path(path, i), 0, lim.max_tensor_elements);
+    s.push_back(d);
+    n *= d;
+    if (n > lim.max_tensor_elements)
+      fail(path, "shape has more than " + std::to_string(lim.max_tensor_elements) + " elements");
+  }
+  return s;
+}
+
+Json type_to_json(const ValueType& t) {
+  Json j{{"kind", std::string(value_kind_name(t.kind))}};
+  if (t.kind == ValueType::kTensor) j["shape"] = shape_to_json(t.shape);
+  if (t.kind == ValueType::kTuple) {
+    Json e = Json::array();
+    for (const auto& s : t.elems) e.push_back(shape_to_json(s));
+    j["elems"] = e;
+  }
+  return j;
+}
+
+ValueType type_from_json(const Json& j, const std::string& path, const LoadLimits& lim) {
+  as_object(j, path, {"kind", "shape", "elems"});
+  std::string k = as_string(member(j, "kind", path), key_path(path, "kind"), 16);
+  if (k == "tensor")
+    return ValueType::tensor(
+        shape_from_json(member(j, "shape", path), key_path(path, "shape"), lim));
+  if (k == "bool") return ValueType::scalar(ValueType::kBool);
+  if (k == "int") return ValueType::scalar(ValueType::kInt);
+  if (k == "float") return ValueType::scalar(ValueType::kFloat);
+  fail(key_path(path, "kind"), "expected tensor, bool, int or float, got \"" + k + "\"");
+}
+
+// ------------------------------------------------------------------------------- tensors
+
+std::string floats_to_le_bytes(const std::vector<float>& v) {
+  std::string out(v.size() * 4, '\0');
+  for (size_t i = 0; i < v.size(); ++i) {
+    uint32_t u = float_bits(v[i]);
+    for (int b = 0; b < 4; ++b) out[i * 4 + b] = static_cast<char>((u >> (8 * b)) & 0xff);
+  }
+  return out;
+}
+
+std::vector<float> le_bytes_to_floats(std::string_view s) {
+  std::vector<float> v(s.size() / 4);
+  for (size_t i = 0; i < v.size(); ++i) {
+    uint32_t u = 0;
+    for (int b = 0; b < 4; ++b) u |= uint32_t{static_cast<unsigned char>(s[i * 4 + b])} << (8 * b);
+    v[i] = bits_float(u);
+  }
+  return v;
+}
+
+Json arg_to_json(const Arg& a) {
+  if (auto p = std::get_if<Node*>(&a)) return (*p)->name;
+  if (auto b = std::get_if<bool>(&a)) return *b;
+  if (auto i = std::get_if<int64_t>(&a)) return *i;
+  if (auto f = std::get_if<float>(&a)) return float_to_json(*f);
+  return Json(std::get<std::vector<int64_t>>(a));
+}
+
+}  // namespace flatcheck::serial
+
+namespace flatcheck {
+using namespace serial;
+
+Json tensor_to_json(const Tensor& t) {
+  Json j{{"dtype", "float32"}, {"shape", shape_to_json(t.shape)}};
+  if (fault_on(Fault::kSerializeFloatShort)) {
+    // Fault: values as decimal text with 6 significant digits.
+    Json v = Json::array();
+    for (float f : t.data) {
+      char buf[32];
+      std::snprintf(buf, sizeof buf, "%.6g", static_cast<double>(f));
+      float g = std::strtof(buf, nullptr);
+      v.push_back(float_to_json(std::isfinite(f) ? g : f));
+    }
+    j["values"] = v;
+    return j;
+  }
+  if (fault_on(Fault::kSerializeNanCanonical)) {
+    // Fault: NaN payloads and the sign of zero are normalized on save.
+    std::vector<float> d = t.data;
+    for (float& f : d) {
+      if (std::isnan(f))
+        f = bits_float(0x7fc00000u);
+      else if (f == 0.0f)
+        f = 0.0f;
+    }
+    j["data"] = base64_encode(floats_to_le_bytes(d));
+    return j;
+  }
+  j["data"] = base64_encode(floats_to_le_bytes(t.data));
+  return j;
+}
+
+Tensor tensor_from_json(const Json& j, const std::string& path, LoadBudget& b) {
+  as_object(j, path, {"dtype", "shape", "data", "values"});
+  std::string dt = as_string(member(j, "dtype", path), key_path(path, "dtype"), 16);
+  if (dt != "float32") fail(key_path(path, "dtype"), "unsupported dtype \"" + dt + "\"");
+  Shape shape = shape_from_json(member(j, "shape", path), key_path(path, "shape"), b.limits);
+  int64_t n = numel(shape);
+  b.elements += n;
+  if (b.elements > b.limits.max_total_elements)
+    fail(path, "tensors hold more than " + std::to_string(b.limits.max_total_elements) +
+                   " elements in the document");
+  bool has_data = j.contains("data"), has_values = j.contains("values");
+  if (has_data == has_values) fail(path, "expected exactly one of \"data\" or \"values\"");
+  if (has_data) {
+    std::string dp = key_path(path, "data");
+    std::string text = as_string(j["data"], dp, static_cast<size_t>(n) * 16 + 8);
+    std::string bytes = base64_decode(text, dp);
+    if (bytes.size() != static_cast<size_t>(n) * 4)
+      fail(dp,
+           std::to_string(bytes.size()) + " bytes for " + std::to_string(n) + " float32 elements");
+    return Tensor(std::move(shape), le_bytes_to_floats(bytes));
+  }
+  std::string vp = key_path(path, "values");
+  const Json& v = as_array(j["values"], vp, static_cast<size_t>(n));
+  if (v.size() != static_cast<size_t>(n))
+    fail(vp, std::to_string(v.size()) + " values for " + std::to_string(n) + " elements");
+  std::vector<float> data;
+  data.reserve(v.size());
+  for (size_t i = 0; i < v.size(); ++i) {
+    const Json& x = v[i];
+    if (x.is_number_integer())
+      data.push_back(static_cast<float>(as_int(x, idx_path(vp, i), -(1 << 24), 1 << 24)));
+    else
+      data.push_back(float_from_json(x, idx_path(vp, i)));
+  }
+  return Tensor(std::move(shape), std::move(data));
+}
+
+}  // namespace flatcheck

@@ -1,0 +1,304 @@
+// JSON text: the strict parser with its limits, the canonical writer, base64, checksums, file
+// reading, and the load limits by name.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/base/check.h"
+#include "core/base/faults.h"
+#include "core/base/names.h"
+#include "core/ir/analysis.h"
+#include "core/serialize/fields.h"
+#include "core/serialize/serialize.h"
+
+namespace flatcheck {
+using namespace serial;
+
+
+LoadLimits& default_load_limits() {
+  static LoadLimits limits;
+  return limits;
+}
+
+namespace {
+
+template <class T>
+bool assign_limit(T& field, uint64_t v) {
+  if (v > static_cast<uint64_t>(std::numeric_limits<T>::max())) return false;
+  field = static_cast<T>(v);
+  return true;
+}
+
+}  // namespace
+
+bool set_load_limit(LoadLimits& limits, const std::string& name, uint64_t value) {
+#define X(type, field, value_, doc) \
+  if (name == #field) return assign_limit(limits.field, value);
+#include "core/serialize/limits.def"
+#undef X
+  return false;
+}
+
+std::vector<std::string> load_limit_names() {
+  return {
+#define X(type, field, value_, doc) #field,
+#include "core/serialize/limits.def"
+#undef X
+  };
+}
+
+std::string base64_encode(std::string_view in) {
+  static constexpr char kAlpha[] =
+      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  out.reserve((in.size() + 2) / 3 * 4);
+  size_t i = 0;
+  for (; i + 2 < in.size(); i += 3) {
+    uint32_t v = (uint32_t{static_cast<unsigned char>(in[i])} << 16) |
+                 (uint32_t{static_cast<unsigned char>(in[i + 1])} << 8) |
+                 static_cast<unsigned char>(in[i + 2]);
+    out += kAlpha[v >> 18];
+    out += kAlpha[(v >> 12) & 63];
+    out += kAlpha[(v >> 6) & 63];
+    out += kAlpha[v & 63];
+  }
+  if (i < in.size()) {
+    uint32_t v = uint32_t{static_cast<unsigned char>(in[i])} << 16;
+    if (i + 1 < in.size()) v |= uint32_t{static_cast<unsigned char>(in[i + 1])} << 8;
+    out += kAlpha[v >> 18];
+    out += kAlpha[(v >> 12) & 63];
+    out += i + 1 < in.size() ? kAlpha[(v >> 6) & 63] : '=';
+    out += '=';
+  }
+  return out;
+}
+
+std::string base64_decode(std::string_view in, const std::string& path) {
+  if (in.size() % 4 != 0)
+    fail(path, "base64 length " + std::to_string(in.size()) + " is not a multiple of 4");
+  auto val = [&](char c, size_t pos) -> uint32_t {
+    if (c >= 'A' && c <= 'Z') return static_cast<uint32_t>(c - 'A');
+    if (c >= 'a' && c <= 'z') return static_cast<uint32_t>(c - 'a' + 26);
+    if (c >= '0' && c <= '9') return static_cast<uint32_t>(c - '0' + 52);
+    if (c == '+') return 62;
+    if (c == '/') return 63;
+    fail(path, "invalid base64 character at offset " + std::to_string(pos));
+  };
+  std::string out;
+  out.reserve(in.size() / 4 * 3);
+  for (size_t i = 0; i < in.size(); i += 4) {
+    bool last = i + 4 == in.size();
+    int pad = 0;
+    if (last && in[i + 3] == '=') pad = in[i + 2] == '=' ? 2 : 1;
+    uint32_t v = (val(in[i], i) << 18) | (val(in[i + 1], i + 1) << 12);
+    if (pad < 2) v |= val(in[i + 2], i + 2) << 6;
+    if (pad < 1) v |= val(in[i + 3], i + 3);
+    out += static_cast<char>(v >> 16);
+    if (pad < 2) out += static_cast<char>((v >> 8) & 0xff);
+    if (pad < 1) out += static_cast<char>(v & 0xff);
+  }
+  return out;
+}
+
+uint64_t fnv1a64(std::string_view s) {
+  uint64_t h = 14695981039346656037ull;
+  for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
+  return h;
+}
+
+namespace {
+
+// A strict, linear JSON reader over nlohmann's SAX interface: the DOM is built by nlohmann's
+// own builder, and every event is checked first, in O(1): nesting depth, the number of values,
+// duplicate keys in an object (nlohmann would keep the last), and integers outside the 64-bit
+// range (nlohmann would turn them into floats). Errors name the JSON path.
+class StrictSax {
+ public:
+  StrictSax(Json& root, const LoadLimits& limits) : dom_(root, true), limits_(limits) {}
+
+  bool null() { return value() && dom_.null(); }
+  bool boolean(bool v) { return value() && dom_.boolean(v); }
+  bool number_integer(Json::number_integer_t v) { return value() && dom_.number_integer(v); }
+  bool number_unsigned(Json::number_unsigned_t v) { return value() && dom_.number_unsigned(v); }
+  bool number_float(Json::number_float_t v, const Json::string_t& text) {
+    if (text.find_first_of(".eE") == std::string::npos)
+      fail("integer " + text.substr(0, 40) + " is outside the 64-bit range");
+    return value() && dom_.number_float(v, text);
+  }
+  bool string(Json::string_t& v) { return value() && dom_.string(v); }
+  bool binary(Json::binary_t& v) { return value() && dom_.binary(v); }
+  bool start_object(std::size_t n) {
+    value();
+    open(true);
+    return dom_.start_object(n);
+  }
+  bool key(Json::string_t& k) {
+    Frame& f = frames_.back();
+    if (!f.keys.insert(k).second) {
+      f.key = k;
+      fail("duplicate key \"" + k.substr(0, 64) + "\"");
+    }
+    f.key = k;
+    return dom_.key(k);
+  }
+  bool end_object() {
+    frames_.pop_back();
+    return dom_.end_object();
+  }
+  bool start_array(std::size_t n) {
+    value();
+    open(false);
+    return dom_.start_array(n);
+  }
+  bool end_array() {
+    frames_.pop_back();
+    return dom_.end_array();
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
+    throw InputError(path() + ": invalid JSON: " + e.what());
+  }
+
+ private:
+  struct Frame {
+    bool object;
+    int64_t index = -1;  // arrays: the element being read
+    std::string key;     // objects: the member being read
+    std::unordered_set<std::string> keys;
+  };
+
+  bool value() {
+    if (++values_ > limits_.max_json_values)
+      fail("more than " + std::to_string(limits_.max_json_values) + " JSON values");
+    if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
+    return true;
+  }
+  void open(bool object) {
+    if (static_cast<int>(frames_.size()) >= limits_.max_json_depth)
+      fail("JSON nested deeper than " + std::to_string(limits_.max_json_depth));
+    frames_.push_back(Frame{object, -1, {}, {}});
+  }
+  std::string path() const {
+    std::string p;
+    for (const auto& f : frames_) {
+      if (f.object && !f.key.empty()) p += "/" + f.key.substr(0, 64);
+      if (!f.object && f.index >= 0) p += "/" + std::to_string(f.index);
+    }
+    return p.empty() ? "/" : p;
+  }
+  [[noreturn]] void fail(const std::string& what) const { throw InputError(path() + ": " + what); }
+
+  nlohmann::detail::json_sax_dom_parser<Json> dom_;
+  const LoadLimits& limits_;
+  std::vector<Frame> frames_;
+  size_t values_ = 0;
+};
+
+}  // namespace
+
+Json parse_json(std::string_view text, const LoadLimits& limits) {
+  if (text.size() > limits.max_bytes)
+    throw InputError("/: document of " + std::to_string(text.size()) +
+                     " bytes is over the limit of " + std::to_string(limits.max_bytes));
+  Json root;
+  StrictSax sax(root, limits);
+  try {
+    Json::sax_parse(text.begin(), text.end(), &sax);
+  } catch (const Json::exception& e) {
+    throw InputError(std::string("/: invalid JSON: ") + e.what());
+  } catch (const std::bad_alloc&) {
+    throw InputError("/: the document does not fit in memory");
+  }
+  return root;
+}
+
+namespace {
+
+constexpr size_t kInlineWidth = 100;
+
+// A rendered value: on one line when it is a scalar or a container of one-line values that
+// fits in kInlineWidth characters, else indented over several lines. Each value is rendered
+// once, bottom-up (linear in the document).
+struct Rendered {
+  bool one_line;
+  std::string text;
+};
+
+Rendered render(const Json& j, int indent) {
+  if (!j.is_structured()) return {true, j.dump()};
+  std::vector<std::pair<std::string, Rendered>> items;
+  bool all_one_line = true;
+  size_t width = 2;
+  for (auto it = j.begin(); it != j.end(); ++it) {
+    std::string key = j.is_object() ? Json(it.key()).dump() + ": " : "";
+    Rendered r = render(*it, indent + 1);
+    all_one_line &= r.one_line;
+    width += key.size() + r.text.size() + 2;
+    items.emplace_back(std::move(key), std::move(r));
+  }
+  const char* open = j.is_array() ? "[" : "{";
+  const char* close = j.is_array() ? "]" : "}";
+  if (all_one_line && width <= kInlineWidth + 2) {
+    std::string s = open;
+    for (size_t i = 0; i < items.size(); ++i)
+      s += (i ? ", " : "") + items[i].first + items[i].second.text;
+    return {true, s + close};
+  }
+  std::string pad(static_cast<size_t>(indent + 1), ' ');
+  std::string s = std::string(open) + "\n";
+  for (size_t i = 0; i < items.size(); ++i)
+    s += (i ? ",\n" : "") + pad + items[i].first + items[i].second.text;
+  s += "\n" + std::string(static_cast<size_t>(indent), ' ') + close;
+  return {false, s};
+}
+
+}  // namespace
+
+// Objects and arrays that fit on a line stay on one line (a node, a shape, a signature entry);
+// the rest is indented by one space a level. Keys are sorted (nlohmann's default map).
+std::string dump_canonical(const Json& j) {
+  return render(j, 0).text + "\n";
+}
+
+std::string read_file(const std::string& path, size_t max_bytes) {
+  // Opened without blocking (a FIFO would wait for a writer), then refused unless it is a
+  // regular file; the limit is checked on the bytes read, not on what stat reports.
+  int fd = open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) throw InputError(path + ": cannot open file (" + std::strerror(errno) + ")");
+  struct stat st {};
+  if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+    close(fd);
+    throw InputError(path + ": not a regular file");
+  }
+  std::string s;
+  char buf[1 << 16];
+  while (true) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      close(fd);
+      throw InputError(path + ": cannot read file (" + std::strerror(err) + ")");
+    }
+    if (n == 0) break;
+    if (s.size() + static_cast<size_t>(n) > max_bytes) {
+      close(fd);
+      throw InputError(path + ": file is over the limit of " + std::to_string(max_bytes) +
+                       " bytes");
+    }
+    s.append(buf, static_cast<size_t>(n));
+  }
+  close(fd);
+  return s;
+}
+
+}  // namespace flatcheck

@@ -1,0 +1,373 @@
+// Module trees in the file format: graphs, state with aliases, engines as checksummed blobs.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/base/check.h"
+#include "core/base/faults.h"
+#include "core/base/names.h"
+#include "core/ir/analysis.h"
+#include "core/serialize/fields.h"
+#include "core/serialize/serialize.h"
+
+namespace flatcheck {
+using namespace serial;
+namespace {
+
+// ------------------------------------------------------------------------------- graphs
+
+Json node_to_json(const Node& n) {
+  Json j{{"name", n.name}, {"op", std::string(node_op_name(n.op))}, {"target", n.target}};
+  if (n.op != NodeOp::kPlaceholder) {
+    Json args = Json::array();
+    for (const auto& a : n.args) args.push_back(arg_to_json(a));
+    j["args"] = args;
+  }
+  if (n.op == NodeOp::kPlaceholder && n.meta.val) j["val"] = type_to_json(*n.meta.val);
+  if (!n.meta.nn_module_stack.empty()) {
+    Json st = Json::array();
+    for (const auto& e : n.meta.nn_module_stack) st.push_back(Json::array({e.key, e.fqn, e.type}));
+    j["stack"] = st;
+  }
+  if (!n.meta.origin.empty()) j["origin"] = n.meta.origin;
+  return j;
+}
+
+Json graph_to_json(const Graph& g) {
+  Json nodes = Json::array();
+  for (Node* n = g.first(); n; n = n->next) nodes.push_back(node_to_json(*n));
+  return Json{{"nodes", nodes}};
+}
+
+void graph_from_json(const Json& j, const std::string& path, Graph& g, LoadBudget& b) {
+  as_object(j, path, {"nodes"});
+  std::string npath = key_path(path, "nodes");
+  const Json& nodes = as_array(member(j, "nodes", path), npath, b.limits.max_nodes);
+  std::unordered_map<std::string, Node*> by_name;
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    std::string p = idx_path(npath, i);
+    if (++b.nodes > b.limits.max_nodes)
+      fail(p, "more than " + std::to_string(b.limits.max_nodes) + " nodes in the document");
+    const Json& nj =
+        as_object(nodes[i], p, {"name", "op", "target", "args", "val", "stack", "origin"});
+    std::string name =
+        as_string(member(nj, "name", p), key_path(p, "name"), b.limits.max_name_length);
+    check_name(name, key_path(p, "name"));
+    std::string op_s = as_string(member(nj, "op", p), key_path(p, "op"), 32);
+    auto op = node_op_by_name(op_s);
+    if (!op) fail(key_path(p, "op"), "unknown node op \"" + op_s + "\"");
+    std::string target = as_string(member(nj, "target", p), key_path(p, "target"), b.limits.max_path_length);
+    if (*op == NodeOp::kCallFunction && !op_by_name(target))
+      fail(key_path(p, "target"), "unknown op \"" + target + "\"");
+    std::vector<Arg> args;
+    if (auto it = nj.find("args"); it != nj.end()) {
+      std::string ap = key_path(p, "args");
+      as_array(*it, ap, b.limits.max_args);
+      for (size_t k = 0; k < it->size(); ++k) {
+        const Json& a = (*it)[k];
+        std::string akp = idx_path(ap, k);
+        if (a.is_string()) {
+          auto ref = by_name.find(a.get<std::string>());
+          if (ref == by_name.end())
+            fail(akp, "node \"" + a.get<std::string>() + "\" is not defined before this use");
+          args.emplace_back(ref->second);
+        } else if (a.is_boolean()) {
+          args.emplace_back(a.get<bool>());
+        } else if (a.is_number_integer()) {
+          args.emplace_back(as_int(a, akp, INT64_MIN / 2, INT64_MAX / 2));
+        } else if (a.is_number_float() || a.is_object()) {
+          args.emplace_back(float_from_json(a, akp));
+        } else if (a.is_array()) {
+          as_array(a, akp, 64);
+          std::vector<int64_t> ints;
+          for (size_t q = 0; q < a.size(); ++q)
+            ints.push_back(as_int(a[q], idx_path(akp, q), -(int64_t{1} << 40), int64_t{1} << 40));
+          args.emplace_back(std::move(ints));
+        } else {
+          fail(akp, "unsupported argument " + describe(a));
+        }
+      }
+    } else if (*op != NodeOp::kPlaceholder) {
+      fail(p, "missing key 'args'");
+    }
+    if (*op == NodeOp::kPlaceholder && !args.empty())
+      fail(key_path(p, "args"), "placeholder with arguments");
+    Node* n;
+    if (fault_on(Fault::kReloadRenames)) {
+      // Fault: names are re-created through the namespace from the target, and references
+      // are resolved through the new names.
+      std::string hint = *op == NodeOp::kCallFunction ? target : name;
+      std::string fresh = g.ns().create_name(hint);
+      g.ns().release(fresh);
+      n = g.create_exact(*op, target, std::move(args), fresh);
+      by_name[fresh] = n;
+    } else {
+      if (by_name.count(name)) fail(key_path(p, "name"), "duplicate node name \"" + name + "\"");
+      n = g.create_exact(*op, target, std::move(args), name);
+      by_name[name] = n;
+    }
+    if (auto it = nj.find("val"); it != nj.end())
+      n->meta.val = type_from_json(*it, key_path(p, "val"), b.limits);
+    if (*op == NodeOp::kPlaceholder && !n->meta.val) fail(p, "placeholder without \"val\"");
+    if (auto it = nj.find("stack"); it != nj.end()) {
+      std::string sp = key_path(p, "stack");
+      as_array(*it, sp, static_cast<size_t>(b.limits.max_module_depth));
+      for (size_t k = 0; k < it->size(); ++k) {
+        std::string ep = idx_path(sp, k);
+        const Json& e = as_array((*it)[k], ep, 3);
+        if (e.size() != 3) fail(ep, "expected [key, fqn, type]");
+        n->meta.nn_module_stack.push_back({as_string(e[0], idx_path(ep, 0), b.limits.max_path_length),
+                                           as_string(e[1], idx_path(ep, 1), b.limits.max_path_length),
+                                           as_string(e[2], idx_path(ep, 2), b.limits.max_name_length)});
+      }
+    }
+    if (auto it = nj.find("origin"); it != nj.end())
+      n->meta.origin = as_string(*it, key_path(p, "origin"), b.limits.max_origin_length);
+  }
+}
+
+Json state_map_to_json(const std::map<std::string, TensorPtr>& m,
+                       std::unordered_map<const Tensor*, std::string>& seen,
+                       const std::string& prefix) {
+  Json j = Json::object();
+  for (const auto& [k, t] : m) {
+    std::string fqn = join_fqn(prefix, k);
+    auto it = seen.find(t.get());
+    if (it != seen.end()) {
+      j[k] = Json{{"alias", it->second}};
+    } else {
+      seen[t.get()] = fqn;
+      j[k] = tensor_to_json(*t);
+    }
+  }
+  return j;
+}
+
+struct ModuleWriter {
+  std::unordered_map<const Tensor*, std::string> tensors;
+  std::unordered_map<const Module*, std::string> modules;
+
+  Json write(const Module& m, const std::string& path) {
+    if (auto it = modules.find(&m); it != modules.end()) return Json{{"alias", it->second}};
+    modules[&m] = path;
+    Json j{{"type", m.type}, {"graph", graph_to_json(m.graph)}};
+    if (!m.params.empty()) j["params"] = state_map_to_json(m.params, tensors, path);
+    if (!m.buffers.empty()) j["buffers"] = state_map_to_json(m.buffers, tensors, path);
+    if (!m.engines.empty()) {
+      Json e = Json::object();
+      for (const auto& [k, v] : m.engines) {
+        std::string blob = dump_canonical(engine_to_json(*v));
+        char sum[32];
+        std::snprintf(sum, sizeof sum, "%016llx", static_cast<unsigned long long>(fnv1a64(blob)));
+        e[k] = Json{{"blob", base64_encode(blob)}, {"checksum", sum}};
+      }
+      j["engines"] = e;
+    }
+    if (!m.children.empty()) {
+      Json c = Json::object();
+      for (const auto& [k, v] : m.children) c[k] = write(*v, join_fqn(path, k));
+      j["children"] = c;
+    }
+    return j;
+  }
+};
+
+struct ModuleReader {
+  LoadBudget& b;
+  std::map<std::string, TensorPtr> tensors;                // fqn -> tensor, for aliases
+  std::map<std::string, std::shared_ptr<Module>> modules;  // path -> module, for aliases
+  std::vector<std::pair<std::shared_ptr<Module>, std::string>> to_lint;
+
+  void read_state(const Json& j, const std::string& jpath, const std::string& prefix,
+                  std::map<std::string, TensorPtr>& out) {
+    as_object(j, jpath);
+    for (const auto& [k, v] : j.items()) {
+      std::string p = key_path(jpath, k);
+      check_name(k, p);
+      std::string fqn = join_fqn(prefix, k);
+      if (v.is_object() && v.contains("alias")) {
+        as_object(v, p, {"alias"});
+        std::string target = as_string(v["alias"], key_path(p, "alias"), b.limits.max_path_length);
+        auto it = tensors.find(target);
+        if (it == tensors.end())
+          fail(key_path(p, "alias"), "alias \"" + target + "\" is not defined earlier");
+        out[k] = it->second;
+      } else {
+        out[k] = std::make_shared<Tensor>(tensor_from_json(v, p, b));
+      }
+      tensors[fqn] = out[k];
+    }
+  }
+
+  std::shared_ptr<Module> read(const Json& j, const std::string& jpath, const std::string& path,
+                               int depth) {
+    if (depth > b.limits.max_module_depth)
+      fail(jpath, "modules nested deeper than " + std::to_string(b.limits.max_module_depth));
+    as_object(j, jpath, {"type", "graph", "params", "buffers", "engines", "children", "alias"});
+    if (j.contains("alias")) {
+      if (j.size() != 1) fail(jpath, "an alias has no other keys");
+      std::string target = as_string(j["alias"], key_path(jpath, "alias"), b.limits.max_path_length);
+      auto it = modules.find(target);
+      if (it == modules.end())
+        fail(key_path(jpath, "alias"), "alias \"" + target + "\" is not defined earlier");
+      return it->second;
+    }
+    auto m = std::make_shared<Module>();
+    m->type =
+        as_string(member(j, "type", jpath), key_path(jpath, "type"), b.limits.max_name_length);
+    if (auto it = j.find("params"); it != j.end())
+      read_state(*it, key_path(jpath, "params"), path, m->params);
+    if (auto it = j.find("buffers"); it != j.end())
+      read_state(*it, key_path(jpath, "buffers"), path, m->buffers);
+    if (auto it = j.find("engines"); it != j.end()) {
+      std::string ep = key_path(jpath, "engines");
+      as_object(*it, ep);
+      for (const auto& [k, v] : it->items()) {
+        check_name(k, key_path(ep, k));
+        m->engines[k] = std::make_shared<Engine>(read_engine_blob(v, key_path(ep, k)));
+      }
+    }
+    if (auto it = j.find("children"); it != j.end()) {
+      std::string cp = key_path(jpath, "children");
+      as_object(*it, cp);
+      for (const auto& [k, v] : it->items()) {
+        std::string kp = key_path(cp, k);
+        if (k.empty() || k.find('.') != std::string::npos || k.size() > b.limits.max_name_length)
+          fail(kp, "'" + k + "' is not a legal child name");
+        m->children[k] = read(v, kp, join_fqn(path, k), depth + 1);
+      }
+    }
+    std::string gp = key_path(jpath, "graph");
+    graph_from_json(member(j, "graph", jpath), gp, m->graph, b);
+    to_lint.emplace_back(m, jpath);
+    // Aliases may name this module only once its subtree is read: an alias can never point
+    // at one of its own ancestors, so the module tree has no cycle.
+    modules[path] = m;
+    return m;
+  }
+
+  Engine read_engine_blob(const Json& j, const std::string& path) {
+    as_object(j, path, {"blob", "checksum"});
+    std::string bp = key_path(path, "blob");
+    std::string text = as_string(member(j, "blob", path), bp, b.limits.max_blob_bytes * 4 / 3 + 8);
+    std::string blob = base64_decode(text, bp);
+    std::string sum = as_string(member(j, "checksum", path), key_path(path, "checksum"), 16);
+    char want[32];
+    std::snprintf(want, sizeof want, "%016llx", static_cast<unsigned long long>(fnv1a64(blob)));
+    if (sum != want)
+      fail(key_path(path, "checksum"),
+           "checksum " + sum + " does not match the blob (" + want + ")");
+    Json ej = parse_json(blob, b.limits);
+    return engine_from_json(ej, bp, b);
+  }
+
+  // The expansion budget, computed before any work starts: the program's size once every call
+  // is inlined (what export builds), its module calls, the tensor elements one run produces
+  // and the multiply-adds of matmul and sum. Computed once per module object (the tree is a
+  // DAG: linear), saturating, and bounded by LoadLimits. Needs the inferred types.
+  void check_expansion(const Module& root, const std::string& jpath) {
+    struct Size {
+      int64_t nodes = 0, calls = 0, elements = 0, flops = 0;
+    };
+    static constexpr int64_t cap = int64_t{1} << 60;
+    auto add = [](int64_t a, int64_t b) { return std::min(cap, a + std::min(cap, b)); };
+    auto mul = [](int64_t a, int64_t b) {
+      return a == 0 || b == 0 ? 0 : (a > cap / b ? cap : a * b);
+    };
+    std::unordered_map<const Module*, Size> memo;
+    std::function<Size(const Module&)> size = [&](const Module& m) -> Size {
+      if (auto it = memo.find(&m); it != memo.end()) return it->second;
+      Size s;
+      for (Node* n = m.graph.first(); n; n = n->next) {
+        s.nodes = add(s.nodes, 1);
+        if (n->meta.val) {
+          const ValueType& t = *n->meta.val;
+          if (t.kind == ValueType::kTensor) s.elements = add(s.elements, numel(t.shape));
+          for (const auto& e : t.elems) s.elements = add(s.elements, numel(e));
+        }
+        if (n->op == NodeOp::kCallFunction && (n->fn == OpCode::kMatmul || n->fn == OpCode::kSum)) {
+          auto in = std::get_if<Node*>(&n->args.at(0));
+          if (in && (*in)->meta.val && (*in)->meta.val->kind == ValueType::kTensor) {
+            const Shape& a = (*in)->meta.val->shape;
+            int64_t f = numel(a);
+            if (n->fn == OpCode::kMatmul && a.size() == 2 && n->meta.val &&
+                n->meta.val->shape.size() == 2)
+              f = mul(mul(a[0], a[1]), n->meta.val->shape[1]);
+            s.flops = add(s.flops, f);
+          }
+        }
+        if (n->op != NodeOp::kCallModule) continue;
+        const Module* child = m.submodule(n->target);
+        if (!child) continue;  // lint reports it
+        Size c = size(*child);
+        s.nodes = add(s.nodes, c.nodes);
+        s.calls = add(s.calls, add(c.calls, 1));
+        s.elements = add(s.elements, c.elements);
+        s.flops = add(s.flops, c.flops);
+      }
+      return memo[&m] = s;
+    };
+    Size s = size(root);
+    auto over = [&](int64_t v, size_t limit, const char* what) {
+      if (v > static_cast<int64_t>(limit))
+        fail(jpath, std::string(what) + " " + std::to_string(v) + ", over the limit of " +
+                        std::to_string(limit));
+    };
+    over(s.nodes, b.limits.max_inlined_nodes, "the program inlines to this many nodes:");
+    over(s.calls, b.limits.max_calls, "one run makes this many module calls:");
+    over(s.elements, b.limits.max_run_elements, "one run produces this many tensor elements:");
+    over(s.flops, b.limits.max_run_flops, "one run does this many multiply-adds:");
+  }
+
+  // Lints every graph once all attributes exist; errors name the module's JSON path.
+  void lint_all() {
+    for (auto& [m, jpath] : to_lint) {
+      try {
+        lint_graph(m->graph, m.get(), "");
+      } catch (const InputError& e) {
+        fail(key_path(jpath, "graph"), e.what());
+      }
+    }
+  }
+};
+
+}  // namespace
+
+Json module_to_json(const Module& m) {
+  return ModuleWriter().write(m, "");
+}
+
+std::shared_ptr<Module> module_from_json(const Json& j, const std::string& path, LoadBudget& b) {
+  ModuleReader r{b, {}, {}, {}};
+  auto m = r.read(j, path, "", 0);
+  r.lint_all();
+  try {
+    infer_types(*m);
+  } catch (const InputError& e) {
+    fail(path, e.what());
+  }
+  r.check_expansion(*m, path);
+  return m;
+}
+
+std::string save_module(const Module& m) {
+  Json j{
+      {"format", "flatcheck-module"}, {"version", kFormatVersion}, {"module", module_to_json(m)}};
+  return dump_canonical(j);
+}
+
+std::shared_ptr<Module> load_module(std::string_view text, const LoadLimits& limits) {
+  Json j = parse_json(text, limits);
+  check_header(j, "flatcheck-module");
+  as_object(j, "", {"format", "version", "module"});
+  LoadBudget b{limits, 0, 0};
+  return module_from_json(member(j, "module", ""), "/module", b);
+}
+
+}  // namespace flatcheck

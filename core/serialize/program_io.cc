@@ -1,0 +1,254 @@
+// Programs (signature, state, root module) and engines in the file format.
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <limits>
+#include <set>
+#include <sstream>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/base/check.h"
+#include "core/base/faults.h"
+#include "core/base/names.h"
+#include "core/ir/analysis.h"
+#include "core/serialize/fields.h"
+#include "core/serialize/serialize.h"
+
+namespace flatcheck {
+using namespace serial;
+
+Json engine_to_json(const Engine& e) {
+  Json slots = Json::array(), ins = Json::array(), outs = Json::array(), consts = Json::array(),
+       ops = Json::array();
+  for (const auto& s : e.slots)
+    slots.push_back(Json{{"shape", shape_to_json(s.shape)}, {"offset", s.offset}});
+  for (const auto& b : e.inputs)
+    ins.push_back(Json{{"name", b.name}, {"slot", b.slot}, {"position", b.position}});
+  for (const auto& b : e.outputs) outs.push_back(Json{{"name", b.name}, {"slot", b.slot}});
+  for (const auto& [s, t] : e.constants)
+    consts.push_back(Json{{"slot", s}, {"value", tensor_to_json(t)}});
+  for (const auto& op : e.ops) {
+    Json sc = Json::array();
+    for (const auto& s : op.scalars)
+      std::visit([&](const auto& v) { sc.push_back(arg_to_json(Arg(v))); }, s);
+    Json o{
+        {"op", std::string(op_info(op.op).name)}, {"in", op.in}, {"out", op.out}, {"scalars", sc}};
+    if (!op.origin.empty()) o["origin"] = op.origin;
+    ops.push_back(o);
+  }
+  return Json{{"format", "flatcheck-engine"},
+              {"version", Engine::kVersion},
+              {"name", e.name},
+              {"arena", e.arena_floats},
+              {"slots", slots},
+              {"inputs", ins},
+              {"outputs", outs},
+              {"constants", consts},
+              {"ops", ops}};
+}
+
+Engine engine_from_json(const Json& j, const std::string& path, LoadBudget& b) {
+  as_object(
+      j, path,
+      {"format", "version", "name", "arena", "slots", "inputs", "outputs", "constants", "ops"});
+  if (as_string(member(j, "format", path), key_path(path, "format"), 64) != "flatcheck-engine")
+    fail(key_path(path, "format"), "expected \"flatcheck-engine\"");
+  if (as_int(member(j, "version", path), key_path(path, "version"), 0, 1 << 20) != Engine::kVersion)
+    fail(key_path(path, "version"), "unsupported engine version");
+  const LoadLimits& lim = b.limits;
+  const auto kMaxSlot = static_cast<int64_t>(lim.max_engine_slots);
+  Engine e;
+  e.name = as_string(member(j, "name", path), key_path(path, "name"), b.limits.max_name_length);
+  e.arena_floats = as_int(member(j, "arena", path), key_path(path, "arena"), 0, lim.max_engine_arena_floats);
+  std::string sp = key_path(path, "slots");
+  const Json& slots = as_array(member(j, "slots", path), sp, lim.max_engine_slots);
+  for (size_t i = 0; i < slots.size(); ++i) {
+    std::string p = idx_path(sp, i);
+    as_object(slots[i], p, {"shape", "offset"});
+    e.slots.push_back(
+        {shape_from_json(member(slots[i], "shape", p), key_path(p, "shape"), b.limits),
+         as_int(member(slots[i], "offset", p), key_path(p, "offset"), 0, lim.max_engine_arena_floats)});
+  }
+  auto bindings = [&](const char* key, bool with_position) {
+    std::string bp = key_path(path, key);
+    const Json& arr = as_array(member(j, key, path), bp, lim.max_engine_bindings);
+    std::vector<EngineBinding> out;
+    for (size_t i = 0; i < arr.size(); ++i) {
+      std::string p = idx_path(bp, i);
+      if (with_position)
+        as_object(arr[i], p, {"name", "slot", "position"});
+      else
+        as_object(arr[i], p, {"name", "slot"});
+      EngineBinding eb;
+      eb.name = as_string(member(arr[i], "name", p), key_path(p, "name"), b.limits.max_name_length);
+      eb.slot =
+          static_cast<int>(as_int(member(arr[i], "slot", p), key_path(p, "slot"), 0, kMaxSlot));
+      if (with_position)
+        eb.position = static_cast<int>(
+            as_int(member(arr[i], "position", p), key_path(p, "position"), 0, static_cast<int64_t>(lim.max_nodes)));
+      out.push_back(eb);
+    }
+    return out;
+  };
+  e.inputs = bindings("inputs", true);
+  e.outputs = bindings("outputs", false);
+  std::string cp = key_path(path, "constants");
+  const Json& consts = as_array(member(j, "constants", path), cp, lim.max_engine_bindings);
+  for (size_t i = 0; i < consts.size(); ++i) {
+    std::string p = idx_path(cp, i);
+    as_object(consts[i], p, {"slot", "value"});
+    int s =
+        static_cast<int>(as_int(member(consts[i], "slot", p), key_path(p, "slot"), 0, kMaxSlot));
+    e.constants.emplace_back(
+        s, tensor_from_json(member(consts[i], "value", p), key_path(p, "value"), b));
+  }
+  std::string op_path = key_path(path, "ops");
+  const Json& ops = as_array(member(j, "ops", path), op_path, lim.max_nodes);
+  for (size_t i = 0; i < ops.size(); ++i) {
+    std::string p = idx_path(op_path, i);
+    as_object(ops[i], p, {"op", "in", "out", "scalars", "origin"});
+    EngineOp op;
+    std::string name = as_string(member(ops[i], "op", p), key_path(p, "op"), 32);
+    auto code = op_by_name(name);
+    if (!code) fail(key_path(p, "op"), "unknown op \"" + name + "\"");
+    op.op = *code;
+    for (const char* key : {"in", "out"}) {
+      std::string kp = key_path(p, key);
+      const Json& arr = as_array(member(ops[i], key, p), kp, lim.max_args);
+      for (size_t k = 0; k < arr.size(); ++k)
+        (key[0] == 'i' ? op.in : op.out)
+            .push_back(static_cast<int>(as_int(arr[k], idx_path(kp, k), 0, kMaxSlot)));
+    }
+    std::string scp = key_path(p, "scalars");
+    const Json& sc = as_array(member(ops[i], "scalars", p), scp, 16);
+    for (size_t k = 0; k < sc.size(); ++k) {
+      const Json& a = sc[k];
+      std::string akp = idx_path(scp, k);
+      if (a.is_boolean())
+        op.scalars.emplace_back(a.get<bool>());
+      else if (a.is_number_integer())
+        op.scalars.emplace_back(as_int(a, akp, -(int64_t{1} << 40), int64_t{1} << 40));
+      else if (a.is_array()) {
+        as_array(a, akp, lim.max_rank);
+        std::vector<int64_t> ints;
+        for (size_t q = 0; q < a.size(); ++q)
+          ints.push_back(as_int(a[q], idx_path(akp, q), -(int64_t{1} << 40), int64_t{1} << 40));
+        op.scalars.emplace_back(std::move(ints));
+      } else
+        op.scalars.emplace_back(float_from_json(a, akp));
+    }
+    if (auto it = ops[i].find("origin"); it != ops[i].end())
+      op.origin = as_string(*it, key_path(p, "origin"), lim.max_origin_length);
+    e.ops.push_back(std::move(op));
+  }
+  try {
+    validate_engine(e);
+  } catch (const InputError& err) {
+    fail(path + "/" + err.what(), "invalid engine");
+  }
+  return e;
+}
+
+Json program_to_json(const Program& p) {
+  Json ins = Json::array(), outs = Json::array(), state = Json::object(), types = Json::object();
+  for (const auto& s : p.sig.inputs) {
+    Json e{{"kind", std::string(input_kind_name(s.kind))}, {"name", s.name}};
+    if (!s.target.empty()) e["target"] = s.target;
+    ins.push_back(e);
+  }
+  for (const auto& s : p.sig.outputs) {
+    Json e{{"kind", std::string(output_kind_name(s.kind))}, {"name", s.name}};
+    if (!s.target.empty()) e["target"] = s.target;
+    outs.push_back(e);
+  }
+  for (const auto& [k, v] : p.state) state[k] = tensor_to_json(*v);
+  for (const auto& [k, v] : p.module_types) types[k] = v;
+  return Json{{"module", module_to_json(*p.root)},
+              {"signature", Json{{"inputs", ins}, {"outputs", outs}}},
+              {"state", state},
+              {"module_types", types}};
+}
+
+Program program_from_json(const Json& j, const std::string& path, LoadBudget& b) {
+  as_object(j, path, {"module", "signature", "state", "module_types", "format", "version"});
+  Program p;
+  std::string stp = key_path(path, "state");
+  const Json& state = as_object(member(j, "state", path), stp);
+  for (const auto& [k, v] : state.items()) {
+    if (k.empty() || k.size() > b.limits.max_path_length) fail(key_path(stp, k), "bad state name");
+    p.state[k] = std::make_shared<Tensor>(tensor_from_json(v, key_path(stp, k), b));
+  }
+  std::string tp = key_path(path, "module_types");
+  if (auto it = j.find("module_types"); it != j.end()) {
+    as_object(*it, tp);
+    for (const auto& [k, v] : it->items()) p.module_types[k] = as_string(v, key_path(tp, k), b.limits.max_name_length);
+  }
+  std::string sp = key_path(path, "signature");
+  const Json& sig = as_object(member(j, "signature", path), sp, {"inputs", "outputs"});
+  std::string ip = key_path(sp, "inputs");
+  const Json& ins = as_array(member(sig, "inputs", sp), ip, b.limits.max_nodes);
+  for (size_t i = 0; i < ins.size(); ++i) {
+    std::string q = idx_path(ip, i);
+    as_object(ins[i], q, {"kind", "name", "target"});
+    InputSpec s;
+    std::string kind = as_string(member(ins[i], "kind", q), key_path(q, "kind"), 32);
+    if (kind == "user_input")
+      s.kind = InputSpec::kUserInput;
+    else if (kind == "parameter")
+      s.kind = InputSpec::kParameter;
+    else if (kind == "buffer")
+      s.kind = InputSpec::kBuffer;
+    else
+      fail(key_path(q, "kind"), "expected user_input, parameter or buffer, got \"" + kind + "\"");
+    s.name = as_string(member(ins[i], "name", q), key_path(q, "name"), b.limits.max_name_length);
+    if (s.kind != InputSpec::kUserInput) {
+      s.target = as_string(member(ins[i], "target", q), key_path(q, "target"), b.limits.max_path_length);
+      if (!p.state.count(s.target))
+        fail(key_path(q, "target"), "state \"" + s.target + "\" does not exist");
+    }
+    p.sig.inputs.push_back(s);
+  }
+  std::string op = key_path(sp, "outputs");
+  const Json& outs = as_array(member(sig, "outputs", sp), op, b.limits.max_nodes);
+  for (size_t i = 0; i < outs.size(); ++i) {
+    std::string q = idx_path(op, i);
+    as_object(outs[i], q, {"kind", "name", "target"});
+    OutputSpec s;
+    std::string kind = as_string(member(outs[i], "kind", q), key_path(q, "kind"), 32);
+    if (kind == "user_output")
+      s.kind = OutputSpec::kUserOutput;
+    else if (kind == "buffer_mutation")
+      s.kind = OutputSpec::kBufferMutation;
+    else
+      fail(key_path(q, "kind"), "expected user_output or buffer_mutation, got \"" + kind + "\"");
+    s.name = as_string(member(outs[i], "name", q), key_path(q, "name"), b.limits.max_name_length);
+    if (s.kind == OutputSpec::kBufferMutation)
+      s.target = as_string(member(outs[i], "target", q), key_path(q, "target"), b.limits.max_path_length);
+    p.sig.outputs.push_back(s);
+  }
+  p.root = module_from_json(member(j, "module", path), key_path(path, "module"), b);
+  try {
+    lint_program(p);
+  } catch (const InputError& e) {
+    fail(path, e.what());
+  }
+  return p;
+}
+
+std::string save_program(const Program& p) {
+  Json j = program_to_json(p);
+  j["format"] = "flatcheck-program";
+  j["version"] = kFormatVersion;
+  return dump_canonical(j);
+}
+
+Program load_program(std::string_view text, const LoadLimits& limits) {
+  Json j = parse_json(text, limits);
+  check_header(j, "flatcheck-program");
+  LoadBudget b{limits, 0, 0};
+  return program_from_json(j, "", b);
+}
+
+}  // namespace flatcheck
