@@ -1,0 +1,115 @@
+// The flag parser and the options every command reads.
+#include "harness/cli/cli.h"
+
+#include <unistd.h>
+
+#include <csignal>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/base/faults.h"
+#include "core/base/check.h"
+#include "core/passes/passes.h"
+#include "core/runtime/cuda/cuda_backend.h"
+#include "core/runtime/cuda/device.h"
+#include "core/serialize/serialize.h"
+#include "generators/examples.h"
+#include "generators/generate.h"
+#include "harness/backend_diff.h"
+#include "harness/campaign.h"
+#include "harness/dot.h"
+#include "harness/isolate.h"
+#include "harness/minimize.h"
+#include "harness/oracle.h"
+#include "harness/predicate.h"
+#include "harness/torch_emit.h"
+
+
+namespace flatcheck::cli {
+
+bool stderr_tty() {
+  return isatty(fileno(stderr)) != 0;
+}
+
+// Set by SIGINT: the campaign stops claiming cases, finishes, prints its summary, saves state.
+std::atomic<bool> g_interrupted{false};
+
+void apply_inject(const Args& a) {
+  if (!a.has("--inject")) return;
+  auto f = fault_by_name(a.str("--inject"));
+  if (!f) throw UsageError("unknown fault '" + a.str("--inject") + "' (see 'flatcheck faults')");
+  set_active_fault(*f);
+}
+
+// --device: cpu, or cuda when this build has the CUDA runtime and a device is present
+// (otherwise exit 2 with the reason, before any case runs).
+Device device_option(const Args& a, const char* fallback) {
+  std::string name = a.str("--device", fallback);
+  auto d = device_by_name(name);
+  if (!d) throw UsageError("--device expects cpu or cuda, got '" + name + "'");
+  std::string why;
+  if (*d == Device::kCuda && !cuda_available(&why)) throw InputError("--device cuda: " + why);
+  return *d;
+}
+
+// "cpu", or "cuda (NVIDIA H100 80GB HBM3)": the backend that ran, for every report.
+std::string backend_label(const std::string& backend) {
+  if (backend == "cuda") {
+    std::string dev = cuda_device_name();
+    return dev.empty() ? backend : backend + " (" + dev + ")";
+  }
+  return backend.empty() ? "none (no case ran)" : backend;
+}
+
+std::string fmt(double x, int prec) {
+  std::ostringstream os;
+  os << std::fixed << std::setprecision(prec) << x;
+  return os.str();
+}
+
+std::vector<std::string> case_files(const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> out;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      std::vector<std::string> found;
+      for (auto& e : fs::recursive_directory_iterator(p, ec))
+        if (e.is_regular_file() && e.path().extension() == ".json")
+          found.push_back(e.path().string());
+      std::sort(found.begin(), found.end());
+      out.insert(out.end(), found.begin(), found.end());
+    } else if (fs::exists(p, ec)) {
+      out.push_back(p);
+    } else {
+      throw InputError(p + ": no such file or folder");
+    }
+  }
+  return out;
+}
+
+std::string out_dir_option(const Args& a, const char* cmd) {
+  std::string out = a.has("-o") ? a.str("-o") : a.str("--out");
+  if (out.empty()) throw UsageError(std::string(cmd) + " needs -o DIR");
+  std::error_code ec;
+  std::filesystem::create_directories(out, ec);
+  if (ec || !std::filesystem::is_directory(out))
+    throw InputError(out + ": cannot create the output folder" +
+                     (ec ? " (" + ec.message() + ")" : ""));
+  return out;
+}
+
+}  // namespace flatcheck::cli

@@ -1,0 +1,337 @@
+// fuzz, replay and shrink.
+#include "harness/cli/cli.h"
+
+#include <unistd.h>
+
+#include <csignal>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/base/faults.h"
+#include "core/base/check.h"
+#include "core/passes/passes.h"
+#include "core/runtime/cuda/cuda_backend.h"
+#include "core/runtime/cuda/device.h"
+#include "core/serialize/serialize.h"
+#include "generators/examples.h"
+#include "generators/generate.h"
+#include "harness/backend_diff.h"
+#include "harness/campaign.h"
+#include "harness/dot.h"
+#include "harness/isolate.h"
+#include "harness/minimize.h"
+#include "harness/oracle.h"
+#include "harness/predicate.h"
+#include "harness/torch_emit.h"
+
+
+namespace flatcheck::cli {
+
+// ------------------------------------------------------------------------------ fuzz
+
+Json coverage_json(const Coverage& c) {
+  return Json{{"nodes", c.nodes},
+              {"module_calls", c.calls},
+              {"acc_partitions", c.acc_partitions},
+              {"fallback_partitions", c.fallback_partitions},
+              {"renamed_nodes", c.renamed_nodes},
+              {"specialized_fqns", c.specialized_fqns},
+              {"buffer_mutations", c.buffer_mutations},
+              {"paths_checked", c.paths},
+              {"ops", c.ops}};
+}
+
+void print_summary(const CampaignOptions& o, const CampaignResult& r) {
+  double rate = r.seconds > 0 ? static_cast<double>(r.cases) / r.seconds : 0;
+  if (r.first_index > 0) std::cout << "resumed at case slot " << r.first_index << "; ";
+  std::cout << "flatcheck fuzz: " << r.cases << " cases in " << fmt(r.seconds, 2) << " s ("
+            << fmt(rate, 0) << " cases/s), seed " << r.seed << ", " << o.jobs << " job"
+            << (o.jobs == 1 ? "" : "s");
+  if (r.shard_count > 1) std::cout << ", shard " << r.shard_index << "/" << r.shard_count;
+  if (r.max_nodes != 20) std::cout << ", --max-nodes " << r.max_nodes;
+  if (active_fault() != Fault::kNone)
+    std::cout << ", fault injected: " << fault_info(active_fault()).name;
+  std::cout << "\nbackend: " << backend_label(r.backend) << " (every path of every case)\n";
+  const Coverage& c = r.totals;
+  std::cout << "exercised:\n"
+            << "  eager nodes        " << c.nodes << " ("
+            << fmt(r.cases ? double(c.nodes) / double(r.cases) : 0) << " per case)\n"
+            << "  module calls       " << c.calls << "\n"
+            << "  partitions         " << c.acc_partitions << " engines (_run_on_acc_*), "
+            << c.fallback_partitions << " fallbacks (_run_on_gpu_*)\n"
+            << "  renamed nodes      " << c.renamed_nodes
+            << " (flattened names with a collision suffix)\n"
+            << "  specialized calls  " << c.specialized_fqns
+            << " modules unflattened into 2+ variants\n"
+            << "  buffer mutations   " << c.buffer_mutations << "\n"
+            << "  paths checked      " << c.paths
+            << " (exported, partitioned, flattened, reloaded, unflattened)\n";
+  std::vector<std::pair<int, std::string>> ops;
+  for (const auto& [k, v] : c.ops) ops.emplace_back(v, k);
+  std::sort(ops.rbegin(), ops.rend());
+  std::cout << "  ops                ";
+  for (size_t i = 0; i < ops.size(); ++i)
+    std::cout << (i ? ", " : "") << ops[i].second << " " << ops[i].first;
+  std::cout << "\n";
+  if (r.known_skipped > 0)
+    std::cout << "known: " << r.known_skipped
+              << " failing cases with signatures found by earlier runs\n";
+  if (r.findings.empty()) {
+    std::cout << "result: no new failures\n";
+    return;
+  }
+  std::cout << "result: " << r.failing_cases << " failing case" << (r.failing_cases == 1 ? "" : "s")
+            << ", " << r.findings.size() << " unique signature"
+            << (r.findings.size() == 1 ? "" : "s") << "\n";
+  for (const auto& f : r.findings) {
+    std::cout << "  " << f.failure.signature() << "  case " << f.case_index << ", "
+              << f.original_nodes << " -> " << f.minimized_nodes << " nodes";
+    if (!f.path.empty())
+      std::cout << "\n    repro: " << f.path << "  (flatcheck replay " << f.path << ")";
+    std::string msg = f.failure.message;
+    if (msg.size() > 300) msg = msg.substr(0, 297) + "...";
+    std::cout << "\n    " << msg << "\n";
+  }
+}
+
+int cmd_fuzz(int argc, char** argv) {
+  Args a(argc, argv, 2,
+         {"--cases", "--time", "--seed", "--jobs", "--shard", "--inject", "--device", "--out",
+          "--max-nodes", "--timeout", "--resume"},
+         {"--json", "--no-minimize", "--help", "--quiet", "--no-isolate"});
+  if (a.flag("--help")) {
+    std::cout << "flatcheck fuzz: generate cases from a seed and check every path bit for bit.\n"
+                 "  --cases N       cases to run (default 2000)\n"
+                 "  --time SECONDS  run for a time instead of a count\n"
+                 "  --seed S        campaign seed (default 1); case i uses mix(S, i)\n"
+                 "  --jobs J        worker threads (default 1)\n"
+                 "  --shard I/N     run only case indices i with i % N == I\n"
+                 "  --inject FAULT  switch on an injected fault (see 'flatcheck faults')\n"
+                 "  --device D      cpu (default) or cuda: the backend every path runs on\n"
+                 "  --out DIR       where findings are written (default corpus/found)\n"
+                 "  --max-nodes N   steps per generated graph (default 20)\n"
+                 "  --no-minimize   write findings unminimized\n"
+                 "  --no-isolate    run cases in this process (faster; a crash ends the campaign)\n"
+                 "  --timeout S     per-case time limit in isolated mode (default 10)\n"
+                 "  --resume DIR    continue the campaign whose findings and state are in DIR\n"
+                 "  --json          end with one JSON line of figures\n";
+    return 0;
+  }
+  if (!a.positional().empty()) throw UsageError("fuzz takes no positional arguments");
+  if (a.has("--cases") && a.has("--time"))
+    throw UsageError("--cases and --time exclude each other");
+  apply_inject(a);
+  CampaignOptions o;
+  o.oracle.device = device_option(a);
+  bool cuda = o.oracle.device == Device::kCuda;
+  o.cases = a.integer("--cases", 2000, 1, int64_t{1} << 40);
+  o.time_s = a.number("--time", 0, 0.001, 1e7);
+  o.seed = a.unsigned_int("--seed", 1);
+  o.jobs = static_cast<int>(a.integer("--jobs", 1, 1, 256));
+  o.out_dir = a.str("--out", "corpus/found");
+  o.minimize = !a.flag("--no-minimize");
+  o.gen.max_nodes = static_cast<int>(a.integer("--max-nodes", 20, 2, 500));
+  // CUDA contexts do not survive fork(): GPU campaigns check cases in-process.
+  o.isolate = !a.flag("--no-isolate") && !cuda;
+  o.timeout_s = a.number("--timeout", 10, 0.01, 86400);
+  if (a.has("--resume")) {
+    if (a.has("--seed") || a.has("--shard") || a.has("--max-nodes") || a.has("--out"))
+      throw UsageError(
+          "--resume takes the seed, shard, node count and folder from the campaign it resumes");
+    o.resume = true;
+    o.out_dir = a.str("--resume");
+  }
+  o.interrupt = &g_interrupted;
+  // The first Ctrl-C stops the campaign cleanly (summary, state); a second one ends the
+  // process at once (its findings are on disk already; workers die with it).
+  std::signal(SIGINT, [](int) {
+    if (g_interrupted.exchange(true)) {
+      std::signal(SIGINT, SIG_DFL);
+      std::raise(SIGINT);
+    }
+  });
+  if (a.has("--shard")) {
+    std::string s = a.str("--shard");
+    auto slash = s.find('/');
+    char* end = nullptr;
+    long i = slash == std::string::npos ? -1 : std::strtol(s.substr(0, slash).c_str(), &end, 10);
+    long n = slash == std::string::npos ? -1 : std::strtol(s.substr(slash + 1).c_str(), &end, 10);
+    if (slash == std::string::npos || n < 1 || i < 0 || i >= n)
+      throw UsageError("--shard expects I/N with 0 <= I < N, got '" + s + "'");
+    o.shard_index = static_cast<int>(i);
+    o.shard_count = static_cast<int>(n);
+  }
+  bool tty = stderr_tty() && !a.flag("--quiet");
+  if (tty) {
+    o.progress = [&](int64_t done, int64_t failing, double secs) {
+      std::fprintf(stderr, "\r  %lld cases, %lld failing, %.0f cases/s, %.1f s   ",
+                   static_cast<long long>(done), static_cast<long long>(failing),
+                   secs > 0 ? double(done) / secs : 0.0, secs);
+      std::fflush(stderr);
+    };
+  }
+  CampaignResult r = run_campaign(o);
+  if (tty) std::fprintf(stderr, "\r%60s\r", "");
+  print_summary(o, r);
+  if (g_interrupted.load())
+    std::cout << "interrupted: resume with 'flatcheck fuzz --resume " << o.out_dir << "'\n";
+  if (a.flag("--json")) {
+    Json findings = Json::array();
+    for (const auto& f : r.findings)
+      findings.push_back(Json{{"signature", f.failure.signature()},
+                              {"case", f.case_index},
+                              {"case_seed", f.case_seed},
+                              {"nodes", f.original_nodes},
+                              {"minimized_nodes", f.minimized_nodes},
+                              {"path", f.path},
+                              {"first_divergence", f.failure.first_divergence}});
+    Json j{{"cases", r.cases},
+           {"failures", r.findings.size()},
+           {"failing_cases", r.failing_cases},
+           {"cases_per_sec", r.seconds > 0 ? double(r.cases) / r.seconds : 0.0},
+           {"seconds", r.seconds},
+           {"seed", r.seed},
+           {"shard", std::to_string(r.shard_index) + "/" + std::to_string(r.shard_count)},
+           {"jobs", o.jobs},
+           {"backend", r.backend},
+           {"fault", std::string(fault_info(active_fault()).name)},
+           {"first_failing_case",
+            r.first_failing_case >= 0 ? Json(r.first_failing_case) : Json(nullptr)},
+           {"findings", findings},
+           {"coverage", coverage_json(r.totals)}};
+    std::cout << j.dump() << "\n";
+  }
+  return r.findings.empty() ? 0 : 1;
+}
+
+// ------------------------------------------------------------------------------ replay
+
+int cmd_replay(int argc, char** argv) {
+  Args a(argc, argv, 2, {"--inject", "--device", "--timeout"},
+         {"--json", "--help", "--no-isolate"});
+  if (a.flag("--help")) {
+    std::cout
+        << "flatcheck replay PATH...: check every case file (folders are searched for *.json).\n"
+           "  exit 0 when every case passes, 1 when one fails, 2 for unreadable files.\n"
+           "  --inject FAULT  replay with a fault switched on\n"
+           "  --device D      cpu (default) or cuda: the backend every path runs on\n"
+           "  --no-isolate    check in this process (a crash in the system under test ends the "
+           "replay)\n"
+           "  --timeout S     per-case time limit (default 10)\n";
+    return 0;
+  }
+  bool isolate = !a.flag("--no-isolate");
+  double timeout = a.number("--timeout", 10, 0.01, 86400);
+  if (a.positional().empty()) throw UsageError("replay needs at least one file or folder");
+  apply_inject(a);
+  OracleOptions oo;
+  oo.device = device_option(a);
+  if (oo.device == Device::kCuda) isolate = false;  // CUDA contexts do not survive fork()
+  auto files = case_files(a.positional());
+  if (files.empty()) throw InputError("no case files (*.json) found");
+  int failed = 0;
+  Json results = Json::array();
+  std::string backend;
+  for (const auto& f : files) {
+    Case c = load_case_file(f);
+    OracleResult r = isolate ? check_case_isolated(c, oo, timeout) : check_case(c, oo);
+    if (!r.backend.empty()) backend = r.backend;
+    if (r.failure) {
+      ++failed;
+      std::cout << "FAIL " << f << "\n     " << r.failure->signature() << ": " << r.failure->message
+                << "\n";
+    } else {
+      std::cout << "PASS " << f << "\n";
+    }
+    results.push_back(Json{
+        {"path", f}, {"ok", !r.failure}, {"signature", r.failure ? r.failure->signature() : ""}});
+  }
+  std::cout << "backend: " << backend_label(backend) << "\n";
+  std::cout << (files.size() - static_cast<size_t>(failed)) << " passed, " << failed << " failed\n";
+  if (a.flag("--json"))
+    std::cout << Json{{"cases", files.size()},
+                      {"failures", failed},
+                      {"backend", backend},
+                      {"results", results}}
+                     .dump()
+              << "\n";
+  return failed ? 1 : 0;
+}
+
+// ------------------------------------------------------------------------------ shrink
+
+int cmd_shrink(int argc, char** argv) {
+  Args a(argc, argv, 2, {"-o", "--out", "--inject", "--max-checks", "--predicate", "--timeout"},
+         {"--help"});
+  if (a.flag("--help")) {
+    std::cout
+        << "flatcheck shrink CASE -o OUT: minimize a failing case, keeping its failure signature.\n"
+           "  --predicate CMD  minimize against an external test instead of the oracle: CMD runs\n"
+           "                   with /bin/sh -c on each candidate ({} is the candidate file's\n"
+           "                   path, else it is appended); exit 0 means the failure is still "
+           "there\n"
+           "  --timeout S      per predicate run (default 60); a run past it is not interesting\n"
+           "  --max-checks N   candidate checks at most (default 3000)\n"
+           "  exit 1 when the minimized repro was written, 2 when the case does not fail.\n";
+    return 0;
+  }
+  if (a.positional().size() != 1) throw UsageError("shrink needs exactly one CASE file");
+  std::string out = a.has("-o") ? a.str("-o") : a.str("--out");
+  if (out.empty()) throw UsageError("shrink needs -o OUT");
+  if (a.has("--timeout") && !a.has("--predicate"))
+    throw UsageError("--timeout goes with --predicate");
+  apply_inject(a);
+  Case c = load_case_file(a.positional()[0]);
+  MinimizeOptions mo;
+  mo.max_checks = static_cast<int>(a.integer("--max-checks", 3000, 1, 1000000));
+  ExternalPredicate pred;
+  if (a.has("--predicate")) {
+    pred.command = a.str("--predicate");
+    if (pred.command.empty()) throw UsageError("--predicate needs a command");
+    pred.timeout_s = a.number("--timeout", 60, 0.01, 86400);
+    pred.dir =
+        (std::filesystem::temp_directory_path() / ("flatcheck-shrink-" + std::to_string(getpid())))
+            .string();
+    std::filesystem::create_directories(pred.dir);
+    mo.check = [&pred](const Case& x) { return check_with_predicate(x, pred); };
+  }
+  OracleResult r = mo.check ? mo.check(c) : check_case(c);
+  if (!r.failure)
+    throw InputError(a.positional()[0] +
+                     (pred.command.empty()
+                          ? ": the case passes; there is nothing to shrink"
+                          : ": the predicate does not hold for the case (it did not exit 0)"));
+  if (stderr_tty())
+    mo.progress = [](size_t nodes, int checks) {
+      std::fprintf(stderr, "\r  %zu nodes after %d checks   ", nodes, checks);
+      std::fflush(stderr);
+    };
+  size_t before = case_size(c);
+  MinimizeResult m = minimize(c, *r.failure, mo);
+  if (stderr_tty()) std::fprintf(stderr, "\r%50s\r", "");
+  if (!pred.dir.empty()) std::filesystem::remove_all(pred.dir);
+  if (pred.command.empty())
+    m.reduced.expect = Expectation{m.failure.property, m.failure.stage, m.failure.op};
+  m.reduced.note =
+      "minimized by flatcheck shrink from " + a.positional()[0] + ": " + m.failure.message;
+  write_file_atomic(out, save_case(m.reduced));
+  std::cout << "shrink: " << m.failure.signature() << ": " << before << " -> "
+            << case_size(m.reduced) << " nodes in " << m.checks << " checks (" << m.steps
+            << " steps kept)\n  wrote " << out << "\n";
+  return 1;
+}
+
+}  // namespace flatcheck::cli

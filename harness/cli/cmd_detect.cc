@@ -1,0 +1,263 @@
+// faults, detect and compare-backends.
+#include "harness/cli/cli.h"
+
+#include <unistd.h>
+
+#include <csignal>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <functional>
+#include <iomanip>
+#include <iostream>
+#include <map>
+#include <set>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "core/base/faults.h"
+#include "core/base/check.h"
+#include "core/passes/passes.h"
+#include "core/runtime/cuda/cuda_backend.h"
+#include "core/runtime/cuda/device.h"
+#include "core/serialize/serialize.h"
+#include "generators/examples.h"
+#include "generators/generate.h"
+#include "harness/backend_diff.h"
+#include "harness/campaign.h"
+#include "harness/dot.h"
+#include "harness/isolate.h"
+#include "harness/minimize.h"
+#include "harness/oracle.h"
+#include "harness/predicate.h"
+#include "harness/torch_emit.h"
+
+
+namespace flatcheck::cli {
+
+// ------------------------------------------------------------------------------ faults, detect
+
+int cmd_faults(int argc, char** argv) {
+  Args a(argc, argv, 2, {}, {"--verbose", "--help"});
+  if (a.flag("--help")) {
+    std::cout << "flatcheck faults: list the injectable faults, one name per line (--verbose: with "
+                 "stage and doc).\n";
+    return 0;
+  }
+  for (const auto& f : all_faults()) {
+    std::cout << f.name;
+    if (a.flag("--verbose")) std::cout << "\t" << stage_name(f.stage) << "\t" << f.doc;
+    std::cout << "\n";
+  }
+  return 0;
+}
+
+int cmd_detect(int argc, char** argv) {
+  Args a(argc, argv, 2, {"--seeds", "--cases", "--jobs", "--fault", "--device"},
+         {"--json", "--help"});
+  if (a.flag("--help")) {
+    std::cout
+        << "flatcheck detect: for every fault, K campaigns (seeds 1..K) until the first failure;\n"
+           "reports median and maximum cases-to-detection, median minimized repro size and "
+           "whether\n"
+           "the signature names the fault's stage.\n"
+           "  --seeds K   campaigns per fault (default 5)\n"
+           "  --cases N   budget per campaign (default 20000)\n"
+           "  --fault F   only this fault\n"
+           "  --jobs J    campaigns run in parallel (default 1)\n"
+           "  --device D  cpu (default) or cuda: the backend every path runs on\n";
+    return 0;
+  }
+  int seeds = static_cast<int>(a.integer("--seeds", 5, 1, 10000));
+  int64_t budget = a.integer("--cases", 20000, 1, int64_t{1} << 32);
+  int jobs = static_cast<int>(a.integer("--jobs", 1, 1, 256));
+  std::vector<FaultInfo> faults;
+  for (const auto& f : all_faults())
+    if (!a.has("--fault") || f.name == a.str("--fault")) faults.push_back(f);
+  if (faults.empty()) throw UsageError("unknown fault '" + a.str("--fault") + "'");
+  Json rows = Json::array();
+  std::cout << std::left << std::setw(30) << "fault" << std::setw(10) << "detected" << std::setw(10)
+            << "median" << std::setw(10) << "max" << std::setw(12) << "repro(med)"
+            << "stage ok\n";
+  Device device = device_option(a);
+  bool cuda = device == Device::kCuda;
+  for (const auto& f : faults) {
+    const char* skip = nullptr;
+    if (f.kind == FaultKind::kDeviceOnly && !cuda) skip = "needs --device cuda";
+    // Crash and hang faults need forked workers; a CUDA context does not survive fork().
+    if ((f.kind == FaultKind::kCrash || f.kind == FaultKind::kHang) && cuda)
+      skip = "needs forked workers, which --device cuda cannot use";
+    if (skip) {
+      std::cout << std::setw(30) << f.name << skip << " (not run)\n";
+      rows.push_back(
+          Json{{"fault", std::string(f.name)}, {"stage", std::string(stage_name(f.stage))}, {"skipped", skip}});
+      continue;
+    }
+    set_active_fault(f.fault);
+    std::vector<int64_t> ctd(static_cast<size_t>(seeds), -1);
+    std::vector<size_t> sizes(static_cast<size_t>(seeds), 0);
+    std::vector<int> stage_ok(static_cast<size_t>(seeds), 0);
+    std::atomic<int> next{0};
+    auto work = [&] {
+      for (int s; (s = next.fetch_add(1)) < seeds;) {
+        CampaignOptions o;
+        o.seed = static_cast<uint64_t>(s + 1);
+        o.cases = budget;
+        o.stop_at_first = true;
+        o.out_dir = "";
+        o.oracle.device = device;
+        if (f.kind == FaultKind::kCrash || f.kind == FaultKind::kHang) {  // need worker processes
+          o.isolate = true;
+          o.timeout_s = f.kind == FaultKind::kHang ? 0.5 : 2;  // a hang costs the whole timeout
+          o.batch = 16;
+        }
+        CampaignResult r = run_campaign(o);
+        if (r.first_failing_case >= 0) {
+          ctd[static_cast<size_t>(s)] = r.first_failing_case + 1;
+          sizes[static_cast<size_t>(s)] = r.findings.front().minimized_nodes;
+          stage_ok[static_cast<size_t>(s)] = r.findings.front().failure.stage == stage_name(f.stage);
+        }
+      }
+    };
+    std::vector<std::thread> ts;
+    for (int j = 0; j < jobs; ++j) ts.emplace_back(work);
+    for (auto& t : ts) t.join();
+    std::vector<int64_t> found;
+    std::vector<size_t> found_sizes;
+    int ok = 0;
+    for (int s = 0; s < seeds; ++s)
+      if (ctd[static_cast<size_t>(s)] > 0) {
+        found.push_back(ctd[static_cast<size_t>(s)]);
+        found_sizes.push_back(sizes[static_cast<size_t>(s)]);
+        ok += stage_ok[static_cast<size_t>(s)];
+      }
+    std::sort(found.begin(), found.end());
+    std::sort(found_sizes.begin(), found_sizes.end());
+    int64_t median = found.empty() ? -1 : found[found.size() / 2];
+    int64_t worst = found.empty() ? -1 : found.back();
+    int64_t med_size =
+        found_sizes.empty() ? -1 : static_cast<int64_t>(found_sizes[found_sizes.size() / 2]);
+    std::cout << std::setw(30) << f.name << std::setw(10)
+              << (std::to_string(found.size()) + "/" + std::to_string(seeds)) << std::setw(10)
+              << (median < 0 ? "-" : std::to_string(median)) << std::setw(10)
+              << (worst < 0 ? "-" : std::to_string(worst)) << std::setw(12)
+              << (med_size < 0 ? "-" : std::to_string(med_size)) << ok << "/" << found.size()
+              << "\n";
+    rows.push_back(Json{{"fault", std::string(f.name)},
+                        {"stage", std::string(stage_name(f.stage))},
+                        {"seeds", seeds},
+                        {"detected", found.size()},
+                        {"median_cases", median},
+                        {"max_cases", worst},
+                        {"median_repro_nodes", med_size},
+                        {"stage_matches", ok},
+                        {"cases_to_detection", ctd}});
+  }
+  set_active_fault(Fault::kNone);
+  std::cout << "backend: " << backend_label(device_name(device)) << "\n";
+  if (a.flag("--json"))
+    std::cout << Json{{"budget", budget},
+                      {"seeds", seeds},
+                      {"backend", device_name(device)},
+                      {"faults", rows}}
+                     .dump()
+              << "\n";
+  return 0;
+}
+
+// ------------------------------------------------------------------------------ compare-backends
+
+std::string float_text(float x) {
+  std::ostringstream os;
+  os << std::setprecision(9) << x << " (0x" << std::hex << std::setw(8) << std::setfill('0')
+     << float_bits(x) << ")";
+  return os.str();
+}
+
+int cmd_compare_backends(int argc, char** argv) {
+  Args a(argc, argv, 2, {"--device", "--cases", "--seed", "--max-nodes"}, {"--json", "--help"});
+  if (a.flag("--help")) {
+    std::cout
+        << "flatcheck compare-backends: generated cases run on the CPU backend (the reference);\n"
+           "every kernel launch is run again on --device's backend with the same inputs and\n"
+           "compared under the op's ULP bound (docs/cuda.md). Reports the first node outside\n"
+           "its bound, naming both backends; ops the device lacks are listed as skipped.\n"
+           "  --device D      the backend compared with the CPU: cuda (default) or cpu\n"
+           "  --cases N       generated cases (default 2000)\n"
+           "  --seed S        campaign seed (default 1); case i uses mix(S, i)\n"
+           "  --max-nodes N   steps per generated graph (default 20)\n"
+           "  --json          end with one JSON line of figures\n"
+           "exit 0 when every kernel is within its bound, 1 at the first that is not.\n";
+    return 0;
+  }
+  if (!a.positional().empty()) throw UsageError("compare-backends takes no positional arguments");
+  Device device = device_option(a, "cuda");
+  int64_t cases = a.integer("--cases", 2000, 1, int64_t{1} << 32);
+  uint64_t seed = a.unsigned_int("--seed", 1);
+  GenOptions g;
+  g.max_nodes = static_cast<int>(a.integer("--max-nodes", 20, 2, 500));
+  Backend& other = backend_for(device);
+  std::map<std::string, int64_t> per_op, max_ulps;
+  std::set<std::string> skipped;
+  int64_t kernels = 0, ran = 0, errors = 0;
+  std::optional<std::pair<int64_t, BackendDiffResult>> bad;
+  for (int64_t i = 0; i < cases && !bad; ++i) {
+    Case c = generate_case_for_seed(case_seed(seed, i), g);
+    BackendDiffResult r = diff_backends(c, cpu_backend(), other, cuda_ulp_bound);
+    ++ran;
+    errors += !r.error.empty();
+    kernels += r.kernels;
+    for (const auto& [op, n] : r.per_op) per_op[op] += n;
+    for (const auto& [op, n] : r.max_ulps) max_ulps[op] = std::max(max_ulps[op], n);
+    skipped.insert(r.skipped_ops.begin(), r.skipped_ops.end());
+    if (r.mismatch) bad.emplace(i, std::move(r));
+  }
+  std::string other_name = backend_label(std::string(other.name()));
+  std::cout << "flatcheck compare-backends: cpu (reference) vs " << other_name << ": " << ran
+            << " cases, " << kernels << " kernel launches compared, seed " << seed << "\n";
+  std::cout << std::left << std::setw(14) << "  op" << std::setw(12) << "launches" << std::setw(10)
+            << "max ulp"
+            << "bound\n";
+  for (const auto& [op, n] : per_op) {
+    auto code = op_by_name(op);
+    std::cout << "  " << std::setw(12) << op << std::setw(12) << n << std::setw(10) << max_ulps[op]
+              << (code ? cuda_ulp_bound(*code) : 0) << "\n";
+  }
+  for (const auto& op : skipped)
+    std::cout << "  skipped: " << op << " (" << other_name << " has no kernel for it)\n";
+  if (errors) std::cout << "  " << errors << " cases did not run to the end on the reference\n";
+  if (bad) {
+    const KernelMismatch& m = *bad->second.mismatch;
+    std::cout << "result: MISMATCH in case " << bad->first << " (seed "
+              << case_seed(seed, bad->first) << "), " << m.program << " program, node "
+              << (m.origin.empty() ? "?" : m.origin) << " (" << m.op << "), output " << m.output
+              << " element " << m.element << ": cpu " << float_text(m.want) << ", " << other_name
+              << " " << float_text(m.got) << ", "
+              << (m.ulps == INT64_MAX ? std::string("NaN vs number")
+                                      : std::to_string(m.ulps) + " ulp")
+              << " > bound " << m.bound << "\n";
+  } else {
+    std::cout << "result: every kernel within its bound\n";
+  }
+  if (a.flag("--json")) {
+    Json j{{"reference", "cpu"},     {"backend", std::string(other.name())},
+           {"cases", ran},           {"kernels", kernels},
+           {"per_op", per_op},       {"max_ulps", max_ulps},
+           {"skipped_ops", skipped}, {"mismatch", nullptr}};
+    if (bad) {
+      const KernelMismatch& m = *bad->second.mismatch;
+      j["mismatch"] = Json{{"case", bad->first}, {"program", m.program}, {"node", m.origin},
+                           {"op", m.op},         {"output", m.output},   {"element", m.element},
+                           {"cpu", m.want},      {"other", m.got},       {"bound", m.bound}};
+    }
+    std::cout << j.dump() << "\n";
+  }
+  return bad ? 1 : 0;
+}
+
+}  // namespace flatcheck::cli
