@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <exception>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -35,7 +36,7 @@ void write_file_atomic(const std::string& path, const std::string& text) {
   std::string tmp = path + ".tmp" + std::to_string(getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-    if (!out) throw InputError(path + ": cannot write file (" + std::strerror(errno) + ")");
+    if (!out) throw SystemError(path + ": cannot write file (" + std::strerror(errno) + ")");
     out << text;
     out.flush();
     if (!out) {
@@ -43,14 +44,14 @@ void write_file_atomic(const std::string& path, const std::string& text) {
       out.close();
       std::error_code ec;
       fs::remove(tmp, ec);  // never leave a truncated temporary behind (a full disk)
-      throw InputError(path + ": cannot write file (" + std::strerror(err) + ")");
+      throw SystemError(path + ": cannot write file (" + std::strerror(err) + ")");
     }
   }
   std::error_code ec;
   fs::rename(tmp, p, ec);
   if (ec) {
     fs::remove(tmp, ec);
-    throw InputError(path + ": cannot write file (" + ec.message() + ")");
+    throw SystemError(path + ": cannot write file (" + ec.message() + ")");
   }
 }
 
@@ -81,19 +82,6 @@ std::string slug(const Failure& f, uint64_t seed) {
 
 std::string state_path(const std::string& dir) {
   return dir + "/campaign.state";
-}
-
-bool write_all(int fd, const std::string& s) {
-  const char* p = s.data();
-  size_t left = s.size();
-  while (left > 0) {
-    ssize_t w = write(fd, p, left);
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) return false;
-    p += w;
-    left -= static_cast<size_t>(w);
-  }
-  return true;
 }
 
 class Campaign {
@@ -127,16 +115,16 @@ class Campaign {
       if (!o_.out_dir.empty() && Clock::now() - saved > std::chrono::seconds(2)) {
         try {
           save_state();
-        } catch (const InputError& e) {  // a full disk: stop, keep what is on disk, exit 2
+        } catch (const SystemError&) {  // a full disk: stop, keep what is on disk, exit 3
           std::lock_guard<std::mutex> lock(mu_);
-          if (error_.empty()) error_ = e.what();
+          if (!error_) error_ = std::current_exception();
           stop_.store(true);
         }
         saved = Clock::now();
       }
     }
     for (auto& t : threads) t.join();
-    if (!error_.empty()) throw InputError(error_);
+    if (error_) std::rethrow_exception(error_);
     res_.cases = done_.load();
     res_.failing_cases = failing_.load();
     res_.seconds = elapsed();
@@ -251,9 +239,11 @@ class Campaign {
           record(b, check_case(c, o_.oracle), local, nullptr);
         }
       }
-    } catch (const InputError& e) {  // the device is not available: end the campaign with it
+    } catch (const std::runtime_error&) {
+      // InputError: the device is not available; SystemError: a worker process could not be
+      // started or a finding could not be written. The campaign ends with it.
       std::lock_guard<std::mutex> lock(mu_);
-      if (error_.empty()) error_ = e.what();
+      if (!error_) error_ = std::current_exception();
       stop_.store(true);
     }
     std::lock_guard<std::mutex> lock(mu_);
@@ -275,136 +265,25 @@ class Campaign {
   }
 
   int64_t run_child(int64_t from, int64_t to, const std::string& inflight, Coverage& local) {
-    StageSlot slot;
-    ChildStderr err;
-    int fds[2];
-    if (pipe(fds) != 0) throw InputError("cannot create a pipe for a worker process");
-    pid_t parent = getpid();
-    pid_t pid = fork();
-    if (pid < 0) throw InputError("cannot fork a worker process");
-    if (pid == 0) {
-      // A worker never outlives its campaign (kill -9 of the parent included).
-      prctl(PR_SET_PDEATHSIG, SIGKILL);
-      if (getppid() != parent) _exit(1);
-      close(fds[0]);
-      signal(SIGINT,
-             SIG_IGN);  // the coordinator stops the campaign; a batch in flight ends normally
-      err.redirect();
-      OracleOptions oo = o_.oracle;
-      oo.on_stage = [&slot](const char* s) { slot.set(s); };
-      // Coverage is summed here and sent once, at the end of the batch: a batch that crashes
-      // loses its coverage counts, never a finding.
-      OracleResult batch_cov;
-      int in_fd = -1;
-      if (!inflight.empty()) {
-        std::filesystem::create_directories(std::filesystem::path(inflight).parent_path());
-        in_fd = open(inflight.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        if (in_fd < 0) _exit(4);
-      }
-      for (int64_t k = from; k < to; ++k) {
-        if (skip_.count(k)) continue;
-        slot.clear();
-        err.reset();
-        Case c = generate_case_for_seed(case_seed(o_.seed, index_of(k)), o_.gen);
-        if (in_fd >= 0) {
-          // The case is complete on disk before it runs: one write, then the length.
-          std::string text = save_case(c, /*compact=*/true);
-          if (pwrite(in_fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()) ||
-              ftruncate(in_fd, static_cast<off_t>(text.size())) != 0)
-            _exit(4);
-        }
-        if (!write_all(fds[1], "S " + std::to_string(k) + "\n")) _exit(3);
-        OracleResult r = check_case(c, oo);
-        batch_cov.backend = r.backend;
-        add_coverage(batch_cov.coverage, r.coverage);
-        r.coverage = Coverage{};
-        std::string msg = r.failure ? "R " + std::to_string(k) + " " + encode_result(r)
-                                    : "P " + std::to_string(k);
-        if (!write_all(fds[1], msg + "\n")) _exit(3);
-      }
-      if (!write_all(fds[1], "C " + encode_result(batch_cov) + "\n")) _exit(3);
-      _exit(0);
-    }
-    close(fds[1]);
-    int64_t started = -1, resolved = from - 1;
-    auto case_start = Clock::now();
-    std::string buf;
-    bool timed_out = false;
-    while (true) {
-      double left = o_.timeout_s - std::chrono::duration<double>(Clock::now() - case_start).count();
-      if (started > resolved && left <= 0) {
-        timed_out = true;
-        break;
-      }
-      pollfd pfd{fds[0], POLLIN, 0};
-      int pr =
-          poll(&pfd, 1, started > resolved ? std::max(1, static_cast<int>(left * 1000)) : 1000);
-      if (pr < 0 && errno == EINTR) continue;
-      if (pr == 0) continue;
-      char chunk[65536];
-      ssize_t n = read(fds[0], chunk, sizeof chunk);
-      if (n < 0 && errno == EINTR) continue;
-      if (n <= 0) break;
-      buf.append(chunk, static_cast<size_t>(n));
-      size_t nl;
-      while ((nl = buf.find('\n')) != std::string::npos) {
-        std::string line = buf.substr(0, nl);
-        buf.erase(0, nl + 1);
-        if (line.rfind("S ", 0) == 0) {
-          started = std::stoll(line.substr(2));
-          case_start = Clock::now();
-        } else if (line.rfind("R ", 0) == 0) {
-          size_t sp = line.find(' ', 2);
-          int64_t k = std::stoll(line.substr(2, sp - 2));
-          record(k, decode_result(line.substr(sp + 1)), local, nullptr);
-          resolved = k;
-        } else if (line.rfind("P ", 0) == 0) {
-          int64_t k = std::stoll(line.substr(2));
-          record(k, OracleResult{}, local, nullptr);
-          resolved = k;
-        } else if (line.rfind("C ", 0) == 0) {
-          OracleResult batch = decode_result(line.substr(2));
-          note_backend(batch.backend);
-          add_coverage(local, batch.coverage);
-        }
-      }
-    }
-    close(fds[0]);
-    if (timed_out) kill(pid, SIGKILL);
-    int status = 0;
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    if (started > resolved) {
-      OracleResult r;
-      std::string stage = slot.get();
-      if (timed_out) {
-        r.failure = Failure{"timeout", stage, "-",
-                            "the case ran longer than " + fmt_seconds(o_.timeout_s), ""};
-      } else {
-        std::string sig = WIFSIGNALED(status) ? signal_name(WTERMSIG(status))
-                                              : "exit " + std::to_string(WEXITSTATUS(status));
-        std::string said = err.tail();
-        r.failure = Failure{"crash", stage, sig,
-                            "the worker process died (" + sig + ") in stage " + stage +
-                                (said.empty() ? "" : ": " + said),
-                            ""};
-      }
-      record(started, r, local, inflight.empty() ? nullptr : &inflight);
-      return started + 1;
-    }
-    if (WIFEXITED(status) && WEXITSTATUS(status) == 4)
-      throw InputError(inflight + ": a worker could not write its in-flight case (" +
-                       "disk full or not writable)");
-    if (resolved + 1 < to && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
-      throw InputError("a worker process failed outside any case (status " +
-                       std::to_string(status) + ")");
-    return to;
-  }
-
-  static std::string fmt_seconds(double s) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%.3g s", s);
-    return buf;
+    WorkerBatch batch;
+    batch.from = from;
+    batch.to = to;
+    batch.make_case = [this](int64_t k) {
+      return generate_case_for_seed(case_seed(o_.seed, index_of(k)), o_.gen);
+    };
+    batch.skip = [this](int64_t k) { return skip_.count(k) > 0; };
+    batch.inflight = inflight;
+    batch.oracle = o_.oracle;
+    batch.timeout_s = o_.timeout_s;
+    WorkerEvents events;
+    events.result = [&](int64_t k, const OracleResult& r, const std::string* file) {
+      record(k, r, local, file);
+    };
+    events.batch_done = [&](const OracleResult& batch_cov) {
+      note_backend(batch_cov.backend);
+      add_coverage(local, batch_cov.coverage);
+    };
+    return run_worker_batch(batch, events);
   }
 
   void minimize_findings() {
@@ -579,7 +458,7 @@ class Campaign {
   std::atomic<bool> stop_{false}, backend_seen_{false};
   std::atomic<int> finished_{0};
   std::mutex mu_;
-  std::string error_;  // why a worker could not run (the device is not available)
+  std::exception_ptr error_;  // why the campaign cannot go on (rethrown on the caller's thread)
   std::map<std::string, std::pair<int64_t, Failure>> first_;  // signature -> first case
   std::set<std::string> known_;
   std::set<int64_t> skip_;  // slots a resumed campaign had already finished

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <thread>
 
@@ -24,7 +25,9 @@ OracleResult check_with_predicate(const Case& c, const ExternalPredicate& p) {
     cmd += " '" + path + "'";
   }
   pid_t pid = fork();
-  if (pid < 0) throw InputError("shrink --predicate: cannot start a process");
+  if (pid < 0)
+    throw SystemError(std::string("shrink --predicate: cannot start a process (") +
+                      std::strerror(errno) + ")");
   if (pid == 0) {
     setpgid(0, 0);  // its own group: a timeout kills everything it started
     setenv("FLATCHECK_CASE", path.c_str(), 1);

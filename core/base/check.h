@@ -2,6 +2,7 @@
 //
 // * Bad input (a malformed file, an unsupported op, an invalid graph) throws `InputError`,
 //   whose message names the place (a JSON path such as /graph/nodes/12/args/0, or a node).
+// * The operating system failing the harness (fork, pipe, a full disk) throws `SystemError`.
 // * A broken internal invariant is `FLATCHECK_CHECK(cond) << "message"`, which prints the
 //   condition, file, line and message, then aborts.
 #pragma once
@@ -14,6 +15,14 @@ namespace flatcheck {
 
 // Raised for invalid user input or an invalid program. `what()` names the place.
 class InputError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+// Raised when the operating system refuses what a run needs (a pipe, a fork, a write to a
+// full disk) or a worker process fails outside any case: not the input's fault. The CLI exits
+// 3 for it (docs/cli.md).
+class SystemError : public std::runtime_error {
  public:
   using std::runtime_error::runtime_error;
 };

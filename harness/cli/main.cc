@@ -3,7 +3,7 @@
 //   flatcheck fuzz | replay | shrink | show | faults | detect | help
 //
 // Exit codes: 0 nothing found / all passed, 1 a failure found (its minimized repro written),
-// 2 bad usage or bad input.
+// 2 bad usage or bad input, 3 a system failure (SystemError: fork, pipe, a full disk).
 #include "harness/cli/cli.h"
 
 #include <unistd.h>
@@ -75,7 +75,7 @@ usage:
 every command: --limit KEY=VALUE[,...]   load limits for the files it reads (docs/hardening.md)
 
 exit codes: 0 nothing found / all passed, 1 a failure found (its minimized repro written),
-            2 bad usage or bad input.
+            2 bad usage or bad input, 3 a system failure (fork, pipe, a full disk).
 Run 'flatcheck COMMAND --help' for a command's details. Docs: docs/cli.md.
 )";
 
@@ -162,6 +162,9 @@ int main(int argc, char** argv) {
   } catch (const flatcheck::InputError& e) {
     std::cerr << "flatcheck: error: " << e.what() << "\n";
     return 2;
+  } catch (const flatcheck::SystemError& e) {
+    std::cerr << "flatcheck: system error: " << e.what() << "\n";
+    return 3;
   } catch (const std::filesystem::filesystem_error& e) {
     std::cerr << "flatcheck: error: " << e.what() << "\n";
     return 2;
