@@ -24,6 +24,13 @@ void for_each_node_arg(const Node& n, F&& f) {
 
 }  // namespace
 
+char const_arg_kind(const Arg& a) {
+  if (std::holds_alternative<bool>(a)) return 'B';
+  if (std::holds_alternative<int64_t>(a)) return 'i';
+  if (std::holds_alternative<float>(a)) return 'f';
+  return 'L';
+}
+
 std::string_view node_op_name(NodeOp op) {
   return kNodeOpNames[static_cast<int>(op)];
 }
@@ -452,140 +459,6 @@ std::shared_ptr<Module> clone_module(const Module& m, bool share_state) {
   return rec(m);
 }
 
-// ------------------------------------------------------------------------------------ lint
-
-namespace {
-
-// The argument-kind letter a node reference stands for (see ops.def).
-char arg_kind(const Node* p, const Module* owner) {
-  switch (p->op) {
-    case NodeOp::kPlaceholder:
-      if (p->meta.val) {
-        switch (p->meta.val->kind) {
-          case ValueType::kBool:
-            return 'B';
-          case ValueType::kInt:
-            return 'i';
-          case ValueType::kFloat:
-            return 'f';
-          case ValueType::kTuple:
-            return 'X';
-          default:
-            return 'T';
-        }
-      }
-      return 'T';
-    case NodeOp::kGetAttr:
-      return owner && owner->engine(p->target) ? 'E' : 'T';
-    case NodeOp::kCallFunction:
-      return op_info(p->fn).outputs == 0 ? 'X' : 'T';
-    case NodeOp::kCallModule: {
-      Module* c = owner ? owner->submodule(p->target) : nullptr;
-      Node* out = c ? c->graph.output_node() : nullptr;
-      return out && out->args.size() != 1 ? 'X' : 'T';
-    }
-    case NodeOp::kOutput:
-      return '?';
-  }
-  return '?';
-}
-
-char const_kind(const Arg& a) {
-  if (std::holds_alternative<bool>(a)) return 'B';
-  if (std::holds_alternative<int64_t>(a)) return 'i';
-  if (std::holds_alternative<float>(a)) return 'f';
-  return 'L';
-}
-
-}  // namespace
-
-void lint_graph(const Graph& g, const Module* owner, const std::string& where) {
-  std::unordered_set<const Node*> defined;
-  std::unordered_set<std::string> names;
-  bool seen_non_placeholder = false;
-  Node* out = nullptr;
-  const std::string at = "lint: " + (where.empty() ? std::string("<root>") : where) + ": ";
-  for (Node* n = g.first(); n; n = n->next) {
-    std::string node = at + "node %" + n->name + ": ";
-    FLATCHECK_INPUT(!out, node << "node after the output node");
-    FLATCHECK_INPUT(names.insert(n->name).second, at << "duplicate node name '" << n->name << "'");
-    FLATCHECK_INPUT(n->graph == &g, node << "node belongs to another graph");
-    std::string kinds;
-    for (const auto& a : n->args) {
-      if (auto p = std::get_if<Node*>(&a)) {
-        FLATCHECK_INPUT(*p != nullptr && (*p)->graph == &g && !(*p)->erased,
-                        node << "argument is not a node of this graph");
-        FLATCHECK_INPUT(defined.count(*p),
-                        node << "argument '" << (*p)->name << "' used before it has been defined");
-        FLATCHECK_INPUT((*p)->op != NodeOp::kOutput, node << "uses the output node");
-        kinds += arg_kind(*p, owner);
-      } else {
-        kinds += const_kind(a);
-      }
-    }
-    switch (n->op) {
-      case NodeOp::kPlaceholder:
-        FLATCHECK_INPUT(!seen_non_placeholder, node << "placeholder after other nodes");
-        FLATCHECK_INPUT(n->meta.val.has_value(), node << "placeholder without a type");
-        FLATCHECK_INPUT(n->args.empty(), node << "placeholder with arguments");
-        break;
-      case NodeOp::kGetAttr:
-        FLATCHECK_INPUT(!owner || owner->attribute(n->target) || owner->engine(n->target),
-                        node << "get_attr target '" << n->target << "' does not exist");
-        break;
-      case NodeOp::kCallFunction: {
-        auto code = op_by_name(n->target);
-        FLATCHECK_INPUT(code && *code == n->fn, node << "unknown op '" << n->target << "'");
-        std::string why = check_signature(n->fn, kinds);
-        FLATCHECK_INPUT(why.empty(), node << op_info(n->fn).name << ": " << why);
-        if (n->fn == OpCode::kCopy && owner) {
-          // copy_ updates a buffer in place: its destination is a get_attr of a buffer of
-          // this module (a parameter, or any other value, is rejected here, not at run).
-          Node* const* dst = std::get_if<Node*>(&n->args.at(0));
-          bool is_buffer = false;
-          FLATCHECK_INPUT(dst && (*dst)->op == NodeOp::kGetAttr &&
-                              owner->attribute((*dst)->target, &is_buffer) && is_buffer,
-                          node << "copy_ must write a buffer read by get_attr");
-        }
-        break;
-      }
-      case NodeOp::kCallModule: {
-        Module* c = owner ? owner->submodule(n->target) : nullptr;
-        FLATCHECK_INPUT(!owner || c,
-                        node << "call_module target '" << n->target << "' does not exist");
-        if (c) {
-          size_t nph = c->graph.placeholders().size();
-          FLATCHECK_INPUT(nph == n->args.size(), node << "call_module '" << n->target << "' passes "
-                                                      << n->args.size() << " arguments to " << nph
-                                                      << " placeholders");
-        }
-        break;
-      }
-      case NodeOp::kOutput:
-        out = n;
-        FLATCHECK_INPUT(kinds.find_first_not_of("TX") == std::string::npos,
-                        node << "outputs must be tensors");
-        break;
-    }
-    if (n->op != NodeOp::kPlaceholder) seen_non_placeholder = true;
-    defined.insert(n);
-  }
-  FLATCHECK_INPUT(out != nullptr, at << "graph has no output node");
-}
-
-void lint(const Module& m) {
-  std::unordered_set<const Module*> seen;
-  std::function<void(const Module&, const std::string&, int)> rec =
-      [&](const Module& mod, const std::string& path, int depth) {
-        FLATCHECK_INPUT(depth <= 64, "lint: module tree deeper than 64 at " << path);
-        if (!seen.insert(&mod).second) return;
-        lint_graph(mod.graph, &mod, path);
-        for (const auto& [name, c] : mod.children)
-          rec(*c, join_fqn(path, name), depth + 1);
-      };
-  rec(m, "", 0);
-}
-
 std::ostream& operator<<(std::ostream& os, const Module& m) {
   std::function<void(const Module&, const std::string&, int)> rec =
       [&](const Module& mod, const std::string& path, int indent) {
@@ -627,7 +500,7 @@ std::vector<std::string> graph_tokens(const Graph& g, GraphEq eq) {
       if (auto p = std::get_if<Node*>(&a)) {
         os << "#" << index.at(*p);
       } else if (!eq.constants) {
-        os << "c" << const_kind(a);
+        os << "c" << const_arg_kind(a);
       } else if (auto f = std::get_if<float>(&a)) {
         os << "f" << float_bits(*f);
       } else {

@@ -88,6 +88,8 @@ struct Node {
 
 // Prints an argument the way the text form shows it: %name, True, 3.0, [2, 3].
 std::ostream& operator<<(std::ostream& os, const Arg& a);
+// The signature letter (ops.def) of a constant argument: B, i, f or L.
+char const_arg_kind(const Arg& a);
 // Prints one node in the FX-like text form, e.g. "%add = call_function[target=add](%x, 1.0)".
 std::ostream& operator<<(std::ostream& os, const Node& n);
 

@@ -96,83 +96,94 @@ void compile_child(Module& child, const std::string& name, const std::vector<Ten
 
 }  // namespace
 
-Program partition(const Program& exported, const PartitionOptions& opts) {
-  FLATCHECK_INPUT(opts.min_block_size >= 1, "partition: min_block_size must be at least 1");
-  const Graph& src = exported.root->graph;
-  Program p;
-  p.sig = exported.sig;
-  p.state = exported.state;
-  p.module_types = exported.module_types;
-  p.root->type = exported.root->type;
-  Graph& g = p.root->graph;
+namespace {
 
-  std::unordered_map<const Node*, Node*> in_parent;  // source node -> parent value
-  std::unordered_map<const Node*, int> run_of;       // source node -> run index
-  std::vector<Run> runs = find_runs(src, opts);
-  for (size_t r = 0; r < runs.size(); ++r)
-    for (Node* n : runs[r].nodes) run_of[n] = static_cast<int>(r);
-
-  std::unordered_set<std::string> param_names;
-  for (const auto& s : exported.sig.inputs)
-    if (s.kind == InputSpec::kParameter) param_names.insert(s.name);
-
-  for (Node* n : src.placeholders()) {
-    Node* c = g.placeholder(n->name, *n->meta.val);
-    c->meta = n->meta;
-    in_parent[n] = c;
+// Builds the partitioned program: the parent graph keeps the placeholders and calls one child
+// per run; a value a later run or the output reads is the child's output (through a getitem
+// when the child has several).
+class Partitioner {
+ public:
+  Partitioner(const Program& exported, const PartitionOptions& opts)
+      : exported_(exported), src_(exported.root->graph), runs_(find_runs(src_, opts)),
+        outs_(runs_.size()) {
+    p_.sig = exported.sig;
+    p_.state = exported.state;
+    p_.module_types = exported.module_types;
+    p_.root->type = exported.root->type;
+    for (size_t r = 0; r < runs_.size(); ++r)
+      for (Node* n : runs_[r].nodes) run_of_[n] = static_cast<int>(r);
+    for (const auto& s : exported.sig.inputs)
+      if (s.kind == InputSpec::kParameter) param_names_.insert(s.name);
+    // Uses of each source node outside its own run decide a run's outputs.
+    for (Node* n = src_.first(); n; n = n->next)
+      for (Node* in : n->input_nodes()) users_[in].push_back(n);
   }
 
-  // Uses of each source node outside its own run decide a run's outputs.
-  std::unordered_map<const Node*, std::vector<Node*>> users;  // one pass, not one per node
-  for (Node* n = src.first(); n; n = n->next)
-    for (Node* in : n->input_nodes()) users[in].push_back(n);
-  auto uses = [&](const Node* v, int r) {
-    for (Node* u : users[v])
-      if (!run_of.count(u) || run_of.at(u) != r) return true;
-    return false;
-  };
+  Program run() {
+    Graph& g = p_.root->graph;
+    for (Node* n : src_.placeholders()) {
+      Node* c = g.placeholder(n->name, *n->meta.val);
+      c->meta = n->meta;
+      in_parent_[n] = c;
+    }
+    for (size_t r = 0; r < runs_.size(); ++r) add_run(r);
+    std::vector<Arg> out_args;
+    for (Node* v : src_.output_node()->input_nodes()) out_args.emplace_back(parent_value(v));
+    g.output(std::move(out_args));
+    for (size_t i = 0; i < p_.sig.outputs.size(); ++i)
+      p_.sig.outputs[i].name = std::get<Node*>(g.output_node()->args[i])->name;
+    infer_types(*p_.root);
+    lint_program(p_);
+    return std::move(p_);
+  }
 
+ private:
   struct Outputs {
     Node* call = nullptr;
     std::vector<const Node*> values;
     std::unordered_map<const Node*, Node*> minted;  // value -> getitem in parent
   };
-  std::vector<Outputs> outs(runs.size());
+
+  bool in_run(const Node* v, size_t r) const {
+    auto it = run_of_.find(v);
+    return it != run_of_.end() && it->second == static_cast<int>(r);
+  }
+
+  bool used_outside(const Node* v, size_t r) {
+    for (Node* u : users_[v])
+      if (!in_run(u, r)) return true;
+    return false;
+  }
 
   // The parent value of a source node, minting a getitem when it is a multi-output child's.
-  auto parent_value = [&](const Node* v) -> Node* {
-    if (auto it = in_parent.find(v); it != in_parent.end()) return it->second;
-    Outputs& o = outs.at(static_cast<size_t>(run_of.at(v)));
+  Node* parent_value(const Node* v) {
+    if (auto it = in_parent_.find(v); it != in_parent_.end()) return it->second;
+    Outputs& o = outs_.at(static_cast<size_t>(run_of_.at(v)));
     auto& slot = o.minted[v];
     if (!slot) {
       size_t idx = 0;
       while (o.values[idx] != v) ++idx;
-      slot = g.call_function(OpCode::kGetitem, {o.call, static_cast<int64_t>(idx)});
+      slot = p_.root->graph.call_function(OpCode::kGetitem, {o.call, static_cast<int64_t>(idx)});
       slot->meta.val = v->meta.val;
       slot->meta.origin = v->meta.origin;
     }
     return slot;
-  };
+  }
 
-  for (size_t r = 0; r < runs.size(); ++r) {
-    const Run& run = runs[r];
-    std::string name = std::string(run.acc ? "_run_on_acc_" : "_run_on_gpu_") + std::to_string(r);
-    auto child = std::make_shared<Module>();
-    child->type = run.acc ? "TRTModule" : "GraphModule";
-    Graph& cg = child->graph;
+  // The child's graph: inputs are values read from outside the run, in order of first use,
+  // each placeholder named after its producer in the pre-split graph. Returns those inputs.
+  std::vector<const Node*> build_child_graph(size_t r, Graph& cg) {
     std::unordered_map<const Node*, Node*> local;
     std::vector<const Node*> inputs;
-    // Inputs: values read from outside the run, in order of first use; each placeholder is
-    // named after its producer in the pre-split graph.
-    for (Node* n : run.nodes)
+    for (Node* n : runs_[r].nodes)
       for (Node* v : n->input_nodes())
-        if ((!run_of.count(v) || run_of.at(v) != static_cast<int>(r)) && !local.count(v)) {
+        if (!in_run(v, r) && !local.count(v)) {
           Node* ph = cg.placeholder(v->name, v->meta.val.value_or(ValueType{}));
           ph->meta.origin = v->meta.origin;
           local[v] = ph;
           inputs.push_back(v);
         }
-    for (Node* n : run.nodes) {
+    for (Node* n : runs_[r].nodes) {
       std::vector<Arg> args = n->args;
       for (auto& a : args)
         if (auto q = std::get_if<Node*>(&a)) *q = local.at(*q);
@@ -181,42 +192,62 @@ Program partition(const Program& exported, const PartitionOptions& opts) {
       local[n] = c;
     }
     std::vector<Arg> out_args;
-    for (Node* n : run.nodes)
-      if (uses(n, static_cast<int>(r))) {
-        outs[r].values.push_back(n);
+    for (Node* n : runs_[r].nodes)
+      if (used_outside(n, r)) {
+        outs_[r].values.push_back(n);
         out_args.emplace_back(local.at(n));
       }
     cg.output(std::move(out_args));
+    return inputs;
+  }
 
+  // The value a parameter placeholder stands for, folded into an acc engine; null otherwise.
+  TensorPtr folded_value(const Node* v) const {
+    if (v->op != NodeOp::kPlaceholder || !param_names_.count(v->name)) return nullptr;
+    TensorPtr value;
+    for (const auto& s : exported_.sig.inputs)
+      if (s.name == v->name) value = exported_.state.at(s.target);
+    return value;
+  }
+
+  void add_run(size_t r) {
+    const Run& run = runs_[r];
+    std::string name = std::string(run.acc ? "_run_on_acc_" : "_run_on_gpu_") + std::to_string(r);
+    auto child = std::make_shared<Module>();
+    child->type = run.acc ? "TRTModule" : "GraphModule";
+    std::vector<const Node*> inputs = build_child_graph(r, child->graph);
     std::vector<Arg> call_args;
     std::vector<TensorPtr> folded;
     for (const Node* v : inputs) {
       call_args.emplace_back(parent_value(v));
-      bool is_param = v->op == NodeOp::kPlaceholder && param_names.count(v->name);
-      TensorPtr value;
-      if (is_param)
-        for (const auto& s : exported.sig.inputs)
-          if (s.name == v->name) value = exported.state.at(s.target);
-      folded.push_back(run.acc ? value : nullptr);
+      folded.push_back(run.acc ? folded_value(v) : nullptr);
     }
     if (run.acc) compile_child(*child, name, folded);
-    p.root->children[name] = child;
-    Node* call = g.call_module(name, std::move(call_args), name);
-    outs[r].call = call;
-    if (outs[r].values.size() == 1) {
-      in_parent[outs[r].values[0]] = call;
-      call->meta.val = outs[r].values[0]->meta.val;
+    p_.root->children[name] = child;
+    Node* call = p_.root->graph.call_module(name, std::move(call_args), name);
+    outs_[r].call = call;
+    if (outs_[r].values.size() == 1) {
+      in_parent_[outs_[r].values[0]] = call;
+      call->meta.val = outs_[r].values[0]->meta.val;
     }
   }
-  Node* src_out = src.output_node();
-  std::vector<Arg> out_args;
-  for (Node* v : src_out->input_nodes()) out_args.emplace_back(parent_value(v));
-  g.output(std::move(out_args));
-  for (size_t i = 0; i < p.sig.outputs.size(); ++i)
-    p.sig.outputs[i].name = std::get<Node*>(g.output_node()->args[i])->name;
-  infer_types(*p.root);
-  lint_program(p);
-  return p;
+
+  const Program& exported_;
+  const Graph& src_;
+  std::vector<Run> runs_;
+  std::vector<Outputs> outs_;
+  Program p_;
+  std::unordered_map<const Node*, Node*> in_parent_;  // source node -> parent value
+  std::unordered_map<const Node*, int> run_of_;       // source node -> run index
+  std::unordered_map<const Node*, std::vector<Node*>> users_;
+  std::unordered_set<std::string> param_names_;
+};
+
+}  // namespace
+
+Program partition(const Program& exported, const PartitionOptions& opts) {
+  FLATCHECK_INPUT(opts.min_block_size >= 1, "partition: min_block_size must be at least 1");
+  return Partitioner(exported, opts).run();
 }
 
 }  // namespace flatcheck
