@@ -27,85 +27,59 @@ uint64_t EngineId::next() {
   return counter.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
-void validate_engine(const Engine& e) {
+namespace {
+
+void slot_in_range(const Engine& e, int s, const std::string& where) {
+  FLATCHECK_INPUT(s >= 0 && s < static_cast<int>(e.slots.size()),
+                  where << ": slot " << s << " out of range");
+}
+
+// One op: allowed in an engine, reads written slots, well-typed, writes fresh slots of the
+// shapes its shape rule gives.
+void validate_op(const Engine& e, size_t k, std::vector<bool>& defined) {
+  auto check_slot = [&](int s, const std::string& where) { slot_in_range(e, s, where); };
+  const auto& op = e.ops[k];
+  std::string where = "ops/" + std::to_string(k);
+  FLATCHECK_INPUT(op_info(op.op).has_kernel && op_info(op.op).pure,
+                  where << ": op " << op_info(op.op).name << " is not allowed in an engine");
+  std::vector<Shape> shapes;
+  for (size_t j = 0; j < op.in.size(); ++j) {
+    check_slot(op.in[j], where + "/in/" + std::to_string(j));
+    FLATCHECK_INPUT(defined[op.in[j]], where << "/in/" << j << ": slot " << op.in[j]
+                                             << " read before it is written");
+    shapes.push_back(e.slots[op.in[j]].shape);
+  }
+  std::string kinds(op.in.size(), 'T');
+  for (const auto& s : op.scalars)
+    kinds += std::holds_alternative<bool>(s)      ? 'B'
+             : std::holds_alternative<int64_t>(s) ? 'i'
+             : std::holds_alternative<float>(s)   ? 'f'
+                                                  : 'L';
+  std::string why = check_signature(op.op, kinds);
+  FLATCHECK_INPUT(why.empty(), where << ": " << why);
+  std::vector<Shape> outs;
+  try {
+    outs = infer_shapes(op.op, shapes, op.scalars);
+  } catch (const InputError& err) {
+    throw InputError(where + ": " + err.what());
+  }
+  FLATCHECK_INPUT(outs.size() == op.out.size(), where << "/out: " << op.out.size()
+                                                      << " slots for " << outs.size()
+                                                      << " outputs");
+  for (size_t j = 0; j < op.out.size(); ++j) {
+    std::string w = where + "/out/" + std::to_string(j);
+    check_slot(op.out[j], w);
+    FLATCHECK_INPUT(!defined[op.out[j]], w << ": slot " << op.out[j] << " written twice");
+    FLATCHECK_INPUT(e.slots[op.out[j]].shape == outs[j],
+                    w << ": slot shape " << shape_str(e.slots[op.out[j]].shape)
+                      << " differs from the op's " << shape_str(outs[j]));
+    defined[op.out[j]] = true;
+  }
+}
+
+// No two slots that are live at the same step may share memory.
+void check_no_overlap(const Engine& e, const std::vector<bool>& defined) {
   int nslots = static_cast<int>(e.slots.size());
-  FLATCHECK_INPUT(e.slots.size() <= kMaxSlots,
-                  "slots: " << e.slots.size() << " over the limit of " << kMaxSlots);
-  FLATCHECK_INPUT(e.arena_floats >= 0 && e.arena_floats <= kMaxArenaFloats,
-                  "arena: " << e.arena_floats << " floats out of range");
-  for (int s = 0; s < nslots; ++s) {
-    const auto& sl = e.slots[s];
-    int64_t n = numel(sl.shape);
-    FLATCHECK_INPUT(sl.offset >= 0 && n >= 0 && sl.offset + n <= e.arena_floats,
-                    "slots/" << s << ": [" << sl.offset << ", " << sl.offset + n
-                             << ") outside the arena of " << e.arena_floats);
-  }
-  auto check_slot = [&](int s, const std::string& where) {
-    FLATCHECK_INPUT(s >= 0 && s < nslots, where << ": slot " << s << " out of range");
-  };
-  std::vector<bool> defined(e.slots.size(), false);
-  std::vector<bool> positions;
-  for (size_t i = 0; i < e.inputs.size(); ++i) {
-    std::string where = "inputs/" + std::to_string(i);
-    check_slot(e.inputs[i].slot, where);
-    FLATCHECK_INPUT(!defined[e.inputs[i].slot], where << ": slot written twice");
-    FLATCHECK_INPUT(e.inputs[i].position >= 0 && e.inputs[i].position < 100000,
-                    where << ": bad position " << e.inputs[i].position);
-    defined[e.inputs[i].slot] = true;
-  }
-  for (size_t i = 0; i < e.constants.size(); ++i) {
-    std::string where = "constants/" + std::to_string(i);
-    int s = e.constants[i].first;
-    check_slot(s, where);
-    FLATCHECK_INPUT(!defined[s], where << ": slot written twice");
-    FLATCHECK_INPUT(e.constants[i].second.shape == e.slots[s].shape,
-                    where << ": value shape differs from the slot's");
-    defined[s] = true;
-  }
-  for (size_t k = 0; k < e.ops.size(); ++k) {
-    const auto& op = e.ops[k];
-    std::string where = "ops/" + std::to_string(k);
-    FLATCHECK_INPUT(op_info(op.op).has_kernel && op_info(op.op).pure,
-                    where << ": op " << op_info(op.op).name << " is not allowed in an engine");
-    std::vector<Shape> shapes;
-    for (size_t j = 0; j < op.in.size(); ++j) {
-      check_slot(op.in[j], where + "/in/" + std::to_string(j));
-      FLATCHECK_INPUT(defined[op.in[j]], where << "/in/" << j << ": slot " << op.in[j]
-                                               << " read before it is written");
-      shapes.push_back(e.slots[op.in[j]].shape);
-    }
-    std::string kinds(op.in.size(), 'T');
-    for (const auto& s : op.scalars)
-      kinds += std::holds_alternative<bool>(s)      ? 'B'
-               : std::holds_alternative<int64_t>(s) ? 'i'
-               : std::holds_alternative<float>(s)   ? 'f'
-                                                    : 'L';
-    std::string why = check_signature(op.op, kinds);
-    FLATCHECK_INPUT(why.empty(), where << ": " << why);
-    std::vector<Shape> outs;
-    try {
-      outs = infer_shapes(op.op, shapes, op.scalars);
-    } catch (const InputError& err) {
-      throw InputError(where + ": " + err.what());
-    }
-    FLATCHECK_INPUT(outs.size() == op.out.size(), where << "/out: " << op.out.size()
-                                                        << " slots for " << outs.size()
-                                                        << " outputs");
-    for (size_t j = 0; j < op.out.size(); ++j) {
-      std::string w = where + "/out/" + std::to_string(j);
-      check_slot(op.out[j], w);
-      FLATCHECK_INPUT(!defined[op.out[j]], w << ": slot " << op.out[j] << " written twice");
-      FLATCHECK_INPUT(e.slots[op.out[j]].shape == outs[j],
-                      w << ": slot shape " << shape_str(e.slots[op.out[j]].shape)
-                        << " differs from the op's " << shape_str(outs[j]));
-      defined[op.out[j]] = true;
-    }
-  }
-  for (size_t i = 0; i < e.outputs.size(); ++i) {
-    check_slot(e.outputs[i].slot, "outputs/" + std::to_string(i));
-    FLATCHECK_INPUT(defined[e.outputs[i].slot], "outputs/" << i << ": slot never written");
-  }
-  // No two slots that are live at the same step may share memory.
   EngineLiveness l = engine_liveness(e);
   for (int a = 0; a < nslots; ++a) {
     if (!defined[a]) continue;
@@ -120,6 +94,49 @@ void validate_engine(const Engine& e) {
                                                << " overlap in memory while both are live");
     }
   }
+}
+
+}  // namespace
+
+void validate_engine(const Engine& e) {
+  int nslots = static_cast<int>(e.slots.size());
+  FLATCHECK_INPUT(e.slots.size() <= kMaxSlots,
+                  "slots: " << e.slots.size() << " over the limit of " << kMaxSlots);
+  FLATCHECK_INPUT(e.arena_floats >= 0 && e.arena_floats <= kMaxArenaFloats,
+                  "arena: " << e.arena_floats << " floats out of range");
+  for (int s = 0; s < nslots; ++s) {
+    const auto& sl = e.slots[s];
+    int64_t n = numel(sl.shape);
+    FLATCHECK_INPUT(sl.offset >= 0 && n >= 0 && sl.offset + n <= e.arena_floats,
+                    "slots/" << s << ": [" << sl.offset << ", " << sl.offset + n
+                             << ") outside the arena of " << e.arena_floats);
+  }
+  auto check_slot = [&](int s, const std::string& where) { slot_in_range(e, s, where); };
+  std::vector<bool> defined(e.slots.size(), false);
+  std::vector<bool> positions;
+  for (size_t i = 0; i < e.inputs.size(); ++i) {
+    std::string where = "inputs/" + std::to_string(i);
+    check_slot(e.inputs[i].slot, where);
+    FLATCHECK_INPUT(!defined[e.inputs[i].slot], where << ": slot written twice");
+    FLATCHECK_INPUT(e.inputs[i].position >= 0 && e.inputs[i].position < kMaxPositions,
+                    where << ": bad position " << e.inputs[i].position);
+    defined[e.inputs[i].slot] = true;
+  }
+  for (size_t i = 0; i < e.constants.size(); ++i) {
+    std::string where = "constants/" + std::to_string(i);
+    int s = e.constants[i].first;
+    check_slot(s, where);
+    FLATCHECK_INPUT(!defined[s], where << ": slot written twice");
+    FLATCHECK_INPUT(e.constants[i].second.shape == e.slots[s].shape,
+                    where << ": value shape differs from the slot's");
+    defined[s] = true;
+  }
+  for (size_t k = 0; k < e.ops.size(); ++k) validate_op(e, k, defined);
+  for (size_t i = 0; i < e.outputs.size(); ++i) {
+    check_slot(e.outputs[i].slot, "outputs/" + std::to_string(i));
+    FLATCHECK_INPUT(defined[e.outputs[i].slot], "outputs/" << i << ": slot never written");
+  }
+  check_no_overlap(e, defined);
 }
 
 std::ostream& operator<<(std::ostream& os, const Engine& e) {

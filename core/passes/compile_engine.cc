@@ -73,99 +73,129 @@ void plan_memory(Engine& e) {
 
 }  // namespace
 
+namespace {
+
+// Builds an engine node by node: every value gets a slot; getitem reads a slot of a tuple.
+class EngineBuilder {
+ public:
+  explicit EngineBuilder(const std::string& name) { e_.name = name; }
+
+  void placeholder(const Node* n, int position, const std::vector<TensorPtr>& folded) {
+    FLATCHECK_INPUT(n->meta.val && n->meta.val->kind == ValueType::kTensor,
+                    "engine " << e_.name << ": input %" << n->name << " is not a tensor");
+    int s = new_slot(n->meta.val->shape);
+    slot_of_[n] = s;
+    size_t pos = static_cast<size_t>(position);
+    if (pos < folded.size() && folded[pos]) {
+      FLATCHECK_INPUT(folded[pos]->shape == n->meta.val->shape,
+                      "engine " << e_.name << ": folded constant shape differs");
+      e_.constants.emplace_back(s, *folded[pos]);
+    } else {
+      e_.inputs.push_back({n->name, s, position});
+    }
+  }
+
+  void getitem(const Node* n) {
+    Node* src = std::get<Node*>(n->args.at(0));
+    auto it = tuple_of_.find(src);
+    int64_t idx = std::get<int64_t>(n->args.at(1));
+    FLATCHECK_INPUT(
+        it != tuple_of_.end() && idx >= 0 && idx < static_cast<int64_t>(it->second.size()),
+        "engine " << e_.name << ": bad getitem %" << n->name);
+    slot_of_[n] = it->second[static_cast<size_t>(idx)];
+  }
+
+  void op(const Node* n) {
+    FLATCHECK_INPUT(op_info(n->fn).has_kernel && op_info(n->fn).pure,
+                    "engine " << e_.name << ": op " << n->target << " cannot be compiled");
+    EngineOp op;
+    op.op = n->fn;
+    op.origin = n->meta.origin;
+    std::vector<Shape> shapes;
+    for (const auto& a : n->args) {
+      if (std::holds_alternative<Node*>(a)) {
+        int s = slot_arg(a, *n);
+        op.in.push_back(s);
+        shapes.push_back(e_.slots[s].shape);
+      } else if (auto b = std::get_if<bool>(&a)) {
+        op.scalars.emplace_back(*b);
+      } else if (auto i = std::get_if<int64_t>(&a)) {
+        op.scalars.emplace_back(*i);
+      } else if (auto f = std::get_if<float>(&a)) {
+        op.scalars.emplace_back(*f);
+      } else {
+        op.scalars.emplace_back(std::get<std::vector<int64_t>>(a));
+      }
+    }
+    std::vector<Shape> outs = infer_shapes(op.op, shapes, op.scalars);
+    for (auto& s : outs) op.out.push_back(new_slot(s));
+    if (op_info(op.op).outputs == 1)
+      slot_of_[n] = op.out[0];
+    else
+      tuple_of_[n] = op.out;
+    e_.ops.push_back(std::move(op));
+  }
+
+  void output(const Node* n) {
+    for (const auto& a : n->args) {
+      int s = slot_arg(a, *n);
+      e_.outputs.push_back({std::get<Node*>(a)->name, s, 0});
+    }
+  }
+
+  Engine finish() {
+    // Fault: an internal assertion of the builder that real engines of this size would trip.
+    if (fault_on(Fault::kEngineBuilderAbort))
+      FLATCHECK_CHECK(e_.ops.size() <= 6)
+          << "engine builder: " << e_.ops.size() << " layers in " << e_.name;
+    plan_memory(e_);
+    return std::move(e_);
+  }
+
+ private:
+  int new_slot(Shape s) {
+    e_.slots.push_back({std::move(s), 0});
+    return static_cast<int>(e_.slots.size() - 1);
+  }
+
+  int slot_arg(const Arg& a, const Node& at) {
+    auto p = std::get_if<Node*>(&a);
+    FLATCHECK_INPUT(p && slot_of_.count(*p), "engine " << e_.name << ": node %" << at.name
+                                                         << " reads a value the engine lacks");
+    return slot_of_.at(*p);
+  }
+
+  Engine e_;
+  std::unordered_map<const Node*, int> slot_of_;
+  std::unordered_map<const Node*, std::vector<int>> tuple_of_;
+};
+
+}  // namespace
+
 Engine compile_engine(const Module& sub, const std::string& name,
                       const std::vector<TensorPtr>& folded) {
-  Engine e;
-  e.name = name;
-  std::unordered_map<const Node*, int> slot_of;
-  std::unordered_map<const Node*, std::vector<int>> tuple_of;
-  auto new_slot = [&](Shape s) {
-    e.slots.push_back({std::move(s), 0});
-    return static_cast<int>(e.slots.size() - 1);
-  };
-  auto slot_arg = [&](const Arg& a, const Node& at) {
-    auto p = std::get_if<Node*>(&a);
-    FLATCHECK_INPUT(p && slot_of.count(*p), "engine " << name << ": node %" << at.name
-                                                      << " reads a value the engine lacks");
-    return slot_of.at(*p);
-  };
+  EngineBuilder b(name);
   int position = 0;
   for (Node* n = sub.graph.first(); n; n = n->next) {
     switch (n->op) {
-      case NodeOp::kPlaceholder: {
-        FLATCHECK_INPUT(n->meta.val && n->meta.val->kind == ValueType::kTensor,
-                        "engine " << name << ": input %" << n->name << " is not a tensor");
-        int s = new_slot(n->meta.val->shape);
-        slot_of[n] = s;
-        size_t pos = static_cast<size_t>(position);
-        if (pos < folded.size() && folded[pos]) {
-          FLATCHECK_INPUT(folded[pos]->shape == n->meta.val->shape,
-                          "engine " << name << ": folded constant shape differs");
-          e.constants.emplace_back(s, *folded[pos]);
-        } else {
-          e.inputs.push_back({n->name, s, position});
-        }
-        ++position;
+      case NodeOp::kPlaceholder:
+        b.placeholder(n, position++, folded);
         break;
-      }
-      case NodeOp::kCallFunction: {
-        if (n->fn == OpCode::kGetitem) {
-          Node* src = std::get<Node*>(n->args.at(0));
-          auto it = tuple_of.find(src);
-          int64_t idx = std::get<int64_t>(n->args.at(1));
-          FLATCHECK_INPUT(
-              it != tuple_of.end() && idx >= 0 && idx < static_cast<int64_t>(it->second.size()),
-              "engine " << name << ": bad getitem %" << n->name);
-          slot_of[n] = it->second[static_cast<size_t>(idx)];
-          break;
-        }
-        FLATCHECK_INPUT(op_info(n->fn).has_kernel && op_info(n->fn).pure,
-                        "engine " << name << ": op " << n->target << " cannot be compiled");
-        EngineOp op;
-        op.op = n->fn;
-        op.origin = n->meta.origin;
-        std::vector<Shape> shapes;
-        for (const auto& a : n->args) {
-          if (std::holds_alternative<Node*>(a)) {
-            int s = slot_arg(a, *n);
-            op.in.push_back(s);
-            shapes.push_back(e.slots[s].shape);
-          } else if (auto b = std::get_if<bool>(&a)) {
-            op.scalars.emplace_back(*b);
-          } else if (auto i = std::get_if<int64_t>(&a)) {
-            op.scalars.emplace_back(*i);
-          } else if (auto f = std::get_if<float>(&a)) {
-            op.scalars.emplace_back(*f);
-          } else {
-            op.scalars.emplace_back(std::get<std::vector<int64_t>>(a));
-          }
-        }
-        std::vector<Shape> outs = infer_shapes(op.op, shapes, op.scalars);
-        for (auto& s : outs) op.out.push_back(new_slot(s));
-        if (op_info(op.op).outputs == 1)
-          slot_of[n] = op.out[0];
+      case NodeOp::kCallFunction:
+        if (n->fn == OpCode::kGetitem)
+          b.getitem(n);
         else
-          tuple_of[n] = op.out;
-        e.ops.push_back(std::move(op));
+          b.op(n);
         break;
-      }
       case NodeOp::kOutput:
-        for (const auto& a : n->args) {
-          int s = slot_arg(a, *n);
-          e.outputs.push_back({std::get<Node*>(a)->name, s, 0});
-        }
+        b.output(n);
         break;
       default:
         throw InputError("engine " + name + ": node %" + n->name + " (" +
                          std::string(node_op_name(n->op)) + ") cannot be compiled");
     }
   }
-  // Fault: an internal assertion of the builder that real engines of this size would trip.
-  if (fault_on(Fault::kEngineBuilderAbort))
-    FLATCHECK_CHECK(e.ops.size() <= 6)
-        << "engine builder: " << e.ops.size() << " layers in " << name;
-  plan_memory(e);
-  return e;
+  return b.finish();
 }
 
 }  // namespace flatcheck

@@ -242,6 +242,81 @@ class Unflattener {
     return rel.substr(0, dot + 1) + k.variant;
   }
 
+  // The values of one call's graph under construction: flat-graph node -> node in `g`; state
+  // is read through get_attr on first use.
+  struct Scope {
+    Unflattener& u;
+    const Call& c;
+    Graph& g;
+    std::unordered_map<const Node*, Node*> env;
+    Node* value(const Node* v) {
+      if (auto it = env.find(v); it != env.end()) return it->second;
+      auto st = u.state_of_.find(v);
+      FLATCHECK_CHECK(st != u.state_of_.end()) << "unflatten: no value for %" << v->name;
+      Node* a = g.get_attr(relative(c.fqn, st->second), v->name);
+      a->meta.val = v->meta.val;
+      env[v] = a;
+      return a;
+    }
+  };
+
+  void add_placeholders(Scope& s, bool is_root) {
+    if (is_root) {
+      for (Node* ph : p_.root->graph.placeholders()) {
+        if (state_of_.count(ph)) continue;
+        Node* n = s.g.placeholder(ph->name, *ph->meta.val);
+        n->meta = ph->meta;
+        s.env[ph] = n;
+      }
+      return;
+    }
+    for (const Node* v : s.c.inputs) {
+      Node* n = s.g.placeholder(v->name, v->meta.val.value_or(ValueType{}));
+      n->meta.val = v->meta.val;
+      n->meta.origin = v->meta.origin;
+      s.env[v] = n;
+    }
+  }
+
+  void add_child_call(Scope& s, Module& m, Call& k) {
+    std::vector<Arg> args;
+    for (const Node* v : k.inputs) args.emplace_back(s.value(v));
+    std::string target = attach_call(m, s.c.fqn, k);
+    Node* call = s.g.call_module(target, std::move(args), last_component(k.fqn));
+    call->meta.nn_module_stack =
+        k.outputs.empty() ? std::vector<StackEntry>{} : k.outputs[0]->meta.nn_module_stack;
+    if (k.outputs.size() == 1) {
+      s.env[k.outputs[0]] = call;
+      call->meta.val = k.outputs[0]->meta.val;
+      return;
+    }
+    for (size_t i = 0; i < k.outputs.size(); ++i) {
+      Node* gi = s.g.call_function(OpCode::kGetitem, {call, static_cast<int64_t>(i)});
+      gi->meta.val = k.outputs[i]->meta.val;
+      s.env[k.outputs[i]] = gi;
+    }
+  }
+
+  void add_outputs(Scope& s, bool is_root) {
+    for (const auto& [v, target] : s.c.mutations) {
+      Node* dst = s.g.get_attr(relative(s.c.fqn, target));
+      Node* cp = s.g.call_function(OpCode::kCopy, {dst, s.value(v)});
+      cp->meta.val = v->meta.val;
+    }
+    std::vector<Arg> outs;
+    if (is_root) {
+      const Node* out = p_.root->graph.output_node();
+      for (size_t i = 0; i < p_.sig.outputs.size(); ++i)
+        if (p_.sig.outputs[i].kind == OutputSpec::kUserOutput)
+          outs.emplace_back(s.value(std::get<Node*>(out->args[i])));
+    } else {
+      for (const Node* v : s.c.outputs) outs.emplace_back(s.value(v));
+    }
+    s.g.output(std::move(outs));
+  }
+
+  // Builds the graph of call `c` (its children first), then shares the module of an earlier
+  // call of the same FQN with an equal graph, or makes it a new variant.
   void build(Call& c) {
     for (auto& item : c.items)
       if (item.child) build(*item.child);
@@ -249,85 +324,33 @@ class Unflattener {
     auto& variants = variants_[c.fqn];
     bool copy_state = fault_on(Fault::kUnflattenCopiesState) && !variants.empty();
     auto m = is_root ? new_module("", c.type, false) : new_module(c.fqn, c.type, copy_state);
-    Graph& g = m->graph;
-    std::unordered_map<const Node*, Node*> env;
-    const Graph& flat = p_.root->graph;
-
-    if (is_root) {
-      for (Node* ph : flat.placeholders()) {
-        if (state_of_.count(ph)) continue;
-        Node* n = g.placeholder(ph->name, *ph->meta.val);
-        n->meta = ph->meta;
-        env[ph] = n;
-      }
-    } else {
-      for (const Node* v : c.inputs) {
-        Node* n = g.placeholder(v->name, v->meta.val.value_or(ValueType{}));
-        n->meta.val = v->meta.val;
-        n->meta.origin = v->meta.origin;
-        env[v] = n;
-      }
-    }
-    auto value = [&](const Node* v) -> Node* {
-      if (auto it = env.find(v); it != env.end()) return it->second;
-      auto st = state_of_.find(v);
-      FLATCHECK_CHECK(st != state_of_.end()) << "unflatten: no value for %" << v->name;
-      Node* a = g.get_attr(relative(c.fqn, st->second), v->name);
-      a->meta.val = v->meta.val;
-      env[v] = a;
-      return a;
-    };
+    Scope s{*this, c, m->graph, {}};
+    add_placeholders(s, is_root);
     for (auto& item : c.items) {
-      if (item.node) {
-        const Node* n = item.node;
-        std::vector<Arg> args = n->args;
-        for (auto& a : args)
-          if (auto q = std::get_if<Node*>(&a)) *q = value(*q);
-        Node* copy = g.call_function(n->fn, std::move(args), n->name);
-        copy->meta = n->meta;
-        env[n] = copy;
+      if (!item.node) {
+        add_child_call(s, *m, *item.child);
         continue;
       }
-      Call& k = *item.child;
-      std::vector<Arg> args;
-      for (const Node* v : k.inputs) args.emplace_back(value(v));
-      std::string target = attach_call(*m, c.fqn, k);
-      Node* call = g.call_module(target, std::move(args), last_component(k.fqn));
-      call->meta.nn_module_stack =
-          k.outputs.empty() ? std::vector<StackEntry>{} : k.outputs[0]->meta.nn_module_stack;
-      if (k.outputs.size() == 1) {
-        env[k.outputs[0]] = call;
-        call->meta.val = k.outputs[0]->meta.val;
-      } else {
-        for (size_t i = 0; i < k.outputs.size(); ++i) {
-          Node* gi = g.call_function(OpCode::kGetitem, {call, static_cast<int64_t>(i)});
-          gi->meta.val = k.outputs[i]->meta.val;
-          env[k.outputs[i]] = gi;
-        }
-      }
+      const Node* n = item.node;
+      std::vector<Arg> args = n->args;
+      for (auto& a : args)
+        if (auto q = std::get_if<Node*>(&a)) *q = s.value(*q);
+      Node* copy = s.g.call_function(n->fn, std::move(args), n->name);
+      copy->meta = n->meta;
+      s.env[n] = copy;
     }
-    for (const auto& [v, target] : c.mutations) {
-      Node* dst = g.get_attr(relative(c.fqn, target));
-      Node* cp = g.call_function(OpCode::kCopy, {dst, value(v)});
-      cp->meta.val = v->meta.val;
-    }
-    std::vector<Arg> outs;
-    if (is_root) {
-      const Node* out = flat.output_node();
-      for (size_t i = 0; i < p_.sig.outputs.size(); ++i)
-        if (p_.sig.outputs[i].kind == OutputSpec::kUserOutput)
-          outs.emplace_back(value(std::get<Node*>(out->args[i])));
-    } else {
-      for (const Node* v : c.outputs) outs.emplace_back(value(v));
-    }
-    g.output(std::move(outs));
+    add_outputs(s, is_root);
     attach_stub_children(*m, c.fqn);
-
     if (is_root) {
       c.module = m;
       return;
     }
-    // Deduplicate against the earlier variants of this FQN.
+    deduplicate(c, m, variants);
+  }
+
+  void deduplicate(Call& c, const std::shared_ptr<Module>& m,
+                   std::vector<std::pair<std::string, std::shared_ptr<Module>>>& variants) {
+    const Graph& g = m->graph;
     GraphEq eq;
     eq.constants = !fault_on(Fault::kDedupIgnoresConstants);
     if (fault_on(Fault::kUnflattenDedupHang) && !variants.empty() &&
