@@ -78,6 +78,45 @@ Shape broadcast_shapes(const Shape& a, const Shape& b) {
   return out;
 }
 
+namespace {
+
+Shape reshape_shape(const Shape& in, const std::vector<Scalar>& sc) {
+  FLATCHECK_INPUT(!sc.empty() && std::holds_alternative<std::vector<int64_t>>(sc[0]),
+                  "reshape needs a shape list");
+  Shape s = std::get<std::vector<int64_t>>(sc[0]);
+  FLATCHECK_INPUT(s.size() <= 8, "reshape: rank " << s.size() << " over the limit of 8");
+  for (int64_t d : s) FLATCHECK_INPUT(d >= 0 && d <= (1 << 24), "reshape: bad dim " << d);
+  FLATCHECK_INPUT(numel(s) == numel(in),
+                  "reshape: " << shape_str(in) << " to " << shape_str(s) << " changes size");
+  return s;
+}
+
+Shape concat_shape(const std::vector<Shape>& in, const std::vector<Scalar>& sc) {
+  int64_t d = norm_dim(int_arg(sc, 0), in[0].size());
+  Shape s = in[0];
+  for (size_t i = 1; i < in.size(); ++i) {
+    FLATCHECK_INPUT(in[i].size() == s.size(), "concat: ranks differ");
+    for (size_t j = 0; j < s.size(); ++j)
+      FLATCHECK_INPUT(static_cast<int64_t>(j) == d || in[i][j] == s[j],
+                      "concat: shapes " << shape_str(in[0]) << " and " << shape_str(in[i])
+                                        << " differ outside dim " << d);
+    s[d] += in[i][d];
+  }
+  return s;
+}
+
+std::vector<Shape> split_shapes(const Shape& in, const std::vector<Scalar>& sc) {
+  int64_t d = norm_dim(int_arg(sc, 0), in.size());
+  int64_t chunks = int_arg(sc, 1);
+  FLATCHECK_INPUT(chunks >= 1 && chunks <= 64 && in[d] % chunks == 0,
+                  "split: dim of size " << in[d] << " into " << chunks << " chunks");
+  Shape s = in;
+  s[d] /= chunks;
+  return std::vector<Shape>(static_cast<size_t>(chunks), s);
+}
+
+}  // namespace
+
 std::vector<Shape> infer_shapes(OpCode op, const std::vector<Shape>& in,
                                 const std::vector<Scalar>& sc) {
   auto need = [&](size_t n) {
@@ -120,17 +159,15 @@ std::vector<Shape> infer_shapes(OpCode op, const std::vector<Shape>& in,
       s.erase(s.begin() + d);
       return {s};
     }
-    case OpCode::kReshape: {
+    case OpCode::kReshape:
       need(1);
-      FLATCHECK_INPUT(!sc.empty() && std::holds_alternative<std::vector<int64_t>>(sc[0]),
-                      "reshape needs a shape list");
-      Shape s = std::get<std::vector<int64_t>>(sc[0]);
-      FLATCHECK_INPUT(s.size() <= 8, "reshape: rank " << s.size() << " over the limit of 8");
-      for (int64_t d : s) FLATCHECK_INPUT(d >= 0 && d <= (1 << 24), "reshape: bad dim " << d);
-      FLATCHECK_INPUT(numel(s) == numel(in[0]),
-                      "reshape: " << shape_str(in[0]) << " to " << shape_str(s) << " changes size");
-      return {s};
-    }
+      return {reshape_shape(in[0], sc)};
+    case OpCode::kConcat:
+      need(1);
+      return {concat_shape(in, sc)};
+    case OpCode::kSplit:
+      need(1);
+      return split_shapes(in[0], sc);
     case OpCode::kTranspose: {
       need(1);
       int64_t a = norm_dim(int_arg(sc, 0), in[0].size());
@@ -138,30 +175,6 @@ std::vector<Shape> infer_shapes(OpCode op, const std::vector<Shape>& in,
       Shape s = in[0];
       std::swap(s[a], s[b]);
       return {s};
-    }
-    case OpCode::kConcat: {
-      need(1);
-      int64_t d = norm_dim(int_arg(sc, 0), in[0].size());
-      Shape s = in[0];
-      for (size_t i = 1; i < in.size(); ++i) {
-        FLATCHECK_INPUT(in[i].size() == s.size(), "concat: ranks differ");
-        for (size_t j = 0; j < s.size(); ++j)
-          FLATCHECK_INPUT(static_cast<int64_t>(j) == d || in[i][j] == s[j],
-                          "concat: shapes " << shape_str(in[0]) << " and " << shape_str(in[i])
-                                            << " differ outside dim " << d);
-        s[d] += in[i][d];
-      }
-      return {s};
-    }
-    case OpCode::kSplit: {
-      need(1);
-      int64_t d = norm_dim(int_arg(sc, 0), in[0].size());
-      int64_t chunks = int_arg(sc, 1);
-      FLATCHECK_INPUT(chunks >= 1 && chunks <= 64 && in[0][d] % chunks == 0,
-                      "split: dim of size " << in[0][d] << " into " << chunks << " chunks");
-      Shape s = in[0];
-      s[d] /= chunks;
-      return std::vector<Shape>(static_cast<size_t>(chunks), s);
     }
     case OpCode::kCopy:
       need(2);
