@@ -45,6 +45,56 @@ Json graph_to_json(const Graph& g) {
   return Json{{"nodes", nodes}};
 }
 
+// A node's arguments: node references by name (defined before this use), booleans, ints,
+// floats and int lists.
+std::vector<Arg> args_from_json(const Json& j, const std::string& ap,
+                                const std::unordered_map<std::string, Node*>& by_name,
+                                const LoadBudget& b) {
+  std::vector<Arg> args;
+  as_array(j, ap, b.limits.max_args);
+  for (size_t k = 0; k < j.size(); ++k) {
+    const Json& a = j[k];
+    std::string akp = idx_path(ap, k);
+    if (a.is_string()) {
+      auto ref = by_name.find(a.get<std::string>());
+      if (ref == by_name.end())
+        fail(akp, "node \"" + a.get<std::string>() + "\" is not defined before this use");
+      args.emplace_back(ref->second);
+    } else if (a.is_boolean()) {
+      args.emplace_back(a.get<bool>());
+    } else if (a.is_number_integer()) {
+      args.emplace_back(as_int(a, akp, INT64_MIN / 2, INT64_MAX / 2));
+    } else if (a.is_number_float() || a.is_object()) {
+      args.emplace_back(float_from_json(a, akp));
+    } else if (a.is_array()) {
+      as_array(a, akp, b.limits.max_list_length);
+      std::vector<int64_t> ints;
+      for (size_t q = 0; q < a.size(); ++q)
+        ints.push_back(as_int(a[q], idx_path(akp, q), -(int64_t{1} << 40), int64_t{1} << 40));
+      args.emplace_back(std::move(ints));
+    } else {
+      fail(akp, "unsupported argument " + describe(a));
+    }
+  }
+  return args;
+}
+
+// nn_module_stack: [key, fqn, type] entries, outermost first.
+std::vector<StackEntry> stack_from_json(const Json& j, const std::string& sp,
+                                        const LoadLimits& lim) {
+  std::vector<StackEntry> stack;
+  as_array(j, sp, static_cast<size_t>(lim.max_module_depth));
+  for (size_t k = 0; k < j.size(); ++k) {
+    std::string ep = idx_path(sp, k);
+    const Json& e = as_array(j[k], ep, 3);
+    if (e.size() != 3) fail(ep, "expected [key, fqn, type]");
+    stack.push_back({as_string(e[0], idx_path(ep, 0), lim.max_path_length),
+                     as_string(e[1], idx_path(ep, 1), lim.max_path_length),
+                     as_string(e[2], idx_path(ep, 2), lim.max_name_length)});
+  }
+  return stack;
+}
+
 void graph_from_json(const Json& j, const std::string& path, Graph& g, LoadBudget& b) {
   as_object(j, path, {"nodes"});
   std::string npath = key_path(path, "nodes");
@@ -67,32 +117,7 @@ void graph_from_json(const Json& j, const std::string& path, Graph& g, LoadBudge
       fail(key_path(p, "target"), "unknown op \"" + target + "\"");
     std::vector<Arg> args;
     if (auto it = nj.find("args"); it != nj.end()) {
-      std::string ap = key_path(p, "args");
-      as_array(*it, ap, b.limits.max_args);
-      for (size_t k = 0; k < it->size(); ++k) {
-        const Json& a = (*it)[k];
-        std::string akp = idx_path(ap, k);
-        if (a.is_string()) {
-          auto ref = by_name.find(a.get<std::string>());
-          if (ref == by_name.end())
-            fail(akp, "node \"" + a.get<std::string>() + "\" is not defined before this use");
-          args.emplace_back(ref->second);
-        } else if (a.is_boolean()) {
-          args.emplace_back(a.get<bool>());
-        } else if (a.is_number_integer()) {
-          args.emplace_back(as_int(a, akp, INT64_MIN / 2, INT64_MAX / 2));
-        } else if (a.is_number_float() || a.is_object()) {
-          args.emplace_back(float_from_json(a, akp));
-        } else if (a.is_array()) {
-          as_array(a, akp, 64);
-          std::vector<int64_t> ints;
-          for (size_t q = 0; q < a.size(); ++q)
-            ints.push_back(as_int(a[q], idx_path(akp, q), -(int64_t{1} << 40), int64_t{1} << 40));
-          args.emplace_back(std::move(ints));
-        } else {
-          fail(akp, "unsupported argument " + describe(a));
-        }
-      }
+      args = args_from_json(*it, key_path(p, "args"), by_name, b);
     } else if (*op != NodeOp::kPlaceholder) {
       fail(p, "missing key 'args'");
     }
@@ -115,18 +140,8 @@ void graph_from_json(const Json& j, const std::string& path, Graph& g, LoadBudge
     if (auto it = nj.find("val"); it != nj.end())
       n->meta.val = type_from_json(*it, key_path(p, "val"), b.limits);
     if (*op == NodeOp::kPlaceholder && !n->meta.val) fail(p, "placeholder without \"val\"");
-    if (auto it = nj.find("stack"); it != nj.end()) {
-      std::string sp = key_path(p, "stack");
-      as_array(*it, sp, static_cast<size_t>(b.limits.max_module_depth));
-      for (size_t k = 0; k < it->size(); ++k) {
-        std::string ep = idx_path(sp, k);
-        const Json& e = as_array((*it)[k], ep, 3);
-        if (e.size() != 3) fail(ep, "expected [key, fqn, type]");
-        n->meta.nn_module_stack.push_back({as_string(e[0], idx_path(ep, 0), b.limits.max_path_length),
-                                           as_string(e[1], idx_path(ep, 1), b.limits.max_path_length),
-                                           as_string(e[2], idx_path(ep, 2), b.limits.max_name_length)});
-      }
-    }
+    if (auto it = nj.find("stack"); it != nj.end())
+      n->meta.nn_module_stack = stack_from_json(*it, key_path(p, "stack"), b.limits);
     if (auto it = nj.find("origin"); it != nj.end())
       n->meta.origin = as_string(*it, key_path(p, "origin"), b.limits.max_origin_length);
   }

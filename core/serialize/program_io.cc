@@ -49,6 +49,74 @@ Json engine_to_json(const Engine& e) {
               {"ops", ops}};
 }
 
+namespace {
+
+std::vector<EngineBinding> bindings_from_json(const Json& j, const std::string& path,
+                                              const char* key, bool with_position,
+                                              const LoadLimits& lim) {
+  std::string bp = key_path(path, key);
+  const Json& arr = as_array(member(j, key, path), bp, lim.max_engine_bindings);
+  std::vector<EngineBinding> out;
+  for (size_t i = 0; i < arr.size(); ++i) {
+    std::string p = idx_path(bp, i);
+    if (with_position)
+      as_object(arr[i], p, {"name", "slot", "position"});
+    else
+      as_object(arr[i], p, {"name", "slot"});
+    EngineBinding eb;
+    eb.name = as_string(member(arr[i], "name", p), key_path(p, "name"), lim.max_name_length);
+    eb.slot = static_cast<int>(as_int(member(arr[i], "slot", p), key_path(p, "slot"), 0,
+                                      static_cast<int64_t>(lim.max_engine_slots)));
+    if (with_position)
+      eb.position = static_cast<int>(as_int(member(arr[i], "position", p),
+                                            key_path(p, "position"), 0,
+                                            static_cast<int64_t>(lim.max_nodes)));
+    out.push_back(eb);
+  }
+  return out;
+}
+
+// One op of the op list: its code, the slots it reads and writes, its scalars, its origin.
+EngineOp engine_op_from_json(const Json& j, const std::string& p, const LoadLimits& lim) {
+  const auto kMaxSlot = static_cast<int64_t>(lim.max_engine_slots);
+  EngineOp op;
+  std::string name = as_string(member(j, "op", p), key_path(p, "op"), 32);
+  auto code = op_by_name(name);
+  if (!code) fail(key_path(p, "op"), "unknown op \"" + name + "\"");
+  op.op = *code;
+  for (const char* key : {"in", "out"}) {
+    std::string kp = key_path(p, key);
+    const Json& arr = as_array(member(j, key, p), kp, lim.max_args);
+    for (size_t k = 0; k < arr.size(); ++k)
+      (key[0] == 'i' ? op.in : op.out)
+          .push_back(static_cast<int>(as_int(arr[k], idx_path(kp, k), 0, kMaxSlot)));
+  }
+  std::string scp = key_path(p, "scalars");
+  const Json& sc = as_array(member(j, "scalars", p), scp, lim.max_args);
+  for (size_t k = 0; k < sc.size(); ++k) {
+    const Json& a = sc[k];
+    std::string akp = idx_path(scp, k);
+    if (a.is_boolean()) {
+      op.scalars.emplace_back(a.get<bool>());
+    } else if (a.is_number_integer()) {
+      op.scalars.emplace_back(as_int(a, akp, -(int64_t{1} << 40), int64_t{1} << 40));
+    } else if (a.is_array()) {
+      as_array(a, akp, lim.max_rank);
+      std::vector<int64_t> ints;
+      for (size_t q = 0; q < a.size(); ++q)
+        ints.push_back(as_int(a[q], idx_path(akp, q), -(int64_t{1} << 40), int64_t{1} << 40));
+      op.scalars.emplace_back(std::move(ints));
+    } else {
+      op.scalars.emplace_back(float_from_json(a, akp));
+    }
+  }
+  if (auto it = j.find("origin"); it != j.end())
+    op.origin = as_string(*it, key_path(p, "origin"), lim.max_origin_length);
+  return op;
+}
+
+}  // namespace
+
 Engine engine_from_json(const Json& j, const std::string& path, LoadBudget& b) {
   as_object(
       j, path,
@@ -71,29 +139,8 @@ Engine engine_from_json(const Json& j, const std::string& path, LoadBudget& b) {
         {shape_from_json(member(slots[i], "shape", p), key_path(p, "shape"), b.limits),
          as_int(member(slots[i], "offset", p), key_path(p, "offset"), 0, lim.max_engine_arena_floats)});
   }
-  auto bindings = [&](const char* key, bool with_position) {
-    std::string bp = key_path(path, key);
-    const Json& arr = as_array(member(j, key, path), bp, lim.max_engine_bindings);
-    std::vector<EngineBinding> out;
-    for (size_t i = 0; i < arr.size(); ++i) {
-      std::string p = idx_path(bp, i);
-      if (with_position)
-        as_object(arr[i], p, {"name", "slot", "position"});
-      else
-        as_object(arr[i], p, {"name", "slot"});
-      EngineBinding eb;
-      eb.name = as_string(member(arr[i], "name", p), key_path(p, "name"), b.limits.max_name_length);
-      eb.slot =
-          static_cast<int>(as_int(member(arr[i], "slot", p), key_path(p, "slot"), 0, kMaxSlot));
-      if (with_position)
-        eb.position = static_cast<int>(
-            as_int(member(arr[i], "position", p), key_path(p, "position"), 0, static_cast<int64_t>(lim.max_nodes)));
-      out.push_back(eb);
-    }
-    return out;
-  };
-  e.inputs = bindings("inputs", true);
-  e.outputs = bindings("outputs", false);
+  e.inputs = bindings_from_json(j, path, "inputs", true, lim);
+  e.outputs = bindings_from_json(j, path, "outputs", false, lim);
   std::string cp = key_path(path, "constants");
   const Json& consts = as_array(member(j, "constants", path), cp, lim.max_engine_bindings);
   for (size_t i = 0; i < consts.size(); ++i) {
@@ -109,38 +156,7 @@ Engine engine_from_json(const Json& j, const std::string& path, LoadBudget& b) {
   for (size_t i = 0; i < ops.size(); ++i) {
     std::string p = idx_path(op_path, i);
     as_object(ops[i], p, {"op", "in", "out", "scalars", "origin"});
-    EngineOp op;
-    std::string name = as_string(member(ops[i], "op", p), key_path(p, "op"), 32);
-    auto code = op_by_name(name);
-    if (!code) fail(key_path(p, "op"), "unknown op \"" + name + "\"");
-    op.op = *code;
-    for (const char* key : {"in", "out"}) {
-      std::string kp = key_path(p, key);
-      const Json& arr = as_array(member(ops[i], key, p), kp, lim.max_args);
-      for (size_t k = 0; k < arr.size(); ++k)
-        (key[0] == 'i' ? op.in : op.out)
-            .push_back(static_cast<int>(as_int(arr[k], idx_path(kp, k), 0, kMaxSlot)));
-    }
-    std::string scp = key_path(p, "scalars");
-    const Json& sc = as_array(member(ops[i], "scalars", p), scp, 16);
-    for (size_t k = 0; k < sc.size(); ++k) {
-      const Json& a = sc[k];
-      std::string akp = idx_path(scp, k);
-      if (a.is_boolean())
-        op.scalars.emplace_back(a.get<bool>());
-      else if (a.is_number_integer())
-        op.scalars.emplace_back(as_int(a, akp, -(int64_t{1} << 40), int64_t{1} << 40));
-      else if (a.is_array()) {
-        as_array(a, akp, lim.max_rank);
-        std::vector<int64_t> ints;
-        for (size_t q = 0; q < a.size(); ++q)
-          ints.push_back(as_int(a[q], idx_path(akp, q), -(int64_t{1} << 40), int64_t{1} << 40));
-        op.scalars.emplace_back(std::move(ints));
-      } else
-        op.scalars.emplace_back(float_from_json(a, akp));
-    }
-    if (auto it = ops[i].find("origin"); it != ops[i].end())
-      op.origin = as_string(*it, key_path(p, "origin"), lim.max_origin_length);
+    EngineOp op = engine_op_from_json(ops[i], p, lim);
     e.ops.push_back(std::move(op));
   }
   try {
