@@ -142,15 +142,75 @@ class Builder {
     return kScalars[src_.below(kScalars.size())];
   }
 
+  void add(std::vector<Val>& pool, Node* n, Shape s) {
+    pool.push_back({n, std::move(s)});
+    sibling_names_.push_back(n->name);
+  }
+
+  bool matmul_step(Module& m, std::vector<Val>& pool, const Val& a, OpCode op) {
+    Graph& g = m.graph;
+    if (a.shape.size() != 2) return false;
+    int64_t k = a.shape[1];
+    std::vector<const Val*> rhs;
+    for (size_t i = window_start(pool); i < pool.size(); ++i)
+      if (pool[i].shape.size() == 2 && pool[i].shape[0] == k) rhs.push_back(&pool[i]);
+    Node* b;
+    Shape out;
+    if (!rhs.empty() && src_.chance(1, 2)) {
+      const Val* r = rhs[src_.below(rhs.size())];
+      b = r->node;
+      out = {a.shape[0], r->shape[1]};
+    } else {
+      b = weight(m, {k, k});
+      out = {a.shape[0], k};
+    }
+    add(pool, g.call_function(op, {a.node, b}, hint("matmul")), out);
+    return true;
+  }
+
+  bool concat_step(Graph& g, std::vector<Val>& pool, const Val& a, OpCode op) {
+    if (a.shape.empty()) return false;
+    int64_t d = src_.range(0, static_cast<int64_t>(a.shape.size()) - 1);
+    std::vector<Arg> args{a.node};
+    Shape s = a.shape;
+    for (size_t i = window_start(pool); i < pool.size(); ++i)
+      if (const Val& v = pool[i]; v.shape == a.shape && args.size() < 3 && src_.chance(1, 2)) {
+        args.emplace_back(v.node);
+        s[d] += v.shape[d];
+      }
+    if (args.size() == 1) {
+      args.emplace_back(a.node);
+      s[d] += a.shape[d];
+    }
+    if (numel(s) > 4096) return false;
+    args.emplace_back(d);
+    add(pool, g.call_function(op, std::move(args), hint("concat")), s);
+    return true;
+  }
+
+  bool split_step(Graph& g, std::vector<Val>& pool, const Val& a, OpCode op) {
+    std::vector<int64_t> dims;
+    for (size_t d = 0; d < a.shape.size(); ++d)
+      if (a.shape[d] >= 2 && a.shape[d] % 2 == 0) dims.push_back(static_cast<int64_t>(d));
+    if (dims.empty()) return false;
+    int64_t d = dims[src_.below(dims.size())];
+    Node* sp = g.call_function(op, {a.node, d, int64_t{2}}, hint("split"));
+    Shape s = a.shape;
+    s[d] /= 2;
+    // Read one or both halves, in either order: getitems minted out of index order.
+    bool both = src_.chance(2, 3);
+    int64_t first = src_.range(0, 1);
+    add(pool, g.call_function(OpCode::kGetitem, {sp, first}, hint("getitem")), s);
+    if (both) add(pool, g.call_function(OpCode::kGetitem, {sp, 1 - first}, hint("getitem")), s);
+    return true;
+  }
+
   // One op step over the pool; returns false when the op found no fitting operands.
   bool op_step(Module& m, std::vector<Val>& pool, Node* scale_ph) {
     Graph& g = m.graph;
     OpCode op = sw_.ops[src_.weighted(weights_)];
     const Val& a = pick(pool);
-    auto add = [&](Node* n, Shape s) {
-      pool.push_back({n, std::move(s)});
-      sibling_names_.push_back(n->name);
-    };
+    auto add = [&](Node* n, Shape s) { this->add(pool, n, std::move(s)); };
     // Op classes come from the op table's signatures (STYLE.md, habit 2).
     std::string_view sig = op_info(op).sig;
     if (sig == "TT" && op != OpCode::kMatmul && op != OpCode::kCopy) {  // broadcasting binary
@@ -172,25 +232,8 @@ class Builder {
       return true;
     }
     switch (op) {
-      case OpCode::kMatmul: {
-        if (a.shape.size() != 2) return false;
-        int64_t k = a.shape[1];
-        std::vector<const Val*> rhs;
-        for (size_t i = window_start(pool); i < pool.size(); ++i)
-          if (pool[i].shape.size() == 2 && pool[i].shape[0] == k) rhs.push_back(&pool[i]);
-        Node* b;
-        Shape out;
-        if (!rhs.empty() && src_.chance(1, 2)) {
-          const Val* r = rhs[src_.below(rhs.size())];
-          b = r->node;
-          out = {a.shape[0], r->shape[1]};
-        } else {
-          b = weight(m, {k, k});
-          out = {a.shape[0], k};
-        }
-        add(g.call_function(op, {a.node, b}, hint("matmul")), out);
-        return true;
-      }
+      case OpCode::kMatmul:
+        return matmul_step(m, pool, a, op);
       case OpCode::kSum: {
         if (a.shape.empty()) return false;
         int64_t d = src_.range(0, static_cast<int64_t>(a.shape.size()) - 1);
@@ -211,41 +254,10 @@ class Builder {
             Shape{a.shape[1], a.shape[0]});
         return true;
       }
-      case OpCode::kConcat: {
-        if (a.shape.empty()) return false;
-        int64_t d = src_.range(0, static_cast<int64_t>(a.shape.size()) - 1);
-        std::vector<Arg> args{a.node};
-        Shape s = a.shape;
-        for (size_t i = window_start(pool); i < pool.size(); ++i)
-          if (const Val& v = pool[i]; v.shape == a.shape && args.size() < 3 && src_.chance(1, 2)) {
-            args.emplace_back(v.node);
-            s[d] += v.shape[d];
-          }
-        if (args.size() == 1) {
-          args.emplace_back(a.node);
-          s[d] += a.shape[d];
-        }
-        if (numel(s) > 4096) return false;
-        args.emplace_back(d);
-        add(g.call_function(op, std::move(args), hint("concat")), s);
-        return true;
-      }
-      case OpCode::kSplit: {
-        std::vector<int64_t> dims;
-        for (size_t d = 0; d < a.shape.size(); ++d)
-          if (a.shape[d] >= 2 && a.shape[d] % 2 == 0) dims.push_back(static_cast<int64_t>(d));
-        if (dims.empty()) return false;
-        int64_t d = dims[src_.below(dims.size())];
-        Node* sp = g.call_function(op, {a.node, d, int64_t{2}}, hint("split"));
-        Shape s = a.shape;
-        s[d] /= 2;
-        // Read one or both halves, in either order: getitems minted out of index order.
-        bool both = src_.chance(2, 3);
-        int64_t first = src_.range(0, 1);
-        add(g.call_function(OpCode::kGetitem, {sp, first}, hint("getitem")), s);
-        if (both) add(g.call_function(OpCode::kGetitem, {sp, 1 - first}, hint("getitem")), s);
-        return true;
-      }
+      case OpCode::kConcat:
+        return concat_step(g, pool, a, op);
+      case OpCode::kSplit:
+        return split_step(g, pool, a, op);
       default:
         return false;
     }
