@@ -1,5 +1,7 @@
-// The minimizer. Each reduction is a named function over a copy of the case; a table of them
-// (STYLE.md: libFuzzer's mutator table) lets the log say which steps led to the result.
+// The minimizer. Each reduction is a named function over a copy of the case; the table
+// kReductions (STYLE.md: libFuzzer's mutator table) orders them, big cuts first, and lets the
+// log say which steps led to the result. A step is kept only when the failure's signature is
+// unchanged; rounds repeat until none makes progress or the check budget is spent.
 #include "harness/minimize.h"
 #include "core/base/names.h"
 
@@ -156,22 +158,106 @@ bool drop_root_output(Module& m, size_t which) {
   return true;
 }
 
-struct Step {
-  const char* name;
-  std::function<bool(Case&)> apply;
-};
+
 
 }  // namespace
 
-MinimizeResult minimize(const Case& start, const Failure& failure, const MinimizeOptions& opts) {
-  MinimizeResult r;
-  r.reduced = clone_case(start);
-  r.failure = failure;
-  const std::string target = failure.signature();
+namespace {
 
-  auto try_step = [&](const Step& s) -> bool {
-    if (r.checks >= opts.max_checks) return false;
-    Case c = clone_case(r.reduced);
+bool one_call(Case& c) {
+  if (c.config.calls <= 1) return false;
+  c.config.calls = 1;
+  return true;
+}
+
+bool simple_inputs(Case& c) {
+  bool changed = false;
+  for (auto& t : c.inputs)
+    for (auto& x : t.data)
+      if (float_bits(x) != float_bits(1.0f)) x = 1.0f, changed = true;
+  return changed;
+}
+
+bool simple_state(Case& c) {
+  bool changed = false;
+  for (auto& [p, m] : modules_of(*c.module))
+    for (auto* st : {&m->params, &m->buffers})
+      for (auto& [k, t] : *st)
+        for (auto& x : t->data)
+          if (float_bits(x) != float_bits(0.5f)) x = 0.5f, changed = true;
+  return changed;
+}
+
+// The reductions, in the order each round tries them: big cuts (whole calls) first.
+struct Reduction {
+  enum Kind { kCallNodes, kNodes, kRootOutputs, kWholeCase, kFallbackOps };
+  const char* name;
+  Kind kind;
+  bool (*on_node)(Module&, Node*) = nullptr;  // kCallNodes, kNodes
+  bool (*on_case)(Case&) = nullptr;           // kWholeCase
+};
+const Reduction kReductions[] = {
+    {"drop-call", Reduction::kCallNodes, drop_call},
+    {"inline-call", Reduction::kCallNodes, inline_call},
+    {"drop-node", Reduction::kNodes, drop_node},
+    {"drop-output", Reduction::kRootOutputs},
+    {"simplify-op", Reduction::kNodes, simplify_op},
+    {"one-call", Reduction::kWholeCase, nullptr, one_call},
+    {"simple-inputs", Reduction::kWholeCase, nullptr, simple_inputs},
+    {"simple-state", Reduction::kWholeCase, nullptr, simple_state},
+    {"fewer-fallbacks", Reduction::kFallbackOps},
+};
+
+class Minimizer {
+ public:
+  Minimizer(const Case& start, const Failure& failure, const MinimizeOptions& opts)
+      : opts_(opts), target_(failure.signature()) {
+    r_.reduced = clone_case(start);
+    r_.failure = failure;
+  }
+
+  MinimizeResult run() {
+    bool progress = true;
+    while (progress && r_.checks < opts_.max_checks) {
+      progress = false;
+      for (const Reduction& red : kReductions) progress |= apply(red);
+    }
+    return std::move(r_);
+  }
+
+ private:
+  struct Step {
+    const char* name;
+    std::function<bool(Case&)> apply;
+  };
+
+  bool apply(const Reduction& red) {
+    switch (red.kind) {
+      case Reduction::kCallNodes:
+      case Reduction::kNodes:
+        return node_steps(red.name, red.on_node, red.kind == Reduction::kCallNodes);
+      case Reduction::kRootOutputs: {
+        bool any = false;
+        for (size_t k = 0; k < 4; ++k)
+          any |= try_step({red.name, [k](Case& c) { return drop_root_output(*c.module, k); }});
+        return any;
+      }
+      case Reduction::kWholeCase:
+        return try_step({red.name, red.on_case});
+      case Reduction::kFallbackOps: {
+        bool any = false;
+        for (const auto& op : std::set<std::string>(r_.reduced.config.fallback_ops))
+          any |= try_step({red.name, [op](Case& c) { return c.config.fallback_ops.erase(op) > 0; }});
+        return any;
+      }
+    }
+    return false;
+  }
+
+  // Applies a step to a copy; keeps it when the failure signature is unchanged.
+  bool try_step(const Step& s) {
+    if (r_.checks >= opts_.max_checks) return false;
+    Case c = clone_case(r_.reduced);
     try {
       ScopedFaultSuppression harness_edits;  // faults apply to the checked pipeline only
       if (!s.apply(c)) return false;
@@ -181,21 +267,21 @@ MinimizeResult minimize(const Case& start, const Failure& failure, const Minimiz
     } catch (const InputError&) {
       return false;
     }
-    ++r.checks;
-    OracleResult res = opts.check ? opts.check(c) : check_case(c, opts.oracle);
-    if (!res.failure || res.failure->signature() != target) return false;
-    r.reduced = std::move(c);
-    r.failure = *res.failure;
-    ++r.steps;
-    r.log.push_back(s.name);
-    if (opts.progress) opts.progress(case_size(r.reduced), r.checks);
+    ++r_.checks;
+    OracleResult res = opts_.check ? opts_.check(c) : check_case(c, opts_.oracle);
+    if (!res.failure || res.failure->signature() != target_) return false;
+    r_.reduced = std::move(c);
+    r_.failure = *res.failure;
+    ++r_.steps;
+    r_.log.push_back(s.name);
+    if (opts_.progress) opts_.progress(case_size(r_.reduced), r_.checks);
     return true;
-  };
+  }
 
   // Node-level steps over every (module, node index), last nodes first.
-  auto node_steps = [&](const char* name, bool (*fn)(Module&, Node*), bool calls_only) {
+  bool node_steps(const char* name, bool (*fn)(Module&, Node*), bool calls_only) {
     bool any = false;
-    auto mods = modules_of(*r.reduced.module);
+    auto mods = modules_of(*r_.reduced.module);
     for (size_t mi = 0; mi < mods.size(); ++mi) {
       std::string path = mods[mi].first;
       size_t count = mods[mi].second->graph.size();
@@ -209,50 +295,23 @@ MinimizeResult minimize(const Case& start, const Failure& failure, const Minimiz
                             }});
         if (ok) {
           any = true;
-          mods = modules_of(*r.reduced.module);  // the tree changed: refresh
+          mods = modules_of(*r_.reduced.module);  // the tree changed: refresh
           if (mi >= mods.size() || mods[mi].first != path) return true;
         }
       }
     }
     return any;
-  };
-
-  bool progress = true;
-  while (progress && r.checks < opts.max_checks) {
-    progress = false;
-    progress |= node_steps("drop-call", drop_call, true);
-    progress |= node_steps("inline-call", inline_call, true);
-    progress |= node_steps("drop-node", drop_node, false);
-    for (size_t k = 0; k < 4; ++k)
-      progress |=
-          try_step({"drop-output", [k](Case& c) { return drop_root_output(*c.module, k); }});
-    progress |= node_steps("simplify-op", simplify_op, false);
-    progress |= try_step({"one-call", [](Case& c) {
-                            if (c.config.calls <= 1) return false;
-                            c.config.calls = 1;
-                            return true;
-                          }});
-    progress |= try_step({"simple-inputs", [](Case& c) {
-                            bool changed = false;
-                            for (auto& t : c.inputs)
-                              for (auto& x : t.data)
-                                if (float_bits(x) != float_bits(1.0f)) x = 1.0f, changed = true;
-                            return changed;
-                          }});
-    progress |= try_step({"simple-state", [](Case& c) {
-                            bool changed = false;
-                            for (auto& [p, m] : modules_of(*c.module))
-                              for (auto* st : {&m->params, &m->buffers})
-                                for (auto& [k, t] : *st)
-                                  for (auto& x : t->data)
-                                    if (float_bits(x) != float_bits(0.5f)) x = 0.5f, changed = true;
-                            return changed;
-                          }});
-    for (const auto& op : std::set<std::string>(r.reduced.config.fallback_ops))
-      progress |= try_step(
-          {"fewer-fallbacks", [op](Case& c) { return c.config.fallback_ops.erase(op) > 0; }});
   }
-  return r;
+
+  const MinimizeOptions& opts_;
+  const std::string target_;
+  MinimizeResult r_;
+};
+
+}  // namespace
+
+MinimizeResult minimize(const Case& start, const Failure& failure, const MinimizeOptions& opts) {
+  return Minimizer(start, failure, opts).run();
 }
 
 }  // namespace flatcheck
