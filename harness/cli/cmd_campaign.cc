@@ -107,6 +107,75 @@ void print_summary(const CampaignOptions& o, const CampaignResult& r) {
   }
 }
 
+// The figures of a campaign as one JSON object (--json).
+Json campaign_json(const CampaignOptions& o, const CampaignResult& r) {
+  Json findings = Json::array();
+  for (const auto& f : r.findings)
+    findings.push_back(Json{{"signature", f.failure.signature()},
+                            {"case", f.case_index},
+                            {"case_seed", f.case_seed},
+                            {"nodes", f.original_nodes},
+                            {"minimized_nodes", f.minimized_nodes},
+                            {"path", f.path},
+                            {"first_divergence", f.failure.first_divergence}});
+  Json j{{"cases", r.cases},
+         {"failures", r.findings.size()},
+         {"failing_cases", r.failing_cases},
+         {"cases_per_sec", r.seconds > 0 ? double(r.cases) / r.seconds : 0.0},
+         {"seconds", r.seconds},
+         {"seed", r.seed},
+         {"shard", std::to_string(r.shard_index) + "/" + std::to_string(r.shard_count)},
+         {"jobs", o.jobs},
+         {"backend", r.backend},
+         {"fault", std::string(fault_info(active_fault()).name)},
+         {"first_failing_case",
+          r.first_failing_case >= 0 ? Json(r.first_failing_case) : Json(nullptr)},
+         {"findings", findings},
+         {"coverage", coverage_json(r.totals)}};
+  std::cout << j.dump() << "\n";
+  return j;
+}
+
+// --shard I/N into the options.
+void shard_option(const Args& a, CampaignOptions& o) {
+  if (!a.has("--shard")) return;
+  std::string s = a.str("--shard");
+  auto slash = s.find('/');
+  char* end = nullptr;
+  long i = slash == std::string::npos ? -1 : std::strtol(s.substr(0, slash).c_str(), &end, 10);
+  long n = slash == std::string::npos ? -1 : std::strtol(s.substr(slash + 1).c_str(), &end, 10);
+  if (slash == std::string::npos || n < 1 || i < 0 || i >= n)
+    throw UsageError("--shard expects I/N with 0 <= I < N, got '" + s + "'");
+  o.shard_index = static_cast<int>(i);
+  o.shard_count = static_cast<int>(n);
+}
+
+// The campaign options fuzz's flags select.
+CampaignOptions campaign_options(const Args& a) {
+  CampaignOptions o;
+  o.oracle.device = device_option(a);
+  bool cuda = o.oracle.device == Device::kCuda;
+  o.cases = a.integer("--cases", 2000, 1, int64_t{1} << 40);
+  o.time_s = a.number("--time", 0, 0.001, 1e7);
+  o.seed = a.unsigned_int("--seed", 1);
+  o.jobs = static_cast<int>(a.integer("--jobs", 1, 1, 256));
+  o.out_dir = a.str("--out", "corpus/found");
+  o.minimize = !a.flag("--no-minimize");
+  o.gen.max_nodes = static_cast<int>(a.integer("--max-nodes", 20, 2, 500));
+  // CUDA contexts do not survive fork(): GPU campaigns check cases in-process.
+  o.isolate = !a.flag("--no-isolate") && !cuda;
+  o.timeout_s = a.number("--timeout", 10, 0.01, 86400);
+  if (a.has("--resume")) {
+    if (a.has("--seed") || a.has("--shard") || a.has("--max-nodes") || a.has("--out"))
+      throw UsageError(
+          "--resume takes the seed, shard, node count and folder from the campaign it resumes");
+    o.resume = true;
+    o.out_dir = a.str("--resume");
+  }
+  shard_option(a, o);
+  return o;
+}
+
 int cmd_fuzz(int argc, char** argv) {
   Args a(argc, argv, 2,
          {"--cases", "--time", "--seed", "--jobs", "--shard", "--inject", "--device", "--out",
@@ -134,26 +203,7 @@ int cmd_fuzz(int argc, char** argv) {
   if (a.has("--cases") && a.has("--time"))
     throw UsageError("--cases and --time exclude each other");
   apply_inject(a);
-  CampaignOptions o;
-  o.oracle.device = device_option(a);
-  bool cuda = o.oracle.device == Device::kCuda;
-  o.cases = a.integer("--cases", 2000, 1, int64_t{1} << 40);
-  o.time_s = a.number("--time", 0, 0.001, 1e7);
-  o.seed = a.unsigned_int("--seed", 1);
-  o.jobs = static_cast<int>(a.integer("--jobs", 1, 1, 256));
-  o.out_dir = a.str("--out", "corpus/found");
-  o.minimize = !a.flag("--no-minimize");
-  o.gen.max_nodes = static_cast<int>(a.integer("--max-nodes", 20, 2, 500));
-  // CUDA contexts do not survive fork(): GPU campaigns check cases in-process.
-  o.isolate = !a.flag("--no-isolate") && !cuda;
-  o.timeout_s = a.number("--timeout", 10, 0.01, 86400);
-  if (a.has("--resume")) {
-    if (a.has("--seed") || a.has("--shard") || a.has("--max-nodes") || a.has("--out"))
-      throw UsageError(
-          "--resume takes the seed, shard, node count and folder from the campaign it resumes");
-    o.resume = true;
-    o.out_dir = a.str("--resume");
-  }
+  CampaignOptions o = campaign_options(a);
   o.interrupt = &g_interrupted;
   // The first Ctrl-C stops the campaign cleanly (summary, state); a second one ends the
   // process at once (its findings are on disk already; workers die with it).
@@ -163,17 +213,6 @@ int cmd_fuzz(int argc, char** argv) {
       std::raise(SIGINT);
     }
   });
-  if (a.has("--shard")) {
-    std::string s = a.str("--shard");
-    auto slash = s.find('/');
-    char* end = nullptr;
-    long i = slash == std::string::npos ? -1 : std::strtol(s.substr(0, slash).c_str(), &end, 10);
-    long n = slash == std::string::npos ? -1 : std::strtol(s.substr(slash + 1).c_str(), &end, 10);
-    if (slash == std::string::npos || n < 1 || i < 0 || i >= n)
-      throw UsageError("--shard expects I/N with 0 <= I < N, got '" + s + "'");
-    o.shard_index = static_cast<int>(i);
-    o.shard_count = static_cast<int>(n);
-  }
   bool tty = stderr_tty() && !a.flag("--quiet");
   if (tty) {
     o.progress = [&](int64_t done, int64_t failing, double secs) {
@@ -188,32 +227,7 @@ int cmd_fuzz(int argc, char** argv) {
   print_summary(o, r);
   if (g_interrupted.load())
     std::cout << "interrupted: resume with 'flatcheck fuzz --resume " << o.out_dir << "'\n";
-  if (a.flag("--json")) {
-    Json findings = Json::array();
-    for (const auto& f : r.findings)
-      findings.push_back(Json{{"signature", f.failure.signature()},
-                              {"case", f.case_index},
-                              {"case_seed", f.case_seed},
-                              {"nodes", f.original_nodes},
-                              {"minimized_nodes", f.minimized_nodes},
-                              {"path", f.path},
-                              {"first_divergence", f.failure.first_divergence}});
-    Json j{{"cases", r.cases},
-           {"failures", r.findings.size()},
-           {"failing_cases", r.failing_cases},
-           {"cases_per_sec", r.seconds > 0 ? double(r.cases) / r.seconds : 0.0},
-           {"seconds", r.seconds},
-           {"seed", r.seed},
-           {"shard", std::to_string(r.shard_index) + "/" + std::to_string(r.shard_count)},
-           {"jobs", o.jobs},
-           {"backend", r.backend},
-           {"fault", std::string(fault_info(active_fault()).name)},
-           {"first_failing_case",
-            r.first_failing_case >= 0 ? Json(r.first_failing_case) : Json(nullptr)},
-           {"findings", findings},
-           {"coverage", coverage_json(r.totals)}};
-    std::cout << j.dump() << "\n";
-  }
+  if (a.flag("--json")) std::cout << campaign_json(o, r).dump() << "\n";
   return r.findings.empty() ? 0 : 1;
 }
 

@@ -57,6 +57,70 @@ int cmd_faults(int argc, char** argv) {
   return 0;
 }
 
+// K campaigns with fault `f` switched on until each finds its first failure; prints the
+// fault's table row and returns it as JSON.
+Json detect_fault(const FaultInfo& f, int seeds, int64_t budget, int jobs, Device device) {
+  set_active_fault(f.fault);
+  std::vector<int64_t> ctd(static_cast<size_t>(seeds), -1);
+  std::vector<size_t> sizes(static_cast<size_t>(seeds), 0);
+  std::vector<int> stage_ok(static_cast<size_t>(seeds), 0);
+  std::atomic<int> next{0};
+  auto work = [&] {
+    for (int s; (s = next.fetch_add(1)) < seeds;) {
+      CampaignOptions o;
+      o.seed = static_cast<uint64_t>(s + 1);
+      o.cases = budget;
+      o.stop_at_first = true;
+      o.out_dir = "";
+      o.oracle.device = device;
+      if (f.kind == FaultKind::kCrash || f.kind == FaultKind::kHang) {  // need worker processes
+        o.isolate = true;
+        o.timeout_s = f.kind == FaultKind::kHang ? 0.5 : 2;  // a hang costs the whole timeout
+        o.batch = 16;
+      }
+      CampaignResult r = run_campaign(o);
+      if (r.first_failing_case >= 0) {
+        ctd[static_cast<size_t>(s)] = r.first_failing_case + 1;
+        sizes[static_cast<size_t>(s)] = r.findings.front().minimized_nodes;
+        stage_ok[static_cast<size_t>(s)] = r.findings.front().failure.stage == stage_name(f.stage);
+      }
+    }
+  };
+  std::vector<std::thread> ts;
+  for (int j = 0; j < jobs; ++j) ts.emplace_back(work);
+  for (auto& t : ts) t.join();
+  std::vector<int64_t> found;
+  std::vector<size_t> found_sizes;
+  int ok = 0;
+  for (int s = 0; s < seeds; ++s)
+    if (ctd[static_cast<size_t>(s)] > 0) {
+      found.push_back(ctd[static_cast<size_t>(s)]);
+      found_sizes.push_back(sizes[static_cast<size_t>(s)]);
+      ok += stage_ok[static_cast<size_t>(s)];
+    }
+  std::sort(found.begin(), found.end());
+  std::sort(found_sizes.begin(), found_sizes.end());
+  int64_t median = found.empty() ? -1 : found[found.size() / 2];
+  int64_t worst = found.empty() ? -1 : found.back();
+  int64_t med_size =
+      found_sizes.empty() ? -1 : static_cast<int64_t>(found_sizes[found_sizes.size() / 2]);
+  std::cout << std::setw(30) << f.name << std::setw(10)
+            << (std::to_string(found.size()) + "/" + std::to_string(seeds)) << std::setw(10)
+            << (median < 0 ? "-" : std::to_string(median)) << std::setw(10)
+            << (worst < 0 ? "-" : std::to_string(worst)) << std::setw(12)
+            << (med_size < 0 ? "-" : std::to_string(med_size)) << ok << "/" << found.size()
+            << "\n";
+  return Json{{"fault", std::string(f.name)},
+                      {"stage", std::string(stage_name(f.stage))},
+                      {"seeds", seeds},
+                      {"detected", found.size()},
+                      {"median_cases", median},
+                      {"max_cases", worst},
+                      {"median_repro_nodes", med_size},
+                      {"stage_matches", ok},
+                      {"cases_to_detection", ctd}};
+}
+
 int cmd_detect(int argc, char** argv) {
   Args a(argc, argv, 2, {"--seeds", "--cases", "--jobs", "--fault", "--device"},
          {"--json", "--help"});
@@ -98,65 +162,7 @@ int cmd_detect(int argc, char** argv) {
           Json{{"fault", std::string(f.name)}, {"stage", std::string(stage_name(f.stage))}, {"skipped", skip}});
       continue;
     }
-    set_active_fault(f.fault);
-    std::vector<int64_t> ctd(static_cast<size_t>(seeds), -1);
-    std::vector<size_t> sizes(static_cast<size_t>(seeds), 0);
-    std::vector<int> stage_ok(static_cast<size_t>(seeds), 0);
-    std::atomic<int> next{0};
-    auto work = [&] {
-      for (int s; (s = next.fetch_add(1)) < seeds;) {
-        CampaignOptions o;
-        o.seed = static_cast<uint64_t>(s + 1);
-        o.cases = budget;
-        o.stop_at_first = true;
-        o.out_dir = "";
-        o.oracle.device = device;
-        if (f.kind == FaultKind::kCrash || f.kind == FaultKind::kHang) {  // need worker processes
-          o.isolate = true;
-          o.timeout_s = f.kind == FaultKind::kHang ? 0.5 : 2;  // a hang costs the whole timeout
-          o.batch = 16;
-        }
-        CampaignResult r = run_campaign(o);
-        if (r.first_failing_case >= 0) {
-          ctd[static_cast<size_t>(s)] = r.first_failing_case + 1;
-          sizes[static_cast<size_t>(s)] = r.findings.front().minimized_nodes;
-          stage_ok[static_cast<size_t>(s)] = r.findings.front().failure.stage == stage_name(f.stage);
-        }
-      }
-    };
-    std::vector<std::thread> ts;
-    for (int j = 0; j < jobs; ++j) ts.emplace_back(work);
-    for (auto& t : ts) t.join();
-    std::vector<int64_t> found;
-    std::vector<size_t> found_sizes;
-    int ok = 0;
-    for (int s = 0; s < seeds; ++s)
-      if (ctd[static_cast<size_t>(s)] > 0) {
-        found.push_back(ctd[static_cast<size_t>(s)]);
-        found_sizes.push_back(sizes[static_cast<size_t>(s)]);
-        ok += stage_ok[static_cast<size_t>(s)];
-      }
-    std::sort(found.begin(), found.end());
-    std::sort(found_sizes.begin(), found_sizes.end());
-    int64_t median = found.empty() ? -1 : found[found.size() / 2];
-    int64_t worst = found.empty() ? -1 : found.back();
-    int64_t med_size =
-        found_sizes.empty() ? -1 : static_cast<int64_t>(found_sizes[found_sizes.size() / 2]);
-    std::cout << std::setw(30) << f.name << std::setw(10)
-              << (std::to_string(found.size()) + "/" + std::to_string(seeds)) << std::setw(10)
-              << (median < 0 ? "-" : std::to_string(median)) << std::setw(10)
-              << (worst < 0 ? "-" : std::to_string(worst)) << std::setw(12)
-              << (med_size < 0 ? "-" : std::to_string(med_size)) << ok << "/" << found.size()
-              << "\n";
-    rows.push_back(Json{{"fault", std::string(f.name)},
-                        {"stage", std::string(stage_name(f.stage))},
-                        {"seeds", seeds},
-                        {"detected", found.size()},
-                        {"median_cases", median},
-                        {"max_cases", worst},
-                        {"median_repro_nodes", med_size},
-                        {"stage_matches", ok},
-                        {"cases_to_detection", ctd}});
+    rows.push_back(detect_fault(f, seeds, budget, jobs, device));
   }
   set_active_fault(Fault::kNone);
   std::cout << "backend: " << backend_label(device_name(device)) << "\n";
