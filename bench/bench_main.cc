@@ -9,12 +9,12 @@
 // bench/run.sh runs them and writes bench/results/*.md.
 #include <benchmark/benchmark.h>
 
-#include "core/ir/namespace.h"
 #include "core/ir/engine.h"
+#include "core/ir/namespace.h"
 #include "core/passes/passes.h"
 #include "core/pipeline/pipeline.h"
-#include "core/runtime/interpreter.h"
 #include "core/runtime/cuda/cuda_backend.h"
+#include "core/runtime/interpreter.h"
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"
 #include "generators/generate.h"
@@ -74,7 +74,9 @@ Case synthetic(int n) {
   return c;
 }
 
-PartitionOptions popts(const Case& c) { return partition_options(c.config); }
+PartitionOptions popts(const Case& c) {
+  return partition_options(c.config);
+}
 
 void Pass(benchmark::State& state, const char* stage) {
   int n = static_cast<int>(state.range(0));
@@ -119,12 +121,12 @@ void Pass(benchmark::State& state, const char* stage) {
                                                          benchmark::Counter::kInvert);
 }
 
-#define PASS(name)                      \
+#define PASS(name)                     \
   BENCHMARK_CAPTURE(Pass, name, #name) \
-      ->Arg(16)                         \
-      ->Arg(64)                         \
-      ->Arg(256)                        \
-      ->Arg(1024)                       \
+      ->Arg(16)                        \
+      ->Arg(64)                        \
+      ->Arg(256)                       \
+      ->Arg(1024)                      \
       ->Unit(benchmark::kMicrosecond)
 PASS(generate);
 PASS(export);
@@ -150,8 +152,8 @@ void PipelineStage(benchmark::State& state, Stage stage) {
 }
 const bool kPipelineRegistered = [] {
   for (Stage s : path_stages())
-    benchmark::RegisterBenchmark(("Pipeline/" + std::string(stage_name(s))).c_str(),
-                                 PipelineStage, s)
+    benchmark::RegisterBenchmark(("Pipeline/" + std::string(stage_name(s))).c_str(), PipelineStage,
+                                 s)
         ->Arg(64)
         ->Arg(1024)
         ->Unit(benchmark::kMicrosecond);

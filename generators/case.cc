@@ -3,8 +3,8 @@
 #include <functional>
 #include <unordered_set>
 
-#include "core/base/faults.h"
 #include "core/base/check.h"
+#include "core/base/faults.h"
 
 namespace flatcheck {
 

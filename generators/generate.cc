@@ -12,8 +12,8 @@
 #include <array>
 #include <cmath>
 
-#include "core/base/faults.h"
 #include "core/base/check.h"
+#include "core/base/faults.h"
 #include "core/ir/analysis.h"
 
 namespace flatcheck {

@@ -14,9 +14,9 @@
 
 #include <algorithm>
 #include <chrono>
-#include <exception>
 #include <cstdio>
 #include <cstring>
+#include <exception>
 #include <filesystem>
 #include <fstream>
 #include <mutex>

@@ -114,18 +114,22 @@ std::optional<OracleResult> decode_result(const std::string& line) {
     const Json& v = j.at("cov");
     if (!v.is_array() || v.size() != 8) return std::nullopt;
     Coverage& c = r.coverage;
-    int* fields[] = {&c.nodes,         &c.calls,           &c.acc_partitions,
-                     &c.fallback_partitions, &c.renamed_nodes, &c.specialized_fqns,
-                     &c.buffer_mutations, &c.paths};
+    int* fields[] = {&c.nodes,
+                     &c.calls,
+                     &c.acc_partitions,
+                     &c.fallback_partitions,
+                     &c.renamed_nodes,
+                     &c.specialized_fqns,
+                     &c.buffer_mutations,
+                     &c.paths};
     for (size_t i = 0; i < 8; ++i) *fields[i] = v[i].get<int>();
     c.ops = j.at("ops").get<std::map<std::string, int>>();
     if (j.contains("b")) r.backend = j["b"].get<std::string>();
     if (j.contains("f")) {
       const Json& f = j["f"];
       if (!f.is_array() || f.size() != 5) return std::nullopt;
-      r.failure = Failure{f[0].get<std::string>(), f[1].get<std::string>(),
-                          f[2].get<std::string>(), f[3].get<std::string>(),
-                          f[4].get<std::string>()};
+      r.failure = Failure{f[0].get<std::string>(), f[1].get<std::string>(), f[2].get<std::string>(),
+                          f[3].get<std::string>(), f[4].get<std::string>()};
     }
     return r;
   } catch (const std::exception&) {  // not JSON, or a field of the wrong type
@@ -309,7 +313,7 @@ int64_t run_worker_batch(const WorkerBatch& batch, const WorkerEvents& events) {
       r.failure = Failure{"timeout", stage, "-",
                           "the case ran longer than " + fmt_seconds(batch.timeout_s), ""};
     } else {
-      std::string sig = !w.garbled.empty()  ? "garbled"
+      std::string sig = !w.garbled.empty()    ? "garbled"
                         : WIFSIGNALED(status) ? signal_name(WTERMSIG(status))
                                               : "exit " + std::to_string(WEXITSTATUS(status));
       std::string said = !w.garbled.empty() ? "it sent '" + w.garbled + "'" : err.tail();
@@ -328,8 +332,8 @@ int64_t run_worker_batch(const WorkerBatch& batch, const WorkerEvents& events) {
     throw SystemError(batch.inflight + ": a worker could not write its in-flight case (" +
                       "disk full or not writable)");
   if (w.resolved + 1 < batch.to && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
-    throw SystemError("a worker process failed outside any case (status " +
-                      std::to_string(status) + ")");
+    throw SystemError("a worker process failed outside any case (status " + std::to_string(status) +
+                      ")");
   return batch.to;
 }
 

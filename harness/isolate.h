@@ -1,6 +1,6 @@
-// Process isolation, implemented once: checking cases in a forked worker, so that a crash (a signal, an abort, a
-// sanitizer report) or a hang in the system under test becomes a finding instead of taking
-// the harness down.
+// Process isolation, implemented once: checking cases in a forked worker, so that a crash (a
+// signal, an abort, a sanitizer report) or a hang in the system under test becomes a finding
+// instead of taking the harness down.
 #pragma once
 
 #include <cstdint>

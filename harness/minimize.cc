@@ -8,8 +8,8 @@
 #include <functional>
 #include <unordered_map>
 
-#include "core/base/faults.h"
 #include "core/base/check.h"
+#include "core/base/faults.h"
 #include "core/passes/passes.h"
 
 namespace flatcheck {
@@ -158,8 +158,6 @@ bool drop_root_output(Module& m, size_t which) {
   return true;
 }
 
-
-
 }  // namespace
 
 namespace {
@@ -247,7 +245,8 @@ class Minimizer {
       case Reduction::kFallbackOps: {
         bool any = false;
         for (const auto& op : std::set<std::string>(r_.reduced.config.fallback_ops))
-          any |= try_step({red.name, [op](Case& c) { return c.config.fallback_ops.erase(op) > 0; }});
+          any |=
+              try_step({red.name, [op](Case& c) { return c.config.fallback_ops.erase(op) > 0; }});
         return any;
       }
     }

@@ -56,8 +56,7 @@ void collect_state(const Module& m, const std::string& prefix, std::map<std::str
   for (const auto& [k, v] : m.params) out.emplace(join_fqn(prefix, k), *v);
   for (const auto& [k, v] : m.buffers) out.emplace(join_fqn(prefix, k), *v);
   for (const auto& [k, c] : m.children)
-    if (k.find('@') == std::string::npos)
-      collect_state(*c, join_fqn(prefix, k), out, seen);
+    if (k.find('@') == std::string::npos) collect_state(*c, join_fqn(prefix, k), out, seen);
 }
 
 // A failure thrown out of a path's body.

@@ -54,8 +54,8 @@ struct OracleOptions {
   // backend, a user's own backend).
   Backend* backend = nullptr;
   bool localize = true;  // find the first diverging node on a mismatch
-  // Called as each stage starts (all_stages() in order, by name): an isolated worker records it so a
-  // crash or hang can be attributed to its stage.
+  // Called as each stage starts (all_stages() in order, by name): an isolated worker records it so
+  // a crash or hang can be attributed to its stage.
   std::function<void(const char* stage)> on_stage;
 };
 

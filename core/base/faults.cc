@@ -41,7 +41,8 @@ std::optional<Fault> fault_by_name(std::string_view name) {
 }
 
 const FaultInfo& fault_info(Fault f) {
-  static const FaultInfo none{Fault::kNone, "none", Stage::kEager, "no fault", FaultKind::kWrongResult};
+  static const FaultInfo none{Fault::kNone, "none", Stage::kEager, "no fault",
+                              FaultKind::kWrongResult};
   for (const auto& info : all_faults())
     if (info.fault == f) return info;
   return none;

@@ -28,9 +28,9 @@ enum class FaultKind { kWrongResult, kCrash, kHang, kDeviceOnly };
 // Static description of one fault.
 struct FaultInfo {
   Fault fault;
-  std::string_view name;   // CLI name, e.g. "inline-by-name"
-  Stage stage;             // the first path whose output shows the fault, e.g. kFlattened
-  std::string_view doc;    // one line: what it models
+  std::string_view name;  // CLI name, e.g. "inline-by-name"
+  Stage stage;            // the first path whose output shows the fault, e.g. kFlattened
+  std::string_view doc;   // one line: what it models
   FaultKind kind = FaultKind::kWrongResult;
 };
 

@@ -18,7 +18,9 @@ constexpr StageRow kRows[] = {
 #undef X
 };
 
-const StageRow& row(Stage s) { return kRows[static_cast<size_t>(s)]; }
+const StageRow& row(Stage s) {
+  return kRows[static_cast<size_t>(s)];
+}
 
 }  // namespace
 
@@ -36,9 +38,15 @@ const std::vector<Stage>& path_stages() {
   return v;
 }
 
-std::string_view stage_name(Stage s) { return row(s).name; }
-std::string_view stage_doc(Stage s) { return row(s).doc; }
-Stage stage_input(Stage s) { return row(s).input; }
+std::string_view stage_name(Stage s) {
+  return row(s).name;
+}
+std::string_view stage_doc(Stage s) {
+  return row(s).doc;
+}
+Stage stage_input(Stage s) {
+  return row(s).input;
+}
 
 std::optional<Stage> stage_by_name(std::string_view name) {
   for (const auto& r : kRows)
@@ -50,7 +58,9 @@ std::string_view stage_names_text() {
   static const std::string text = [] {
     std::string out;
     for (size_t i = 0; i < std::size(kRows); ++i)
-      out += std::string(i == 0 ? "" : i + 1 == std::size(kRows) ? " or " : ", ") +
+      out += std::string(i == 0                      ? ""
+                         : i + 1 == std::size(kRows) ? " or "
+                                                     : ", ") +
              std::string(kRows[i].name);
     return out;
   }();

@@ -34,7 +34,6 @@ ValueType type_of_arg(const Arg& a) {
   return ValueType::scalar(ValueType::kFloat);
 }
 
-
 // execute_engine: the call must match the engine's input bindings in number and shape
 // (checked here, at load, rather than when the engine runs); the type is its output tuple.
 ValueType engine_call_type(const Module& m, const Node* n) {
@@ -42,15 +41,15 @@ ValueType engine_call_type(const Module& m, const Node* n) {
   auto engine = m.engine(e->target);
   FLATCHECK_INPUT(engine, "node %" << n->name << ": engine '" << e->target << "' missing");
   size_t given = n->args.size() - 1;
-  FLATCHECK_INPUT(given == engine->inputs.size(),
-                  "node %" << n->name << ": engine '" << e->target << "' takes "
-                           << engine->inputs.size() << " inputs, given " << given);
+  FLATCHECK_INPUT(given == engine->inputs.size(), "node %" << n->name << ": engine '" << e->target
+                                                           << "' takes " << engine->inputs.size()
+                                                           << " inputs, given " << given);
   for (size_t i = 0; i < given; ++i) {
     ValueType t = type_of_arg(n->args[i]);
     const Shape& want = engine->slots.at(engine->inputs[i].slot).shape;
     FLATCHECK_INPUT(t.kind == ValueType::kTensor && t.shape == want,
-                    "node %" << n->name << ": engine input " << i << " ("
-                             << engine->inputs[i].name << ") expects " << shape_str(want));
+                    "node %" << n->name << ": engine input " << i << " (" << engine->inputs[i].name
+                             << ") expects " << shape_str(want));
   }
   std::vector<Shape> outs;
   for (const auto& o : engine->outputs) outs.push_back(engine->slots.at(o.slot).shape);

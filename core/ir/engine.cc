@@ -45,8 +45,8 @@ void validate_op(const Engine& e, size_t k, std::vector<bool>& defined) {
   std::vector<Shape> shapes;
   for (size_t j = 0; j < op.in.size(); ++j) {
     check_slot(op.in[j], where + "/in/" + std::to_string(j));
-    FLATCHECK_INPUT(defined[op.in[j]], where << "/in/" << j << ": slot " << op.in[j]
-                                             << " read before it is written");
+    FLATCHECK_INPUT(defined[op.in[j]],
+                    where << "/in/" << j << ": slot " << op.in[j] << " read before it is written");
     shapes.push_back(e.slots[op.in[j]].shape);
   }
   std::string kinds(op.in.size(), 'T');
@@ -63,9 +63,8 @@ void validate_op(const Engine& e, size_t k, std::vector<bool>& defined) {
   } catch (const InputError& err) {
     throw InputError(where + ": " + err.what());
   }
-  FLATCHECK_INPUT(outs.size() == op.out.size(), where << "/out: " << op.out.size()
-                                                      << " slots for " << outs.size()
-                                                      << " outputs");
+  FLATCHECK_INPUT(outs.size() == op.out.size(),
+                  where << "/out: " << op.out.size() << " slots for " << outs.size() << " outputs");
   for (size_t j = 0; j < op.out.size(); ++j) {
     std::string w = where + "/out/" + std::to_string(j);
     check_slot(op.out[j], w);

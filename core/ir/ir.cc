@@ -7,8 +7,8 @@
 #include <unordered_set>
 #include <utility>
 
-#include "core/base/faults.h"
 #include "core/base/check.h"
+#include "core/base/faults.h"
 
 namespace flatcheck {
 namespace {
@@ -472,8 +472,7 @@ std::ostream& operator<<(std::ostream& os, const Module& m) {
         std::string line;
         std::istringstream in(gs.str());
         while (std::getline(in, line)) os << pad << "  " << line << "\n";
-        for (const auto& [name, c] : mod.children)
-          rec(*c, join_fqn(path, name), indent + 2);
+        for (const auto& [name, c] : mod.children) rec(*c, join_fqn(path, name), indent + 2);
       };
   rec(m, "", 0);
   return os;

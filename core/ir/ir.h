@@ -19,8 +19,8 @@
 #include <variant>
 #include <vector>
 
-#include "core/ir/namespace.h"
 #include "core/base/tensor.h"
+#include "core/ir/namespace.h"
 #include "core/ops/ops.h"
 
 namespace flatcheck {

@@ -47,7 +47,6 @@ char arg_kind(const Node* p, const Module* owner) {
   return '?';
 }
 
-
 }  // namespace
 
 void lint_graph(const Graph& g, const Module* owner, const std::string& where) {
@@ -131,8 +130,7 @@ void lint(const Module& m) {
         FLATCHECK_INPUT(depth <= 64, "lint: module tree deeper than 64 at " << path);
         if (!seen.insert(&mod).second) return;
         lint_graph(mod.graph, &mod, path);
-        for (const auto& [name, c] : mod.children)
-          rec(*c, join_fqn(path, name), depth + 1);
+        for (const auto& [name, c] : mod.children) rec(*c, join_fqn(path, name), depth + 1);
       };
   rec(m, "", 0);
 }

@@ -161,7 +161,7 @@ class EngineBuilder {
   int slot_arg(const Arg& a, const Node& at) {
     auto p = std::get_if<Node*>(&a);
     FLATCHECK_INPUT(p && slot_of_.count(*p), "engine " << e_.name << ": node %" << at.name
-                                                         << " reads a value the engine lacks");
+                                                       << " reads a value the engine lacks");
     return slot_of_.at(*p);
   }
 

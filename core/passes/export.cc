@@ -7,9 +7,9 @@
 #include <functional>
 #include <unordered_map>
 
-#include "core/base/names.h"
-#include "core/base/faults.h"
 #include "core/base/check.h"
+#include "core/base/faults.h"
+#include "core/base/names.h"
 #include "core/passes/passes.h"
 
 namespace flatcheck {
@@ -73,8 +73,7 @@ class Exporter {
  private:
   void collect_types(const Module& m, const std::string& fqn) {
     if (!fqn.empty()) p_.module_types[fqn] = m.type;
-    for (const auto& [name, c] : m.children)
-      collect_types(*c, join_fqn(fqn, name));
+    for (const auto& [name, c] : m.children) collect_types(*c, join_fqn(fqn, name));
   }
 
   void lift(const Module& m, const std::string& fqn, bool buffers) {
@@ -92,8 +91,7 @@ class Exporter {
       p_.sig.inputs.push_back(
           {buffers ? InputSpec::kBuffer : InputSpec::kParameter, ph->name, full});
     }
-    for (const auto& [name, c] : m.children)
-      lift(*c, join_fqn(fqn, name), buffers);
+    for (const auto& [name, c] : m.children) lift(*c, join_fqn(fqn, name), buffers);
   }
 
   Traced resolve(const Arg& a, const std::unordered_map<const Node*, Traced>& env) {

@@ -5,8 +5,8 @@
 // existing ones reused for several). inline_fallbacks copies each `_run_on_gpu_*` body in
 // front of its call, wiring placeholders by position to the call's arguments. New nodes are
 // named through the parent's namespace, which is where names collide and get renamed.
-#include "core/base/faults.h"
 #include "core/base/check.h"
+#include "core/base/faults.h"
 #include "core/ir/engine.h"
 #include "core/passes/passes.h"
 

@@ -9,8 +9,8 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "core/base/faults.h"
 #include "core/base/check.h"
+#include "core/base/faults.h"
 #include "core/ir/engine.h"
 #include "core/passes/passes.h"
 
@@ -104,7 +104,9 @@ namespace {
 class Partitioner {
  public:
   Partitioner(const Program& exported, const PartitionOptions& opts)
-      : exported_(exported), src_(exported.root->graph), runs_(find_runs(src_, opts)),
+      : exported_(exported),
+        src_(exported.root->graph),
+        runs_(find_runs(src_, opts)),
         outs_(runs_.size()) {
     p_.sig = exported.sig;
     p_.state = exported.state;

@@ -11,9 +11,9 @@
 #include <functional>
 #include <unordered_map>
 
-#include "core/base/names.h"
-#include "core/base/faults.h"
 #include "core/base/check.h"
+#include "core/base/faults.h"
+#include "core/base/names.h"
 #include "core/passes/passes.h"
 
 namespace flatcheck {

@@ -27,8 +27,7 @@ Artifact build_exported(const Artifact& eager, const PipelineConfig&) {
 }
 
 Artifact build_partitioned(const Artifact& exported, const PipelineConfig& config) {
-  return of_program(Stage::kPartitioned,
-                    partition(*exported.program, partition_options(config)));
+  return of_program(Stage::kPartitioned, partition(*exported.program, partition_options(config)));
 }
 
 Artifact build_flattened(const Artifact& partitioned, const PipelineConfig&) {

@@ -24,7 +24,6 @@
 namespace flatcheck {
 using namespace serial;
 
-
 LoadLimits& default_load_limits() {
   static LoadLimits limits;
   return limits;

@@ -112,7 +112,8 @@ void graph_from_json(const Json& j, const std::string& path, Graph& g, LoadBudge
     std::string op_s = as_string(member(nj, "op", p), key_path(p, "op"), 32);
     auto op = node_op_by_name(op_s);
     if (!op) fail(key_path(p, "op"), "unknown node op \"" + op_s + "\"");
-    std::string target = as_string(member(nj, "target", p), key_path(p, "target"), b.limits.max_path_length);
+    std::string target =
+        as_string(member(nj, "target", p), key_path(p, "target"), b.limits.max_path_length);
     if (*op == NodeOp::kCallFunction && !op_by_name(target))
       fail(key_path(p, "target"), "unknown op \"" + target + "\"");
     std::vector<Arg> args;
@@ -227,7 +228,8 @@ struct ModuleReader {
     as_object(j, jpath, {"type", "graph", "params", "buffers", "engines", "children", "alias"});
     if (j.contains("alias")) {
       if (j.size() != 1) fail(jpath, "an alias has no other keys");
-      std::string target = as_string(j["alias"], key_path(jpath, "alias"), b.limits.max_path_length);
+      std::string target =
+          as_string(j["alias"], key_path(jpath, "alias"), b.limits.max_path_length);
       auto it = modules.find(target);
       if (it == modules.end())
         fail(key_path(jpath, "alias"), "alias \"" + target + "\" is not defined earlier");

@@ -68,9 +68,8 @@ std::vector<EngineBinding> bindings_from_json(const Json& j, const std::string& 
     eb.slot = static_cast<int>(as_int(member(arr[i], "slot", p), key_path(p, "slot"), 0,
                                       static_cast<int64_t>(lim.max_engine_slots)));
     if (with_position)
-      eb.position = static_cast<int>(as_int(member(arr[i], "position", p),
-                                            key_path(p, "position"), 0,
-                                            static_cast<int64_t>(lim.max_nodes)));
+      eb.position = static_cast<int>(as_int(member(arr[i], "position", p), key_path(p, "position"),
+                                            0, static_cast<int64_t>(lim.max_nodes)));
     out.push_back(eb);
   }
   return out;
@@ -129,7 +128,8 @@ Engine engine_from_json(const Json& j, const std::string& path, LoadBudget& b) {
   const auto kMaxSlot = static_cast<int64_t>(lim.max_engine_slots);
   Engine e;
   e.name = as_string(member(j, "name", path), key_path(path, "name"), b.limits.max_name_length);
-  e.arena_floats = as_int(member(j, "arena", path), key_path(path, "arena"), 0, lim.max_engine_arena_floats);
+  e.arena_floats =
+      as_int(member(j, "arena", path), key_path(path, "arena"), 0, lim.max_engine_arena_floats);
   std::string sp = key_path(path, "slots");
   const Json& slots = as_array(member(j, "slots", path), sp, lim.max_engine_slots);
   for (size_t i = 0; i < slots.size(); ++i) {
@@ -137,7 +137,8 @@ Engine engine_from_json(const Json& j, const std::string& path, LoadBudget& b) {
     as_object(slots[i], p, {"shape", "offset"});
     e.slots.push_back(
         {shape_from_json(member(slots[i], "shape", p), key_path(p, "shape"), b.limits),
-         as_int(member(slots[i], "offset", p), key_path(p, "offset"), 0, lim.max_engine_arena_floats)});
+         as_int(member(slots[i], "offset", p), key_path(p, "offset"), 0,
+                lim.max_engine_arena_floats)});
   }
   e.inputs = bindings_from_json(j, path, "inputs", true, lim);
   e.outputs = bindings_from_json(j, path, "outputs", false, lim);
@@ -199,7 +200,8 @@ Program program_from_json(const Json& j, const std::string& path, LoadBudget& b)
   std::string tp = key_path(path, "module_types");
   if (auto it = j.find("module_types"); it != j.end()) {
     as_object(*it, tp);
-    for (const auto& [k, v] : it->items()) p.module_types[k] = as_string(v, key_path(tp, k), b.limits.max_name_length);
+    for (const auto& [k, v] : it->items())
+      p.module_types[k] = as_string(v, key_path(tp, k), b.limits.max_name_length);
   }
   std::string sp = key_path(path, "signature");
   const Json& sig = as_object(member(j, "signature", path), sp, {"inputs", "outputs"});
@@ -220,7 +222,8 @@ Program program_from_json(const Json& j, const std::string& path, LoadBudget& b)
       fail(key_path(q, "kind"), "expected user_input, parameter or buffer, got \"" + kind + "\"");
     s.name = as_string(member(ins[i], "name", q), key_path(q, "name"), b.limits.max_name_length);
     if (s.kind != InputSpec::kUserInput) {
-      s.target = as_string(member(ins[i], "target", q), key_path(q, "target"), b.limits.max_path_length);
+      s.target =
+          as_string(member(ins[i], "target", q), key_path(q, "target"), b.limits.max_path_length);
       if (!p.state.count(s.target))
         fail(key_path(q, "target"), "state \"" + s.target + "\" does not exist");
     }
@@ -241,7 +244,8 @@ Program program_from_json(const Json& j, const std::string& path, LoadBudget& b)
       fail(key_path(q, "kind"), "expected user_output or buffer_mutation, got \"" + kind + "\"");
     s.name = as_string(member(outs[i], "name", q), key_path(q, "name"), b.limits.max_name_length);
     if (s.kind == OutputSpec::kBufferMutation)
-      s.target = as_string(member(outs[i], "target", q), key_path(q, "target"), b.limits.max_path_length);
+      s.target =
+          as_string(member(outs[i], "target", q), key_path(q, "target"), b.limits.max_path_length);
     p.sig.outputs.push_back(s);
   }
   p.root = module_from_json(member(j, "module", path), key_path(path, "module"), b);

@@ -15,8 +15,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/ir/ir.h"
 #include "core/ir/engine.h"  // kMaxSlots, kMaxArenaFloats
+#include "core/ir/ir.h"
 #include "core/ir/program.h"
 
 namespace flatcheck {

@@ -106,7 +106,6 @@ class Args {
   std::vector<std::string> positional_;
 };
 
-
 // True when stderr is a terminal (progress lines are drawn only there).
 bool stderr_tty();
 

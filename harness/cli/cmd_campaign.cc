@@ -20,8 +20,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/base/faults.h"
 #include "core/base/check.h"
+#include "core/base/faults.h"
 #include "core/passes/passes.h"
 #include "core/runtime/cuda/cuda_backend.h"
 #include "core/runtime/cuda/device.h"
@@ -36,7 +36,6 @@
 #include "harness/oracle.h"
 #include "harness/predicate.h"
 #include "harness/torch_emit.h"
-
 
 namespace flatcheck::cli {
 

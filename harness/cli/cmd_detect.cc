@@ -20,8 +20,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/base/faults.h"
 #include "core/base/check.h"
+#include "core/base/faults.h"
 #include "core/passes/passes.h"
 #include "core/runtime/cuda/cuda_backend.h"
 #include "core/runtime/cuda/device.h"
@@ -36,7 +36,6 @@
 #include "harness/oracle.h"
 #include "harness/predicate.h"
 #include "harness/torch_emit.h"
-
 
 namespace flatcheck::cli {
 
@@ -108,17 +107,16 @@ Json detect_fault(const FaultInfo& f, int seeds, int64_t budget, int jobs, Devic
             << (std::to_string(found.size()) + "/" + std::to_string(seeds)) << std::setw(10)
             << (median < 0 ? "-" : std::to_string(median)) << std::setw(10)
             << (worst < 0 ? "-" : std::to_string(worst)) << std::setw(12)
-            << (med_size < 0 ? "-" : std::to_string(med_size)) << ok << "/" << found.size()
-            << "\n";
+            << (med_size < 0 ? "-" : std::to_string(med_size)) << ok << "/" << found.size() << "\n";
   return Json{{"fault", std::string(f.name)},
-                      {"stage", std::string(stage_name(f.stage))},
-                      {"seeds", seeds},
-                      {"detected", found.size()},
-                      {"median_cases", median},
-                      {"max_cases", worst},
-                      {"median_repro_nodes", med_size},
-                      {"stage_matches", ok},
-                      {"cases_to_detection", ctd}};
+              {"stage", std::string(stage_name(f.stage))},
+              {"seeds", seeds},
+              {"detected", found.size()},
+              {"median_cases", median},
+              {"max_cases", worst},
+              {"median_repro_nodes", med_size},
+              {"stage_matches", ok},
+              {"cases_to_detection", ctd}};
 }
 
 int cmd_detect(int argc, char** argv) {
@@ -158,8 +156,9 @@ int cmd_detect(int argc, char** argv) {
       skip = "needs forked workers, which --device cuda cannot use";
     if (skip) {
       std::cout << std::setw(30) << f.name << skip << " (not run)\n";
-      rows.push_back(
-          Json{{"fault", std::string(f.name)}, {"stage", std::string(stage_name(f.stage))}, {"skipped", skip}});
+      rows.push_back(Json{{"fault", std::string(f.name)},
+                          {"stage", std::string(stage_name(f.stage))},
+                          {"skipped", skip}});
       continue;
     }
     rows.push_back(detect_fault(f, seeds, budget, jobs, device));

@@ -20,8 +20,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/base/faults.h"
 #include "core/base/check.h"
+#include "core/base/faults.h"
 #include "core/passes/passes.h"
 #include "core/runtime/cuda/cuda_backend.h"
 #include "core/runtime/cuda/device.h"
@@ -36,7 +36,6 @@
 #include "harness/oracle.h"
 #include "harness/predicate.h"
 #include "harness/torch_emit.h"
-
 
 namespace flatcheck::cli {
 
@@ -57,7 +56,8 @@ int cmd_show(int argc, char** argv) {
   apply_inject(a);
   std::string stage = a.str("--stage", "all"), format = a.str("--format", "text");
   if (stage != "all" && !stage_by_name(stage))
-    throw UsageError("--stage expects " + std::string(stage_names_text()) + ", got '" + stage + "'");
+    throw UsageError("--stage expects " + std::string(stage_names_text()) + ", got '" + stage +
+                     "'");
   if (format != "text" && format != "dot" && format != "json")
     throw UsageError("--format expects text, dot or json, got '" + format + "'");
   if (stage == "all" && format != "text")

@@ -25,8 +25,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/base/faults.h"
 #include "core/base/check.h"
+#include "core/base/faults.h"
 #include "core/passes/passes.h"
 #include "core/runtime/cuda/cuda_backend.h"
 #include "core/runtime/cuda/device.h"
@@ -41,7 +41,6 @@
 #include "harness/oracle.h"
 #include "harness/predicate.h"
 #include "harness/torch_emit.h"
-
 
 namespace flatcheck::cli {
 namespace {

@@ -5,8 +5,8 @@
 
 #include <algorithm>
 
-#include "core/base/faults.h"
 #include "core/base/check.h"
+#include "core/base/faults.h"
 #include "core/ir/engine.h"
 #include "core/passes/passes.h"
 #include "core/runtime/interpreter.h"

@@ -9,8 +9,8 @@
 #include <iterator>
 #include <string>
 
-#include "core/base/faults.h"
 #include "core/base/check.h"
+#include "core/base/faults.h"
 #include "core/runtime/cuda/cuda_backend.h"
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"

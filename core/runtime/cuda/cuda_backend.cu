@@ -12,8 +12,8 @@
 #include <utility>
 #include <vector>
 
-#include "core/base/faults.h"
 #include "core/base/check.h"
+#include "core/base/faults.h"
 #include "core/runtime/cuda/cuda_backend.h"
 #include "core/runtime/cuda/cuda_check.cuh"
 #include "core/runtime/cuda/kernels/launch.cuh"
