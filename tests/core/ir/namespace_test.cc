@@ -1,4 +1,4 @@
-// The IR: torch.fx's naming rules case by case, lint, the printer, structural equality.
+// Namespace: torch.fx naming (create_name), against a scanning reference and fixed tables.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -14,6 +14,44 @@
 
 namespace flatcheck {
 namespace {
+
+// The rules with the upward scan written out, one lookup per number: the reference the indexed
+// Namespace must equal on every sequence.
+class ScanningNamespace {
+ public:
+  std::string create_name(const std::string& raw) {
+    std::string candidate = sanitize_name(raw);
+    std::string base = candidate;
+    int64_t num = 0;
+    bool has_num = false;
+    size_t us = candidate.rfind('_');
+    if (us != std::string::npos && us > 0 && us + 1 < candidate.size() &&
+        candidate.size() - us - 1 <= 18 &&
+        candidate.find_first_not_of("0123456789", us + 1) == std::string::npos) {
+      has_num = true;
+      base = candidate.substr(0, us);
+      num = std::stoll(candidate.substr(us + 1));
+    }
+    if (!has_num || used_.count(candidate)) {
+      num = count_.count(candidate) ? count_[candidate] : 0;
+      if (is_reserved_name(candidate)) {
+        ++num;
+        candidate = base + "_" + std::to_string(num);
+      }
+    }
+    while (used_.count(candidate)) {
+      ++num;
+      candidate = base + "_" + std::to_string(num);
+    }
+    used_.insert(candidate);
+    count_[base] = num;
+    return candidate;
+  }
+
+ private:
+  std::set<std::string> used_;
+  std::map<std::string, int64_t> count_;
+};
 
 TEST(NamespaceTest, FirstUseKeepsTheCandidate) {
   Namespace ns;
@@ -108,44 +146,6 @@ TEST(NamespaceTest, FollowsTorchFxOnTheNamingTable) {
   EXPECT_GE(rows, 200);
 }
 
-// The rules with the upward scan written out, one lookup per number: the reference the indexed
-// Namespace must equal on every sequence.
-class ScanningNamespace {
- public:
-  std::string create_name(const std::string& raw) {
-    std::string candidate = sanitize_name(raw);
-    std::string base = candidate;
-    int64_t num = 0;
-    bool has_num = false;
-    size_t us = candidate.rfind('_');
-    if (us != std::string::npos && us > 0 && us + 1 < candidate.size() &&
-        candidate.size() - us - 1 <= 18 &&
-        candidate.find_first_not_of("0123456789", us + 1) == std::string::npos) {
-      has_num = true;
-      base = candidate.substr(0, us);
-      num = std::stoll(candidate.substr(us + 1));
-    }
-    if (!has_num || used_.count(candidate)) {
-      num = count_.count(candidate) ? count_[candidate] : 0;
-      if (is_reserved_name(candidate)) {
-        ++num;
-        candidate = base + "_" + std::to_string(num);
-      }
-    }
-    while (used_.count(candidate)) {
-      ++num;
-      candidate = base + "_" + std::to_string(num);
-    }
-    used_.insert(candidate);
-    count_[base] = num;
-    return candidate;
-  }
-
- private:
-  std::set<std::string> used_;
-  std::map<std::string, int64_t> count_;
-};
-
 TEST(NamespaceTest, IndexedNamesEqualTheScanningReferenceOnRandomSequences) {
   const std::vector<std::string> bases = {"getitem", "add", "sum", "x",    "a_b", "_",
                                           "None",    "if",  "nan", "a..b", "0x",  ""};
@@ -193,121 +193,6 @@ TEST(NamespaceTest, HundredThousandGetitemsGetDistinctFxNames) {
     ASSERT_EQ(ns.create_name("getitem"), want) << "at " << i;
   }
   EXPECT_EQ(ns.size(), static_cast<size_t>(kN));
-}
-
-// ----------------------------------------------------------------------------------- lint
-
-Module small_module() {
-  Module m;
-  Graph& g = m.graph;
-  Node* x = g.placeholder("x", ValueType::tensor({2}));
-  Node* a = g.call_function(OpCode::kAdd, {x, x});
-  Node* r = g.call_function(OpCode::kRelu, {a});
-  g.output({r});
-  return m;
-}
-
-std::string lint_error(const Module& m) {
-  try {
-    lint(m);
-  } catch (const InputError& e) {
-    return e.what();
-  }
-  return "";
-}
-
-TEST(LintTest, AcceptsAWellFormedGraph) {
-  EXPECT_EQ(lint_error(small_module()), "");
-}
-
-TEST(LintTest, RejectsUseBeforeDefinition) {
-  Module m = small_module();
-  Node* add = m.graph.find("add");
-  Node* relu = m.graph.find("relu");
-  add->args[0] = relu;  // add now reads relu, defined after it
-  EXPECT_NE(lint_error(m).find("used before it has been defined"), std::string::npos)
-      << lint_error(m);
-}
-
-TEST(LintTest, RejectsDuplicateNames) {
-  Module m = small_module();
-  m.graph.find("relu")->name = "add";
-  EXPECT_NE(lint_error(m).find("duplicate node name 'add'"), std::string::npos) << lint_error(m);
-}
-
-TEST(LintTest, RejectsDanglingGetAttrAndCallModuleTargets) {
-  Module m = small_module();
-  {
-    Graph::InsertingBefore at(m.graph, m.graph.output_node());
-    m.graph.get_attr("missing.weight");
-  }
-  EXPECT_NE(lint_error(m).find("get_attr target 'missing.weight' does not exist"),
-            std::string::npos);
-  Module m2 = small_module();
-  {
-    Graph::InsertingBefore at(m2.graph, m2.graph.output_node());
-    m2.graph.call_module("nope", {m2.graph.find("x")});
-  }
-  EXPECT_NE(lint_error(m2).find("call_module target 'nope' does not exist"), std::string::npos);
-}
-
-TEST(LintTest, RejectsWrongArity) {
-  Module m = small_module();
-  m.graph.find("add")->args.pop_back();
-  EXPECT_NE(lint_error(m).find("add:"), std::string::npos) << lint_error(m);
-}
-
-TEST(LintTest, RejectsAMissingOutput) {
-  Module m;
-  m.graph.placeholder("x", ValueType::tensor({1}));
-  EXPECT_NE(lint_error(m).find("no output node"), std::string::npos);
-}
-
-TEST(LintTest, RejectsACallWithTheWrongNumberOfArguments) {
-  Module m = small_module();
-  auto child = std::make_shared<Module>(small_module());
-  m.children["c"] = child;
-  Node* x = m.graph.find("x");
-  {
-    Graph::InsertingBefore at(m.graph, m.graph.output_node());
-    m.graph.call_module("c", {x, x});
-  }
-  EXPECT_NE(lint_error(m).find("passes 2 arguments to 1 placeholders"), std::string::npos);
-}
-
-// ------------------------------------------------------------------------ printer, equality
-
-TEST(PrinterTest, PrintsTheFxLikeTextForm) {
-  Module m = small_module();
-  std::ostringstream os;
-  os << m.graph;
-  EXPECT_EQ(os.str(),
-            "graph(%x):\n"
-            "    %add = call_function[target=add](%x, %x)\n"
-            "    %relu = call_function[target=relu](%add)\n"
-            "    return (%relu)\n");
-}
-
-TEST(GraphEqualTest, IgnoresNamesButNotStructureOrConstants) {
-  Graph a, b;
-  Node* xa = a.placeholder("x", ValueType::tensor({1}));
-  a.output({a.call_function(OpCode::kAddScalar, {xa, 1.0f}, "first")});
-  Node* xb = b.placeholder("x", ValueType::tensor({1}));
-  b.output({b.call_function(OpCode::kAddScalar, {xb, 1.0f}, "second")});
-  EXPECT_TRUE(graph_equal(a, b));
-  EXPECT_FALSE(graph_equal(a, b, GraphEq{.names = true}));
-  EXPECT_EQ(graph_hash(a), graph_hash(b));
-  std::get<float>(b.find("second")->args[1]) = 2.0f;
-  EXPECT_FALSE(graph_equal(a, b));
-  EXPECT_TRUE(graph_equal(a, b, GraphEq{.names = false, .constants = false}));
-}
-
-TEST(GraphTest, CopyKeepsNamesAndNamespace) {
-  Module m = small_module();
-  Graph copy = m.graph;
-  EXPECT_TRUE(graph_equal(copy, m.graph, GraphEq{.names = true}));
-  EXPECT_EQ(copy.call_function(OpCode::kRelu, {copy.find("x")})->name, "relu_1");
-  for (Node* n = copy.first(); n; n = n->next) EXPECT_EQ(n->graph, &copy);
 }
 
 }  // namespace

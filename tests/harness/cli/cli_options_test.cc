@@ -1,6 +1,4 @@
-// Every option of the oracle and of campaigns that selects a code path is tested by its effect
-// (STYLE habit 16): each test fails if its option is ignored. The backend and device options
-// are checked with a recording backend, stage by stage.
+// CLI options by effect: --device, --quiet, --no-isolate, generate, emit-torch, shrink.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -22,127 +20,22 @@
 namespace flatcheck {
 namespace {
 
-// The quick-start case: engines and fallbacks, a child called twice with different static
-// arguments (two unflattened variants) and a buffer update, so every path launches kernels.
-Case quickstart_case() {
-  return load_case_file(std::string(FLATCHECK_SOURCE_DIR) +
-                        "/corpus/regression/seed-quickstart.json");
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
-TEST(OracleBackendTest, EveryPathLaunchesItsKernelsOnTheBackendItWasGiven) {
-  RecordingBackend rec;
-  OracleOptions o;
-  o.backend = &rec;
-  o.on_stage = [&rec](const char* s) { rec.set_stage(s); };
-  OracleResult r = check_case(quickstart_case(), o);
-  ASSERT_FALSE(r.failure) << r.failure->message;
-  EXPECT_EQ(r.backend, "recording");
-  EXPECT_EQ(r.coverage.paths, static_cast<int>(path_stages().size()));
-  for (Stage s : all_stages())
-    EXPECT_GT(rec.launches(std::string(stage_name(s))), 0)
-        << "stage " << stage_name(s) << " ran no kernel on the backend";
+// Runs the CLI under a pseudo-terminal (util-linux `script`), where progress is shown.
+CliRun run_cli_tty(const std::string& args) {
+  return run_cli(
+      "", "script -qec \"" + std::string(FLATCHECK_BIN) + " " + args + "\" /dev/null; exit $?; ");
 }
 
-TEST(OracleBackendTest, TheDeviceOptionSelectsTheBackend) {
-  OracleResult cpu = check_case(quickstart_case(), OracleOptions{});
-  EXPECT_EQ(cpu.backend, "cpu");
-  OracleOptions o;
-  o.device = Device::kCuda;
-  std::string why;
-  if (cuda_available(&why)) {
-    OracleResult r = check_case(quickstart_case(), o);
-    EXPECT_EQ(r.backend, "cuda");
-    EXPECT_FALSE(r.failure);
-  } else {
-    // Without a device the option must not fall back to the CPU silently.
-    try {
-      check_case(quickstart_case(), o);
-      ADD_FAILURE() << "--device cuda ran without a CUDA device";
-    } catch (const InputError& e) {
-      EXPECT_NE(std::string(e.what()).find("cuda"), std::string::npos) << e.what();
-    }
-  }
-}
-
-TEST(OracleBackendTest, LocalizeFindsTheFirstDivergingNodeOnlyWhenOn) {
-  Case c;
-  c.module = unflatten_example(false);
-  c.inputs = {Tensor::full({1}, 1.0f)};
-  ScopedFault first_call(Fault::kUnflattenFirstCallGraph);
-  OracleOptions on, off;
-  off.localize = false;
-  OracleResult a = check_case(c, on), b = check_case(c, off);
-  ASSERT_TRUE(a.failure && b.failure);
-  EXPECT_EQ(a.failure->first_divergence, "n_1");
-  EXPECT_EQ(b.failure->first_divergence, "");
-}
-
-CampaignOptions small_campaign(Backend* b) {
-  CampaignOptions o;
-  o.seed = 3;
-  o.cases = 40;
-  o.out_dir = "";
-  o.oracle.backend = b;
-  return o;
-}
-
-TEST(CampaignBackendTest, InProcessCampaignsRunOnTheOraclesBackendAndNameIt) {
-  RecordingBackend rec;
-  CampaignResult r = run_campaign(small_campaign(&rec));
-  EXPECT_EQ(r.backend, "recording");
-  EXPECT_GT(rec.total(), 0);
-}
-
-TEST(CampaignBackendTest, IsolatedWorkersReportTheBackendThatRan) {
-  RecordingBackend rec;  // used in the forked children: its counters stay there
-  CampaignOptions o = small_campaign(&rec);
-  o.isolate = true;
-  CampaignResult r = run_campaign(o);
-  EXPECT_EQ(r.cases, 40);
-  EXPECT_EQ(r.backend, "recording");
-}
-
-TEST(CampaignBackendTest, JobsRunCasesOnThatManyThreads) {
-  RecordingBackend one, two;
-  CampaignOptions a = small_campaign(&one), b = small_campaign(&two);
-  a.jobs = 1;
-  b.jobs = 2;
-  b.cases = 400;  // enough that both workers claim cases
-  run_campaign(a);
-  run_campaign(b);
-  EXPECT_EQ(one.threads(), 1u);
-  EXPECT_EQ(two.threads(), 2u);
-}
-
-TEST(CampaignBackendTest, AnUnavailableDeviceEndsTheCampaignWithTheReason) {
-  if (cuda_available()) GTEST_SKIP() << "a CUDA device is present: the campaign would run";
-  CampaignOptions o = small_campaign(nullptr);
-  o.oracle.device = Device::kCuda;
-  EXPECT_THROW(run_campaign(o), InputError);
-  o.isolate = true;  // forked workers cannot hold a CUDA context: refused before any case
-  EXPECT_THROW(run_campaign(o), InputError);
-}
-
-TEST(CampaignOptionsTest, MaxNodesBoundsTheGeneratedGraphs) {
-  CampaignOptions small = small_campaign(nullptr), large = small_campaign(nullptr);
-  small.gen.max_nodes = 3;
-  large.gen.max_nodes = 80;
-  double a = static_cast<double>(run_campaign(small).totals.nodes);
-  double b = static_cast<double>(run_campaign(large).totals.nodes);
-  EXPECT_GT(b, 3 * a) << "nodes with --max-nodes 3: " << a << ", with 80: " << b;
-}
-
-TEST(CampaignOptionsTest, MinimizeShrinksFindingsOnlyWhenOn) {
-  ScopedFault f(Fault::kInlineByName);
-  CampaignOptions on = small_campaign(nullptr), off = small_campaign(nullptr);
-  on.cases = off.cases = 400;
-  on.stop_at_first = off.stop_at_first = true;
-  off.minimize = false;
-  CampaignResult a = run_campaign(on), b = run_campaign(off);
-  ASSERT_FALSE(a.findings.empty());
-  ASSERT_FALSE(b.findings.empty());
-  EXPECT_LT(a.findings[0].minimized_nodes, a.findings[0].original_nodes);
-  EXPECT_EQ(b.findings[0].minimized_nodes, b.findings[0].original_nodes);
+std::string scratch(const std::string& name) {
+  std::string dir = testing::TempDir() + "/" + name;
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir);
+  return dir;
 }
 
 TEST(CliDeviceTest, EveryReportNamesTheBackendThatRan) {
@@ -175,18 +68,6 @@ TEST(CliDeviceTest, DeviceCudaWithoutADeviceExitsTwoWithTheReason) {
   CliRun bad = run_cli("fuzz --cases 5 --device tpu");
   EXPECT_EQ(bad.code, 2);
   EXPECT_NE(bad.out.find("--device expects cpu or cuda"), std::string::npos) << bad.out;
-}
-
-}  // namespace
-}  // namespace flatcheck
-
-namespace flatcheck {
-namespace {
-
-// Runs the CLI under a pseudo-terminal (util-linux `script`), where progress is shown.
-CliRun run_cli_tty(const std::string& args) {
-  return run_cli(
-      "", "script -qec \"" + std::string(FLATCHECK_BIN) + " " + args + "\" /dev/null; exit $?; ");
 }
 
 TEST(CliOptionsTest, QuietSuppressesProgressOnATerminal) {
@@ -228,24 +109,6 @@ TEST(CliOptionsTest, DetectFaultRunsOnlyThatFault) {
   EXPECT_EQ(r.code, 0) << r.out;
   EXPECT_NE(r.out.find("inline-by-name"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("unflatten-first-call-graph"), std::string::npos) << r.out;
-}
-
-}  // namespace
-}  // namespace flatcheck
-
-namespace flatcheck {
-namespace {
-
-std::string scratch(const std::string& name) {
-  std::string dir = testing::TempDir() + "/" + name;
-  std::filesystem::remove_all(dir);
-  std::filesystem::create_directories(dir);
-  return dir;
-}
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
 }
 
 TEST(CliGenerateTest, WritesTheCasesACampaignWouldCheckDeterministically) {

@@ -1,0 +1,75 @@
+// flatten: fallback inputs wired by position, children removed, engines kept.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <algorithm>
+
+#include "core/base/check.h"
+#include "core/base/faults.h"
+#include "core/ir/engine.h"
+#include "core/passes/passes.h"
+#include "core/runtime/interpreter.h"
+#include "core/serialize/serialize.h"
+#include "generators/examples.h"
+#include "generators/rc_gen.h"
+
+namespace flatcheck {
+namespace {
+
+std::vector<Tensor> run_program_twice(const Program& p, const std::vector<Tensor>& in) {
+  Program c = clone_program(p);
+  run_program(c, in);
+  return run_program(c, in);
+}
+
+bool all_bit_equal(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!a[i].bit_equal(b[i])) return false;
+  return true;
+}
+
+Tensor graph_break_input() {
+  return Tensor({4, 4}, {1, 2, 3, 4, -1, -2, -3, -4, 0.5f, 0.25f, -0.5f, 3, 2, 1, 0, -1});
+}
+
+// ------------------------------------------------------------------------------- flatten
+
+TEST(FlattenTest, GraphBreakFallbackInputsAreWiredByPosition) {
+  Program ep = export_program(*graph_break_example());
+  Program pm = partition(ep, {{"relu"}, 5});
+  Program fl = flatten(pm);
+  EXPECT_NO_THROW(lint_program(fl));
+  // inline_engines minted a new getitem for engine 0's single output: getitem_2.
+  Node* relu = fl.root->graph.find("relu");
+  ASSERT_NE(relu, nullptr);
+  EXPECT_EQ(std::get<Node*>(relu->args[0])->name, "getitem_2");
+  Program reloaded = load_program(save_program(fl));
+  EXPECT_NO_THROW(lint_program(reloaded));
+  Tensor x = graph_break_input();
+  auto want = run_program_twice(pm, {x});
+  EXPECT_TRUE(all_bit_equal(run_program_twice(fl, {x}), want));
+  EXPECT_TRUE(all_bit_equal(run_program_twice(reloaded, {x}), want));
+}
+
+TEST(FlattenTest, MatchingFallbackInputsByNameBreaksTheSameProgram) {
+  Program pm = partition(export_program(*graph_break_example()), {{"relu"}, 5});
+  ScopedFault by_name(Fault::kInlineByName);
+  try {
+    Program fl = flatten(pm);
+    ADD_FAILURE() << "by-name wiring flattened cleanly:\n" << fl;
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("used before it has been defined"), std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(FlattenTest, RemovesChildrenAndKeepsEnginesAsAttributes) {
+  Program fl = flatten(partition(export_program(*graph_break_example()), {{"relu"}, 5}));
+  EXPECT_TRUE(fl.root->children.empty());
+  EXPECT_EQ(fl.root->engines.size(), 2u);
+  EXPECT_TRUE(fl.root->engines.count("_run_on_acc_0_engine"));
+}
+
+}  // namespace
+}  // namespace flatcheck

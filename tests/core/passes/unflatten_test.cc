@@ -1,0 +1,137 @@
+// unflatten: shared modules for equal calls, variants for different ones, shared state.
+#include <gtest/gtest.h>
+#include <rapidcheck/gtest.h>
+
+#include <algorithm>
+
+#include "core/base/check.h"
+#include "core/base/faults.h"
+#include "core/ir/engine.h"
+#include "core/passes/passes.h"
+#include "core/runtime/interpreter.h"
+#include "core/serialize/serialize.h"
+#include "generators/examples.h"
+#include "generators/rc_gen.h"
+
+namespace flatcheck {
+namespace {
+
+std::vector<Tensor> run_eager_twice(const Module& m, const std::vector<Tensor>& in) {
+  auto c = clone_module(m, false);
+  run_module(*c, in);
+  return run_module(*c, in);
+}
+
+bool all_bit_equal(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!a[i].bit_equal(b[i])) return false;
+  return true;
+}
+
+// ------------------------------------------------------------------------------- unflatten
+
+TEST(UnflattenTest, SpecializedCallsBecomeSiblingsAndReturn16) {
+  Program ep = export_program(*unflatten_example(false));
+  auto u = unflatten(load_program(save_program(ep)));
+  std::vector<std::string> names;
+  for (const auto& [k, _] : u->children) names.push_back(k);
+  EXPECT_EQ(names, (std::vector<std::string>{"n", "n@1"}));
+  EXPECT_EQ(run_module(*u, std::vector<Tensor>{Tensor::full({1}, 1)})[0].data,
+            std::vector<float>{16});
+}
+
+TEST(UnflattenTest, EqualCallsShareOneModule) {
+  auto u = unflatten(export_program(*unflatten_example(true)));
+  ASSERT_EQ(u->children.size(), 1u);
+  EXPECT_TRUE(u->children.count("n"));
+  int calls = 0;
+  for (Node* n = u->graph.first(); n; n = n->next)
+    calls += n->op == NodeOp::kCallModule && n->target == "n";
+  EXPECT_EQ(calls, 2);
+  EXPECT_EQ(run_module(*u, std::vector<Tensor>{Tensor::full({1}, 1)})[0].data,
+            std::vector<float>{15});
+}
+
+TEST(UnflattenTest, TheFirstCallGraphStrategyReturns15) {
+  Program ep = export_program(*unflatten_example(false));
+  ScopedFault first_call(Fault::kUnflattenFirstCallGraph);
+  auto u = unflatten(ep);
+  EXPECT_EQ(run_module(*u, std::vector<Tensor>{Tensor::full({1}, 1)})[0].data,
+            std::vector<float>{15});
+}
+
+TEST(UnflattenTest, VariantsShareStateAndAnUpdateThroughOneIsSeenByTheOther) {
+  Program ep = export_program(*quickstart_example());
+  auto u = unflatten(ep);
+  auto variants = fqn_variants(*u, "block");
+  EXPECT_EQ(variants, (std::vector<std::string>{"block", "block@1"}));
+  Module* a = u->submodule("block");
+  Module* b = u->submodule("block@1");
+  ASSERT_TRUE(a && b);
+  EXPECT_EQ(a->buffers.at("steps"), b->buffers.at("steps"));
+  EXPECT_EQ(a->params.at("w"), b->params.at("w"));
+  // block@1 writes the buffer (the last update); block reads it on the next call.
+  bool b_writes = false;
+  for (Node* n = b->graph.first(); n; n = n->next) b_writes |= n->target == "copy_";
+  EXPECT_TRUE(b_writes);
+  Tensor x({2, 2}, {1, 2, 3, 4});
+  EXPECT_TRUE(all_bit_equal(run_eager_twice(*u, {x}), run_eager_twice(*quickstart_example(), {x})));
+  run_module(*u, std::vector<Tensor>{x});
+  run_module(*u, std::vector<Tensor>{x});
+  EXPECT_EQ(a->buffers.at("steps")->data, (std::vector<float>{4, 4, 4, 4}));
+}
+
+// FX lets a graph call a grandchild directly (call_module target "a.b"); unflatten must attach
+// the call's module inside "a", not as root's "a". Found by flatcheck's own minimizer, whose
+// inline step makes such targets.
+TEST(UnflattenTest, CallsThatSkipALevelAreAttachedInsideTheIntermediateModule) {
+  auto b = std::make_shared<Module>();
+  b->type = "B";
+  b->buffers["buf"] = std::make_shared<Tensor>(Tensor({2}, {0.5f, 0.5f}));
+  {
+    Graph& g = b->graph;
+    Node* x = g.placeholder("x", ValueType::tensor({2}));
+    Node* r = g.call_function(OpCode::kAdd, {g.get_attr("buf"), x});
+    g.call_function(OpCode::kCopy, {g.get_attr("buf"), r});
+    g.output({r});
+  }
+  auto a = std::make_shared<Module>();
+  a->type = "A";
+  a->children["b"] = b;
+  {
+    Node* x = a->graph.placeholder("x", ValueType::tensor({2}));
+    a->graph.output({a->graph.call_module("b", {x})});
+  }
+  auto root = std::make_shared<Module>();
+  root->children["a"] = a;
+  Node* x = root->graph.placeholder("x", ValueType::tensor({2}));
+  Node* y = root->graph.call_module("a.b", {x});
+  Node* z = root->graph.call_function(OpCode::kAdd, {root->graph.get_attr("a.b.buf"), y});
+  root->graph.output({z});
+  infer_types(*root);
+  Program ep = export_program(*root);
+  auto u = unflatten(ep);
+  ASSERT_NE(u->submodule("a"), nullptr);
+  EXPECT_EQ(u->submodule("a")->type, "A");
+  ASSERT_NE(u->submodule("a.b"), nullptr);
+  EXPECT_EQ(u->submodule("a.b")->type, "B");
+  Tensor in({2}, {1, 2});
+  EXPECT_TRUE(all_bit_equal(run_eager_twice(*u, {in}), run_eager_twice(*root, {in})));
+}
+
+TEST(UnflattenTest, SwapAndSetAttrReachEveryVariant) {
+  auto u = unflatten(export_program(*quickstart_example()));
+  auto w = std::make_shared<Tensor>(Tensor({2, 2}, {1, 0, 0, 1}));
+  set_attr_all(*u, "block", "w", w);
+  EXPECT_EQ(u->submodule("block")->params.at("w"), w);
+  EXPECT_EQ(u->submodule("block@1")->params.at("w"), w);
+  auto replacement = std::make_shared<Module>(*u->submodule("block"));
+  swap_module(*u, "block", replacement);
+  EXPECT_EQ(u->children.at("block"), replacement);
+  EXPECT_EQ(u->children.at("block@1"), replacement);
+  EXPECT_THROW(set_attr_all(*u, "nothing", "w", w), InputError);
+}
+
+}  // namespace
+}  // namespace flatcheck

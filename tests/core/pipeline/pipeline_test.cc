@@ -1,0 +1,76 @@
+// The pipeline object: stages built once from their inputs, configuration read, file stages
+// recording their round trip.
+#include "core/pipeline/pipeline.h"
+
+#include <gtest/gtest.h>
+
+#include "generators/examples.h"
+
+namespace flatcheck {
+namespace {
+
+int children_with_prefix(const Program& p, const std::string& prefix) {
+  int n = 0;
+  for (const auto& [k, _] : p.root->children) n += k.rfind(prefix, 0) == 0;
+  return n;
+}
+
+TEST(PipelineTest, EachStageIsBuiltOnceFromItsInput) {
+  Pipeline p(graph_break_example(), PipelineConfig{});
+  const Artifact& flat = p.build(Stage::kFlattened);
+  EXPECT_EQ(&flat, &p.build(Stage::kFlattened));
+  EXPECT_EQ(flat.stage, Stage::kFlattened);
+  // Building the flattened stage built its inputs: asking again returns the same objects.
+  const Artifact& part = p.build(Stage::kPartitioned);
+  EXPECT_EQ(&part, &p.build(Stage::kPartitioned));
+  for (Stage s : all_stages()) EXPECT_EQ(p.build(s).stage, s) << stage_name(s);
+}
+
+TEST(PipelineTest, ProgramStagesHoldProgramsAndUnflattenedHoldsAModuleTree) {
+  Pipeline p(unflatten_example(), PipelineConfig{});
+  for (Stage s : path_stages()) {
+    const Artifact& a = p.build(s);
+    if (s == Stage::kUnflattened) {
+      EXPECT_FALSE(a.program);
+      ASSERT_TRUE(a.module);
+      EXPECT_TRUE(a.module->children.count("n@1")) << "the second call is a variant";
+    } else {
+      EXPECT_TRUE(a.program) << stage_name(s);
+    }
+  }
+}
+
+TEST(PipelineTest, ThePartitionOptionsComeFromTheConfig) {
+  PipelineConfig none;
+  none.fallback_ops = {};
+  none.min_block_size = 1;
+  PipelineConfig relu;
+  relu.fallback_ops = {"relu"};
+  relu.min_block_size = 1;
+  PipelineConfig huge_blocks = relu;
+  huge_blocks.min_block_size = 1000;
+  EXPECT_EQ(partition_options(relu).fallback_ops, std::set<std::string>{"relu"});
+  EXPECT_EQ(partition_options(huge_blocks).min_block_size, 1000);
+  Pipeline a(graph_break_example(), none), b(graph_break_example(), relu),
+      c(graph_break_example(), huge_blocks);
+  const Program& pa = *a.build(Stage::kPartitioned).program;
+  const Program& pb = *b.build(Stage::kPartitioned).program;
+  const Program& pc = *c.build(Stage::kPartitioned).program;
+  EXPECT_EQ(children_with_prefix(pa, "_run_on_gpu_"), 0);
+  EXPECT_GE(children_with_prefix(pb, "_run_on_gpu_"), 1);
+  EXPECT_GE(children_with_prefix(pb, "_run_on_acc_"), 1);
+  EXPECT_EQ(children_with_prefix(pc, "_run_on_acc_"), 0) << "every acc run is below the block size";
+}
+
+TEST(PipelineTest, StagesThroughTheFileRecordTheirRoundTrip) {
+  Pipeline p(graph_break_example(), PipelineConfig{});
+  for (Stage s : {Stage::kReloaded, Stage::kUnflattened}) {
+    const Artifact& a = p.build(s);
+    EXPECT_FALSE(a.saved.empty()) << stage_name(s);
+    EXPECT_EQ(a.saved, a.resaved) << stage_name(s);
+  }
+  EXPECT_TRUE(p.build(Stage::kFlattened).saved.empty());
+}
+
+}  // namespace
+}  // namespace flatcheck

@@ -1,0 +1,118 @@
+// Engines: bit-identical to the interpreter, the memory plan, validation of loaded engines.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <set>
+
+#include "core/base/check.h"
+#include "core/ir/engine.h"
+#include "core/passes/passes.h"
+#include "core/runtime/interpreter.h"
+#include "generators/examples.h"
+#include "tests/support/recording_backend.h"
+
+namespace flatcheck {
+namespace {
+
+// ----------------------------------------------------------------------------------- engines
+
+// A chain of unary ops: every intermediate dies at the next step, so the plan reuses memory.
+Module chain(int n) {
+  Module m;
+  Graph& g = m.graph;
+  Node* v = g.placeholder("x", ValueType::tensor({4}));
+  for (int i = 0; i < n; ++i) v = g.call_function(i % 2 ? OpCode::kNeg : OpCode::kTanh, {v});
+  g.output({v});
+  infer_types(m);
+  return m;
+}
+
+TEST(EngineTest, ComputesExactlyWhatTheSubgraphComputes) {
+  Module m = chain(9);
+  Engine e = compile_engine(m, "e", {});
+  Tensor x({4}, {0.1f, -2.0f, 3.5f, bits_float(0x80000000u)});
+  auto want = run_module(m, std::vector<Tensor>{x});
+  auto got = run_engine(cpu_backend(), e, {&x});
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(got[0].bit_equal(want[0]));
+}
+
+TEST(EngineTest, ALaunchThatThrowsEndsTheCaptureItBegan) {
+  Module m = chain(4);
+  Engine e = compile_engine(m, "e", {});
+  Tensor x = Tensor::full({4}, 0.5f);
+  RecordingBackend rec;
+  run_engine(rec, e, {&x});
+  EXPECT_EQ(rec.begins_, 1);
+  EXPECT_EQ(rec.ends_, 1);
+  EXPECT_EQ(rec.aborts_, 0);
+  rec.throw_on(OpCode::kNeg);
+  EXPECT_THROW(run_engine(rec, e, {&x}), std::runtime_error);
+  EXPECT_EQ(rec.begins_, 2);
+  EXPECT_EQ(rec.ends_, 1);
+  EXPECT_EQ(rec.aborts_, 1);
+}
+
+TEST(EngineTest, EveryEngineAndEveryCopyHasAnIdentityNeverSeenBefore) {
+  std::set<uint64_t> seen;
+  for (int i = 0; i < 50; ++i) {
+    auto e = std::make_unique<Engine>(compile_engine(chain(2), "e", {}));
+    Engine copy = *e;
+    EXPECT_TRUE(seen.insert(e->id.value).second);
+    EXPECT_TRUE(seen.insert(copy.id.value).second);
+    copy = *e;
+    EXPECT_TRUE(seen.insert(copy.id.value).second);
+  }  // each engine is freed here, and a later one may take its address, never its id
+}
+
+TEST(EngineTest, MemoryPlanReusesSlotsOfDeadValues) {
+  Module m = chain(10);
+  Engine e = compile_engine(m, "e", {});
+  int64_t total = 0;
+  for (const auto& s : e.slots) total += numel(s.shape);
+  EXPECT_LT(e.arena_floats, total);
+  EXPECT_NO_THROW(validate_engine(e));
+}
+
+TEST(EngineTest, FoldsConstantInputs) {
+  Module m;
+  Node* x = m.graph.placeholder("x", ValueType::tensor({2}));
+  Node* w = m.graph.placeholder("w", ValueType::tensor({2}));
+  m.graph.output({m.graph.call_function(OpCode::kMul, {x, w})});
+  infer_types(m);
+  auto w_value = std::make_shared<Tensor>(Tensor({2}, {3, 4}));
+  Engine e = compile_engine(m, "e", {nullptr, w_value});
+  ASSERT_EQ(e.inputs.size(), 1u);
+  EXPECT_EQ(e.constants.size(), 1u);
+  Tensor in({2}, {2, 5});
+  EXPECT_EQ(run_engine(cpu_backend(), e, {&in}).at(0).data, (std::vector<float>{6, 20}));
+}
+
+TEST(EngineTest, ValidationRejectsOverlappingLiveSlots) {
+  Module m = chain(3);
+  Engine e = compile_engine(m, "e", {});
+  // Put the last op's output on top of its input.
+  e.slots[static_cast<size_t>(e.ops.back().out[0])].offset =
+      e.slots[static_cast<size_t>(e.ops.back().in[0])].offset;
+  try {
+    validate_engine(e);
+    FAIL() << "overlap accepted";
+  } catch (const InputError& err) {
+    EXPECT_NE(std::string(err.what()).find("overlap in memory"), std::string::npos) << err.what();
+  }
+}
+
+TEST(EngineTest, ValidationRejectsOutOfRangeSlotsAndReadsBeforeWrites) {
+  Module m = chain(3);
+  Engine e = compile_engine(m, "e", {});
+  Engine bad = e;
+  bad.ops[0].in[0] = 99;
+  EXPECT_THROW(validate_engine(bad), InputError);
+  Engine early = e;
+  early.ops[0].in[0] = e.ops[1].out[0];
+  EXPECT_THROW(validate_engine(early), InputError);
+}
+
+}  // namespace
+}  // namespace flatcheck

@@ -1,0 +1,58 @@
+// The interpreter: static arguments, buffer updates, shared storage, call recursion.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <memory>
+#include <set>
+
+#include "core/base/check.h"
+#include "core/ir/engine.h"
+#include "core/passes/passes.h"
+#include "core/runtime/interpreter.h"
+#include "generators/examples.h"
+#include "tests/support/recording_backend.h"
+
+namespace flatcheck {
+namespace {
+
+// ----------------------------------------------------------------------------- interpreter
+
+TEST(InterpreterTest, UnflattenExampleReturns16WithDifferentFlags) {
+  auto m = unflatten_example(false);
+  auto out = run_module(*m, std::vector<Tensor>{Tensor::full({1}, 1.0f)});
+  // (1 + 3) + 1 = 5; + 4 = 9; + 2 = 11; + 5 = 16
+  EXPECT_EQ(out.at(0).data, std::vector<float>{16});
+}
+
+TEST(InterpreterTest, UnflattenExampleReturns15WithTheSameFlag) {
+  auto m = unflatten_example(true);
+  auto out = run_module(*m, std::vector<Tensor>{Tensor::full({1}, 1.0f)});
+  EXPECT_EQ(out.at(0).data, std::vector<float>{15});
+}
+
+TEST(InterpreterTest, BufferUpdatesPersistAcrossCalls) {
+  auto m = quickstart_example();
+  Tensor x({2, 2}, {1, 2, 3, 4});
+  TensorPtr steps = m->children.at("block")->buffers.at("steps");
+  run_module(*m, std::vector<Tensor>{x});
+  EXPECT_EQ(steps->data, (std::vector<float>{2, 2, 2, 2}));  // block runs twice a call
+  run_module(*m, std::vector<Tensor>{x});
+  EXPECT_EQ(steps->data, (std::vector<float>{4, 4, 4, 4}));
+}
+
+TEST(InterpreterTest, SharedStorageIsSeenByEveryModule) {
+  auto m = quickstart_example();
+  auto twin = clone_module(*m->children.at("block"), /*share_state=*/true);
+  EXPECT_EQ(twin->buffers.at("steps"), m->children.at("block")->buffers.at("steps"));
+  run_module(*m, std::vector<Tensor>{Tensor::zeros({2, 2})});
+  EXPECT_EQ(twin->buffers.at("steps")->data[0], 2.0f);
+}
+
+TEST(InterpreterTest, RejectsInputsOfTheWrongShape) {
+  auto m = unflatten_example(false);
+  EXPECT_THROW(run_module(*m, std::vector<Tensor>{Tensor::zeros({3})}), InputError);
+  EXPECT_THROW(run_module(*m, std::vector<Tensor>{}), InputError);
+}
+
+}  // namespace
+}  // namespace flatcheck

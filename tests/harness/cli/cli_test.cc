@@ -1,0 +1,120 @@
+// The CLI: exit codes, show at every stage, replay of the corpus.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/base/faults.h"
+#include "core/serialize/serialize.h"
+#include "generators/examples.h"
+#include "harness/campaign.h"
+#include "harness/isolate.h"
+#include "harness/minimize.h"
+#include "harness/oracle.h"
+#include "tests/harness/cli_run.h"
+
+namespace flatcheck {
+namespace {
+
+// ------------------------------------------------------------------------------------ CLI
+
+CliRun cli(const std::string& args) {
+  return run_cli(args);
+}
+
+std::string corpus(const std::string& name) {
+  return std::string(FLATCHECK_SOURCE_DIR) + "/corpus/regression/" + name;
+}
+
+TEST(CliTest, HelpAndVersionExitZero) {
+  EXPECT_EQ(cli("--help").code, 0);
+  EXPECT_EQ(cli("--version").code, 0);
+  CliRun f = cli("faults");
+  EXPECT_EQ(f.code, 0);
+  EXPECT_EQ(std::count(f.out.begin(), f.out.end(), '\n'), static_cast<long>(all_faults().size()));
+}
+
+TEST(CliTest, FuzzEndsWithAJsonLineOfFigures) {
+  CliRun r = cli("fuzz --cases 100 --seed 1 --json --out ''");
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::string last = r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1);
+  Json j = Json::parse(last);
+  EXPECT_EQ(j["cases"], 100);
+  EXPECT_EQ(j["failures"], 0);
+  EXPECT_GT(j["cases_per_sec"].get<double>(), 0.0);
+}
+
+TEST(CliTest, FuzzWithAFaultExitsOneAndWritesTheRepro) {
+  auto dir = std::filesystem::temp_directory_path() / "flatcheck-cli-test";
+  std::filesystem::remove_all(dir);
+  CliRun r = cli("fuzz --cases 500 --seed 1 --inject unflatten-copies-state --out " + dir.string());
+  EXPECT_EQ(r.code, 1) << r.out;
+  int files = 0;
+  for (auto& e : std::filesystem::directory_iterator(dir)) {
+    if (e.path().extension() != ".json") continue;  // campaign.state, .inflight/
+    ++files;
+    EXPECT_EQ(cli("replay --inject unflatten-copies-state " + e.path().string()).code, 1);
+    EXPECT_EQ(cli("replay " + e.path().string()).code, 0);
+  }
+  EXPECT_GT(files, 0);
+  std::filesystem::remove_all(dir);
+}
+
+TEST(CliTest, BadUsageAndBadInputExitTwo) {
+  EXPECT_EQ(cli("").code, 2);
+  EXPECT_EQ(cli("frobnicate").code, 2);
+  EXPECT_EQ(cli("fuzz --cases banana").code, 2);
+  EXPECT_EQ(cli("fuzz --cases 10 --time 3").code, 2);
+  EXPECT_EQ(cli("fuzz --inject no-such-fault").code, 2);
+  EXPECT_EQ(cli("fuzz --shard 3/2").code, 2);
+  EXPECT_EQ(cli("replay /no/such/file.json").code, 2);
+  EXPECT_EQ(cli("show " + corpus("seed-graph-break.json") + " --stage sideways").code, 2);
+  auto bad = std::filesystem::temp_directory_path() / "flatcheck-bad.json";
+  std::ofstream(bad) << "{\"format\": \"flatcheck-case\", \"version\": 1, \"module\": 7}";
+  CliRun r = cli("replay " + bad.string());
+  EXPECT_EQ(r.code, 2);
+  EXPECT_NE(r.out.find("/module"), std::string::npos) << r.out;
+  std::filesystem::remove(bad);
+}
+
+TEST(CliTest, ShowPrintsEveryStageOfTheSeedExamples) {
+  for (const char* f : {"seed-graph-break.json", "seed-unflatten-specialized.json"}) {
+    CliRun r = cli("show " + corpus(f));
+    ASSERT_EQ(r.code, 0) << r.out;
+    for (Stage s : all_stages())
+      EXPECT_NE(r.out.find("==== " + std::string(stage_name(s)) + " "), std::string::npos)
+          << f << " " << stage_name(s);
+  }
+  CliRun flat = cli("show " + corpus("seed-graph-break.json") + " --stage flattened");
+  EXPECT_NE(flat.out.find("execute_engine"), std::string::npos);
+  EXPECT_NE(flat.out.find("%getitem_2"), std::string::npos);
+  CliRun un = cli("show " + corpus("seed-unflatten-specialized.json") + " --stage unflattened");
+  EXPECT_NE(un.out.find("n@1"), std::string::npos);
+  CliRun dot = cli("show " + corpus("seed-graph-break.json") + " --stage partitioned --format dot");
+  EXPECT_EQ(dot.code, 0);
+  EXPECT_EQ(dot.out.rfind("digraph", 0), 0u);
+  EXPECT_NE(dot.out.find("palegreen"), std::string::npos);
+  EXPECT_NE(dot.out.find("orange"), std::string::npos);
+}
+
+TEST(CliTest, ShrinkWritesASmallerCaseWithTheSameSignature) {
+  auto out = std::filesystem::temp_directory_path() / "flatcheck-shrunk.json";
+  CliRun r = cli("shrink " + corpus("seed-graph-break.json") + " -o " + out.string() +
+                 " --inject inline-by-name");
+  ASSERT_EQ(r.code, 1) << r.out;
+  Case c = load_case_file(out.string());
+  ASSERT_TRUE(c.expect.has_value());
+  EXPECT_EQ(c.expect->stage, "flattened");
+  EXPECT_LT(case_size(c), case_size(load_case_file(corpus("seed-graph-break.json"))));
+  EXPECT_EQ(cli("shrink " + corpus("seed-graph-break.json") + " -o " + out.string()).code,
+            2);  // passes: nothing to shrink
+  std::filesystem::remove(out);
+}
+
+}  // namespace
+}  // namespace flatcheck

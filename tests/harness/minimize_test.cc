@@ -1,0 +1,87 @@
+// The minimizer against a checker of our own: what it keeps, what it refuses, its budget.
+#include "harness/minimize.h"
+
+#include <gtest/gtest.h>
+
+#include <set>
+
+#include "generators/generate.h"
+
+namespace flatcheck {
+namespace {
+
+int count_op(const Module& m, const std::string& op) {
+  int n = 0;
+  for (Node* x = m.graph.first(); x; x = x->next)
+    n += x->op == NodeOp::kCallFunction && x->target == op;
+  for (const auto& [_, c] : m.children) n += count_op(*c, op);
+  return n;
+}
+
+// A case generated until it has at least `k` tanh nodes (fixed seeds).
+Case case_with_tanh(int k) {
+  for (uint64_t seed = 1;; ++seed) {
+    GenOptions o;
+    o.max_nodes = 30;
+    Case c = generate_case_for_seed(seed, o);
+    if (count_op(*c.module, "tanh") >= k && case_size(c) >= 10) return c;
+  }
+}
+
+// "Fails" while the case holds a tanh node: the signature the minimizer must keep.
+OracleResult fails_with_tanh(const Case& c) {
+  OracleResult r;
+  if (count_op(*c.module, "tanh") > 0)
+    r.failure = Failure{"mismatch", "flattened", "tanh", "has a tanh", ""};
+  return r;
+}
+
+const std::set<std::string> kReductionNames = {"drop-call",     "inline-call",  "drop-node",
+                                               "drop-output",   "simplify-op",  "one-call",
+                                               "simple-inputs", "simple-state", "fewer-fallbacks"};
+
+TEST(MinimizeTest, ReducesToTheNodesTheFailureNeedsAndLogsItsSteps) {
+  Case c = case_with_tanh(2);
+  MinimizeOptions o;
+  o.check = fails_with_tanh;
+  MinimizeResult r = minimize(c, *fails_with_tanh(c).failure, o);
+  EXPECT_EQ(count_op(*r.reduced.module, "tanh"), 1);
+  EXPECT_LE(case_size(r.reduced), 2u) << "a tanh and at most the node feeding it stay";
+  EXPECT_LT(case_size(r.reduced), case_size(c));
+  EXPECT_EQ(r.failure.signature(), "mismatch:flattened:tanh");
+  EXPECT_EQ(r.steps, static_cast<int>(r.log.size()));
+  EXPECT_GT(r.steps, 0);
+  for (const auto& step : r.log) EXPECT_TRUE(kReductionNames.count(step)) << step;
+}
+
+TEST(MinimizeTest, AStepThatChangesTheSignatureIsNotKept) {
+  Case c = case_with_tanh(2);
+  // Below 2 tanh nodes the failure has another signature: the minimizer must stop at 2.
+  auto check = [](const Case& x) {
+    OracleResult r = fails_with_tanh(x);
+    if (r.failure && count_op(*x.module, "tanh") < 2) r.failure->op = "other";
+    return r;
+  };
+  MinimizeOptions o;
+  o.check = check;
+  MinimizeResult r = minimize(c, *check(c).failure, o);
+  EXPECT_EQ(count_op(*r.reduced.module, "tanh"), 2);
+  EXPECT_EQ(r.failure.op, "tanh");
+}
+
+TEST(MinimizeTest, MaxChecksBoundsTheOracleRuns) {
+  Case c = case_with_tanh(1);
+  int calls = 0;
+  MinimizeOptions o;
+  o.max_checks = 3;
+  o.check = [&calls](const Case& x) {
+    ++calls;
+    return fails_with_tanh(x);
+  };
+  MinimizeResult r = minimize(c, *fails_with_tanh(c).failure, o);
+  EXPECT_LE(calls, 3);
+  EXPECT_EQ(r.checks, calls);
+}
+
+}  // namespace
+}  // namespace flatcheck

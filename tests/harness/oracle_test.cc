@@ -1,0 +1,131 @@
+// The oracle: it accepts the fault-free core and catches every injected fault within a
+// bounded budget (the self-test), and localizes what it finds.
+#include <gtest/gtest.h>
+
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "core/base/faults.h"
+#include "core/serialize/serialize.h"
+#include "generators/examples.h"
+#include "harness/campaign.h"
+#include "harness/isolate.h"
+#include "harness/minimize.h"
+#include "harness/oracle.h"
+#include "tests/harness/cli_run.h"
+
+namespace flatcheck {
+namespace {
+
+// The budget of the fault self-test: every fault must be found within this many cases of the
+// campaign with seed 1, and the fault-free core must pass the same cases.
+constexpr int64_t kSelfTestBudget = 2000;
+
+class FaultSelfTestProperty : public testing::TestWithParam<FaultInfo> {};
+
+TEST(OracleTest, FaultFreeCoreFailsNoCase) {
+  for (uint64_t i = 0; i < 300; ++i) {
+    auto r = check_case(generate_case_for_seed(case_seed(7, static_cast<int64_t>(i))));
+    ASSERT_FALSE(r.failure.has_value())
+        << "case " << i << ": " << r.failure->signature() << ": " << r.failure->message;
+    EXPECT_EQ(r.coverage.paths, 5);
+  }
+}
+
+TEST(OracleTest, AnExceptionInTheSystemUnderTestIsAFailureNotACrash) {
+  Case c;
+  c.module = graph_break_example();
+  c.inputs = {Tensor({4, 4}, std::vector<float>(16, 1.0f))};
+  ScopedFault by_name(Fault::kInlineByName);
+  auto r = check_case(c);
+  ASSERT_TRUE(r.failure.has_value());
+  EXPECT_EQ(r.failure->stage, "flattened");
+  EXPECT_EQ(r.failure->property, "lint");
+}
+
+TEST(OracleTest, LocalizesTheFirstDivergingNode) {
+  Case c;
+  c.module = unflatten_example(false);
+  c.inputs = {Tensor::full({1}, 1.0f)};
+  ScopedFault first_call(Fault::kUnflattenFirstCallGraph);
+  auto r = check_case(c);
+  ASSERT_TRUE(r.failure.has_value());
+  // The eager root graph calls n as %n and %n_1 (the second call, flag False); that call's
+  // result is the first value that differs.
+  EXPECT_EQ(r.failure->signature(), "mismatch:unflattened:n");
+  EXPECT_EQ(r.failure->first_divergence, "n_1");
+}
+
+TEST(OracleTest, NanPolicyCanRelaxPayloads) {
+  Tensor a({1}, {bits_float(0x7fc00000u)}), b({1}, {bits_float(0x7fc00001u)});
+  EXPECT_FALSE(same_tensor(a, b, true));
+  EXPECT_TRUE(same_tensor(a, b, false));
+  EXPECT_FALSE(same_tensor(Tensor({1}, {0.0f}), Tensor({1}, {-0.0f}), false));
+}
+
+}  // namespace
+
+void PrintTo(const FaultInfo& f, std::ostream* os) {
+  *os << f.name;
+}
+
+namespace {
+
+TEST_P(FaultSelfTestProperty, IsDetectedWithinTheBudget) {
+  ScopedFault f(GetParam().fault);
+  CampaignOptions o;
+  o.seed = 1;
+  o.cases = kSelfTestBudget;
+  o.stop_at_first = true;
+  o.out_dir = "";
+  CampaignResult r = run_campaign(o);
+  ASSERT_FALSE(r.findings.empty())
+      << GetParam().name << " not found in " << kSelfTestBudget << " cases";
+  const Finding& found = r.findings.front();
+  EXPECT_LE(found.minimized_nodes, found.original_nodes);
+  // The minimized repro fails with the fault and passes without it.
+  Case repro = generate_case_for_seed(found.case_seed);
+  MinimizeResult m = minimize(repro, found.failure);
+  EXPECT_EQ(m.failure.signature(), found.failure.signature());
+  EXPECT_TRUE(check_case(m.reduced).failure.has_value());
+  set_active_fault(Fault::kNone);
+  EXPECT_FALSE(check_case(m.reduced).failure.has_value());
+}
+
+// Faults that crash or hang cannot run in this process; IsolationTest covers them.
+std::vector<FaultInfo> wrong_result_faults() {
+  std::vector<FaultInfo> out;
+  for (const auto& f : all_faults())
+    if (f.kind == FaultKind::kWrongResult) out.push_back(f);
+  return out;
+}
+
+// Crashes and hangs in the system under test: an isolated campaign records them with their
+// stage, writes the case, and goes on to the end of its budget.
+
+INSTANTIATE_TEST_SUITE_P(AllFaults, FaultSelfTestProperty, testing::ValuesIn(wrong_result_faults()),
+                         [](const testing::TestParamInfo<FaultInfo>& i) {
+                           std::string s(i.param.name);
+                           for (char& c : s)
+                             if (c == '-') c = '_';
+                           return s;
+                         });
+
+TEST(SelfTestProperty, FaultFreeCorePassesTheSameBudget) {
+  CampaignOptions o;
+  o.seed = 1;
+  o.cases = kSelfTestBudget;
+  o.out_dir = "";
+  o.jobs = 2;
+  CampaignResult r = run_campaign(o);
+  EXPECT_EQ(r.cases, kSelfTestBudget);
+  EXPECT_TRUE(r.findings.empty()) << r.findings.front().failure.message;
+}
+
+}  // namespace
+}  // namespace flatcheck
