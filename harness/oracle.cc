@@ -380,7 +380,6 @@ class Oracle {
     };
     walk(root, "");
     for (const auto& [fqn, mods] : by_fqn) {
-      std::set<const Module*> called;
       int calls = 0;
       if (auto it = ref_.calls_per_fqn.find(fqn); it != ref_.calls_per_fqn.end())
         calls = it->second;

@@ -423,18 +423,6 @@ std::shared_ptr<const Engine> Module::engine(std::string_view path) const {
   return it == owner->engines.end() ? nullptr : it->second;
 }
 
-size_t Module::total_nodes() const {
-  std::unordered_set<const Module*> seen;
-  size_t total = 0;
-  std::function<void(const Module&)> walk = [&](const Module& m) {
-    if (!seen.insert(&m).second) return;
-    total += m.graph.size();
-    for (const auto& [_, c] : m.children) walk(*c);
-  };
-  walk(*this);
-  return total;
-}
-
 std::shared_ptr<Module> clone_module(const Module& m, bool share_state) {
   std::unordered_map<const Module*, std::shared_ptr<Module>> done;
   std::unordered_map<const Tensor*, TensorPtr> tensors;

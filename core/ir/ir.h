@@ -195,8 +195,6 @@ struct Module {
   TensorPtr attribute(std::string_view path, bool* is_buffer = nullptr) const;
   // The engine at a dotted path, or nullptr.
   std::shared_ptr<const Engine> engine(std::string_view path) const;
-  // Total live nodes over the module tree (each distinct module once).
-  size_t total_nodes() const;
 };
 
 // Deep copy of a module tree. With share_state the copy points at the same parameter and

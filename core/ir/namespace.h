@@ -37,7 +37,7 @@ class Namespace {
   bool contains(std::string_view name) const { return used_.count(std::string(name)) > 0; }
   // Marks an exact name as used (it must be legal and free); returns false if taken.
   bool reserve(const std::string& name);
-  // Releases a name. Only the fault `erased-name-reuse` calls this.
+  // Releases a name. Only injected faults call this (`erased-name-reuse`, `reload-renames`).
   void release(const std::string& name);
   size_t size() const { return used_.size(); }
 

@@ -5,7 +5,7 @@ Each line is {"in": [candidate, ...], "out": [name, ...]} for one fresh namespac
 expected names come from `reference_create_name` below, a line-by-line transcription of
 current PyTorch's torch/fx/graph.py `_Namespace.create_name` (the version with `_base_count`
 and `_illegal_names`), called with obj=None as `Graph.create_node` does. It is independent of
-flatcheck's C++ Namespace, which tests/core/ir_test.cc checks against this table.
+flatcheck's C++ Namespace, which tests/core/ir/namespace_test.cc checks against this table.
 
     python3 tests/core/naming_table.py            # regenerate the table (fixed seed)
     python3 tests/core/naming_table.py --check    # compare with the installed torch.fx, when
