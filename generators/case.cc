@@ -1,5 +1,7 @@
 #include "generators/case.h"
 
+#include "core/serialize/fields.h"
+
 #include <functional>
 #include <unordered_set>
 
@@ -38,15 +40,53 @@ std::string save_case(const Case& c, bool compact) {
 
 namespace {
 
-[[noreturn]] void bad(const std::string& path, const std::string& msg) {
-  throw InputError(path + ": " + msg);
+using namespace serial;
+
+void read_config(const Json& j, PipelineConfig& config) {
+  const std::string p = "/config";
+  as_object(j, p, {"fallback_ops", "min_block_size", "calls", "nan"});
+  if (auto f = j.find("fallback_ops"); f != j.end()) {
+    std::string fp = key_path(p, "fallback_ops");
+    as_array(*f, fp, 64);
+    config.fallback_ops.clear();
+    for (size_t i = 0; i < f->size(); ++i) {
+      std::string op = as_string((*f)[i], idx_path(fp, i), 64);
+      if (!op_by_name(op)) fail(idx_path(fp, i), "expected an op name, got \"" + op + "\"");
+      config.fallback_ops.insert(op);
+    }
+  }
+  if (auto v = j.find("min_block_size"); v != j.end())
+    config.min_block_size = static_cast<int>(as_int(*v, key_path(p, "min_block_size"), 1, 1000000));
+  if (auto v = j.find("calls"); v != j.end())
+    config.calls = static_cast<int>(as_int(*v, key_path(p, "calls"), 1, 16));
+  if (auto v = j.find("nan"); v != j.end()) {
+    std::string n = as_string(*v, key_path(p, "nan"), 16);
+    if (n != "exact" && n != "any") fail(key_path(p, "nan"), "expected \"exact\" or \"any\"");
+    config.nan_exact = n == "exact";
+  }
 }
 
-std::string str_at(const Json& j, const char* key, const std::string& path, size_t max_len) {
-  auto it = j.find(key);
-  if (it == j.end() || !it->is_string()) bad(path + "/" + key, "expected a string");
-  if (it->get_ref<const std::string&>().size() > max_len) bad(path + "/" + key, "string too long");
-  return it->get<std::string>();
+Expectation read_expect(const Json& j) {
+  const std::string p = "/expect";
+  as_object(j, p, {"property", "stage", "op"});
+  return Expectation{as_string(member(j, "property", p), key_path(p, "property"), 64),
+                     as_string(member(j, "stage", p), key_path(p, "stage"), 64),
+                     as_string(member(j, "op", p), key_path(p, "op"), 64)};
+}
+
+void read_inputs(const Json& j, Case& c, LoadBudget& b) {
+  const Json& inputs = as_array(j, "/inputs", 64);
+  for (size_t i = 0; i < inputs.size(); ++i)
+    c.inputs.push_back(tensor_from_json(inputs[i], idx_path("/inputs", i), b));
+  auto phs = c.module->graph.placeholders();
+  if (phs.size() != c.inputs.size())
+    fail("/inputs", std::to_string(c.inputs.size()) + " inputs for " + std::to_string(phs.size()) +
+                        " root placeholders");
+  for (size_t i = 0; i < phs.size(); ++i)
+    if (phs[i]->meta.val->kind != ValueType::kTensor ||
+        phs[i]->meta.val->shape != c.inputs[i].shape)
+      fail(idx_path("/inputs", i), "shape " + shape_str(c.inputs[i].shape) +
+                                       " does not match root placeholder %" + phs[i]->name);
 }
 
 }  // namespace
@@ -54,79 +94,25 @@ std::string str_at(const Json& j, const char* key, const std::string& path, size
 Case load_case(std::string_view text, const LoadLimits& limits) {
   ScopedFaultSuppression no_faults;
   Json j = parse_json(text, limits);
-  if (!j.is_object()) bad("/", "expected an object");
-  if (str_at(j, "format", "", 64) != "flatcheck-case")  // first: a program file says so
-    bad("/format", "expected \"flatcheck-case\"");
-  static const std::set<std::string> allowed = {"format", "version", "module", "inputs",
-                                                "config", "expect",  "note",   "seed"};
-  for (const auto& [k, _] : j.items())
-    if (!allowed.count(k)) bad("/" + k, "unknown key");
-  if (!j.contains("version") || !j["version"].is_number_integer() ||
-      j["version"].get<int64_t>() != kFormatVersion)
-    bad("/version",
-        "unsupported version (this build reads " + std::to_string(kFormatVersion) + ")");
+  as_object(j, "");
+  // The format first: a program or module file says what it is.
+  if (as_string(member(j, "format", ""), "/format", 64) != "flatcheck-case")
+    fail("/format", "expected \"flatcheck-case\"");
+  as_object(j, "", {"format", "version", "module", "inputs", "config", "expect", "note", "seed"});
+  if (as_int(member(j, "version", ""), "/version", 0, 1 << 20) != kFormatVersion)
+    fail("/version",
+         "unsupported version (this build reads " + std::to_string(kFormatVersion) + ")");
   LoadBudget b{limits, 0, 0};
   Case c;
-  if (!j.contains("module")) bad("/module", "missing: a case needs a module");
+  if (!j.contains("module")) fail("/module", "missing: a case needs a module");
   c.module = module_from_json(j["module"], "/module", b);
-  if (!j.contains("inputs") || !j["inputs"].is_array()) bad("/inputs", "expected an array");
-  if (j["inputs"].size() > 64) bad("/inputs", "more than 64 inputs");
-  for (size_t i = 0; i < j["inputs"].size(); ++i)
-    c.inputs.push_back(tensor_from_json(j["inputs"][i], "/inputs/" + std::to_string(i), b));
-  auto phs = c.module->graph.placeholders();
-  if (phs.size() != c.inputs.size())
-    bad("/inputs", std::to_string(c.inputs.size()) + " inputs for " + std::to_string(phs.size()) +
-                       " root placeholders");
-  for (size_t i = 0; i < phs.size(); ++i)
-    if (phs[i]->meta.val->kind != ValueType::kTensor ||
-        phs[i]->meta.val->shape != c.inputs[i].shape)
-      bad("/inputs/" + std::to_string(i), "shape " + shape_str(c.inputs[i].shape) +
-                                              " does not match root placeholder %" + phs[i]->name);
-  if (auto it = j.find("config"); it != j.end()) {
-    const Json& cfg = *it;
-    if (!cfg.is_object()) bad("/config", "expected an object");
-    for (const auto& [k, _] : cfg.items())
-      if (k != "fallback_ops" && k != "min_block_size" && k != "calls" && k != "nan")
-        bad("/config/" + k, "unknown key");
-    if (auto f = cfg.find("fallback_ops"); f != cfg.end()) {
-      if (!f->is_array() || f->size() > 64)
-        bad("/config/fallback_ops", "expected an array of op names");
-      c.config.fallback_ops.clear();
-      for (size_t i = 0; i < f->size(); ++i) {
-        const Json& o = (*f)[i];
-        std::string p = "/config/fallback_ops/" + std::to_string(i);
-        if (!o.is_string() || !op_by_name(o.get<std::string>()))
-          bad(p, "expected an op name, got " + o.dump());
-        c.config.fallback_ops.insert(o.get<std::string>());
-      }
-    }
-    auto int_in = [&](const char* key, int lo, int hi, int& out) {
-      if (auto v = cfg.find(key); v != cfg.end()) {
-        if (!v->is_number_integer() || v->get<int64_t>() < lo || v->get<int64_t>() > hi)
-          bad(std::string("/config/") + key, "expected an integer in [" + std::to_string(lo) +
-                                                 ", " + std::to_string(hi) + "], got " + v->dump());
-        out = static_cast<int>(v->get<int64_t>());
-      }
-    };
-    int_in("min_block_size", 1, 1000000, c.config.min_block_size);
-    int_in("calls", 1, 16, c.config.calls);
-    if (cfg.contains("nan")) {
-      std::string n = str_at(cfg, "nan", "/config", 16);
-      if (n != "exact" && n != "any") bad("/config/nan", "expected \"exact\" or \"any\"");
-      c.config.nan_exact = n == "exact";
-    }
-  }
-  if (auto it = j.find("expect"); it != j.end()) {
-    if (!it->is_object()) bad("/expect", "expected an object");
-    for (const auto& [k, _] : it->items())
-      if (k != "property" && k != "stage" && k != "op") bad("/expect/" + k, "unknown key");
-    c.expect = Expectation{str_at(*it, "property", "/expect", 64),
-                           str_at(*it, "stage", "/expect", 64), str_at(*it, "op", "/expect", 64)};
-  }
-  if (j.contains("note")) c.note = str_at(j, "note", "", 1 << 16);
+  read_inputs(member(j, "inputs", ""), c, b);
+  if (auto it = j.find("config"); it != j.end()) read_config(*it, c.config);
+  if (auto it = j.find("expect"); it != j.end()) c.expect = read_expect(*it);
+  if (auto it = j.find("note"); it != j.end()) c.note = as_string(*it, "/note", 1 << 16);
   if (auto it = j.find("seed"); it != j.end()) {
     if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<int64_t>() >= 0))
-      bad("/seed", "expected a non-negative integer");
+      fail("/seed", "expected a non-negative integer");
     c.seed = it->get<uint64_t>();
   }
   return c;

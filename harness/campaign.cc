@@ -5,10 +5,8 @@
 #include "harness/campaign.h"
 
 #include <fcntl.h>
-#include <poll.h>
 #include <signal.h>
 #include <sys/file.h>
-#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -24,6 +22,7 @@
 #include <thread>
 
 #include "core/base/check.h"
+#include "core/serialize/fields.h"
 #include "harness/isolate.h"
 #include "harness/minimize.h"
 
@@ -355,56 +354,43 @@ class Campaign {
                        " is locked); use another --out");
   }
 
+  // The state file's fields, each checked with its JSON path (core/serialize/fields.h).
+  void read_state(const Json& s) {
+    using namespace serial;
+    as_object(s, "",
+              {"version", "seed", "shard_index", "shard_count", "max_nodes", "next_slot",
+               "done_after", "signatures", "cases_done"});
+    const Json& seed = member(s, "seed", "");
+    if (!seed.is_number_unsigned()) fail("/seed", "expected a non-negative integer");
+    o_.seed = seed.get<uint64_t>();
+    o_.shard_count =
+        static_cast<int>(as_int(member(s, "shard_count", ""), "/shard_count", 1, 1 << 20));
+    o_.shard_index = static_cast<int>(
+        as_int(member(s, "shard_index", ""), "/shard_index", 0, o_.shard_count - 1));
+    o_.gen.max_nodes = static_cast<int>(as_int(member(s, "max_nodes", ""), "/max_nodes", 2, 500));
+    res_.first_index = as_int(member(s, "next_slot", ""), "/next_slot", 0, int64_t{1} << 50);
+    if (auto it = s.find("done_after"); it != s.end()) {
+      as_array(*it, "/done_after", 1000000);
+      for (size_t i = 0; i < it->size(); ++i)
+        skip_.insert(as_int((*it)[i], idx_path("/done_after", i), res_.first_index, INT64_MAX));
+    }
+    if (auto it = s.find("signatures"); it != s.end()) {
+      as_array(*it, "/signatures", 1000000);
+      for (size_t i = 0; i < it->size(); ++i)
+        known_.insert(as_string((*it)[i], idx_path("/signatures", i), 1024));
+    }
+  }
+
   // --resume: the seed, shard and next case slot come from the state file, validated like any
   // input; slots finished after the watermark are skipped; signatures found by earlier runs
   // (the state file and the `expect` of case files in the folder) are not reported again.
   void load_state() {
     std::string path = state_path(o_.out_dir);
     Json s = parse_json(read_file(path), default_load_limits());
-    auto bad = [&](const std::string& key, const std::string& what) {
-      return InputError(path + ": /" + key + ": " + what);
-    };
-    if (!s.is_object()) throw InputError(path + ": expected a campaign state object");
-    static const std::set<std::string> known_keys = {"version",     "seed",       "shard_index",
-                                                     "shard_count", "max_nodes",  "next_slot",
-                                                     "done_after",  "signatures", "cases_done"};
-    for (const auto& [k, _] : s.items())
-      if (!known_keys.count(k)) throw bad(k, "unknown key");
-    auto get_int = [&](const char* k, int64_t lo, int64_t hi) {
-      if (!s.contains(k) || !s[k].is_number_integer())
-        throw bad(
-            k, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]");
-      int64_t v = s[k].is_number_unsigned() && s[k].get<uint64_t>() > uint64_t(INT64_MAX)
-                      ? INT64_MAX
-                      : s[k].get<int64_t>();
-      if (v < lo || v > hi)
-        throw bad(k, "expected an integer in [" + std::to_string(lo) + ", " + std::to_string(hi) +
-                         "], got " + std::to_string(v));
-      return v;
-    };
-    if (!s.contains("seed") || !s["seed"].is_number_integer() ||
-        (!s["seed"].is_number_unsigned() && s["seed"].get<int64_t>() < 0))
-      throw bad("seed", "expected a non-negative integer");
-    o_.seed = s["seed"].get<uint64_t>();
-    o_.shard_count = static_cast<int>(get_int("shard_count", 1, 1 << 20));
-    o_.shard_index = static_cast<int>(get_int("shard_index", 0, o_.shard_count - 1));
-    o_.gen.max_nodes = static_cast<int>(get_int("max_nodes", 2, 500));
-    res_.first_index = get_int("next_slot", 0, int64_t{1} << 50);
-    if (s.contains("done_after")) {
-      if (!s["done_after"].is_array() || s["done_after"].size() > 1000000)
-        throw bad("done_after", "expected an array of at most 10^6 case slots");
-      for (const auto& x : s["done_after"]) {
-        if (!x.is_number_integer() || x.get<int64_t>() < res_.first_index)
-          throw bad("done_after", "expected case slots at or after next_slot");
-        skip_.insert(x.get<int64_t>());
-      }
-    }
-    if (s.contains("signatures")) {
-      if (!s["signatures"].is_array()) throw bad("signatures", "expected an array of strings");
-      for (const auto& x : s["signatures"]) {
-        if (!x.is_string()) throw bad("signatures", "expected an array of strings");
-        known_.insert(x.get<std::string>());
-      }
+    try {
+      read_state(s);
+    } catch (const InputError& e) {
+      throw InputError(path + ": " + e.what());
     }
     for (auto& e : std::filesystem::directory_iterator(o_.out_dir)) {
       if (e.path().extension() != ".json" || !e.is_regular_file()) continue;

@@ -1,6 +1,7 @@
-// Shared reading and writing helpers of the file format: JSON paths in errors, checked access
-// to objects, arrays, strings and ints, and the scalar, shape, type and tensor encodings.
-// Internal to core/serialize/.
+// Shared reading and writing helpers of every JSON document flatcheck reads (modules,
+// programs, engines, case files, campaign state): errors that start with the JSON path,
+// checked access to objects, arrays, strings and ints, and the scalar, shape, type and tensor
+// encodings.
 #pragma once
 
 #include <cstdint>
@@ -14,25 +15,40 @@
 
 namespace flatcheck::serial {
 
+// A value for an error message: its JSON text, cut to 60 characters.
 std::string describe(const Json& v);
+// Throws InputError("<path>: <msg>") ("/" for the document itself).
 [[noreturn]] void fail(const std::string& path, const std::string& msg);
+// "/a" + "b" -> "/a/b"; idx_path: "/a" + 3 -> "/a/3".
 std::string key_path(const std::string& path, std::string_view key);
 std::string idx_path(const std::string& path, size_t i);
+// `j` must be an object; with `allowed`, every key must be in it.
 const Json& as_object(const Json& j, const std::string& path, std::set<std::string> allowed = {});
+// `j` must be an array of at most `max_size` entries.
 const Json& as_array(const Json& j, const std::string& path, size_t max_size);
+// The member `key` of the object `j`; missing is an error at `path`.
 const Json& member(const Json& j, const char* key, const std::string& path);
+// A string of at most `max_len` bytes.
 std::string as_string(const Json& j, const std::string& path, size_t max_len);
+// An integer in [lo, hi].
 int64_t as_int(const Json& j, const std::string& path, int64_t lo, int64_t hi);
+// A legal identifier (names of nodes, modules, state).
 void check_name(const std::string& name, const std::string& path);
+// {"format": <format>, "version": 1} at the top of a document.
 void check_header(const Json& j, const char* format);
+// Floats: JSON numbers when finite and exact, else "inf", "-inf" or "nan:0x<bits>".
 Json float_to_json(float f);
 float float_from_json(const Json& j, const std::string& path);
+// Shapes (at most max_rank dimensions, at most max_tensor_elements elements).
 Json shape_to_json(const Shape& s);
 Shape shape_from_json(const Json& j, const std::string& path, const LoadLimits& lim);
+// Value types of meta.val.
 Json type_to_json(const ValueType& t);
 ValueType type_from_json(const Json& j, const std::string& path, const LoadLimits& lim);
+// Tensor bytes: little-endian float32.
 std::string floats_to_le_bytes(const std::vector<float>& v);
 std::vector<float> le_bytes_to_floats(std::string_view s);
+// A node argument: a node reference by name, a bool, an int, a float or an int list.
 Json arg_to_json(const Arg& a);
 
 }  // namespace flatcheck::serial

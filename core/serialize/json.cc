@@ -204,6 +204,12 @@ class StrictSax {
 
 }  // namespace
 
+std::string document_format(const Json& j) {
+  if (!j.is_object()) return "";
+  auto it = j.find("format");
+  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
 Json parse_json(std::string_view text, const LoadLimits& limits) {
   if (text.size() > limits.max_bytes)
     throw InputError("/: document of " + std::to_string(text.size()) +

@@ -69,6 +69,10 @@ Tensor tensor_from_json(const Json& j, const std::string& path, LoadBudget& b);
 Json engine_to_json(const Engine& e);
 Engine engine_from_json(const Json& j, const std::string& path, LoadBudget& b);
 
+// A document's "format" member ("flatcheck-case", "flatcheck-module", "flatcheck-program"),
+// or "" when it has none.
+std::string document_format(const Json& j);
+
 // Parses JSON text with the size and depth limits; throws InputError on bad syntax.
 Json parse_json(std::string_view text, const LoadLimits& limits);
 // The canonical text of a JSON value: sorted keys, one space of indentation per level, arrays

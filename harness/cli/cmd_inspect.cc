@@ -65,9 +65,7 @@ int cmd_show(int argc, char** argv) {
   const std::string& path = a.positional()[0];
   std::string text = read_file(path, default_load_limits().max_bytes);
   Json head = parse_json(text, default_load_limits());
-  std::string kind = head.is_object() && head.contains("format") && head["format"].is_string()
-                         ? head["format"].get<std::string>()
-                         : "";
+  std::string kind = document_format(head);
   Case c;
   if (kind == "flatcheck-case") {
     c = load_case(text);
@@ -254,9 +252,7 @@ int cmd_validate(int argc, char** argv) {
     std::string kind;
     try {
       Json head = parse_json(text, default_load_limits());
-      kind = head.is_object() && head.contains("format") && head["format"].is_string()
-                 ? head["format"].get<std::string>()
-                 : "";
+      kind = document_format(head);
       if (kind == "flatcheck-case")
         load_case(text);
       else if (kind == "flatcheck-module")

@@ -158,7 +158,7 @@ TEST(CampaignHardeningTest, ATamperedResumeStateIsRejectedWithItsJsonPath) {
       {R"({"seed":1,"shard_index":0,"shard_count":1,"max_nodes":20,"next_slot":9,)"
        R"("done_after":[3]})",
        "/done_after"},
-      {R"([1, 2])", "expected a campaign state object"},
+      {R"([1, 2])", "campaign.state: /: expected an object"},
   };
   int i = 0;
   for (const auto& [text, want] : states) {
