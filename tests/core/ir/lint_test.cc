@@ -11,21 +11,14 @@
 #include "core/ir/ir.h"
 #include "core/ir/namespace.h"
 #include "core/serialize/serialize.h"
+#include "tests/support/programs.h"
 
 namespace flatcheck {
 namespace {
 
-// ----------------------------------------------------------------------------------- lint
+using namespace testing_support;
 
-Module small_module() {
-  Module m;
-  Graph& g = m.graph;
-  Node* x = g.placeholder("x", ValueType::tensor({2}));
-  Node* a = g.call_function(OpCode::kAdd, {x, x});
-  Node* r = g.call_function(OpCode::kRelu, {a});
-  g.output({r});
-  return m;
-}
+// ----------------------------------------------------------------------------------- lint
 
 std::string lint_error(const Module& m) {
   try {

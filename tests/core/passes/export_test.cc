@@ -12,15 +12,12 @@
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"
 #include "generators/rc_gen.h"
+#include "tests/support/programs.h"
 
 namespace flatcheck {
 namespace {
 
-std::vector<Tensor> run_program_twice(const Program& p, const std::vector<Tensor>& in) {
-  Program c = clone_program(p);
-  run_program(c, in);
-  return run_program(c, in);
-}
+using namespace testing_support;
 
 // ------------------------------------------------------------------------------- export
 

@@ -12,22 +12,12 @@
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"
 #include "generators/rc_gen.h"
+#include "tests/support/programs.h"
 
 namespace flatcheck {
 namespace {
 
-std::vector<Tensor> run_program_twice(const Program& p, const std::vector<Tensor>& in) {
-  Program c = clone_program(p);
-  run_program(c, in);
-  return run_program(c, in);
-}
-
-bool all_bit_equal(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!a[i].bit_equal(b[i])) return false;
-  return true;
-}
+using namespace testing_support;
 
 Tensor graph_break_input() {
   return Tensor({4, 4}, {1, 2, 3, 4, -1, -2, -3, -4, 0.5f, 0.25f, -0.5f, 3, 2, 1, 0, -1});

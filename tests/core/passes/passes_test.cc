@@ -12,28 +12,12 @@
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"
 #include "generators/rc_gen.h"
+#include "tests/support/programs.h"
 
 namespace flatcheck {
 namespace {
 
-std::vector<Tensor> run_program_twice(const Program& p, const std::vector<Tensor>& in) {
-  Program c = clone_program(p);
-  run_program(c, in);
-  return run_program(c, in);
-}
-
-std::vector<Tensor> run_eager_twice(const Module& m, const std::vector<Tensor>& in) {
-  auto c = clone_module(m, false);
-  run_module(*c, in);
-  return run_module(*c, in);
-}
-
-bool all_bit_equal(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
-  if (a.size() != b.size()) return false;
-  for (size_t i = 0; i < a.size(); ++i)
-    if (!a[i].bit_equal(b[i])) return false;
-  return true;
-}
+using namespace testing_support;
 
 // ------------------------------------------------------------------------------- properties
 

@@ -1,0 +1,44 @@
+// Small programs and runners the IR and pass tests share: run a program or an eager module
+// twice on its own copy of the state (the second call sees the first call's buffer updates),
+// compare bit for bit, and a three-node module.
+#pragma once
+
+#include <vector>
+
+#include "core/ir/ir.h"
+#include "core/ir/program.h"
+#include "core/runtime/interpreter.h"
+
+namespace flatcheck::testing_support {
+
+inline std::vector<Tensor> run_program_twice(const Program& p, const std::vector<Tensor>& in) {
+  Program c = clone_program(p);
+  run_program(c, in);
+  return run_program(c, in);
+}
+
+inline std::vector<Tensor> run_eager_twice(const Module& m, const std::vector<Tensor>& in) {
+  auto c = clone_module(m, false);
+  run_module(*c, in);
+  return run_module(*c, in);
+}
+
+inline bool all_bit_equal(const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (!a[i].bit_equal(b[i])) return false;
+  return true;
+}
+
+// x -> add(x, x) -> relu -> output, on f32[2].
+inline Module small_module() {
+  Module m;
+  Graph& g = m.graph;
+  Node* x = g.placeholder("x", ValueType::tensor({2}));
+  Node* a = g.call_function(OpCode::kAdd, {x, x});
+  Node* r = g.call_function(OpCode::kRelu, {a});
+  g.output({r});
+  return m;
+}
+
+}  // namespace flatcheck::testing_support
