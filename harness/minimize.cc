@@ -18,14 +18,7 @@ namespace {
 // Modules of the tree with their paths, each module once.
 std::vector<std::pair<std::string, Module*>> modules_of(Module& root) {
   std::vector<std::pair<std::string, Module*>> out;
-  std::vector<const Module*> seen;
-  std::function<void(Module&, const std::string&)> walk = [&](Module& m, const std::string& p) {
-    if (std::find(seen.begin(), seen.end(), &m) != seen.end()) return;
-    seen.push_back(&m);
-    out.emplace_back(p, &m);
-    for (auto& [k, c] : m.children) walk(*c, join_fqn(p, k));
-  };
-  walk(root, "");
+  for_each_module(root, [&](const std::string& p, Module& m) { out.emplace_back(p, &m); });
   return out;
 }
 

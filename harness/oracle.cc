@@ -106,9 +106,7 @@ class Oracle {
 
  private:
   void coverage_static() {
-    std::unordered_set<const Module*> seen;
-    std::function<void(const Module&)> walk = [&](const Module& m) {
-      if (!seen.insert(&m).second) return;
+    for_each_module(*c_.module, [&](const std::string&, Module& m) {
       for (Node* n = m.graph.first(); n; n = n->next) {
         if (n->op == NodeOp::kCallFunction) {
           ++cov_.ops[n->target];
@@ -117,9 +115,7 @@ class Oracle {
           ++cov_.nodes;
         }
       }
-      for (const auto& [_, ch] : m.children) walk(*ch);
-    };
-    walk(*c_.module);
+    });
   }
 
   Observed run_eager() {

@@ -515,4 +515,14 @@ size_t graph_hash(const Graph& g, GraphEq eq) {
   return h;
 }
 
+void for_each_module(Module& root, const std::function<void(const std::string&, Module&)>& fn) {
+  std::unordered_set<const Module*> seen;
+  std::function<void(Module&, const std::string&)> walk = [&](Module& m, const std::string& p) {
+    if (!seen.insert(&m).second) return;
+    fn(p, m);
+    for (auto& [k, c] : m.children) walk(*c, join_fqn(p, k));
+  };
+  walk(root, "");
+}
+
 }  // namespace flatcheck

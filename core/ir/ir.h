@@ -202,6 +202,10 @@ struct Module {
 // shared in the copy.
 std::shared_ptr<Module> clone_module(const Module& m, bool share_state);
 
+// Calls fn(path, module) for every module of the tree rooted at `root` (path ""), depth first,
+// children in name order; a module shared by two paths is visited once, at the first.
+void for_each_module(Module& root, const std::function<void(const std::string&, Module&)>& fn);
+
 // Checks a module tree: op kinds, placeholders first, one output last, defined-before-use,
 // unique names, argument kinds against op signatures, targets that exist. Throws InputError
 // naming the module path and node ("lint: n@1: node %relu: ...").
