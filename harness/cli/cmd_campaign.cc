@@ -53,6 +53,13 @@ Json coverage_json(const Coverage& c) {
               {"ops", c.ops}};
 }
 
+// "exported, partitioned, ...": the paths of the pipeline table.
+std::string path_names() {
+  std::string out;
+  for (Stage s : path_stages()) out += (out.empty() ? "" : ", ") + std::string(stage_name(s));
+  return out;
+}
+
 void print_summary(const CampaignOptions& o, const CampaignResult& r) {
   double rate = r.seconds > 0 ? static_cast<double>(r.cases) / r.seconds : 0;
   if (r.first_index > 0) std::cout << "resumed at case slot " << r.first_index << "; ";
@@ -76,8 +83,7 @@ void print_summary(const CampaignOptions& o, const CampaignResult& r) {
             << "  specialized calls  " << c.specialized_fqns
             << " modules unflattened into 2+ variants\n"
             << "  buffer mutations   " << c.buffer_mutations << "\n"
-            << "  paths checked      " << c.paths
-            << " (exported, partitioned, flattened, reloaded, unflattened)\n";
+            << "  paths checked      " << c.paths << " (" << path_names() << ")\n";
   std::vector<std::pair<int, std::string>> ops;
   for (const auto& [k, v] : c.ops) ops.emplace_back(v, k);
   std::sort(ops.rbegin(), ops.rend());
