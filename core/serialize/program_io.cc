@@ -114,6 +114,42 @@ EngineOp engine_op_from_json(const Json& j, const std::string& p, const LoadLimi
   return op;
 }
 
+// The signature's input or output specs: {"kind", "name", "target"}, where every kind but
+// `plain` (user inputs, user outputs) names its state target. Kinds are read by the names
+// input_kind_name / output_kind_name give.
+template <class Spec>
+std::vector<Spec> specs_from_json(
+    const Json& sig, const std::string& sp, const char* key, int kinds,
+    std::string_view (*kind_name)(typename Spec::Kind), typename Spec::Kind plain,
+    const LoadBudget& b, const std::function<void(const Spec&, const std::string&)>& check) {
+  std::string expected;
+  for (int k = 0; k < kinds; ++k)
+    expected += std::string(k == 0           ? ""
+                            : k + 1 == kinds ? " or "
+                                             : ", ") +
+                std::string(kind_name(static_cast<typename Spec::Kind>(k)));
+  std::string ap = key_path(sp, key);
+  const Json& arr = as_array(member(sig, key, sp), ap, b.limits.max_nodes);
+  std::vector<Spec> out;
+  for (size_t i = 0; i < arr.size(); ++i) {
+    std::string q = idx_path(ap, i);
+    as_object(arr[i], q, {"kind", "name", "target"});
+    Spec s;
+    std::string kind = as_string(member(arr[i], "kind", q), key_path(q, "kind"), 32);
+    int k = 0;
+    while (k < kinds && kind_name(static_cast<typename Spec::Kind>(k)) != kind) ++k;
+    if (k == kinds) fail(key_path(q, "kind"), "expected " + expected + ", got \"" + kind + "\"");
+    s.kind = static_cast<typename Spec::Kind>(k);
+    s.name = as_string(member(arr[i], "name", q), key_path(q, "name"), b.limits.max_name_length);
+    if (s.kind != plain)
+      s.target =
+          as_string(member(arr[i], "target", q), key_path(q, "target"), b.limits.max_path_length);
+    if (check) check(s, q);  // before the next entry is read, so the first error is reported
+    out.push_back(s);
+  }
+  return out;
+}
+
 }  // namespace
 
 Engine engine_from_json(const Json& j, const std::string& path, LoadBudget& b) {
@@ -205,49 +241,14 @@ Program program_from_json(const Json& j, const std::string& path, LoadBudget& b)
   }
   std::string sp = key_path(path, "signature");
   const Json& sig = as_object(member(j, "signature", path), sp, {"inputs", "outputs"});
-  std::string ip = key_path(sp, "inputs");
-  const Json& ins = as_array(member(sig, "inputs", sp), ip, b.limits.max_nodes);
-  for (size_t i = 0; i < ins.size(); ++i) {
-    std::string q = idx_path(ip, i);
-    as_object(ins[i], q, {"kind", "name", "target"});
-    InputSpec s;
-    std::string kind = as_string(member(ins[i], "kind", q), key_path(q, "kind"), 32);
-    if (kind == "user_input")
-      s.kind = InputSpec::kUserInput;
-    else if (kind == "parameter")
-      s.kind = InputSpec::kParameter;
-    else if (kind == "buffer")
-      s.kind = InputSpec::kBuffer;
-    else
-      fail(key_path(q, "kind"), "expected user_input, parameter or buffer, got \"" + kind + "\"");
-    s.name = as_string(member(ins[i], "name", q), key_path(q, "name"), b.limits.max_name_length);
-    if (s.kind != InputSpec::kUserInput) {
-      s.target =
-          as_string(member(ins[i], "target", q), key_path(q, "target"), b.limits.max_path_length);
-      if (!p.state.count(s.target))
-        fail(key_path(q, "target"), "state \"" + s.target + "\" does not exist");
-    }
-    p.sig.inputs.push_back(s);
-  }
-  std::string op = key_path(sp, "outputs");
-  const Json& outs = as_array(member(sig, "outputs", sp), op, b.limits.max_nodes);
-  for (size_t i = 0; i < outs.size(); ++i) {
-    std::string q = idx_path(op, i);
-    as_object(outs[i], q, {"kind", "name", "target"});
-    OutputSpec s;
-    std::string kind = as_string(member(outs[i], "kind", q), key_path(q, "kind"), 32);
-    if (kind == "user_output")
-      s.kind = OutputSpec::kUserOutput;
-    else if (kind == "buffer_mutation")
-      s.kind = OutputSpec::kBufferMutation;
-    else
-      fail(key_path(q, "kind"), "expected user_output or buffer_mutation, got \"" + kind + "\"");
-    s.name = as_string(member(outs[i], "name", q), key_path(q, "name"), b.limits.max_name_length);
-    if (s.kind == OutputSpec::kBufferMutation)
-      s.target =
-          as_string(member(outs[i], "target", q), key_path(q, "target"), b.limits.max_path_length);
-    p.sig.outputs.push_back(s);
-  }
+  p.sig.inputs = specs_from_json<InputSpec>(
+      sig, sp, "inputs", 3, input_kind_name, InputSpec::kUserInput, b,
+      [&p](const InputSpec& s, const std::string& q) {
+        if (s.kind != InputSpec::kUserInput && !p.state.count(s.target))
+          fail(key_path(q, "target"), "state \"" + s.target + "\" does not exist");
+      });
+  p.sig.outputs = specs_from_json<OutputSpec>(sig, sp, "outputs", 2, output_kind_name,
+                                              OutputSpec::kUserOutput, b, nullptr);
   p.root = module_from_json(member(j, "module", path), key_path(path, "module"), b);
   try {
     lint_program(p);
