@@ -30,9 +30,11 @@ std::string save_case(const Case& c, bool compact) {
          {"module", module_to_json(*c.module)},
          {"inputs", inputs},
          {"config", cfg}};
-  if (c.expect)
+  if (c.expect) {
     j["expect"] =
         Json{{"property", c.expect->property}, {"stage", c.expect->stage}, {"op", c.expect->op}};
+    if (!c.expect->module.empty()) j["expect"]["module"] = c.expect->module;
+  }
   if (!c.note.empty()) j["note"] = c.note;
   if (c.seed) j["seed"] = *c.seed;
   return compact ? j.dump() + "\n" : dump_canonical(j);
@@ -68,10 +70,12 @@ void read_config(const Json& j, PipelineConfig& config) {
 
 Expectation read_expect(const Json& j) {
   const std::string p = "/expect";
-  as_object(j, p, {"property", "stage", "op"});
-  return Expectation{as_string(member(j, "property", p), key_path(p, "property"), 64),
-                     as_string(member(j, "stage", p), key_path(p, "stage"), 64),
-                     as_string(member(j, "op", p), key_path(p, "op"), 64)};
+  as_object(j, p, {"property", "stage", "op", "module"});
+  return Expectation{
+      as_string(member(j, "property", p), key_path(p, "property"), 64),
+      as_string(member(j, "stage", p), key_path(p, "stage"), 64),
+      as_string(member(j, "op", p), key_path(p, "op"), 64),
+      j.contains("module") ? as_string(j["module"], key_path(p, "module"), 1024) : std::string()};
 }
 
 void read_inputs(const Json& j, Case& c, LoadBudget& b) {

@@ -18,6 +18,11 @@ namespace flatcheck {
 // A failure the case is known to show (corpus files of seeded faults, minimized findings).
 struct Expectation {
   std::string property, stage, op;
+  std::string module;  // the first diverging node's module path, when not the root
+  // property:stage:op[:module], as Failure::signature() writes it.
+  std::string signature() const {
+    return property + ":" + stage + ":" + op + (module.empty() ? "" : ":" + module);
+  }
   bool operator==(const Expectation&) const = default;
 };
 
@@ -25,7 +30,7 @@ struct Case {
   std::shared_ptr<Module> module;
   std::vector<Tensor> inputs;
   PipelineConfig config;
-  std::optional<Expectation> expect;  // informational: replay passes only when nothing fails
+  std::optional<Expectation> expect;  // the failure it shows (replay --expect requires it)
   std::string note;                   // free text: what the case is, where it came from
   std::optional<uint64_t> seed;       // the generator seed, when generated
 };

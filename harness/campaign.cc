@@ -216,7 +216,7 @@ class Campaign {
     } else {
       c = generate_case_for_seed(seed, o_.gen);
     }
-    c.expect = Expectation{r.failure->property, r.failure->stage, r.failure->op};
+    c.expect = Expectation{r.failure->property, r.failure->stage, r.failure->op, r.failure->module};
     c.note = "unminimized: " + r.failure->message;
     write_file_atomic(path, save_case(c));
     save_state_locked(k);  // a finding is on disk: the state says so at once
@@ -315,7 +315,8 @@ class Campaign {
       }
       f.minimized_nodes = case_size(out);
       if (!o_.out_dir.empty()) {
-        out.expect = Expectation{f.failure.property, f.failure.stage, f.failure.op};
+        out.expect =
+            Expectation{f.failure.property, f.failure.stage, f.failure.op, f.failure.module};
         out.note = "found by flatcheck fuzz --seed " + std::to_string(o_.seed) + " (case " +
                    std::to_string(index) + ", " + std::to_string(f.original_nodes) +
                    " nodes, minimized to " + std::to_string(f.minimized_nodes) +
@@ -396,8 +397,7 @@ class Campaign {
       if (e.path().extension() != ".json" || !e.is_regular_file()) continue;
       try {
         Case c = load_case_file(e.path().string());
-        if (c.expect)
-          known_.insert(c.expect->property + ":" + c.expect->stage + ":" + c.expect->op);
+        if (c.expect) known_.insert(c.expect->signature());
       } catch (const InputError&) {
       }
     }

@@ -102,8 +102,8 @@ std::string encode_result(const OracleResult& r) {
          {"ops", c.ops}};
   if (!r.backend.empty()) j["b"] = r.backend;
   if (r.failure)
-    j["f"] = {r.failure->property, r.failure->stage, r.failure->op, r.failure->message,
-              r.failure->first_divergence};
+    j["f"] = {r.failure->property,         r.failure->stage, r.failure->op, r.failure->message,
+              r.failure->first_divergence, r.failure->module};
   return j.dump();
 }
 
@@ -127,9 +127,10 @@ std::optional<OracleResult> decode_result(const std::string& line) {
     if (j.contains("b")) r.backend = j["b"].get<std::string>();
     if (j.contains("f")) {
       const Json& f = j["f"];
-      if (!f.is_array() || f.size() != 5) return std::nullopt;
-      r.failure = Failure{f[0].get<std::string>(), f[1].get<std::string>(), f[2].get<std::string>(),
-                          f[3].get<std::string>(), f[4].get<std::string>()};
+      if (!f.is_array() || f.size() != 6) return std::nullopt;
+      r.failure =
+          Failure{f[0].get<std::string>(), f[1].get<std::string>(), f[2].get<std::string>(),
+                  f[3].get<std::string>(), f[4].get<std::string>(), f[5].get<std::string>()};
     }
     return r;
   } catch (const std::exception&) {  // not JSON, or a field of the wrong type
@@ -310,16 +311,20 @@ int64_t run_worker_batch(const WorkerBatch& batch, const WorkerEvents& events) {
     OracleResult r;
     std::string stage = slot.get();
     if (w.timed_out) {
-      r.failure = Failure{"timeout", stage, "-",
-                          "the case ran longer than " + fmt_seconds(batch.timeout_s), ""};
+      r.failure =
+          Failure{"timeout", stage, "-", "the case ran longer than " + fmt_seconds(batch.timeout_s),
+                  "",        ""};
     } else {
       std::string sig = !w.garbled.empty()    ? "garbled"
                         : WIFSIGNALED(status) ? signal_name(WTERMSIG(status))
                                               : "exit " + std::to_string(WEXITSTATUS(status));
       std::string said = !w.garbled.empty() ? "it sent '" + w.garbled + "'" : err.tail();
-      r.failure = Failure{"crash", stage, sig,
+      r.failure = Failure{"crash",
+                          stage,
+                          sig,
                           "the worker process died (" + sig + ") in stage " + stage +
                               (said.empty() ? "" : ": " + said),
+                          "",
                           ""};
     }
     events.result(w.started, r, batch.inflight.empty() ? nullptr : &batch.inflight);

@@ -202,7 +202,7 @@ const Reduction kReductions[] = {
 class Minimizer {
  public:
   Minimizer(const Case& start, const Failure& failure, const MinimizeOptions& opts)
-      : opts_(opts), target_(failure.signature()) {
+      : opts_(opts), target_(failure.kind()) {
     r_.reduced = clone_case(start);
     r_.failure = failure;
   }
@@ -261,7 +261,7 @@ class Minimizer {
     }
     ++r_.checks;
     OracleResult res = opts_.check ? opts_.check(c) : check_case(c, opts_.oracle);
-    if (!res.failure || res.failure->signature() != target_) return false;
+    if (!res.failure || res.failure->kind() != target_) return false;
     r_.reduced = std::move(c);
     r_.failure = *res.failure;
     ++r_.steps;

@@ -18,6 +18,7 @@
 #include "core/pipeline/pipeline.h"
 #include "core/runtime/interpreter.h"
 #include "core/serialize/serialize.h"
+#include "harness/pass_rules.h"
 
 namespace flatcheck {
 
@@ -50,13 +51,20 @@ NodeObserver recorder(Trace& t) {
   };
 }
 
+// The state of a module tree by FQN; `storage` groups the FQNs that name one tensor (a shared
+// parameter), which a program may hold under one of them.
 void collect_state(const Module& m, const std::string& prefix, std::map<std::string, Tensor>& out,
-                   std::unordered_set<const Module*>& seen) {
+                   std::unordered_set<const Module*>& seen,
+                   std::map<const Tensor*, std::vector<std::string>>& storage) {
   if (!seen.insert(&m).second) return;
-  for (const auto& [k, v] : m.params) out.emplace(join_fqn(prefix, k), *v);
-  for (const auto& [k, v] : m.buffers) out.emplace(join_fqn(prefix, k), *v);
+  for (const auto* state : {&m.params, &m.buffers})
+    for (const auto& [k, v] : *state) {
+      out.emplace(join_fqn(prefix, k), *v);
+      storage[v.get()].push_back(join_fqn(prefix, k));
+    }
   for (const auto& [k, c] : m.children)
-    if (k.find('@') == std::string::npos) collect_state(*c, join_fqn(prefix, k), out, seen);
+    if (k.find('@') == std::string::npos)
+      collect_state(*c, join_fqn(prefix, k), out, seen, storage);
 }
 
 // A failure thrown out of a path's body.
@@ -67,7 +75,7 @@ struct PathFailure {
 [[noreturn]] void raise(std::string property, std::string stage, std::string message,
                         std::string op = "-") {
   throw PathFailure{
-      Failure{std::move(property), std::move(stage), std::move(op), std::move(message), ""}};
+      Failure{std::move(property), std::move(stage), std::move(op), std::move(message), "", ""}};
 }
 
 std::string tensor_text(const Tensor& t) {
@@ -88,9 +96,9 @@ class Oracle {
     if (o_.on_stage) o_.on_stage("eager");
     try {
       ref_ = run_eager();
-    } catch (const InputError& e) {
+    } catch (const std::exception& e) {
       r.failure =
-          Failure{"error", "eager", "-", std::string("the case does not run: ") + e.what(), ""};
+          Failure{"error", "eager", "-", std::string("the case does not run: ") + e.what(), "", ""};
       r.coverage = cov_;
       return r;
     }
@@ -133,7 +141,10 @@ class Oracle {
       if (k == 0) obs.calls_per_fqn = ctx.calls_per_fqn;
     }
     std::unordered_set<const Module*> seen;
-    collect_state(*m, "", obs.state, seen);
+    std::map<const Tensor*, std::vector<std::string>> storage;
+    collect_state(*m, "", obs.state, seen, storage);
+    for (auto& [_, fqns] : storage)
+      for (const auto& f : fqns) aliases_[f] = fqns;
     return obs;
   }
 
@@ -152,8 +163,10 @@ class Oracle {
       if (k == 0 && o_.localize) ctx.observer = recorder(obs.trace);
       try {
         obs.outputs.push_back(run_program(p, c_.inputs, ctx));
-      } catch (const InputError& e) {
-        raise("error", stage, std::string("running: ") + e.what(), last_op(obs.trace));
+      } catch (const std::exception& e) {
+        raise(error_property(e), stage, std::string("running: ") + e.what(), last_op(obs.trace));
+      } catch (...) {
+        raise("exception", stage, "running: a non-standard exception", last_op(obs.trace));
       }
     }
     for (const auto& [fqn, t] : p.state) obs.state.emplace(fqn, *t);
@@ -174,18 +187,24 @@ class Oracle {
         std::vector<Tensor> outs;
         for (auto& v : run_module(m, in, ctx)) outs.push_back(*v.tensor);
         obs.outputs.push_back(std::move(outs));
-      } catch (const InputError& e) {
-        raise("error", stage, std::string("running: ") + e.what(), last_op(obs.trace));
+      } catch (const std::exception& e) {
+        raise(error_property(e), stage, std::string("running: ") + e.what(), last_op(obs.trace));
+      } catch (...) {
+        raise("exception", stage, "running: a non-standard exception", last_op(obs.trace));
       }
       if (k == 0) calls = ctx.calls_per_fqn;
     }
     check_call_counts(calls);
-    for (const auto& [fqn, _] : ref_.state) {
-      bool is_buffer = false;
-      if (auto t = m.attribute(fqn, &is_buffer)) obs.state.emplace(fqn, *t);
-    }
+    for (const auto& [fqn, _] : ref_.state)
+      if (auto t = m.attribute(fqn)) obs.state.emplace(fqn, *t);
     compare(obs, stage);
     ++cov_.paths;
+  }
+
+  // InputError is a pass rejecting its input ("error"); anything else escaped the system under
+  // test ("exception": bad_alloc, out_of_range, a logic error).
+  static std::string error_property(const std::exception& e) {
+    return dynamic_cast<const InputError*>(&e) ? "error" : "exception";
   }
 
   static std::string last_op(const Trace& t) {
@@ -207,6 +226,12 @@ class Oracle {
                    "call " + std::to_string(k + 1) + ", output " + std::to_string(i) +
                        ": expected " + tensor_text(want[i]) + ", got " + tensor_text(got[i]));
     }
+    for (const auto& [fqn, want] : ref_.state) {
+      const auto& names = aliases_.at(fqn);
+      if (std::none_of(names.begin(), names.end(),
+                       [&](const auto& n) { return obs.state.count(n); }))
+        raise("missing-state", stage, "the eager module's state '" + fqn + "' is missing");
+    }
     for (const auto& [fqn, t] : obs.state) {
       auto it = ref_.state.find(fqn);
       if (it == ref_.state.end()) continue;
@@ -219,7 +244,7 @@ class Oracle {
 
   [[noreturn]] void mismatch(const Observed& obs, const std::string& stage,
                              const std::string& what) {
-    Failure f{"mismatch", stage, "-", "", ""};
+    Failure f{"mismatch", stage, "-", "", "", ""};
     auto idx = ref_origin_index(ref_);
     for (const auto& [origin, op, value] : obs.trace.order) {
       auto it = idx.find(origin);
@@ -228,6 +253,8 @@ class Oracle {
       if (!same_tensor(want, value, c_.config.nan_exact)) {
         f.first_divergence = origin;
         f.op = op;
+        size_t slash = origin.rfind('/');
+        f.module = slash == std::string::npos ? "" : strip_variants(origin.substr(0, slash));
         f.message += "; first diverging node: " + origin + " (" + op + "): expected " +
                      tensor_text(want) + ", got " + tensor_text(value);
         break;
@@ -244,16 +271,22 @@ class Oracle {
     if (o_.on_stage) o_.on_stage(name.c_str());
     try {
       return body();
-    } catch (const InputError& e) {
+    } catch (const PathFailure&) {
+      throw;
+    } catch (const std::exception& e) {
       std::string msg = e.what();
-      std::string property = msg.rfind("lint:", 0) == 0 ? "lint" : "error";
+      std::string property = msg.rfind("lint:", 0) == 0 ? "lint" : error_property(e);
       raise(property, name, msg);
+    } catch (...) {
+      raise("exception", name, "a non-standard exception");
     }
   }
 
   // Builds, checks, runs and compares every path of the pipeline table, in table order.
   void run_paths() {
     Pipeline pipeline(c_.module, c_.config);
+    std::vector<std::pair<const Artifact*, std::string>> prints;
+    std::string eager_print = stage("eager", [&] { return save_module(*c_.module); });
     for (Stage s : path_stages()) {
       std::string name(stage_name(s));
       const Artifact& a = stage(name, [&]() -> const Artifact& { return pipeline.build(s); });
@@ -265,15 +298,40 @@ class Oracle {
       } else {
         check_module(*a.module, name);
       }
+      check_rules(pipeline, a);
+      // Programs are run on clones, so their fingerprint may only change if a later pass
+      // writes to its input. A module stage is run in place and is nobody's input.
+      if (a.program) prints.emplace_back(&a, stage(name, [&] { return save_program(*a.program); }));
     }
+    // No pass may modify its input: every program, and the eager module, as built.
+    if (stage("eager", [&] { return save_module(*c_.module); }) != eager_print)
+      raise("mutated-input", "eager", "the eager module changed while the passes ran");
+    for (const auto& [art, print] : prints) {
+      std::string name(stage_name(art->stage));
+      const Program& p = *art->program;
+      if (stage(name, [&p] { return save_program(p); }) != print)
+        raise(
+            "mutated-input", name,
+            "the " + name + " program changed after it was built: a later pass wrote to its input");
+    }
+  }
+
+  // Each pass's rules (harness/pass_rules.h), after its results matched: a pass that did not do
+  // its job (an identity partition or flatten) computes the right numbers.
+  void check_rules(Pipeline& pipeline, const Artifact& a) {
+    std::optional<RuleBreach> b;
+    if (a.stage == Stage::kPartitioned)
+      b = partition_breach(*pipeline.build(Stage::kExported).program, *a.program,
+                           c_.config.fallback_ops, c_.config.min_block_size);
+    else if (a.stage == Stage::kFlattened)
+      b = flatten_breach(*pipeline.build(Stage::kPartitioned).program, *a.program);
+    if (b) raise("rule", std::string(stage_name(a.stage)), b->message, b->op);
   }
 
   // The structural properties and coverage of particular stages; a new path needs nothing here.
   void after_build(Pipeline& pipeline, const Artifact& a) {
     switch (a.stage) {
       case Stage::kExported:
-        for (Node* n = a.program->root->graph.first(); n; n = n->next)
-          for (const auto& e : n->meta.nn_module_stack) exported_keys_[e.fqn].insert(e.key);
         for (const auto& s : a.program->sig.outputs)
           cov_.buffer_mutations += s.kind == OutputSpec::kBufferMutation;
         break;
@@ -307,21 +365,19 @@ class Oracle {
     raise("roundtrip", stage_name, "save(load(s)) differs from s at line " + std::to_string(line));
   }
 
-  // Every call that left nodes in the exported program is one call in the unflattened module:
-  // calls are neither merged nor dropped (PyTorch #132993).
+  // Every eager call that leaves a live node is one call in the unflattened module: calls are
+  // neither merged nor dropped (PyTorch #132993). The count comes from the eager tree alone.
   void check_call_counts(const std::map<std::string, int>& raw) {
     std::map<std::string, int> got;
-    for (const auto& [fqn, n] : raw) {
-      std::string norm = strip_variants(fqn);
-      got[norm] += n;
-    }
-    for (const auto& [fqn, keys] : exported_keys_) {
-      int n = static_cast<int>(keys.size());
+    for (const auto& [fqn, n] : raw) got[strip_variants(fqn)] += n;
+    std::map<std::string, int> want = expected_live_calls(*c_.module);
+    for (const auto& [fqn, n] : got)
+      if (!want.count(fqn)) want[fqn] = 0;
+    for (const auto& [fqn, n] : want)
       if (got[fqn] != n)
         raise("structure", "unflattened",
-              "'" + fqn + "' is called " + std::to_string(got[fqn]) +
-                  " times; the exported program has " + std::to_string(n) + " calls");
-    }
+              "'" + fqn + "' is called " + std::to_string(got[fqn]) + " times; the eager run has " +
+                  std::to_string(n) + " live calls");
   }
 
   // Erased names stay reserved: a name the partitioned parent graph had must, after flatten,
@@ -390,7 +446,7 @@ class Oracle {
       if (variants.size() >= 2) ++cov_.specialized_fqns;
       for (size_t i = 0; i < variants.size(); ++i)
         for (size_t j = i + 1; j < variants.size(); ++j)
-          if (graph_equal(variants[i]->graph, variants[j]->graph))
+          if (same_structure(variants[i]->graph, variants[j]->graph))
             raise("structure", "unflattened", "two variants of '" + fqn + "' have equal graphs");
       for (const Module* m : mods)
         for (const Module* other : mods) {
@@ -410,8 +466,8 @@ class Oracle {
   const OracleOptions& o_;
   Backend& b_;  // every path runs here
   Observed ref_;
+  std::map<std::string, std::vector<std::string>> aliases_;  // FQN -> FQNs of its tensor
   Coverage cov_;
-  std::map<std::string, std::set<std::string>> exported_keys_;  // FQN -> call keys
 };
 
 }  // namespace

@@ -16,16 +16,21 @@
 
 namespace flatcheck {
 
-// A failure found on a case. Its signature `property:stage:op` is what dedup and the
-// minimizer key on.
+// A failure found on a case. Its signature `property:stage:op[:module]` is what findings are
+// deduplicated by; the minimizer keeps its kind `property:stage:op`.
 struct Failure {
-  std::string
-      property;       // mismatch, error, lint, roundtrip, structure, shared-state, crash, timeout
+  std::string property;  // mismatch, error, exception, lint, roundtrip, rule, structure,
+                         // missing-state, mutated-input, naming, shared-state, crash, timeout
   std::string stage;  // a stage_name() (core/base/stages.def); "eager" when the case does not run
   std::string op = "-";          // the op of the first diverging node, or where the error arose
   std::string message;           // the details, for people
   std::string first_divergence;  // provenance of the first diverging node ("n@1/add")
-  std::string signature() const { return property + ":" + stage + ":" + op; }
+  std::string module;            // its module path, variants merged ("n"; "" at the root)
+  // What the minimizer keeps while it shrinks: property:stage:op.
+  std::string kind() const { return property + ":" + stage + ":" + op; }
+  // What findings are told apart by: the kind, and the module path when it is not the root
+  // ("mismatch:flattened:add:n.layer0").
+  std::string signature() const { return module.empty() ? kind() : kind() + ":" + module; }
 };
 
 // What a case exercised (the campaign summary adds these up).

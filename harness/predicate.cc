@@ -53,7 +53,7 @@ OracleResult check_with_predicate(const Case& c, const ExternalPredicate& p) {
   }
   OracleResult r;
   if (!timed_out && WIFEXITED(status) && WEXITSTATUS(status) == 0)
-    r.failure = Failure{"predicate", "external", "-", "the command exited 0: " + p.command, ""};
+    r.failure = Failure{"predicate", "external", "-", "the command exited 0: " + p.command, "", ""};
   return r;
 }
 

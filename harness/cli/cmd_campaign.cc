@@ -240,12 +240,13 @@ int cmd_fuzz(int argc, char** argv) {
 
 int cmd_replay(int argc, char** argv) {
   Args a(argc, argv, 2, {"--inject", "--device", "--timeout"},
-         {"--json", "--help", "--no-isolate"});
+         {"--json", "--help", "--no-isolate", "--expect"});
   if (a.flag("--help")) {
     std::cout
         << "flatcheck replay PATH...: check every case file (folders are searched for *.json).\n"
            "  exit 0 when every case passes, 1 when one fails, 2 for unreadable files.\n"
            "  --inject FAULT  replay with a fault switched on\n"
+           "  --expect        a case passes only when it fails with the signature in its 'expect'\n"
            "  --device D      cpu (default) or cuda: the backend every path runs on\n"
            "  --no-isolate    check in this process (a crash in the system under test ends the "
            "replay)\n"
@@ -253,6 +254,7 @@ int cmd_replay(int argc, char** argv) {
     return 0;
   }
   bool isolate = !a.flag("--no-isolate");
+  bool expect = a.flag("--expect");
   double timeout = a.number("--timeout", 10, 0.01, 86400);
   if (a.positional().empty()) throw UsageError("replay needs at least one file or folder");
   apply_inject(a);
@@ -266,12 +268,20 @@ int cmd_replay(int argc, char** argv) {
   std::string backend;
   for (const auto& f : files) {
     Case c = load_case_file(f);
+    if (expect && !c.expect)
+      throw InputError(f + ": --expect needs an 'expect' signature in the case");
     OracleResult r = isolate ? check_case_isolated(c, oo, timeout) : check_case(c, oo);
     if (!r.backend.empty()) backend = r.backend;
-    if (r.failure) {
+    std::string got = r.failure ? r.failure->signature() : "";
+    if (expect && got == c.expect->signature()) {
+      std::cout << "PASS " << f << "\n     fails as expected: " << got << "\n";
+    } else if (expect) {
       ++failed;
-      std::cout << "FAIL " << f << "\n     " << r.failure->signature() << ": " << r.failure->message
-                << "\n";
+      std::cout << "FAIL " << f << "\n     expected " << c.expect->signature() << ", got "
+                << (got.empty() ? "no failure" : got + ": " + r.failure->message) << "\n";
+    } else if (r.failure) {
+      ++failed;
+      std::cout << "FAIL " << f << "\n     " << got << ": " << r.failure->message << "\n";
     } else {
       std::cout << "PASS " << f << "\n";
     }
@@ -343,7 +353,8 @@ int cmd_shrink(int argc, char** argv) {
   if (stderr_tty()) std::fprintf(stderr, "\r%50s\r", "");
   if (!pred.dir.empty()) std::filesystem::remove_all(pred.dir);
   if (pred.command.empty())
-    m.reduced.expect = Expectation{m.failure.property, m.failure.stage, m.failure.op};
+    m.reduced.expect =
+        Expectation{m.failure.property, m.failure.stage, m.failure.op, m.failure.module};
   m.reduced.note =
       "minimized by flatcheck shrink from " + a.positional()[0] + ": " + m.failure.message;
   write_file_atomic(out, save_case(m.reduced));

@@ -108,7 +108,7 @@ TEST(WorkerProtocolTest, ResultsRoundTripThroughTheirOneLineEncoding) {
   r.coverage.nodes = 7;
   r.coverage.paths = 5;
   r.coverage.ops["relu"] = 3;
-  r.failure = Failure{"mismatch", "flattened", "relu", "wired wrong", "n@1/relu"};
+  r.failure = Failure{"mismatch", "flattened", "relu", "wired wrong", "n@1/relu", "n"};
   auto back = decode_result(encode_result(r));
   ASSERT_TRUE(back);
   EXPECT_EQ(back->backend, "cpu");
@@ -116,7 +116,7 @@ TEST(WorkerProtocolTest, ResultsRoundTripThroughTheirOneLineEncoding) {
   EXPECT_EQ(back->coverage.paths, 5);
   EXPECT_EQ(back->coverage.ops.at("relu"), 3);
   ASSERT_TRUE(back->failure);
-  EXPECT_EQ(back->failure->signature(), "mismatch:flattened:relu");
+  EXPECT_EQ(back->failure->signature(), "mismatch:flattened:relu:n");
   EXPECT_EQ(back->failure->first_divergence, "n@1/relu");
 }
 
@@ -129,7 +129,7 @@ TEST(WorkerProtocolTest, WellFormedLinesParse) {
   ASSERT_TRUE(p);
   EXPECT_EQ(p->kind, 'P');
   OracleResult f;
-  f.failure = Failure{"crash", "partitioned", "SIGABRT", "", ""};
+  f.failure = Failure{"crash", "partitioned", "SIGABRT", "", "", ""};
   auto r = parse_worker_line("R 4 " + encode_result(f));
   ASSERT_TRUE(r);
   EXPECT_EQ(r->index, 4);

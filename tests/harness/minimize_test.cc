@@ -32,7 +32,7 @@ Case case_with_tanh(int k) {
 OracleResult fails_with_tanh(const Case& c) {
   OracleResult r;
   if (count_op(*c.module, "tanh") > 0)
-    r.failure = Failure{"mismatch", "flattened", "tanh", "has a tanh", ""};
+    r.failure = Failure{"mismatch", "flattened", "tanh", "has a tanh", "", ""};
   return r;
 }
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <stdexcept>
 #include <string>
 
 #include "core/base/check.h"
@@ -73,6 +74,41 @@ TEST(OracleBackendTest, LocalizeFindsTheFirstDivergingNodeOnlyWhenOn) {
   ASSERT_TRUE(a.failure && b.failure);
   EXPECT_EQ(a.failure->first_divergence, "n_1");
   EXPECT_EQ(b.failure->first_divergence, "");
+}
+
+// A backend that throws from its kernels in one stage only (the eager reference runs fine).
+class ThrowingBackend final : public CpuForwardingBackend {
+ public:
+  ThrowingBackend(std::string stage, bool standard)
+      : stage_(std::move(stage)), standard_(standard) {}
+  std::string_view name() const override { return "throwing"; }
+  void run_kernel(OpCode op, const std::vector<TensorView>& in, const std::vector<Scalar>& sc,
+                  const std::vector<TensorView>& out) override {
+    if (now_ == stage_) {
+      if (standard_) throw std::out_of_range("vector::_M_range_check");
+      throw 7;  // not a std::exception at all
+    }
+    CpuForwardingBackend::run_kernel(op, in, sc, out);
+  }
+  void set_stage(const char* s) { now_ = s; }
+
+ private:
+  std::string stage_, now_;
+  bool standard_;
+};
+
+TEST(OracleBackendTest, AnyExceptionFromTheSystemUnderTestIsAFindingWithItsStage) {
+  for (bool standard : {true, false}) {
+    ThrowingBackend b("reloaded", standard);
+    OracleOptions o;
+    o.backend = &b;
+    o.on_stage = [&b](const char* s) { b.set_stage(s); };
+    OracleResult r = check_case(quickstart_case(), o);
+    ASSERT_TRUE(r.failure) << "an exception from a kernel went unreported";
+    EXPECT_EQ(r.failure->property, "exception");
+    EXPECT_EQ(r.failure->stage, "reloaded");
+    if (standard) EXPECT_NE(r.failure->message.find("_M_range_check"), std::string::npos);
+  }
 }
 
 }  // namespace
