@@ -1,7 +1,9 @@
 """Turns benchmark JSON and `flatcheck detect --json` output into the markdown tables of
 bench/results/. Usage: report.py stages BENCH_JSON COMMIT MACHINE
-                       report.py detection DETECT_TXT COMMIT MACHINE SEEDS"""
+                       report.py detection DETECT_TXT COMMIT MACHINE SEEDS
+                       report.py reach COMMIT CASES FUZZ_JSON...  (one file per seed, 1..N)"""
 import json
+import re
 import sys
 
 
@@ -91,9 +93,41 @@ def detection(path, commit, machine, seeds):
     return "\n".join(out) + "\n"
 
 
+# The issue's goals for the default generator, in percent of cases (docs/reach.md).
+REACH_GOALS = {"specialized-calls": 25, "nested-only-variants": 8, "trt-collision": 10}
+REACH_FIVE = ["module-aliasing", "shared-buffers", "shared-params", "level-skipping-calls",
+              "int-or-shape-specialization", "three-or-four-calls", "more-than-two-outputs",
+              "read-after-write", "repeated-blocks", "disjoint-outputs", "special-scalars",
+              "multi-output-fallback", "reverse-getitems", "forwarded-flag"]
+
+
+def reach(commit, cases, *paths):
+    runs = []
+    for p in paths:
+        lines = [l for l in open(p).read().splitlines() if l.startswith("{")]
+        runs.append(json.loads(lines[-1]))
+    seeds = [r["seed"] for r in runs]
+    out = [f"# Reach of the default generator\n\ncommand: `bash bench/reach.sh` (`flatcheck fuzz "
+           f"--cases {cases} --seed S --json`, S = {', '.join(map(str, seeds))})  \ncommit: `{commit}`\n"]
+    out.append("Percent of cases that have each shape (docs/reach.md). `goal` is the rate the "
+               "generator is meant to reach at default settings; `no` marks a shape below it.\n")
+    out.append("| shape | " + " | ".join(f"seed {s}" for s in seeds) + " | goal | met |")
+    out.append("|---|" + "---|" * len(seeds) + "---|---|")
+    order = re.findall(r'X\(k\w+,\s*"([^"]+)"', open("harness/reach.def").read())
+    for name in order:
+        rates = [100.0 * r["coverage"]["reach"][name] / r["cases"] for r in runs]
+        goal = REACH_GOALS.get(name, 5 if name in REACH_FIVE else None)
+        met = "-" if goal is None else ("yes" if min(rates) >= goal else "no")
+        out.append(f"| `{name}` | " + " | ".join(f"{x:.1f}" for x in rates) +
+                   f" | {'-' if goal is None else f'>= {goal}'} | {met} |")
+    return "\n".join(out) + "\n"
+
+
 if __name__ == "__main__":
     kind = sys.argv[1]
     if kind == "stages":
         print(stages(*sys.argv[2:5]), end="")
+    elif kind == "reach":
+        print(reach(*sys.argv[2:]), end="")
     else:
         print(detection(*sys.argv[2:6]), end="")

@@ -63,6 +63,7 @@ void add_coverage(Coverage& a, const Coverage& b) {
   a.renamed_nodes += b.renamed_nodes;
   a.specialized_fqns += b.specialized_fqns;
   a.buffer_mutations += b.buffer_mutations;
+  for (size_t i = 0; i < a.reach.size(); ++i) a.reach[i] += b.reach[i];
   a.paths += b.paths;
 }
 

@@ -99,7 +99,8 @@ std::string encode_result(const OracleResult& r) {
   Json j{{"cov",
           {c.nodes, c.calls, c.acc_partitions, c.fallback_partitions, c.renamed_nodes,
            c.specialized_fqns, c.buffer_mutations, c.paths}},
-         {"ops", c.ops}};
+         {"ops", c.ops},
+         {"reach", c.reach}};
   if (!r.backend.empty()) j["b"] = r.backend;
   if (r.failure)
     j["f"] = {r.failure->property,         r.failure->stage, r.failure->op, r.failure->message,
@@ -124,6 +125,9 @@ std::optional<OracleResult> decode_result(const std::string& line) {
                      &c.paths};
     for (size_t i = 0; i < 8; ++i) *fields[i] = v[i].get<int>();
     c.ops = j.at("ops").get<std::map<std::string, int>>();
+    const Json& reach = j.at("reach");
+    if (!reach.is_array() || reach.size() != c.reach.size()) return std::nullopt;
+    for (size_t i = 0; i < c.reach.size(); ++i) c.reach[i] = reach[i].get<int>();
     if (j.contains("b")) r.backend = j["b"].get<std::string>();
     if (j.contains("f")) {
       const Json& f = j["f"];

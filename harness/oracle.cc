@@ -113,7 +113,13 @@ class Oracle {
   }
 
  private:
+  void add_reach(ReachBits bits) {
+    for (int i = 0; i < kNumReach; ++i)
+      if (bits & reach_bit(static_cast<Reach>(i))) cov_.reach[static_cast<size_t>(i)] = 1;
+  }
+
   void coverage_static() {
+    add_reach(case_reach(c_));
     for_each_module(*c_.module, [&](const std::string&, Module& m) {
       for (Node* n = m.graph.first(); n; n = n->next) {
         if (n->op == NodeOp::kCallFunction) {
@@ -338,6 +344,7 @@ class Oracle {
       case Stage::kPartitioned:
         for (const auto& [k, _] : a.program->root->children)
           (k.rfind("_run_on_acc_", 0) == 0 ? cov_.acc_partitions : cov_.fallback_partitions)++;
+        add_reach(partition_reach(*a.program));
         break;
       case Stage::kFlattened:
         for (Node* n = a.program->root->graph.first(); n; n = n->next) {

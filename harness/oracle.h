@@ -3,6 +3,7 @@
 // canonical round trips, the unflattened module structure, shared state across variants).
 #pragma once
 
+#include <array>
 #include <functional>
 #include <map>
 #include <optional>
@@ -13,6 +14,7 @@
 #include "core/runtime/backend.h"
 #include "core/runtime/cuda/device.h"
 #include "generators/case.h"
+#include "harness/reach.h"
 
 namespace flatcheck {
 
@@ -42,7 +44,8 @@ struct Coverage {
   int renamed_nodes = 0;     // flattened nodes whose name carries a collision suffix
   int specialized_fqns = 0;  // FQNs unflattened into two or more variants
   int buffer_mutations = 0;
-  int paths = 0;  // paths run to completion
+  int paths = 0;                       // paths run to completion
+  std::array<int, kNumReach> reach{};  // cases with each shape of harness/reach.def
 };
 
 struct OracleResult {

@@ -278,6 +278,28 @@ class Unflattener {
     }
   }
 
+  // Every state value the call uses is read by get_attr before anything else runs: a buffer is
+  // read by value, and a placeholder of the exported program means the value before any
+  // mutation, so a read placed at first use (after this call's copy_ or a child's) would see
+  // the update.
+  void read_state_first(Scope& s, bool is_root) {
+    auto read = [&](const Node* v) {
+      if (state_of_.count(v)) s.value(v);
+    };
+    for (auto& item : s.c.items) {
+      if (item.node)
+        for (const Node* v : item.node->input_nodes()) read(v);
+      else
+        for (const Node* v : item.child->inputs) read(v);
+    }
+    for (const auto& [v, _] : s.c.mutations) read(v);
+    if (is_root) {
+      for (const Node* v : p_.root->graph.output_node()->input_nodes()) read(v);
+    } else {
+      for (const Node* v : s.c.outputs) read(v);
+    }
+  }
+
   void add_child_call(Scope& s, Module& m, Call& k) {
     std::vector<Arg> args;
     for (const Node* v : k.inputs) args.emplace_back(s.value(v));
@@ -326,6 +348,7 @@ class Unflattener {
     auto m = is_root ? new_module("", c.type, false) : new_module(c.fqn, c.type, copy_state);
     Scope s{*this, c, m->graph, {}};
     add_placeholders(s, is_root);
+    read_state_first(s, is_root);
     for (auto& item : c.items) {
       if (!item.node) {
         add_child_call(s, *m, *item.child);

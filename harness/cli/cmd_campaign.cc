@@ -41,6 +41,14 @@ namespace flatcheck::cli {
 
 // ------------------------------------------------------------------------------ fuzz
 
+// Cases with each shape of harness/reach.def, by name.
+Json reach_json(const Coverage& c) {
+  Json j = Json::object();
+  for (int i = 0; i < kNumReach; ++i)
+    j[std::string(reach_name(static_cast<Reach>(i)))] = c.reach[static_cast<size_t>(i)];
+  return j;
+}
+
 Json coverage_json(const Coverage& c) {
   return Json{{"nodes", c.nodes},
               {"module_calls", c.calls},
@@ -49,6 +57,7 @@ Json coverage_json(const Coverage& c) {
               {"renamed_nodes", c.renamed_nodes},
               {"specialized_fqns", c.specialized_fqns},
               {"buffer_mutations", c.buffer_mutations},
+              {"reach", reach_json(c)},
               {"paths_checked", c.paths},
               {"ops", c.ops}};
 }
@@ -58,6 +67,16 @@ std::string path_names() {
   std::string out;
   for (Stage s : path_stages()) out += (out.empty() ? "" : ", ") + std::string(stage_name(s));
   return out;
+}
+
+void print_reach(const Coverage& c, int64_t cases) {
+  std::cout << "reach (cases with each shape, docs/reach.md):\n";
+  for (int i = 0; i < kNumReach; ++i) {
+    int n = c.reach[static_cast<size_t>(i)];
+    std::string name(reach_name(static_cast<Reach>(i)));
+    std::cout << "  " << name << std::string(name.size() < 28 ? 28 - name.size() : 1, ' ') << n
+              << " (" << fmt(cases ? 100.0 * n / static_cast<double>(cases) : 0, 1) << "%)\n";
+  }
 }
 
 void print_summary(const CampaignOptions& o, const CampaignResult& r) {
@@ -91,6 +110,7 @@ void print_summary(const CampaignOptions& o, const CampaignResult& r) {
   for (size_t i = 0; i < ops.size(); ++i)
     std::cout << (i ? ", " : "") << ops[i].second << " " << ops[i].first;
   std::cout << "\n";
+  print_reach(c, r.cases);
   if (r.known_skipped > 0)
     std::cout << "known: " << r.known_skipped
               << " failing cases with signatures found by earlier runs\n";

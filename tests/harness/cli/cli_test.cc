@@ -16,6 +16,7 @@
 #include "harness/isolate.h"
 #include "harness/minimize.h"
 #include "harness/oracle.h"
+#include "harness/reach.h"
 #include "tests/harness/cli_run.h"
 
 namespace flatcheck {
@@ -47,6 +48,16 @@ TEST(CliTest, FuzzEndsWithAJsonLineOfFigures) {
   EXPECT_EQ(j["cases"], 100);
   EXPECT_EQ(j["failures"], 0);
   EXPECT_GT(j["cases_per_sec"].get<double>(), 0.0);
+  // Reach: one count per shape of harness/reach.def, also in the text summary above.
+  const Json& reach = j["coverage"]["reach"];
+  ASSERT_EQ(reach.size(), static_cast<size_t>(kNumReach)) << reach.dump();
+  for (int i = 0; i < kNumReach; ++i) {
+    std::string name(reach_name(static_cast<Reach>(i)));
+    ASSERT_TRUE(reach.contains(name)) << name;
+    EXPECT_LE(reach[name].get<int>(), 100) << name;
+    EXPECT_NE(r.out.find("  " + name + " "), std::string::npos) << name;
+  }
+  EXPECT_GT(reach["specialized-calls"].get<int>(), 0);
 }
 
 TEST(CliTest, FuzzWithAFaultExitsOneAndWritesTheRepro) {

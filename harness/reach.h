@@ -1,0 +1,36 @@
+// Reach: which of the shapes real bugs need (harness/reach.def) a case has. Measured on the
+// eager case, except the Torch-TensorRT collision, which needs the partitioned program.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "core/ir/program.h"
+#include "generators/case.h"
+
+namespace flatcheck {
+
+enum class Reach : uint8_t {
+#define X(e, name, doc) e,
+#include "harness/reach.def"
+#undef X
+  kCount
+};
+constexpr int kNumReach = static_cast<int>(Reach::kCount);
+
+std::string_view reach_name(Reach r);
+std::string_view reach_doc(Reach r);
+
+using ReachBits = uint32_t;
+static_assert(kNumReach <= 32);
+constexpr ReachBits reach_bit(Reach r) {
+  return ReachBits{1} << static_cast<int>(r);
+}
+
+// The shapes the eager case has.
+ReachBits case_reach(const Case& c);
+// kTrtCollision when the partitioned program has it.
+ReachBits partition_reach(const Program& partitioned);
+
+}  // namespace flatcheck
