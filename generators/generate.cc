@@ -25,24 +25,28 @@ struct Val {
 };
 
 // Values drawn for tensors: plain ones, and the special ones that catch format and kernel bugs.
+float special_value(Source& src);
+
 float draw_value(Source& src, bool special) {
-  if (special && src.chance(1, 6)) {
-    static const std::array<uint32_t, 10> kSpecial = {0x80000000u /* -0.0 */,
-                                                      0x7f800000u /* inf */,
-                                                      0xff800000u /* -inf */,
-                                                      0x7fc00000u /* NaN */,
-                                                      0x7fc12345u /* NaN payload */,
-                                                      0xffc00001u /* -NaN payload */,
-                                                      0x00000001u /* smallest subnormal */,
-                                                      0x807fffffu /* largest negative subnormal */,
-                                                      0x7f7fffffu /* max */,
-                                                      0x00800000u /* smallest normal */};
-    return bits_float(kSpecial[src.below(kSpecial.size())]);
-  }
+  if (special && src.chance(1, 6)) return special_value(src);
   // Multiples of 1/8 in [-4, 4], plus an odd fraction now and then.
   float v = static_cast<float>(src.range(-32, 32)) / 8.0f;
   if (src.chance(1, 4)) v += static_cast<float>(src.range(1, 999)) / 1000.0f;
   return v;
+}
+
+float special_value(Source& src) {
+  static const std::array<uint32_t, 10> kSpecial = {0x80000000u /* -0.0 */,
+                                                    0x7f800000u /* inf */,
+                                                    0xff800000u /* -inf */,
+                                                    0x7fc00000u /* NaN */,
+                                                    0x7fc12345u /* NaN payload */,
+                                                    0xffc00001u /* -NaN payload */,
+                                                    0x00000001u /* smallest subnormal */,
+                                                    0x807fffffu /* largest negative subnormal */,
+                                                    0x7f7fffffu /* max */,
+                                                    0x00800000u /* smallest normal */};
+  return bits_float(kSpecial[src.below(kSpecial.size())]);
 }
 
 Tensor draw_tensor(Source& src, const Shape& shape, bool special) {
@@ -51,9 +55,16 @@ Tensor draw_tensor(Source& src, const Shape& shape, bool special) {
   return t;
 }
 
-const std::array<const char*, 9> kConfusingNames = {
-    "getitem", "getitem_1",     "relu",           "x",       "add",
-    "mul_1",   "_run_on_acc_0", "execute_engine", "output_1"};
+// Names that collide with what the passes mint: getitems, op names, export's p_*/b_* state
+// placeholders, partition's children.
+const std::array<const char*, 15> kConfusingNames = {
+    "getitem",       "getitem_1",     "relu",           "x",        "add", "mul_1",
+    "_run_on_acc_0", "_run_on_gpu_1", "execute_engine", "output_1", "p_w", "b_buf",
+    "p_layer0_w",    "b_layer0_buf",  "layer0"};
+
+// Pairs of paths that mangle alike: a.b_c / a_b.c, a.buf / a_buf, a.w / a_w.
+const std::array<const char*, 8> kMangledNames = {"a", "a_b",   "b_c", "b",
+                                                  "c", "a_buf", "a_w", "c_w"};
 
 class Builder {
  public:
@@ -65,7 +76,7 @@ class Builder {
     root->type = "Model";
     int n_inputs = static_cast<int>(src_.range(1, 2));
     std::vector<Shape> shapes(static_cast<size_t>(n_inputs), sw_.base_shape);
-    define(*root, shapes, /*flag=*/false, /*scale=*/false, 0, "");
+    define(*root, shapes, /*flag=*/false, /*scale=*/false, 0, nullptr);
     infer_types(*root);
     c.module = root;
     for (const auto& s : shapes) c.inputs.push_back(draw_tensor(src_, s, sw_.special_values));
@@ -80,6 +91,8 @@ class Builder {
     std::shared_ptr<Module> module;
     std::vector<Shape> inputs, outputs;
     bool flag = false, scale = false;
+    std::vector<Child> kids;  // its own children, for calls that skip a level
+    bool last_flag = false;   // the flag constant of the latest call
   };
 
   std::string hint(std::string_view natural) {
@@ -88,7 +101,7 @@ class Builder {
         return std::string(natural);
       case NamingPolicy::kGetitem:
         if (src_.chance(1, 2))
-          return src_.chance(1, 2) ? "getitem" : "getitem_" + std::to_string(src_.range(1, 9));
+          return src_.chance(1, 2) ? "getitem" : "getitem_" + std::to_string(src_.range(1, 4));
         return std::string(natural);
       case NamingPolicy::kConfusing:
         if (src_.chance(1, 2)) return kConfusingNames[src_.below(kConfusingNames.size())];
@@ -139,6 +152,7 @@ class Builder {
   float scalar_const() {
     static const std::array<float, 8> kScalars = {1.0f, 2.0f,  0.5f,    -1.0f,
                                                   3.0f, 0.25f, -0.125f, 10.0f};
+    if (sw_.special_values && src_.chance(1, 4)) return special_value(src_);
     return kScalars[src_.below(kScalars.size())];
   }
 
@@ -216,6 +230,10 @@ class Builder {
     if (sig == "TT" && op != OpCode::kMatmul && op != OpCode::kCopy) {  // broadcasting binary
       const Val* b = pick_compatible(pool, a.shape);
       Node* bn = b ? b->node : a.node;
+      if (src_.chance(1, 5)) {  // a parameter operand, as a bias or a scale
+        bn = weight(m, a.shape);
+        b = nullptr;
+      }
       bool swap = b && b->shape == a.shape && src_.chance(1, 2);
       add(g.call_function(op, {swap ? bn : a.node, swap ? a.node : bn}, hint(op_info(op).name)),
           a.shape);
@@ -284,9 +302,9 @@ class Builder {
     return m.graph.get_attr(name, hint(name));
   }
 
-  // Builds module `m`'s graph; returns its output shapes.
+  // Builds module `m`'s graph; returns its output shapes. Its children go to `kids` when given.
   std::vector<Shape> define(Module& m, const std::vector<Shape>& inputs, bool flag, bool scale,
-                            int depth, const std::string& fqn) {
+                            int depth, std::vector<Child>* kids) {
     Graph& g = m.graph;
     std::vector<Val> pool;
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -294,51 +312,67 @@ class Builder {
                               ValueType::tensor(inputs[i]));
       pool.push_back({x, inputs[i]});
     }
-    Node* flag_ph = flag ? g.placeholder("flag", ValueType::scalar(ValueType::kBool)) : nullptr;
-    Node* scale_ph = scale ? g.placeholder("scale", ValueType::scalar(ValueType::kFloat)) : nullptr;
-    TensorPtr buffer;
-    if (sw_.buffers && src_.chance(1, 2)) {
-      buffer = std::make_shared<Tensor>(draw_tensor(src_, inputs[0], sw_.special_values));
-      m.buffers["buf"] = buffer;
-    }
-    std::vector<Child> children;
+    Scope sc{m, pool, {}, depth, nullptr, nullptr, nullptr};
+    sc.flag = flag ? g.placeholder("flag", ValueType::scalar(ValueType::kBool)) : nullptr;
+    sc.scale = scale ? g.placeholder("scale", ValueType::scalar(ValueType::kFloat)) : nullptr;
+    if (sw_.buffers && src_.chance(1, 2)) sc.buffer = buffer_for(inputs[0]);
+    if (sc.buffer) m.buffers["buf"] = sc.buffer;
     int steps = static_cast<int>(src_.range(1, sw_.nodes));
+    bool deeper = depth < sw_.depth;
     for (int s = 0; s < steps; ++s) {
       uint64_t kind =
-          src_.weighted({10, depth < sw_.depth ? 3 : 0, flag_ph ? 2 : 0, buffer ? 1 : 0});
+          src_.weighted({10, deeper ? 3 : 0, sc.flag && !sw_.forward_flags ? 2 : 0,
+                         sc.buffer ? 1 : 0, sc.flag && deeper && sw_.child_choice ? 2 : 0,
+                         sw_.read_after_write && !sc.children.empty() ? 2 : 0});
       if (kind == 1) {
-        call_step(m, pool, children, flag_ph, depth, fqn);
+        call_step(sc);
       } else if (kind == 2) {
-        const Val& a = pick(pool);
-        const Val* b = nullptr;
-        for (size_t i = window_start(pool); i < pool.size(); ++i)
-          if (pool[i].shape == a.shape && pool[i].node != a.node && src_.chance(1, 2)) b = &pool[i];
-        Node* other = b ? b->node : g.call_function(OpCode::kNeg, {a.node}, hint("neg"));
-        bool swap = src_.chance(1, 2);
-        Node* br = g.call_function(OpCode::kBranch,
-                                   {flag_ph, swap ? other : a.node, swap ? a.node : other},
-                                   hint("branch"));
-        pool.push_back({br, a.shape});
+        branch_step(sc);
       } else if (kind == 3) {
-        Node* rd = g.get_attr("buf", hint("buf"));
-        const Val* v = pick_compatible(pool, buffer->shape);
-        Node* upd = v ? g.call_function(OpCode::kAdd, {rd, v->node}, hint("add"))
-                      : g.call_function(OpCode::kAddScalar, {rd, 1.0f}, hint("add_scalar"));
-        // One draw per statement: argument evaluation order is unspecified in C++, and a seed
-        // must mean the same case whatever the compiler.
-        Node* dst = g.get_attr("buf", hint("buf"));
-        std::string copy_name = hint("copy_");
-        g.call_function(OpCode::kCopy, {dst, upd}, copy_name);
-        pool.push_back({upd, buffer->shape});
+        buffer_step(sc);
+      } else if (kind == 4) {
+        choice_step(sc);
+      } else if (kind == 5) {
+        child_buffer_read(sc);
       } else {
-        for (int tries = 0; tries < 4 && !op_step(m, pool, scale_ph); ++tries) {
+        for (int tries = 0; tries < 4 && !op_step(m, pool, sc.scale); ++tries) {
         }
       }
     }
-    // Outputs: the last value, and sometimes another one.
+    std::vector<Shape> shapes = outputs(g, pool, depth);
+    if (kids) *kids = std::move(sc.children);
+    return shapes;
+  }
+
+ private:
+  // What the steps of one module definition share.
+  struct Scope {
+    Module& m;
+    std::vector<Val>& pool;
+    std::vector<Child> children;
+    int depth;
+    Node* flag;
+    Node* scale;
+    TensorPtr buffer;
+  };
+
+  TensorPtr buffer_for(const Shape& s) {
+    if (sw_.shared_buffers)
+      for (const auto& b : shared_buffers_)
+        if (b->shape == s && src_.chance(1, 2)) return b;
+    auto t = std::make_shared<Tensor>(draw_tensor(src_, s, sw_.special_values));
+    shared_buffers_.push_back(t);
+    return t;
+  }
+
+  // Outputs: the last value, and sometimes others (up to max_outputs at the root).
+  std::vector<Shape> outputs(Graph& g, std::vector<Val>& pool, int depth) {
     std::vector<Arg> outs{pool.back().node};
     std::vector<Shape> shapes{pool.back().shape};
-    if (pool.size() > 1 && src_.chance(1, 3)) {
+    int most = depth == 0 ? sw_.max_outputs : 2;
+    for (int tries = 0; tries < most && static_cast<int>(outs.size()) < most && pool.size() > 1 &&
+                        src_.chance(1, 2);
+         ++tries) {
       const Val& o = pool[src_.below(pool.size() - 1)];
       if (o.node->op != NodeOp::kPlaceholder || depth > 0) {
         outs.emplace_back(o.node);
@@ -351,65 +385,171 @@ class Builder {
     return shapes;
   }
 
-  void call_step(Module& m, std::vector<Val>& pool, std::vector<Child>& children, Node* flag_ph,
-                 int depth, const std::string& fqn) {
-    Graph& g = m.graph;
+  void branch_step(Scope& sc) {
+    Graph& g = sc.m.graph;
+    const Val& a = pick(sc.pool);
+    const Val* b = nullptr;
+    for (size_t i = window_start(sc.pool); i < sc.pool.size(); ++i)
+      if (sc.pool[i].shape == a.shape && sc.pool[i].node != a.node && src_.chance(1, 2))
+        b = &sc.pool[i];
+    Node* other = b ? b->node : g.call_function(OpCode::kNeg, {a.node}, hint("neg"));
+    bool swap = src_.chance(1, 2);
+    Node* br = g.call_function(
+        OpCode::kBranch, {sc.flag, swap ? other : a.node, swap ? a.node : other}, hint("branch"));
+    sc.pool.push_back({br, a.shape});
+  }
+
+  // An in-place update of the module's buffer. With read_after_write, the value read before the
+  // update stays in the pool: later steps use it after the buffer changed.
+  void buffer_step(Scope& sc) {
+    Graph& g = sc.m.graph;
+    Node* rd = g.get_attr("buf", hint("buf"));
+    const Val* v = pick_compatible(sc.pool, sc.buffer->shape);
+    Node* upd = v ? g.call_function(OpCode::kAdd, {rd, v->node}, hint("add"))
+                  : g.call_function(OpCode::kAddScalar, {rd, scalar_const()}, hint("add_scalar"));
+    // One draw per statement: argument evaluation order is unspecified in C++, and a seed
+    // must mean the same case whatever the compiler.
+    Node* dst = g.get_attr("buf", hint("buf"));
+    std::string copy_name = hint("copy_");
+    g.call_function(OpCode::kCopy, {dst, upd}, copy_name);
+    sc.pool.push_back({upd, sc.buffer->shape});
+    if (sw_.read_after_write) sc.pool.push_back({rd, sc.buffer->shape});
+  }
+
+  // The parent reads a child's buffer after calling it (the child updated it in place).
+  void child_buffer_read(Scope& sc) {
+    const Child& c = sc.children[src_.below(sc.children.size())];
+    auto it = c.module->buffers.find("buf");
+    if (it == c.module->buffers.end()) return;
+    Node* rd = sc.m.graph.get_attr(join_fqn(c.name, "buf"), hint("buf"));
+    sc.pool.push_back({rd, it->second->shape});
+  }
+
+  // Two child calls on one value, and the module's static flag choosing between their results:
+  // the specializations differ only in which child's result is used.
+  void choice_step(Scope& sc) {
+    size_t before = sc.pool.size();
+    call_step(sc);
+    size_t mid = sc.pool.size();
+    call_step(sc);
+    if (mid == before || sc.pool.size() == mid) return;
+    const Val& a = sc.pool[before];
+    const Val& b = sc.pool[mid];
+    if (a.shape != b.shape) return;
+    Node* br = sc.m.graph.call_function(OpCode::kBranch, {sc.flag, a.node, b.node}, hint("branch"));
+    sc.pool.push_back({br, a.shape});
+  }
+
+  std::string child_name(const Module& m, size_t index) {
+    std::string name;
+    switch (sw_.child_naming) {
+      case ChildNaming::kLayers:
+        name = src_.chance(1, 4) ? "n" : "layer" + std::to_string(index);
+        break;
+      case ChildNaming::kNumeric:
+        name = std::to_string(index);
+        break;
+      case ChildNaming::kMangled:
+        name = kMangledNames[src_.below(kMangledNames.size())];
+        break;
+    }
+    while (m.children.count(name)) name += "_" + std::to_string(index);
+    return name;
+  }
+
+  // A new child: a fresh definition, or a clone of an earlier one's body with fresh weights (a
+  // repeated block).
+  Child new_child(Scope& sc) {
+    Child c;
+    c.name = child_name(sc.m, sc.children.size());
+    c.module = std::make_shared<Module>();
+    if (sw_.repeated_blocks && !sc.children.empty() && src_.chance(2, 3)) {
+      const Child& like = sc.children[src_.below(sc.children.size())];
+      c = like;
+      c.name = child_name(sc.m, sc.children.size());
+      c.module = clone_module(*like.module, /*share_state=*/false);
+      c.kids.clear();
+      for_each_module(*c.module, [&](const std::string&, Module& mod) {
+        for (auto& [_, t] : mod.params) *t = draw_tensor(src_, t->shape, sw_.special_values);
+      });
+      sc.m.children[c.name] = c.module;
+      return c;
+    }
+    sc.m.children[c.name] = c.module;
+    c.module->type =
+        "Layer" + std::to_string(sc.depth + 1) + "_" + std::to_string(sc.children.size());
+    size_t nin = src_.chance(1, 3) ? 2 : 1;
+    for (size_t i = 0; i < nin; ++i) c.inputs.push_back(pick(sc.pool).shape);
+    c.flag = sw_.specialize && src_.chance(2, 3);
+    c.scale = sw_.specialize && src_.chance(1, 3);
+    c.outputs = define(*c.module, c.inputs, c.flag, c.scale, sc.depth + 1, &c.kids);
+    return c;
+  }
+
+  void call_step(Scope& sc) {
     Child* child = nullptr;
-    if (!children.empty() && sw_.repeated_calls && src_.chance(2, 3))
-      child = &children[src_.below(children.size())];
-    if (!child && static_cast<int>(children.size()) < sw_.fanout) {
-      Child c;
-      c.name = "layer" + std::to_string(children.size());
-      if (src_.chance(1, 4)) c.name = "n";
-      if (m.children.count(c.name)) c.name += "_" + std::to_string(children.size());
-      size_t nin = src_.chance(1, 3) ? 2 : 1;
-      for (size_t i = 0; i < nin; ++i) c.inputs.push_back(pick(pool).shape);
-      c.flag = sw_.specialize && src_.chance(2, 3);
-      c.scale = sw_.specialize && src_.chance(1, 3);
-      c.module = std::make_shared<Module>();
-      c.module->type = "Layer" + std::to_string(depth + 1) + "_" + std::to_string(children.size());
-      m.children[c.name] = c.module;
-      std::string cfqn = join_fqn(fqn, c.name);
-      c.outputs = define(*c.module, c.inputs, c.flag, c.scale, depth + 1, cfqn);
-      children.push_back(std::move(c));
-      child = &children.back();
+    if (!sc.children.empty() && sw_.repeated_calls && src_.chance(2, 3))
+      child = &sc.children[src_.below(sc.children.size())];
+    if (!child && static_cast<int>(sc.children.size()) < sw_.fanout) {
+      sc.children.push_back(new_child(sc));
+      child = &sc.children.back();
+      if (sw_.alias_modules && src_.chance(1, 2)) {
+        // The same module object under a second name, called through either.
+        Child alias = *child;
+        alias.name = child_name(sc.m, sc.children.size());
+        sc.m.children[alias.name] = alias.module;
+        sc.children.push_back(std::move(alias));
+        child = &sc.children[sc.children.size() - 2];
+      }
     }
     if (!child) return;
+    if (sw_.skip_levels && !child->kids.empty() && src_.chance(2, 3)) {
+      // A grandchild called directly: call_module target "child.grandchild".
+      Child via = child->kids[src_.below(child->kids.size())];
+      via.name = child->name + "." + via.name;
+      emit_call(sc, via);
+      return;
+    }
+    emit_call(sc, *child);
+  }
+
+  void emit_call(Scope& sc, Child& child) {
+    Graph& g = sc.m.graph;
     std::vector<Arg> args;
-    for (const auto& s : child->inputs) {
+    const std::vector<Shape>& outs = child.outputs;
+    for (const auto& s : child.inputs) {
       std::vector<const Val*> fit;
-      for (size_t i = window_start(pool); i < pool.size(); ++i)
-        if (pool[i].shape == s) fit.push_back(&pool[i]);
+      for (size_t i = window_start(sc.pool); i < sc.pool.size(); ++i)
+        if (sc.pool[i].shape == s) fit.push_back(&sc.pool[i]);
       if (fit.empty()) return;  // no value of that shape here: no call
       args.emplace_back(fit[src_.below(fit.size())]->node);
     }
-    if (child->flag) {
-      if (flag_ph && sw_.nested_specialize && src_.chance(1, 2))
-        args.emplace_back(flag_ph);
-      else
-        args.emplace_back(src_.chance(1, 2));
+    if (child.flag) {
+      if (sc.flag && (sw_.forward_flags || (sw_.nested_specialize && src_.chance(1, 2))))
+        args.emplace_back(sc.flag);
+      else  // mostly the other value than last time: calls of one child specialize apart
+        args.emplace_back(child.last_flag = src_.chance(1, 4) ? child.last_flag : !child.last_flag);
     }
-    if (child->scale) args.emplace_back(scalar_const());
-    Node* call = g.call_module(child->name, args, hint(child->name));
-    const std::vector<Shape>& outs = child->outputs;
+    if (child.scale) args.emplace_back(scalar_const());
+    Node* call = g.call_module(child.name, args, hint(child.name));
     // Back to back: the same child again at once, on its own output when the shapes allow
     // (nothing between the two calls in the flat graph).
     if (sw_.repeated_calls && outs.size() == 1 && src_.chance(1, 3)) {
       std::vector<Arg> again = args;
-      for (size_t i = 0; i < child->inputs.size(); ++i)
-        if (child->inputs[i] == outs[0] && src_.chance(1, 2)) again[i] = call;
-      if (child->flag && src_.chance(1, 2)) again[child->inputs.size()] = src_.chance(1, 2);
-      call = g.call_module(child->name, std::move(again), hint(child->name));
+      for (size_t i = 0; i < child.inputs.size(); ++i)
+        if (child.inputs[i] == outs[0] && src_.chance(1, 2)) again[i] = call;
+      if (child.flag && src_.chance(1, 2)) again[child.inputs.size()] = src_.chance(1, 2);
+      call = g.call_module(child.name, std::move(again), hint(child.name));
     }
     if (outs.size() == 1) {
-      pool.push_back({call, outs[0]});
+      sc.pool.push_back({call, outs[0]});
     } else {
       int64_t first = src_.range(0, static_cast<int64_t>(outs.size()) - 1);
       for (int64_t k = 0; k < static_cast<int64_t>(outs.size()); ++k) {
         int64_t idx = (first + k) % static_cast<int64_t>(outs.size());
         if (k > 0 && src_.chance(1, 3)) continue;
-        pool.push_back({g.call_function(OpCode::kGetitem, {call, idx}, hint("getitem")),
-                        outs[static_cast<size_t>(idx)]});
+        sc.pool.push_back({g.call_function(OpCode::kGetitem, {call, idx}, hint("getitem")),
+                           outs[static_cast<size_t>(idx)]});
       }
     }
   }
@@ -425,56 +565,10 @@ class Builder {
   std::vector<int> weights_;
   std::vector<std::string> sibling_names_;
   std::vector<TensorPtr> shared_;
+  std::vector<TensorPtr> shared_buffers_;
 };
 
 }  // namespace
-
-std::ostream& operator<<(std::ostream& os, const SwarmConfig& s) {
-  os << "swarm{ops=[";
-  for (size_t i = 0; i < s.ops.size(); ++i) os << (i ? "," : "") << op_info(s.ops[i]).name;
-  os << "] nodes=" << s.nodes << " shape=" << shape_str(s.base_shape) << " depth=" << s.depth
-     << " fanout=" << s.fanout << " naming=" << static_cast<int>(s.naming) << " fallback=[";
-  bool first = true;
-  for (const auto& f : s.pipeline.fallback_ops) os << (first ? "" : ",") << f, first = false;
-  return os << "] min_block=" << s.pipeline.min_block_size << "}";
-}
-
-SwarmConfig draw_swarm(Source& src, const GenOptions& opts) {
-  SwarmConfig s;
-  std::vector<OpCode> candidates;
-  for (int i = 0; i < kNumOps; ++i)
-    if (op_info(static_cast<OpCode>(i)).gen_weight > 0)
-      candidates.push_back(static_cast<OpCode>(i));
-  // Swarm testing: each op is on with probability 3/4; relu and add always, so every case
-  // can partition and every graph can grow.
-  for (OpCode op : candidates)
-    if (op == OpCode::kRelu || op == OpCode::kAdd || src.chance(3, 4)) s.ops.push_back(op);
-  s.nodes = static_cast<int>(src.range(2, std::max(2, opts.max_nodes)));
-  int rank = static_cast<int>(src.range(1, 2));
-  for (int i = 0; i < rank; ++i) s.base_shape.push_back(src.range(1, std::max(1, opts.max_dim)));
-  if (src.chance(1, 2)) s.base_shape.back() = 2 * src.range(1, std::max(1, opts.max_dim / 2));
-  s.depth = static_cast<int>(src.range(0, std::max(0, opts.max_depth)));
-  s.fanout = static_cast<int>(src.range(1, 3));
-  s.repeated_calls = src.chance(3, 4);
-  s.specialize = src.chance(3, 4);
-  s.nested_specialize = src.chance(1, 2);
-  s.buffers = src.chance(1, 2);
-  s.shared_params = src.chance(1, 4);
-  s.special_values = src.chance(1, 2);
-  s.naming = static_cast<NamingPolicy>(src.below(3));
-  // Fallback ops: relu most of the time (the seed bug's setting), else one or two others.
-  s.pipeline.fallback_ops.clear();
-  if (src.chance(3, 5)) {
-    s.pipeline.fallback_ops.insert("relu");
-  } else {
-    int k = static_cast<int>(src.range(1, 2));
-    for (int i = 0; i < k; ++i)
-      s.pipeline.fallback_ops.insert(std::string(op_info(s.ops[src.below(s.ops.size())]).name));
-  }
-  static const std::array<int, 6> kBlocks = {1, 2, 3, 5, 5, 8};
-  s.pipeline.min_block_size = kBlocks[src.below(kBlocks.size())];
-  return s;
-}
 
 Case build_case(Source& src, const SwarmConfig& swarm, const GenOptions& opts) {
   (void)opts;  // bounds were applied when the swarm was drawn

@@ -20,6 +20,13 @@ enum class NamingPolicy : uint8_t {
   kConfusing,  // relu, x, getitem_1, op names of other ops, names from sibling graphs
 };
 
+// How child modules are named.
+enum class ChildNaming : uint8_t {
+  kLayers,   // layer0, layer1, sometimes n
+  kNumeric,  // 0, 1, 2 (nn.Sequential)
+  kMangled,  // a, a_b, b_c, b, ...: dotted paths that mangle to one identifier (a.b_c, a_b.c)
+};
+
 // Bounds the generator works within (the knobs a user or a test turns).
 struct GenOptions {
   int max_nodes = 20;  // per graph, before calls
@@ -39,8 +46,18 @@ struct SwarmConfig {
   bool nested_specialize = true;  // pass a caller's static flag on to a grandchild
   bool buffers = true;            // in-place buffer updates
   bool shared_params = false;     // one parameter tensor under two FQNs
-  bool special_values = true;     // NaN payloads, -0.0, infinities, subnormals
+  bool special_values = true;     // NaN payloads, -0.0, infinities, subnormals (scalars too)
+  bool zero_dims = false;         // a dimension of size 0 in the root inputs
+  bool forward_flags = false;     // a module's flag only passed on to its children
+  bool child_choice = false;      // a static flag choosing between two children's results
+  bool alias_modules = false;     // one child module object under a second name
+  bool shared_buffers = false;    // one buffer tensor under two FQNs
+  bool skip_levels = false;       // a grandchild called through a dotted target ("a.b")
+  bool repeated_blocks = false;   // a child's body cloned under a new name, fresh weights
+  bool read_after_write = false;  // buffer values read before an update, used after it
+  int max_outputs = 2;            // root outputs
   NamingPolicy naming = NamingPolicy::kNatural;
+  ChildNaming child_naming = ChildNaming::kLayers;
   PipelineConfig pipeline;
 };
 

@@ -72,7 +72,8 @@ int64_t norm(int64_t d, size_t rank) {
 // NaN handling as torch's CPU kernels (torch 1.13, x86-64; docs/torch.md): maximum and
 // minimum return the canonical quiet NaN when either operand is NaN and the first operand on
 // a tie (so maximum(-0.0, +0.0) is -0.0); when both operands of add, sub or mul are NaN the
-// second one's payload is kept, for div the first one's.
+// second one's payload is kept, for div the first one's; the same with a scalar operand
+// (add_scalar ... div_scalar: the scalar is the second).
 float quiet(float a) {
   return bits_float(float_bits(a) | 0x00400000u);
 }
@@ -145,19 +146,23 @@ void kernel_kCopy(const Ins& i, const Scalars&, const Ins& o) {
 }
 void kernel_kAddScalar(const Ins& i, const Scalars& s, const Ins& o) {
   float c = scalar_f(s);
-  unary(i, o, [c](float a) { return a + c; });
+  auto f = second_nan_wins([](float a, float b) { return a + b; });
+  unary(i, o, [c, f](float a) { return f(a, c); });
 }
 void kernel_kSubScalar(const Ins& i, const Scalars& s, const Ins& o) {
   float c = scalar_f(s);
-  unary(i, o, [c](float a) { return a - c; });
+  auto f = second_nan_wins([](float a, float b) { return a - b; });
+  unary(i, o, [c, f](float a) { return f(a, c); });
 }
 void kernel_kMulScalar(const Ins& i, const Scalars& s, const Ins& o) {
   float c = scalar_f(s);
-  unary(i, o, [c](float a) { return a * c; });
+  auto f = second_nan_wins([](float a, float b) { return a * b; });
+  unary(i, o, [c, f](float a) { return f(a, c); });
 }
 void kernel_kDivScalar(const Ins& i, const Scalars& s, const Ins& o) {
   float c = scalar_f(s);
-  unary(i, o, [c](float a) { return a / c; });
+  auto f = first_nan_wins([](float a, float b) { return a / b; });
+  unary(i, o, [c, f](float a) { return f(a, c); });
 }
 void kernel_kMatmul(const Ins& in, const Scalars&, const Ins& o) {
   int64_t m = in[0].shape[0], k = in[0].shape[1], n = in[1].shape[1];
