@@ -1,16 +1,17 @@
 // The generator body. It only ever builds valid programs: operands are picked among values
 // whose shapes fit, so any choice sequence (a seed, fuzzer bytes, a shrunk recipe) is a case.
 //
-// A module is built step by step over a pool of values. Steps: an op on pool values, a call of
-// a child (new, or an earlier one again with the same or other static arguments), a branch on
-// the module's static flag, a buffer update. Children are defined at their first call, their
-// input shapes taken from the values passed.
+// A module is built step by step over a pool of values (an op, a child call, a branch on the
+// static flag, a buffer update, ...). Children are defined at their first call.
 #include "generators/generate.h"
+
 #include "core/base/names.h"
+#include "generators/values.h"
 
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 
 #include "core/base/check.h"
 #include "core/base/faults.h"
@@ -23,37 +24,6 @@ struct Val {
   Node* node;
   Shape shape;
 };
-
-// Values drawn for tensors: plain ones, and the special ones that catch format and kernel bugs.
-float special_value(Source& src);
-
-float draw_value(Source& src, bool special) {
-  if (special && src.chance(1, 6)) return special_value(src);
-  // Multiples of 1/8 in [-4, 4], plus an odd fraction now and then.
-  float v = static_cast<float>(src.range(-32, 32)) / 8.0f;
-  if (src.chance(1, 4)) v += static_cast<float>(src.range(1, 999)) / 1000.0f;
-  return v;
-}
-
-float special_value(Source& src) {
-  static const std::array<uint32_t, 10> kSpecial = {0x80000000u /* -0.0 */,
-                                                    0x7f800000u /* inf */,
-                                                    0xff800000u /* -inf */,
-                                                    0x7fc00000u /* NaN */,
-                                                    0x7fc12345u /* NaN payload */,
-                                                    0xffc00001u /* -NaN payload */,
-                                                    0x00000001u /* smallest subnormal */,
-                                                    0x807fffffu /* largest negative subnormal */,
-                                                    0x7f7fffffu /* max */,
-                                                    0x00800000u /* smallest normal */};
-  return bits_float(kSpecial[src.below(kSpecial.size())]);
-}
-
-Tensor draw_tensor(Source& src, const Shape& shape, bool special) {
-  Tensor t = Tensor::zeros(shape);
-  for (auto& x : t.data) x = draw_value(src, special);
-  return t;
-}
 
 // Names that collide with what the passes mint: getitems, op names, export's p_*/b_* state
 // placeholders, partition's children.
@@ -214,9 +184,42 @@ class Builder {
     // Read one or both halves, in either order: getitems minted out of index order.
     bool both = src_.chance(2, 3);
     int64_t first = src_.range(0, 1);
-    add(pool, g.call_function(OpCode::kGetitem, {sp, first}, hint("getitem")), s);
+    Node* g0 = g.call_function(OpCode::kGetitem, {sp, first}, hint("getitem"));
+    add(pool, g0, s);
     if (both) add(pool, g.call_function(OpCode::kGetitem, {sp, 1 - first}, hint("getitem")), s);
+    // A graph break: a fallback op right on a half, so an engine ends at the split's getitems
+    // and a fallback's placeholder takes a getitem's name (the Torch-TensorRT shape).
+    if (sw_.graph_breaks)
+      if (std::optional<OpCode> fb = unary_fallback()) {
+        Node* broken = g.call_function(*fb, {g0}, hint(op_info(*fb).name));
+        add(pool, broken, s);
+        // Both halves leave the engine: one through the fallback, one past it.
+        if (both && src_.chance(1, 2))
+          add(pool,
+              g.call_function(OpCode::kAdd, {broken, pool[pool.size() - 2].node}, hint("add")), s);
+      }
     return true;
+  }
+
+  // The Torch-TensorRT shape: a split read once (its getitem hidden inside an engine), then a
+  // split whose two halves leave the engine into a fallback, so the parent's new getitems take
+  // names the fallback's placeholders had.
+  void graph_break_step(Graph& g, std::vector<Val>& pool) {
+    const Val& a = pick(pool);
+    size_t before = pool.size();
+    if (!split_step(g, pool, a, OpCode::kSplit)) return;
+    if (src_.chance(1, 2)) pool.resize(before + 1);  // one half only
+    const Val& half = pool.back();
+    add(pool, g.call_function(OpCode::kMulScalar, {half.node, scalar_const()}, hint("mul_scalar")),
+        half.shape);
+    split_step(g, pool, pool.back(), OpCode::kSplit);
+  }
+
+  // A one-tensor op of the fallback set, if any.
+  std::optional<OpCode> unary_fallback() const {
+    for (const auto& name : sw_.pipeline.fallback_ops)
+      if (std::optional<OpCode> op = op_by_name(name); op && op_info(*op).sig == "T") return op;
+    return std::nullopt;
   }
 
   // One op step over the pool; returns false when the op found no fitting operands.
@@ -230,7 +233,7 @@ class Builder {
     if (sig == "TT" && op != OpCode::kMatmul && op != OpCode::kCopy) {  // broadcasting binary
       const Val* b = pick_compatible(pool, a.shape);
       Node* bn = b ? b->node : a.node;
-      if (src_.chance(1, 5)) {  // a parameter operand, as a bias or a scale
+      if (src_.chance(1, 4)) {  // a parameter operand, as a bias or a scale
         bn = weight(m, a.shape);
         b = nullptr;
       }
@@ -287,7 +290,7 @@ class Builder {
     TensorPtr t;
     if (sw_.shared_params) {
       for (const auto& sp : shared_)
-        if (sp->shape == s && src_.chance(1, 2)) t = sp;
+        if (sp->shape == s && src_.chance(2, 3)) t = sp;
     }
     if (!t) {
       t = std::make_shared<Tensor>(draw_tensor(src_, s, sw_.special_values));
@@ -320,10 +323,10 @@ class Builder {
     int steps = static_cast<int>(src_.range(1, sw_.nodes));
     bool deeper = depth < sw_.depth;
     for (int s = 0; s < steps; ++s) {
-      uint64_t kind =
-          src_.weighted({10, deeper ? 3 : 0, sc.flag && !sw_.forward_flags ? 2 : 0,
-                         sc.buffer ? 1 : 0, sc.flag && deeper && sw_.child_choice ? 2 : 0,
-                         sw_.read_after_write && !sc.children.empty() ? 2 : 0});
+      uint64_t kind = src_.weighted(
+          {10, deeper ? 6 : 0, sc.flag && !sw_.forward_flags ? 2 : 0, sc.buffer ? 1 : 0,
+           sc.flag && deeper && sw_.child_choice ? 2 : 0,
+           sw_.read_after_write && !sc.children.empty() ? 2 : 0, sw_.graph_breaks ? 3 : 0});
       if (kind == 1) {
         call_step(sc);
       } else if (kind == 2) {
@@ -334,6 +337,8 @@ class Builder {
         choice_step(sc);
       } else if (kind == 5) {
         child_buffer_read(sc);
+      } else if (kind == 6) {
+        graph_break_step(g, pool);
       } else {
         for (int tries = 0; tries < 4 && !op_step(m, pool, sc.scale); ++tries) {
         }
@@ -359,7 +364,7 @@ class Builder {
   TensorPtr buffer_for(const Shape& s) {
     if (sw_.shared_buffers)
       for (const auto& b : shared_buffers_)
-        if (b->shape == s && src_.chance(1, 2)) return b;
+        if (b->shape == s && src_.chance(3, 4)) return b;
     auto t = std::make_shared<Tensor>(draw_tensor(src_, s, sw_.special_values));
     shared_buffers_.push_back(t);
     return t;
@@ -463,7 +468,7 @@ class Builder {
     Child c;
     c.name = child_name(sc.m, sc.children.size());
     c.module = std::make_shared<Module>();
-    if (sw_.repeated_blocks && !sc.children.empty() && src_.chance(2, 3)) {
+    if (sw_.repeated_blocks && !sc.children.empty() && src_.chance(3, 4)) {
       const Child& like = sc.children[src_.below(sc.children.size())];
       c = like;
       c.name = child_name(sc.m, sc.children.size());
@@ -480,15 +485,15 @@ class Builder {
         "Layer" + std::to_string(sc.depth + 1) + "_" + std::to_string(sc.children.size());
     size_t nin = src_.chance(1, 3) ? 2 : 1;
     for (size_t i = 0; i < nin; ++i) c.inputs.push_back(pick(sc.pool).shape);
-    c.flag = sw_.specialize && src_.chance(2, 3);
-    c.scale = sw_.specialize && src_.chance(1, 3);
+    c.flag = sw_.specialize && src_.chance(3, 4);
+    c.scale = sw_.specialize && src_.chance(1, 2);
     c.outputs = define(*c.module, c.inputs, c.flag, c.scale, sc.depth + 1, &c.kids);
     return c;
   }
 
   void call_step(Scope& sc) {
     Child* child = nullptr;
-    if (!sc.children.empty() && sw_.repeated_calls && src_.chance(2, 3))
+    if (!sc.children.empty() && sw_.repeated_calls && src_.chance(3, 4))
       child = &sc.children[src_.below(sc.children.size())];
     if (!child && static_cast<int>(sc.children.size()) < sw_.fanout) {
       sc.children.push_back(new_child(sc));

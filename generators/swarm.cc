@@ -39,8 +39,8 @@ SwarmConfig draw_swarm(Source& src, const GenOptions& opts) {
   s.repeated_calls = src.chance(3, 4);
   s.specialize = src.chance(3, 4);
   s.nested_specialize = src.chance(1, 2);
-  s.buffers = src.chance(2, 3);
-  s.shared_params = src.chance(1, 3);
+  s.buffers = src.chance(3, 4);
+  s.shared_params = src.chance(1, 2);
   s.special_values = src.chance(1, 2);
   s.naming = static_cast<NamingPolicy>(src.weighted({2, 3, 2}));
   // The shapes of DESIGN §4's reach table, each a switch of its own.
@@ -51,8 +51,9 @@ SwarmConfig draw_swarm(Source& src, const GenOptions& opts) {
   s.alias_modules = src.chance(1, 4);
   s.shared_buffers = src.chance(1, 2);
   s.skip_levels = src.chance(1, 3);
-  s.repeated_blocks = src.chance(1, 3);
+  s.repeated_blocks = src.chance(1, 2);
   s.read_after_write = src.chance(1, 2);
+  s.graph_breaks = src.chance(1, 2);
   s.max_outputs = static_cast<int>(src.range(1, 4));
   s.child_naming = static_cast<ChildNaming>(src.weighted({3, 1, 2}));
   static const std::array<int, 7> kCalls = {2, 2, 2, 1, 3, 3, 4};
