@@ -479,7 +479,9 @@ std::vector<std::string> graph_tokens(const Graph& g, GraphEq eq) {
     index[n] = i;
     std::ostringstream os;
     os << node_op_name(n->op) << "|";
-    if (n->op != NodeOp::kPlaceholder || eq.names) os << n->target;
+    if ((n->op != NodeOp::kPlaceholder || eq.names) &&
+        (n->op != NodeOp::kCallModule || eq.call_targets))
+      os << n->target;
     if (eq.names) os << "|" << n->name;
     if (n->op == NodeOp::kPlaceholder && n->meta.val) os << "|" << *n->meta.val;
     os << "(";

@@ -216,10 +216,12 @@ void lint_graph(const Graph& g, const Module* owner, const std::string& where);
 std::ostream& operator<<(std::ostream& os, const Module& m);
 
 // Structural equality of graphs: same ops, targets, constants and wiring (by position). Names
-// count only when `names` is set. With `constants` false, scalar constants are not compared.
+// count only when `names` is set. With `constants` false, scalar constants are not compared;
+// with `call_targets` false, call_module targets are not (what PyTorch's unflatten compares).
 struct GraphEq {
   bool names = false;
   bool constants = true;
+  bool call_targets = true;
 };
 bool graph_equal(const Graph& a, const Graph& b, GraphEq eq = {});
 size_t graph_hash(const Graph& g, GraphEq eq = {});

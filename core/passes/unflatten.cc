@@ -376,6 +376,8 @@ class Unflattener {
     const Graph& g = m->graph;
     GraphEq eq;
     eq.constants = !fault_on(Fault::kDedupIgnoresConstants);
+    // Fault (PyTorch's _check_graph_equivalence): call_module targets blanked before comparing.
+    eq.call_targets = !fault_on(Fault::kDedupIgnoresCallTargets);
     if (fault_on(Fault::kUnflattenDedupHang) && !variants.empty() &&
         !graph_equal(variants.front().second->graph, g)) {
       // Fault: a fixpoint that never converges (volatile: the loop has an observable effect).

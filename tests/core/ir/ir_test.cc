@@ -47,6 +47,16 @@ TEST(GraphEqualTest, IgnoresNamesButNotStructureOrConstants) {
   EXPECT_TRUE(graph_equal(a, b, GraphEq{.names = false, .constants = false}));
 }
 
+TEST(GraphEqualTest, CallTargetsCountUnlessSwitchedOff) {
+  Graph a, b;
+  Node* xa = a.placeholder("x", ValueType::tensor({1}));
+  a.output({a.call_module("c", {xa})});
+  Node* xb = b.placeholder("x", ValueType::tensor({1}));
+  b.output({b.call_module("c@1", {xb})});
+  EXPECT_FALSE(graph_equal(a, b));
+  EXPECT_TRUE(graph_equal(a, b, GraphEq{.call_targets = false}));
+}
+
 TEST(GraphTest, CopyKeepsNamesAndNamespace) {
   Module m = small_module();
   Graph copy = m.graph;
