@@ -220,7 +220,8 @@ void kernel_kConcat(const Ins& in, const Scalars& s, const Ins& o) {
   for (int64_t a = 0; a < outer; ++a)
     for (const auto& t : in) {
       int64_t chunk = t.shape[d] * inner;
-      std::memcpy(dst, t.data + a * chunk, static_cast<size_t>(chunk) * 4);
+      if (chunk > 0)  // zero-size tensors may have no storage at all
+        std::memcpy(dst, t.data + a * chunk, static_cast<size_t>(chunk) * 4);
       dst += chunk;
     }
 }
@@ -231,6 +232,7 @@ void kernel_kSplit(const Ins& in, const Scalars& s, const Ins& o) {
   for (int64_t i = 0; i < d; ++i) outer *= sh[i];
   for (size_t i = static_cast<size_t>(d) + 1; i < sh.size(); ++i) inner *= sh[i];
   int64_t part = o[0].shape[d] * inner;
+  if (part == 0) return;  // zero-size halves: nothing to copy, and maybe no storage
   for (int64_t a = 0; a < outer; ++a)
     for (size_t c = 0; c < o.size(); ++c)
       std::memcpy(o[c].data + a * part,
