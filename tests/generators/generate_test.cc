@@ -9,6 +9,7 @@
 #include "generators/generate.h"
 #include "generators/rc_gen.h"
 #include "harness/oracle.h"
+#include "harness/reach.h"
 
 namespace flatcheck {
 namespace {
@@ -46,6 +47,67 @@ TEST(GenerateTest, EmptyChoicesAndArbitraryBytesBuildValidCases) {
     auto r = check_case(c);
     EXPECT_FALSE(r.failure.has_value()) << r.failure->signature() << ": " << r.failure->message;
   }
+}
+
+// Every reach switch of the swarm is read: with it off no case has its shape (docs/reach.md),
+// with it on some do, over the same fixed seeds.
+TEST(GenerateTest, EveryReachSwitchIsRead) {
+  struct Switch {
+    const char* name;
+    bool SwarmConfig::*field;
+    Reach shape;
+    bool only_source = true;  // false: other steps can make the shape too (then on > off)
+  };
+  const Switch kSwitches[] = {
+      {"alias_modules", &SwarmConfig::alias_modules, Reach::kModuleAlias},
+      {"shared_buffers", &SwarmConfig::shared_buffers, Reach::kSharedBuffers},
+      {"shared_params", &SwarmConfig::shared_params, Reach::kSharedParams},
+      {"skip_levels", &SwarmConfig::skip_levels, Reach::kLevelSkip},
+      {"repeated_blocks", &SwarmConfig::repeated_blocks, Reach::kRepeatedBlocks},
+      {"read_after_write", &SwarmConfig::read_after_write, Reach::kReadAfterWrite},
+      // A branch step between two call results also reads as a forwarded flag.
+      {"forward_flags", &SwarmConfig::forward_flags, Reach::kForwardedFlag, false},
+      {"special_values", &SwarmConfig::special_values, Reach::kSpecialScalars},
+      {"zero_dims", &SwarmConfig::zero_dims, Reach::kZeroSize},
+  };
+  for (const Switch& sw : kSwitches) {
+    int on = 0, off = 0;
+    for (uint64_t seed = 0; seed < 300; ++seed) {
+      for (bool value : {false, true}) {
+        Rng src(seed);
+        SwarmConfig config = draw_swarm(src, GenOptions{});
+        config.*sw.field = value;
+        // Other switches that make a forwarded flag: a caller's flag passed on by nested
+        // specialization, and a flag choosing between two children's results.
+        if (sw.field == &SwarmConfig::forward_flags)
+          config.nested_specialize = config.child_choice = false;
+        if (sw.field == &SwarmConfig::zero_dims && !value)  // the draw already zeroed a dim
+          for (auto& d : config.base_shape) d = std::max<int64_t>(d, 1);
+        if (sw.field == &SwarmConfig::zero_dims && value) config.base_shape[0] = 0;
+        Case c = build_case(src, config, GenOptions{});
+        bool has = (case_reach(c) & reach_bit(sw.shape)) != 0;
+        (value ? on : off) += has;
+      }
+    }
+    if (sw.only_source)
+      EXPECT_EQ(off, 0) << sw.name << " off, yet " << off << " cases have the shape";
+    else
+      EXPECT_GT(on, 2 * off) << sw.name << ": " << on << " cases on, " << off << " off";
+    EXPECT_GT(on, 0) << sw.name << " on, yet no case has the shape";
+  }
+  // The numeric child naming and the output count are read too.
+  int numeric = 0, many_outputs = 0;
+  for (uint64_t seed = 0; seed < 300; ++seed) {
+    Rng src(seed);
+    SwarmConfig config = draw_swarm(src, GenOptions{});
+    config.child_naming = ChildNaming::kNumeric;
+    config.max_outputs = 1;
+    ReachBits bits = case_reach(build_case(src, config, GenOptions{}));
+    numeric += (bits & reach_bit(Reach::kNumericNames)) != 0;
+    many_outputs += (bits & reach_bit(Reach::kManyOutputs)) != 0;
+  }
+  EXPECT_GT(numeric, 0);
+  EXPECT_EQ(many_outputs, 0);
 }
 
 // The swarm reaches every feature: over fixed seeds, each outcome occurs.
