@@ -37,10 +37,10 @@ SwarmConfig draw_swarm(Source& src, const GenOptions& opts) {
   s.depth = src.chance(1, 8) ? 0 : static_cast<int>(src.range(std::min(1, max_depth), max_depth));
   s.fanout = static_cast<int>(src.range(1, 3));
   s.repeated_calls = src.chance(3, 4);
-  s.specialize = src.chance(3, 4);
+  s.specialize = src.chance(7, 8);
   s.nested_specialize = src.chance(1, 2);
   s.buffers = src.chance(3, 4);
-  s.shared_params = src.chance(1, 2);
+  s.shared_params = src.chance(3, 4);
   s.special_values = src.chance(1, 2);
   s.naming = static_cast<NamingPolicy>(src.weighted({2, 3, 2}));
   // The shapes of DESIGN §4's reach table, each a switch of its own.
@@ -51,11 +51,12 @@ SwarmConfig draw_swarm(Source& src, const GenOptions& opts) {
   s.alias_modules = src.chance(1, 4);
   s.shared_buffers = src.chance(1, 2);
   s.skip_levels = src.chance(1, 3);
-  s.repeated_blocks = src.chance(1, 2);
+  s.repeated_blocks = src.chance(2, 3);
   s.read_after_write = src.chance(1, 2);
-  s.graph_breaks = src.chance(1, 2);
+  s.graph_breaks = src.chance(2, 3);
+  s.int_args = src.chance(2, 3);
   s.max_outputs = static_cast<int>(src.range(1, 4));
-  s.child_naming = static_cast<ChildNaming>(src.weighted({3, 1, 2}));
+  s.child_naming = static_cast<ChildNaming>(src.weighted({3, 1, 3}));
   static const std::array<int, 7> kCalls = {2, 2, 2, 1, 3, 3, 4};
   s.pipeline.calls = kCalls[src.below(kCalls.size())];
   // Fallback ops: relu most of the time (the seed bug's setting), else one or two others.
@@ -67,8 +68,11 @@ SwarmConfig draw_swarm(Source& src, const GenOptions& opts) {
     for (int i = 0; i < k; ++i)
       s.pipeline.fallback_ops.insert(std::string(op_info(s.ops[src.below(s.ops.size())]).name));
   }
+  // A graph break needs an elementwise fallback op to break on.
+  if (s.graph_breaks && !s.pipeline.fallback_ops.count("relu") && src.chance(2, 3))
+    s.pipeline.fallback_ops.insert("relu");
   // A multi-output op as a fallback: its getitems cross partitions.
-  if (src.chance(1, 4)) s.pipeline.fallback_ops.insert("split");
+  if (src.chance(1, 5)) s.pipeline.fallback_ops.insert("split");
   static const std::array<int, 7> kBlocks = {1, 2, 2, 3, 3, 5, 8};
   s.pipeline.min_block_size = kBlocks[src.below(kBlocks.size())];
   return s;

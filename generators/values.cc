@@ -29,6 +29,56 @@ float special_value(Source& src) {
   return bits_float(kSpecial[src.below(kSpecial.size())]);
 }
 
+namespace {
+
+// Names that collide with what the passes mint: getitems, op names, export's p_*/b_* state
+// placeholders, partition's children.
+const std::array<const char*, 15> kConfusingNames = {
+    "getitem",       "getitem_1",     "relu",           "x",        "add", "mul_1",
+    "_run_on_acc_0", "_run_on_gpu_1", "execute_engine", "output_1", "p_w", "b_buf",
+    "p_layer0_w",    "b_layer0_buf",  "layer0"};
+
+// Pairs of paths that mangle alike: a.b_c / a_b.c, a.buf / a_buf, a.w / a_w.
+const std::array<const char*, 6> kMangledNames = {"a", "a_b", "b", "b_c", "a_w", "a_buf"};
+
+}  // namespace
+
+std::string name_hint(Source& src, NamingPolicy policy, std::string_view natural,
+                      const std::vector<std::string>& siblings) {
+  switch (policy) {
+    case NamingPolicy::kNatural:
+      return std::string(natural);
+    case NamingPolicy::kGetitem:
+      if (src.chance(1, 2))
+        return src.chance(1, 2) ? "getitem" : "getitem_" + std::to_string(src.range(1, 4));
+      return std::string(natural);
+    case NamingPolicy::kConfusing:
+      if (src.chance(1, 2)) return kConfusingNames[src.below(kConfusingNames.size())];
+      if (!siblings.empty() && src.chance(1, 3)) return siblings[src.below(siblings.size())];
+      return std::string(natural);
+  }
+  return std::string(natural);
+}
+
+std::string child_name_hint(Source& src, ChildNaming naming, size_t index) {
+  switch (naming) {
+    case ChildNaming::kLayers:
+      return src.chance(1, 4) ? "n" : "layer" + std::to_string(index);
+    case ChildNaming::kNumeric:
+      return std::to_string(index);
+    case ChildNaming::kMangled:
+      return kMangledNames[src.below(kMangledNames.size())];
+  }
+  return "layer" + std::to_string(index);
+}
+
+std::string param_name_hint(Source& src, ChildNaming naming, size_t count) {
+  static const std::array<const char*, 4> kMangledParams = {"a_w", "b_w", "c_w", "a_b_w"};
+  if (naming == ChildNaming::kMangled && src.chance(3, 4))
+    return kMangledParams[src.below(kMangledParams.size())];
+  return "w" + (count == 0 ? std::string() : "_" + std::to_string(count));
+}
+
 Tensor draw_tensor(Source& src, const Shape& shape, bool special) {
   Tensor t = Tensor::zeros(shape);
   for (auto& x : t.data) x = draw_value(src, special);

@@ -200,7 +200,9 @@ class ReachWalk {
         env[phs[i]] = a;
         std::string text = arg_text(a) + ",";
         if (!only_forwarded(child->graph, phs[i])) s.own += text;
-        if (std::holds_alternative<int64_t>(a) || std::holds_alternative<std::vector<int64_t>>(a))
+        bool used = !child->graph.users(phs[i]).empty();
+        if (used &&
+            (std::holds_alternative<int64_t>(a) || std::holds_alternative<std::vector<int64_t>>(a)))
           s.ints += text;
       }
       std::string cfqn = join_fqn(fqn, n->target);

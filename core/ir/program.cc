@@ -53,6 +53,10 @@ void lint_program(const Program& p) {
                                 << (out ? out->args.size() : 0) << " graph outputs");
   for (size_t i = 0; i < p.sig.outputs.size(); ++i) {
     const auto& spec = p.sig.outputs[i];
+    const Node* const* value = std::get_if<Node*>(&out->args[i]);
+    FLATCHECK_INPUT(value && (*value)->name == spec.name,
+                    "signature/outputs/" << i << ": names '" << spec.name << "' but the output is "
+                                         << (value ? "'" + (*value)->name + "'" : "a constant"));
     if (spec.kind == OutputSpec::kBufferMutation) {
       bool buffer = false;
       for (const auto& in : p.sig.inputs)

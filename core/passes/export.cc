@@ -5,6 +5,7 @@
 // constants. Buffer updates are traced as copy_ nodes, dead code is removed, then copy_ nodes
 // are functionalized into buffer-mutation outputs.
 #include <functional>
+#include <map>
 #include <unordered_map>
 
 #include "core/base/check.h"
@@ -64,8 +65,14 @@ class Exporter {
     functionalize(out);
     eliminate_dead_code(g_);
     // Output names may have changed owners when copy_ nodes were replaced: refresh them.
-    for (size_t i = 0; i < out->args.size(); ++i)
-      p_.sig.outputs[i].name = std::get<Node*>(out->args[i])->name;
+    for (size_t i = 0; i < out->args.size(); ++i) {
+      Node* v = std::get<Node*>(out->args[i]);
+      p_.sig.outputs[i].name = v->name;
+      // Fault: the signature records the name export asked the namespace for.
+      if (auto it = requested_.find(v);
+          it != requested_.end() && fault_on(Fault::kOutputSpecByRequestedName))
+        p_.sig.outputs[i].name = it->second;
+    }
     infer_types(*p_.root);
     lint_program(p_);
   }
@@ -81,8 +88,18 @@ class Exporter {
     for (const auto& [name, t] : state) {
       std::string full = join_fqn(fqn, name);
       if (lifted_.count(t.get())) continue;  // shared tensor: lifted under its first FQN
-      Node* ph =
-          g_.placeholder(dotted_to_name(buffers ? "b_" : "p_", full), ValueType::tensor(t->shape));
+      std::string mangled = dotted_to_name(buffers ? "b_" : "p_", full);
+      if (fault_on(Fault::kMangledFqnCollision)) {
+        // Fault (PyTorch #121145): state is keyed by its mangled name, so a second FQN that
+        // mangles alike is taken for the first one's tensor.
+        if (auto it = by_mangled_.find(mangled); it != by_mangled_.end()) {
+          lifted_[t.get()] = latest_[t.get()] = it->second;
+          buffer_fqn_[t.get()] = it->second->meta.origin;
+          continue;
+        }
+      }
+      Node* ph = g_.placeholder(mangled, ValueType::tensor(t->shape));
+      by_mangled_[mangled] = ph;
       ph->meta.origin = full;
       lifted_[t.get()] = ph;
       latest_[t.get()] = ph;
@@ -111,6 +128,7 @@ class Exporter {
 
   Node* emit(OpCode op, std::vector<Arg> args, const Node& src, const std::string& key) {
     Node* n = g_.call_function(op, std::move(args), src.name);
+    requested_[n] = src.name;
     n->meta.nn_module_stack = stack_;
     n->meta.origin = origin_key(key, src.name);
     return n;
@@ -231,6 +249,19 @@ class Exporter {
       g_.replace_all_uses(n, v);
       g_.erase(n);
     }
+    if (fault_on(Fault::kContainerOrderOutputs)) {
+      // Fault: the values come from a map keyed by FQN (name order), the specs below follow the
+      // order of the first mutations.
+      std::map<std::string, Node*> by_fqn;
+      for (const Tensor* t : order) by_fqn[buffer_fqn_.at(t)] = last_value[t];
+      size_t k = 0;
+      for (const auto& [fqn, v] : by_fqn) {
+        out->args.emplace_back(v);
+        p_.sig.outputs.push_back(
+            {OutputSpec::kBufferMutation, v->name, buffer_fqn_.at(order[k++])});
+      }
+      return;
+    }
     for (const Tensor* t : order) {
       out->args.emplace_back(last_value[t]);
       p_.sig.outputs.push_back(
@@ -243,6 +274,8 @@ class Exporter {
   std::unordered_map<const Tensor*, Node*> lifted_;
   std::unordered_map<const Tensor*, Node*> latest_;
   std::unordered_map<const Tensor*, std::string> buffer_fqn_;
+  std::unordered_map<std::string, Node*> by_mangled_;       // placeholder name -> node
+  std::unordered_map<const Node*, std::string> requested_;  // node -> the name asked for
   std::unordered_map<const Node*, const Tensor*> copy_target_;
   std::map<std::string, int> calls_;
   std::vector<StackEntry> stack_;

@@ -302,7 +302,13 @@ class Unflattener {
 
   void add_child_call(Scope& s, Module& m, Call& k) {
     std::vector<Arg> args;
-    for (const Node* v : k.inputs) args.emplace_back(s.value(v));
+    for (const Node* v : k.inputs) {
+      Node* value = s.value(v);
+      // Fault: the child's placeholder (named like v) is matched to the parent node of its name.
+      if (fault_on(Fault::kSwapByName))
+        if (Node* same = s.g.find(v->name)) value = same;
+      args.emplace_back(value);
+    }
     std::string target = attach_call(m, s.c.fqn, k);
     Node* call = s.g.call_module(target, std::move(args), last_component(k.fqn));
     call->meta.nn_module_stack =

@@ -69,6 +69,7 @@ TEST(GenerateTest, EveryReachSwitchIsRead) {
       {"forward_flags", &SwarmConfig::forward_flags, Reach::kForwardedFlag, false},
       {"special_values", &SwarmConfig::special_values, Reach::kSpecialScalars},
       {"zero_dims", &SwarmConfig::zero_dims, Reach::kZeroSize},
+      {"int_args", &SwarmConfig::int_args, Reach::kIntShapeSpec},
   };
   for (const Switch& sw : kSwitches) {
     int on = 0, off = 0;

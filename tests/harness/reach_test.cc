@@ -63,6 +63,32 @@ TEST(ReachTest, TwoSpecializationsOfOneModuleAreSpecializedCalls) {
   EXPECT_FALSE(has(same, Reach::kSpecialized));
 }
 
+// root(x): c(c(x, d1), d2) where c(x, dim) sums x over `dim` (or ignores it when !used).
+Case int_calls(int64_t d1, int64_t d2, bool used) {
+  auto c = std::make_shared<Module>();
+  c->type = "C";
+  Graph& cg = c->graph;
+  Node* x = cg.placeholder("x", ValueType::tensor({2, 2}));
+  Node* dim = cg.placeholder("dim", ValueType::scalar(ValueType::kInt));
+  Node* t =
+      cg.call_function(OpCode::kTranspose, {x, int64_t{0}, used ? Arg(dim) : Arg(int64_t{1})});
+  cg.output({t});
+  auto root = std::make_shared<Module>();
+  root->children["c"] = c;
+  Graph& g = root->graph;
+  Node* rx = g.placeholder("x", ValueType::tensor({2, 2}));
+  g.output({g.call_module("c", {g.call_module("c", {rx, d1}), d2})});
+  return case_of(root);
+}
+
+TEST(ReachTest, CallsThatDifferInAUsedIntAreIntSpecialized) {
+  ReachBits differ = case_reach(int_calls(0, 1, true));
+  EXPECT_TRUE(has(differ, Reach::kIntShapeSpec));
+  EXPECT_TRUE(has(differ, Reach::kSpecialized));
+  EXPECT_FALSE(has(case_reach(int_calls(1, 1, true)), Reach::kIntShapeSpec));
+  EXPECT_FALSE(has(case_reach(int_calls(0, 1, false)), Reach::kIntShapeSpec));  // never read
+}
+
 TEST(ReachTest, OneModuleUnderTwoNamesIsAliasing) {
   ReachBits bits = case_reach(two_calls(true, true, /*alias=*/true));
   EXPECT_TRUE(has(bits, Reach::kModuleAlias));
