@@ -128,7 +128,7 @@ class Exporter {
 
   Node* emit(OpCode op, std::vector<Arg> args, const Node& src, const std::string& key) {
     Node* n = g_.call_function(op, std::move(args), src.name);
-    requested_[n] = src.name;
+    if (fault_on(Fault::kOutputSpecByRequestedName)) requested_[n] = src.name;  // fault only
     n->meta.nn_module_stack = stack_;
     n->meta.origin = origin_key(key, src.name);
     return n;
