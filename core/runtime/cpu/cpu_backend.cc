@@ -220,8 +220,9 @@ void kernel_kConcat(const Ins& in, const Scalars& s, const Ins& o) {
   for (int64_t a = 0; a < outer; ++a)
     for (const auto& t : in) {
       int64_t chunk = t.shape[d] * inner;
+      // memmove: a wrong memory plan may overlap slots; that must give wrong numbers, not UB.
       if (chunk > 0)  // zero-size tensors may have no storage at all
-        std::memcpy(dst, t.data + a * chunk, static_cast<size_t>(chunk) * 4);
+        std::memmove(dst, t.data + a * chunk, static_cast<size_t>(chunk) * 4);
       dst += chunk;
     }
 }
@@ -234,10 +235,10 @@ void kernel_kSplit(const Ins& in, const Scalars& s, const Ins& o) {
   int64_t part = o[0].shape[d] * inner;
   if (part == 0) return;  // zero-size halves: nothing to copy, and maybe no storage
   for (int64_t a = 0; a < outer; ++a)
-    for (size_t c = 0; c < o.size(); ++c)
-      std::memcpy(o[c].data + a * part,
-                  in[0].data + (a * static_cast<int64_t>(o.size()) + c) * part,
-                  static_cast<size_t>(part) * 4);
+    for (size_t c = 0; c < o.size(); ++c)  // memmove: slots may overlap (see kConcat)
+      std::memmove(o[c].data + a * part,
+                   in[0].data + (a * static_cast<int64_t>(o.size()) + c) * part,
+                   static_cast<size_t>(part) * 4);
 }
 
 using Kernel = void (*)(const Ins&, const Scalars&, const Ins&);

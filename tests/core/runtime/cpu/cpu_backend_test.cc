@@ -58,6 +58,20 @@ TEST(KernelTest, SumTransposeConcatSplit) {
   EXPECT_TRUE(halves[1].bit_equal(a));
 }
 
+// A wrong memory plan (the memory-plan-overlap fault) can hand a copy kernel overlapping slots;
+// the result must be wrong numbers the oracle sees, never undefined behaviour (ASan checks this).
+TEST(KernelTest, ConcatAndSplitCopyOverlappingSlotsAsMemmove) {
+  std::vector<float> arena{1, 2, 3, 4, 5, 6};
+  TensorView src{arena.data() + 1, Shape{4}}, dst{arena.data(), Shape{4}};
+  cpu_backend().run_kernel(OpCode::kConcat, {src}, {int64_t{0}}, {dst});
+  EXPECT_EQ(arena, (std::vector<float>{2, 3, 4, 5, 5, 6}));
+  arena = {1, 2, 3, 4, 5, 6};
+  TensorView whole{arena.data(), Shape{4}}, lo{arena.data() + 1, Shape{2}},
+      hi{arena.data() + 3, Shape{2}};
+  cpu_backend().run_kernel(OpCode::kSplit, {whole}, {int64_t{0}, int64_t{2}}, {lo, hi});
+  EXPECT_EQ(arena, (std::vector<float>{1, 1, 2, 2, 4, 6}));
+}
+
 TEST(KernelTest, ScalarFormsAndUnaryOps) {
   Tensor a({3}, {-2, 0.5f, 4});
   EXPECT_EQ(op1(OpCode::kAddScalar, {a}, {1.5f}).data, (std::vector<float>{-0.5f, 2, 5.5f}));
