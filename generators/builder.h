@@ -60,6 +60,7 @@ class Builder {
     int64_t last_dim = 0;     // the int constant of the latest call
     std::vector<Child> kids;  // its own children, for calls that skip a level
     bool last_flag = false;   // the flag constant of the latest call
+    int calls = 0;            // calls emitted so far
   };
 
   // What the steps of one module definition share.
@@ -184,7 +185,7 @@ class Builder {
     if (depth == 0 && sw_.graph_breaks && src_.chance(3, 4)) {
       size_t before = pool.size();
       graph_break_step(g, pool);
-      if (pool.size() > before) root_break_ = pool.back().node;  // a root output: not dead code
+      if (pool.size() > before) root_break_ = pool.back();  // a root output: not dead code
     }
     for (int s = 0; s < steps; ++s) {
       uint64_t kind =
@@ -210,6 +211,22 @@ class Builder {
         for (int tries = 0; tries < 4 && !op_step(m, pool, sc.scale); ++tries) {
         }
       }
+    }
+    // Short step lists leave many modules without the calls every specialization bug needs: a
+    // module that may have children calls one, and with repeated calls on, some child twice.
+    if (deeper && sc.children.empty()) call_step(sc);
+    if (sw_.repeated_calls && !sc.children.empty() &&
+        std::none_of(sc.children.begin(), sc.children.end(),
+                     [](const Child& c) { return c.calls >= 2; }))
+      emit_call(sc, sc.children[src_.below(sc.children.size())]);
+    // A static argument no step read is read once now (its result is the last value, an
+    // output), so calls that pass different values compute different things.
+    if (sc.flag && g.users(sc.flag).empty()) branch_step(sc);
+    if (sc.scale && g.users(sc.scale).empty()) {
+      const Val& a = pick(sc.pool);
+      Node* n = g.call_function(src_.chance(1, 2) ? OpCode::kMulScalar : OpCode::kAddScalar,
+                                {a.node, sc.scale}, hint("mul_scalar"));
+      sc.pool.push_back({n, a.shape});
     }
     if (sc.dim && g.users(sc.dim).empty()) dim_step(sc);
     std::vector<Shape> shapes = outputs(g, pool, depth);
@@ -247,11 +264,49 @@ class Builder {
     }
     if (depth == 0 && pool.back().node->op == NodeOp::kPlaceholder)
       outs[0] = g.call_function(OpCode::kClone, {pool.back().node}, hint("clone"));
-    if (depth == 0 && root_break_ &&
-        std::find(outs.begin(), outs.end(), Arg(root_break_)) == outs.end())
-      outs.emplace_back(root_break_);
+    if (depth == 0 && root_break_.node &&
+        std::find(outs.begin(), outs.end(), Arg(root_break_.node)) == outs.end()) {
+      outs.emplace_back(root_break_.node);
+      shapes.push_back(root_break_.shape);
+    }
+    if (!sw_.dead_code) keep_live(g, pool, outs, shapes, depth == 0 ? 6 : 4);
     g.output(std::move(outs));
     return shapes;
+  }
+
+  // Values nothing reads become outputs, call results first (up to `most` outputs; the others are
+  // added into an output of their shape), so the calls and ops that made them are not dead code
+  // that export removes before any pass sees them.
+  void keep_live(Graph& g, const std::vector<Val>& pool, std::vector<Arg>& outs,
+                 std::vector<Shape>& shapes, size_t most) {
+    auto from_call = [](const Node* n) {
+      if (n->op == NodeOp::kCallFunction && n->fn == OpCode::kGetitem) n = n->input_nodes()[0];
+      return n->op == NodeOp::kCallModule;
+    };
+    std::vector<const Val*> calls, rest;
+    for (const Val& v : pool) {
+      const Node* n = v.node;
+      if (n->op == NodeOp::kPlaceholder || n->op == NodeOp::kGetAttr || !g.users(n).empty() ||
+          (n->op == NodeOp::kCallFunction && !op_info(n->fn).pure) ||
+          std::find(outs.begin(), outs.end(), Arg(v.node)) != outs.end())
+        continue;
+      (from_call(n) ? calls : rest).push_back(&v);
+    }
+    calls.insert(calls.end(), rest.begin(), rest.end());
+    for (const Val* v : calls) {
+      if (outs.size() < most) {
+        outs.emplace_back(v->node);
+        shapes.push_back(v->shape);
+        continue;
+      }
+      for (size_t i = 0; i < outs.size(); ++i) {
+        Node* o = std::get<Node*>(outs[i]);
+        if (shapes[i] == v->shape && o != root_break_.node && o->op != NodeOp::kPlaceholder) {
+          outs[i] = g.call_function(OpCode::kAdd, {o, v->node}, hint("add"));
+          break;
+        }
+      }
+    }
   }
 
   void branch_step(Scope& sc) {
@@ -341,7 +396,7 @@ class Builder {
     for (size_t i = 0; i < nin; ++i) c.inputs.push_back(pick(sc.pool).shape);
     c.statics.flag = sw_.specialize && src_.chance(3, 4);
     c.statics.scale = sw_.specialize && src_.chance(1, 2);
-    c.statics.dim = sw_.specialize && sw_.int_args && src_.chance(1, 2);
+    c.statics.dim = sw_.specialize && sw_.int_args && src_.chance(2, 3);
     c.outputs = define(*c.module, c.inputs, c.statics, sc.depth + 1, &c.kids);
     return c;
   }
@@ -390,7 +445,12 @@ class Builder {
       else  // mostly the other value than last time: calls of one child specialize apart
         args.emplace_back(child.last_flag = src_.chance(1, 4) ? child.last_flag : !child.last_flag);
     }
-    if (child.statics.scale) args.emplace_back(scalar_const());
+    if (child.statics.scale) {
+      if (sc.scale && (sw_.forward_flags || src_.chance(1, 3)))
+        args.emplace_back(sc.scale);  // the caller's own scale passed on
+      else
+        args.emplace_back(scalar_const());
+    }
     if (child.statics.dim) {
       if (sc.dim && (sw_.forward_flags || src_.chance(1, 3))) {
         args.emplace_back(sc.dim);
@@ -402,6 +462,7 @@ class Builder {
       }
     }
     Node* call = g.call_module(child.name, args, hint(child.name));
+    ++child.calls;
     // Back to back: the same child again at once, on its own output when the shapes allow
     // (nothing between the two calls in the flat graph).
     if (sw_.repeated_calls && outs.size() == 1 && src_.chance(1, 3)) {
@@ -409,7 +470,11 @@ class Builder {
       for (size_t i = 0; i < child.inputs.size(); ++i)
         if (child.inputs[i] == outs[0] && src_.chance(1, 2)) again[i] = call;
       if (child.statics.flag && src_.chance(1, 2)) again[child.inputs.size()] = src_.chance(1, 2);
+      // A first call the second does not read stays in the pool: something may still use it.
+      if (std::find(again.begin(), again.end(), Arg(call)) == again.end())
+        sc.pool.push_back({call, outs[0]});
       call = g.call_module(child.name, std::move(again), hint(child.name));
+      ++child.calls;
     }
     if (outs.size() == 1) {
       sc.pool.push_back({call, outs[0]});
@@ -436,7 +501,7 @@ class Builder {
   std::vector<std::string> sibling_names_;
   std::vector<TensorPtr> shared_;
   std::vector<TensorPtr> shared_buffers_;
-  Node* root_break_ = nullptr;  // the last value of the root's first graph break
+  Val root_break_{};  // the last value of the root's first graph break
 };
 
 }  // namespace gen

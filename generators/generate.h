@@ -57,6 +57,7 @@ struct SwarmConfig {
   bool read_after_write = false;  // buffer values read before an update, used after it
   bool graph_breaks = false;      // a one-tensor fallback op right on a split's half
   bool int_args = false;          // an int static argument used as a dim (calls differ by it)
+  bool dead_code = false;         // values nothing reads stay (off: they become outputs)
   int max_outputs = 2;            // root outputs
   NamingPolicy naming = NamingPolicy::kNatural;
   ChildNaming child_naming = ChildNaming::kLayers;

@@ -55,6 +55,9 @@ SwarmConfig draw_swarm(Source& src, const GenOptions& opts) {
   s.read_after_write = src.chance(1, 2);
   s.graph_breaks = src.chance(2, 3);
   s.int_args = src.chance(2, 3);
+  // Dead code hides the calls and ops behind it from every pass (export removes it): most cases
+  // make every value a graph computes an output of it.
+  s.dead_code = src.chance(1, 4);
   s.max_outputs = static_cast<int>(src.range(1, 4));
   s.child_naming = static_cast<ChildNaming>(src.weighted({3, 1, 3}));
   static const std::array<int, 7> kCalls = {2, 2, 2, 1, 3, 3, 4};

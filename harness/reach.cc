@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <set>
 #include <sstream>
 #include <unordered_map>
@@ -37,8 +38,9 @@ bool is_fn(const Node* n, OpCode op) {
 }
 
 // A static placeholder is "used for itself" unless every user passes it on to a child call or
-// is a branch choosing between child results.
-bool only_forwarded(const Graph& g, const Node* ph) {
+// is a branch choosing between child results. With `live`, only users in it count.
+bool only_forwarded(const Graph& g, const Node* ph,
+                    const std::unordered_map<const Node*, std::set<int64_t>>* live = nullptr) {
   auto from_call = [](const Arg& a) {
     const Node* const* p = std::get_if<Node*>(&a);
     if (!p) return false;
@@ -47,7 +49,7 @@ bool only_forwarded(const Graph& g, const Node* ph) {
     return n->op == NodeOp::kCallModule;
   };
   for (Node* u : g.users(ph)) {
-    if (u->op == NodeOp::kCallModule) continue;
+    if (u->op == NodeOp::kCallModule || (live && !live->count(u))) continue;
     if (is_fn(u, OpCode::kBranch) && u->args.size() == 3 && from_call(u->args[1]) &&
         from_call(u->args[2]))
       continue;
@@ -71,7 +73,7 @@ class ReachWalk {
 
   ReachBits run() {
     tree(*c_.module, "", 0);
-    calls(*c_.module, "", {}, 0);
+    calls(*c_.module, "", {}, {}, 0);
     whole_case();
     for (const auto& [fqn, specs] : specs_)
       for (size_t i = 0; i < specs.size(); ++i)
@@ -178,18 +180,86 @@ class ReachWalk {
         set(Reach::kReadAfterWrite);
   }
 
-  // Every call, with its static arguments resolved; returns the call's full specialization.
-  std::string calls(const Module& m, const std::string& fqn,
-                    const std::unordered_map<const Node*, Arg>& statics, int depth) {
+  using Statics = std::unordered_map<const Node*, Arg>;
+  using Live = std::unordered_map<const Node*, std::set<int64_t>>;  // node -> outputs read
+
+  // True when a module (or a child it calls) updates state in place: export keeps such calls.
+  bool effectful(const Module& m, int depth) {
+    if (depth > 64) return false;
+    auto [it, fresh] = effects_.emplace(&m, false);
+    if (!fresh) return it->second;
+    bool e = false;
+    for (Node* n = m.graph.first(); n && !e; n = n->next) {
+      if (n->op == NodeOp::kCallFunction && !op_info(n->fn).pure) e = true;
+      if (n->op == NodeOp::kCallModule)
+        if (const Module* child = m.submodule(n->target)) e = effectful(*child, depth + 1);
+    }
+    return effects_[&m] = e;
+  }
+
+  // The nodes export keeps of one call of `m` whose caller reads outputs `read` (empty: all):
+  // those an output read or an in-place update depends on; a branch on a static flag keeps only
+  // its choice. For a call node, the outputs of it that are read (empty: the whole value).
+  Live live_nodes(const Module& m, const std::set<int64_t>& read, const Statics& statics,
+                  int depth) {
+    Live live;
+    std::vector<const Node*> work;
+    auto mark = [&](const Arg& a, std::optional<int64_t> item) {
+      const Node* const* p = std::get_if<Node*>(&a);
+      if (!p) return;
+      auto [it, fresh] = live.try_emplace(*p);
+      if (item && (fresh || !it->second.empty())) it->second.insert(*item);
+      if (!item) it->second.clear();
+      if (fresh) work.push_back(*p);
+    };
+    const Node* out = m.graph.output_node();
+    if (!out) return live;
+    for (size_t i = 0; i < out->args.size(); ++i)
+      if (read.empty() || read.count(static_cast<int64_t>(i))) mark(out->args[i], std::nullopt);
+    for (Node* n = m.graph.first(); n; n = n->next) {
+      bool keep = n->op == NodeOp::kCallFunction && !op_info(n->fn).pure;
+      if (n->op == NodeOp::kCallModule)
+        if (const Module* child = m.submodule(n->target)) keep = effectful(*child, depth + 1);
+      if (keep) mark(n, std::nullopt);
+    }
+    while (!work.empty()) {
+      const Node* n = work.back();
+      work.pop_back();
+      if (is_fn(n, OpCode::kGetitem) && n->args.size() == 2) {
+        if (auto i = std::get_if<int64_t>(&n->args[1])) mark(n->args[0], *i);
+        continue;
+      }
+      if (is_fn(n, OpCode::kBranch) && n->args.size() == 3) {
+        Arg flag = n->args[0];
+        if (auto p = std::get_if<Node*>(&flag); p && statics.count(*p)) flag = statics.at(*p);
+        if (auto b = std::get_if<bool>(&flag)) {
+          mark(n->args[*b ? 1 : 2], std::nullopt);
+          continue;
+        }
+      }
+      for (const auto& a : n->args) mark(a, std::nullopt);
+    }
+    return live;
+  }
+
+  // Every live call, with its static arguments resolved; returns the call's full specialization
+  // (what export traces: a call or a use export removes as dead code does not specialize).
+  std::string calls(const Module& m, const std::string& fqn, const Statics& statics,
+                    const std::set<int64_t>& read, int depth) {
     if (depth > 64) return "";
+    Live live = live_nodes(m, read, statics, depth);
+    auto used = [&](const Graph& g, const Node* ph, const Live& child_live) {
+      for (Node* u : g.users(ph))
+        if (child_live.count(u)) return true;
+      return false;
+    };
     std::string nested;
     for (Node* n = m.graph.first(); n; n = n->next) {
-      if (n->op != NodeOp::kCallModule) continue;
+      if (n->op != NodeOp::kCallModule || !live.count(n)) continue;
       const Module* child = m.submodule(n->target);
       if (!child) continue;
       std::vector<Node*> phs = child->graph.placeholders();
-      std::unordered_map<const Node*, Arg> env;
-      Spec s;
+      Statics env;
       for (size_t i = 0; i < n->args.size() && i < phs.size(); ++i) {
         Arg a = n->args[i];
         if (auto p = std::get_if<Node*>(&a)) {
@@ -198,17 +268,24 @@ class ReachWalk {
           a = it->second;
         }
         env[phs[i]] = a;
-        std::string text = arg_text(a) + ",";
-        if (!only_forwarded(child->graph, phs[i])) s.own += text;
-        bool used = !child->graph.users(phs[i]).empty();
-        if (used &&
-            (std::holds_alternative<int64_t>(a) || std::holds_alternative<std::vector<int64_t>>(a)))
+      }
+      const std::set<int64_t>& child_read = live.at(n);
+      Live child_live = live_nodes(*child, child_read, env, depth + 1);
+      Spec s;
+      std::string args;
+      for (Node* ph : phs) {
+        auto it = env.find(ph);
+        if (it == env.end() || !used(child->graph, ph, child_live)) continue;
+        std::string text = arg_text(it->second) + ",";
+        args += text;
+        if (!only_forwarded(child->graph, ph, &child_live)) s.own += text;
+        if (std::holds_alternative<int64_t>(it->second) ||
+            std::holds_alternative<std::vector<int64_t>>(it->second))
           s.ints += text;
       }
       std::string cfqn = join_fqn(fqn, n->target);
       s.full = s.own + "|" + std::to_string(env.size()) + "[" +
-               calls(*child, cfqn, env, depth + 1) + "]";
-      for (const auto& [ph, a] : env) s.full += arg_text(a) + ",";
+               calls(*child, cfqn, env, child_read, depth + 1) + "]" + args;
       nested += n->target + "=" + s.full + ";";
       specs_[cfqn].push_back(std::move(s));
     }
@@ -248,6 +325,7 @@ class ReachWalk {
   std::set<const Tensor*> params_, buffers_;
   std::set<std::string> paths_;
   std::map<std::string, std::vector<Spec>> specs_;
+  std::map<const Module*, bool> effects_;
 };
 
 }  // namespace

@@ -342,7 +342,7 @@ def split_like_flatcheck(gm, p):
         if r is None:
             assign[n] = first
     try:
-        return split_module(gm, gm, lambda n: assign[n])
+        return split_module(gm, gm, lambda n: assign[n], keep_original_order=True)
     except IndexError:
         # torch 1.13's split_module indexes the first output of every partition; a partition
         # whose values nobody reads (dead nodes, a buffer copy_) has none.

@@ -103,12 +103,33 @@ TEST(GenerateTest, EveryReachSwitchIsRead) {
     SwarmConfig config = draw_swarm(src, GenOptions{});
     config.child_naming = ChildNaming::kNumeric;
     config.max_outputs = 1;
+    config.dead_code = true;  // off, values nothing reads become outputs too
     ReachBits bits = case_reach(build_case(src, config, GenOptions{}));
     numeric += (bits & reach_bit(Reach::kNumericNames)) != 0;
     many_outputs += (bits & reach_bit(Reach::kManyOutputs)) != 0;
   }
   EXPECT_GT(numeric, 0);
   EXPECT_EQ(many_outputs, 0);
+}
+
+// The dead_code switch is read: off, values nothing reads become outputs (a bounded number),
+// so far fewer ops are left without a user than with it on.
+TEST(GenerateTest, DeadCodeSwitchIsRead) {
+  int dead[2] = {0, 0};
+  for (uint64_t seed = 0; seed < 200; ++seed)
+    for (bool value : {false, true}) {
+      Rng src(seed);
+      SwarmConfig config = draw_swarm(src, GenOptions{});
+      config.dead_code = value;
+      Case c = build_case(src, config, GenOptions{});
+      for_each_module(*c.module, [&](const std::string&, Module& m) {
+        for (Node* n = m.graph.first(); n; n = n->next)
+          dead[value] +=
+              n->op == NodeOp::kCallFunction && op_info(n->fn).pure && m.graph.users(n).empty();
+      });
+    }
+  EXPECT_GT(dead[1], 3 * dead[0]) << "ops without a user: " << dead[0] << " with dead_code off, "
+                                  << dead[1] << " on";
 }
 
 // The swarm reaches every feature: over fixed seeds, each outcome occurs.

@@ -63,6 +63,32 @@ TEST(ReachTest, TwoSpecializationsOfOneModuleAreSpecializedCalls) {
   EXPECT_FALSE(has(same, Reach::kSpecialized));
 }
 
+// Reach counts what export traces: a call nothing reads is dead code, and a branch on a static
+// flag keeps only its choice, so neither specializes anything.
+TEST(ReachTest, DeadCallsAndUnchosenBranchesDoNotSpecialize) {
+  auto dead_second = [](bool read_it) {
+    auto root = std::make_shared<Module>();
+    root->children["c"] = flag_child();
+    Graph& g = root->graph;
+    Node* x = g.placeholder("x", ValueType::tensor({2}));
+    Node* a = g.call_module("c", {x, true});
+    Node* b = g.call_module("c", {x, false});
+    g.output(read_it ? std::vector<Arg>{a, b} : std::vector<Arg>{a});
+    return case_of(root);
+  };
+  EXPECT_TRUE(has(case_reach(dead_second(true)), Reach::kSpecialized));
+  EXPECT_FALSE(has(case_reach(dead_second(false)), Reach::kSpecialized));
+  // root(x, ...): branch(True, c(x, True), c(x, False)): the False call is never traced.
+  auto root = std::make_shared<Module>();
+  root->children["c"] = flag_child();
+  Graph& g = root->graph;
+  Node* x = g.placeholder("x", ValueType::tensor({2}));
+  Node* a = g.call_module("c", {x, true});
+  Node* b = g.call_module("c", {x, false});
+  g.output({g.call_function(OpCode::kBranch, {true, a, b})});
+  EXPECT_FALSE(has(case_reach(case_of(root)), Reach::kSpecialized));
+}
+
 // root(x): c(c(x, d1), d2) where c(x, dim) sums x over `dim` (or ignores it when !used).
 Case int_calls(int64_t d1, int64_t d2, bool used) {
   auto c = std::make_shared<Module>();
