@@ -66,27 +66,24 @@ TEST(ReachTest, TwoSpecializationsOfOneModuleAreSpecializedCalls) {
 // Reach counts what export traces: a call nothing reads is dead code, and a branch on a static
 // flag keeps only its choice, so neither specializes anything.
 TEST(ReachTest, DeadCallsAndUnchosenBranchesDoNotSpecialize) {
-  auto dead_second = [](bool read_it) {
+  enum Out { kBoth, kFirst, kBranch };
+  // root(x): a = c(x, True), b = c(x, False); returns (a, b), (a) or branch(True, a, b).
+  auto two = [](Out out) {
     auto root = std::make_shared<Module>();
     root->children["c"] = flag_child();
     Graph& g = root->graph;
     Node* x = g.placeholder("x", ValueType::tensor({2}));
     Node* a = g.call_module("c", {x, true});
     Node* b = g.call_module("c", {x, false});
-    g.output(read_it ? std::vector<Arg>{a, b} : std::vector<Arg>{a});
+    if (out == kBranch)
+      g.output({g.call_function(OpCode::kBranch, {true, a, b})});
+    else
+      g.output(out == kBoth ? std::vector<Arg>{a, b} : std::vector<Arg>{a});
     return case_of(root);
   };
-  EXPECT_TRUE(has(case_reach(dead_second(true)), Reach::kSpecialized));
-  EXPECT_FALSE(has(case_reach(dead_second(false)), Reach::kSpecialized));
-  // root(x, ...): branch(True, c(x, True), c(x, False)): the False call is never traced.
-  auto root = std::make_shared<Module>();
-  root->children["c"] = flag_child();
-  Graph& g = root->graph;
-  Node* x = g.placeholder("x", ValueType::tensor({2}));
-  Node* a = g.call_module("c", {x, true});
-  Node* b = g.call_module("c", {x, false});
-  g.output({g.call_function(OpCode::kBranch, {true, a, b})});
-  EXPECT_FALSE(has(case_reach(case_of(root)), Reach::kSpecialized));
+  EXPECT_TRUE(has(case_reach(two(kBoth)), Reach::kSpecialized));
+  EXPECT_FALSE(has(case_reach(two(kFirst)), Reach::kSpecialized));   // b is dead code
+  EXPECT_FALSE(has(case_reach(two(kBranch)), Reach::kSpecialized));  // b is never traced
 }
 
 // root(x): c(c(x, d1), d2) where c(x, dim) sums x over `dim` (or ignores it when !used).
