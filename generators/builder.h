@@ -11,6 +11,7 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "core/base/check.h"
@@ -283,17 +284,20 @@ class Builder {
       if (n->op == NodeOp::kCallFunction && n->fn == OpCode::kGetitem) n = n->input_nodes()[0];
       return n->op == NodeOp::kCallModule;
     };
-    std::vector<const Val*> calls, rest;
+    std::unordered_set<const Node*> read;  // one walk, not a users() scan per pool value
+    for (Node* n = g.first(); n; n = n->next)
+      for (const Node* in : n->input_nodes()) read.insert(in);
+    for (const Arg& o : outs) read.insert(std::get<Node*>(o));
+    std::vector<const Val*> unread, rest;  // call results first, then the others
     for (const Val& v : pool) {
       const Node* n = v.node;
-      if (n->op == NodeOp::kPlaceholder || n->op == NodeOp::kGetAttr || !g.users(n).empty() ||
-          (n->op == NodeOp::kCallFunction && !op_info(n->fn).pure) ||
-          std::find(outs.begin(), outs.end(), Arg(v.node)) != outs.end())
+      if (n->op == NodeOp::kPlaceholder || n->op == NodeOp::kGetAttr || read.count(n) ||
+          (n->op == NodeOp::kCallFunction && !op_info(n->fn).pure))
         continue;
-      (from_call(n) ? calls : rest).push_back(&v);
+      (from_call(n) ? unread : rest).push_back(&v);
     }
-    calls.insert(calls.end(), rest.begin(), rest.end());
-    for (const Val* v : calls) {
+    unread.insert(unread.end(), rest.begin(), rest.end());
+    for (const Val* v : unread) {
       if (outs.size() < most) {
         outs.emplace_back(v->node);
         shapes.push_back(v->shape);

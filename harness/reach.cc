@@ -73,7 +73,7 @@ class ReachWalk {
 
   ReachBits run() {
     tree(*c_.module, "", 0);
-    calls(*c_.module, "", {}, {}, 0);
+    calls(*c_.module, "", {}, live_nodes(*c_.module, {}, {}, 0), 0);
     whole_case();
     for (const auto& [fqn, specs] : specs_)
       for (size_t i = 0; i < specs.size(); ++i)
@@ -194,7 +194,7 @@ class ReachWalk {
       if (n->op == NodeOp::kCallModule)
         if (const Module* child = m.submodule(n->target)) e = effectful(*child, depth + 1);
     }
-    return effects_[&m] = e;
+    return it->second = e;  // map iterators survive the insertions of the recursion
   }
 
   // The nodes export keeps of one call of `m` whose caller reads outputs `read` (empty: all):
@@ -242,13 +242,13 @@ class ReachWalk {
     return live;
   }
 
-  // Every live call, with its static arguments resolved; returns the call's full specialization
-  // (what export traces: a call or a use export removes as dead code does not specialize).
+  // Every live call of `m` (its nodes export keeps: `live`), with its static arguments resolved;
+  // returns the call's full specialization (a call or a use export removes as dead code does
+  // not specialize).
   std::string calls(const Module& m, const std::string& fqn, const Statics& statics,
-                    const std::set<int64_t>& read, int depth) {
+                    const Live& live, int depth) {
     if (depth > 64) return "";
-    Live live = live_nodes(m, read, statics, depth);
-    auto used = [&](const Graph& g, const Node* ph, const Live& child_live) {
+    auto used = [](const Graph& g, const Node* ph, const Live& child_live) {
       for (Node* u : g.users(ph))
         if (child_live.count(u)) return true;
       return false;
@@ -269,8 +269,7 @@ class ReachWalk {
         }
         env[phs[i]] = a;
       }
-      const std::set<int64_t>& child_read = live.at(n);
-      Live child_live = live_nodes(*child, child_read, env, depth + 1);
+      Live child_live = live_nodes(*child, live.at(n), env, depth + 1);
       Spec s;
       std::string args;
       for (Node* ph : phs) {
@@ -285,7 +284,7 @@ class ReachWalk {
       }
       std::string cfqn = join_fqn(fqn, n->target);
       s.full = s.own + "|" + std::to_string(env.size()) + "[" +
-               calls(*child, cfqn, env, child_read, depth + 1) + "]" + args;
+               calls(*child, cfqn, env, child_live, depth + 1) + "]" + args;
       nested += n->target + "=" + s.full + ";";
       specs_[cfqn].push_back(std::move(s));
     }

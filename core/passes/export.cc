@@ -69,9 +69,9 @@ class Exporter {
       Node* v = std::get<Node*>(out->args[i]);
       p_.sig.outputs[i].name = v->name;
       // Fault: the signature records the name export asked the namespace for.
-      if (auto it = requested_.find(v);
-          it != requested_.end() && fault_on(Fault::kOutputSpecByRequestedName))
-        p_.sig.outputs[i].name = it->second;
+      if (fault_on(Fault::kOutputSpecByRequestedName))
+        if (auto it = requested_.find(v); it != requested_.end())
+          p_.sig.outputs[i].name = it->second;
     }
     infer_types(*p_.root);
     lint_program(p_);
