@@ -290,7 +290,7 @@ class Oracle {
 
   // Builds, checks, runs and compares every path of the pipeline table, in table order.
   void run_paths() {
-    Pipeline pipeline(c_.module, c_.config);
+    Pipeline pipeline(c_.module, c_.config, o_.stages);
     std::vector<std::pair<const Artifact*, std::string>> prints;
     std::string eager_print = stage("eager", [&] { return save_module(*c_.module); });
     for (Stage s : path_stages()) {

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/base/stage.h"
+#include "core/pipeline/pipeline.h"
 #include "core/runtime/backend.h"
 #include "core/runtime/cuda/device.h"
 #include "generators/case.h"
@@ -61,6 +62,10 @@ struct OracleOptions {
   // When set, every path runs on this backend instead of the device's (a test's recording
   // backend, a user's own backend).
   Backend* backend = nullptr;
+  // Replacement build functions for stages of the pipeline table: a user's own pass checked
+  // by the same oracle (docs/library.md). Its rules, naming and fingerprint checks apply as to
+  // the built-in pass of that stage.
+  StageOverrides stages;
   bool localize = true;  // find the first diverging node on a mismatch
   // Called as each stage starts (all_stages() in order, by name): an isolated worker records it so
   // a crash or hang can be attributed to its stage.

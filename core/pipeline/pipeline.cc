@@ -71,9 +71,22 @@ PartitionOptions partition_options(const PipelineConfig& config) {
   return o;
 }
 
-Pipeline::Pipeline(std::shared_ptr<const Module> eager, PipelineConfig config)
-    : config_(std::move(config)) {
+StageBuild program_pass(Stage s, std::function<Program(const Program&)> pass) {
+  return [s, pass = std::move(pass)](const Artifact& input, const PipelineConfig&) {
+    FLATCHECK_INPUT(input.program, "stage " << stage_name(s) << " is built from "
+                                            << stage_name(input.stage)
+                                            << ", a module tree, not a program");
+    return of_program(s, pass(*input.program));
+  };
+}
+
+Pipeline::Pipeline(std::shared_ptr<const Module> eager, PipelineConfig config,
+                   StageOverrides overrides)
+    : config_(std::move(config)), overrides_(std::move(overrides)) {
   FLATCHECK_CHECK(eager) << "a pipeline needs an eager module";
+  FLATCHECK_INPUT(!overrides_.count(Stage::kEager), "the eager reference cannot be replaced");
+  for (const auto& [s, fn] : overrides_)
+    FLATCHECK_INPUT(fn, "the override of stage " << stage_name(s) << " is empty");
   Artifact a;
   a.stage = Stage::kEager;
   a.module = std::move(eager);
@@ -83,9 +96,18 @@ Pipeline::Pipeline(std::shared_ptr<const Module> eager, PipelineConfig config)
 const Artifact& Pipeline::build(Stage s) {
   if (auto it = built_.find(s); it != built_.end()) return it->second;
   const Artifact& input = build(stage_input(s));
-  BuildFn fn = build_function(s);
-  FLATCHECK_CHECK(fn) << "stage " << stage_name(s) << " has no build function";
-  return built_.emplace(s, fn(input, config_)).first->second;
+  Artifact a;
+  if (auto it = overrides_.find(s); it != overrides_.end()) {
+    a = it->second(input, config_);
+  } else {
+    BuildFn fn = build_function(s);
+    FLATCHECK_CHECK(fn) << "stage " << stage_name(s) << " has no build function";
+    a = fn(input, config_);
+  }
+  FLATCHECK_INPUT(a.stage == s && (a.program.has_value() != (a.module != nullptr)),
+                  "stage " << stage_name(s) << " built an artifact of stage " << stage_name(a.stage)
+                           << (a.program || a.module ? "" : " with neither a program nor a module"));
+  return built_.emplace(s, std::move(a)).first->second;
 }
 
 }  // namespace flatcheck

@@ -3,6 +3,7 @@
 // so the order of the passes and how a configuration becomes pass options live here only.
 #pragma once
 
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -38,9 +39,24 @@ struct Artifact {
   std::string saved, resaved;
 };
 
+// A stage's build function: the artifact of one stage from the artifact of its input stage
+// (stage_input()). The table's functions are the system under test's; a user checking their
+// own pass replaces one (docs/library.md).
+using StageBuild = std::function<Artifact(const Artifact& input, const PipelineConfig& config)>;
+// Replacement build functions by stage; a stage not named here uses the table's.
+using StageOverrides = std::map<Stage, StageBuild>;
+
+// A build function from a program-to-program pass: `pass` gets the input stage's program
+// (which it must not modify) and its result becomes stage `s`. Throws InputError when the
+// input stage is a module tree (kEager).
+StageBuild program_pass(Stage s, std::function<Program(const Program&)> pass);
+
 class Pipeline {
  public:
-  Pipeline(std::shared_ptr<const Module> eager, PipelineConfig config);
+  // `overrides` replaces the build function of the stages it names; the eager reference
+  // cannot be replaced.
+  Pipeline(std::shared_ptr<const Module> eager, PipelineConfig config,
+           StageOverrides overrides = {});
 
   // The artifact of `s`, building it (and the stages it is built from) on first use. Throws
   // InputError from the pass that rejects its input; a throwing stage is retried on next use.
@@ -50,6 +66,7 @@ class Pipeline {
 
  private:
   PipelineConfig config_;
+  StageOverrides overrides_;
   std::map<Stage, Artifact> built_;
 };
 

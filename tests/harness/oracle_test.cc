@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/base/faults.h"
+#include "core/passes/passes.h"
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"
 #include "harness/campaign.h"
@@ -46,6 +47,26 @@ TEST(OracleTest, AnExceptionInTheSystemUnderTestIsAFailureNotACrash) {
   ASSERT_TRUE(r.failure.has_value());
   EXPECT_EQ(r.failure->stage, "flattened");
   EXPECT_EQ(r.failure->property, "lint");
+}
+
+TEST(OracleTest, AStageOverrideIsTheCodeUnderTest) {
+  Case c = generate_case_for_seed(case_seed(1, 0));
+  int calls = 0;
+  OracleOptions own;
+  own.stages[Stage::kFlattened] = program_pass(Stage::kFlattened, [&](const Program& in) {
+    ++calls;
+    return flatten(in);
+  });
+  auto ok = check_case(c, own);
+  EXPECT_FALSE(ok.failure) << ok.failure->signature();
+  EXPECT_EQ(calls, 1) << "the oracle builds the flattened stage through the override";
+  OracleOptions identity;
+  identity.stages[Stage::kFlattened] = program_pass(Stage::kFlattened, [](const Program& in) {
+    return clone_program(in);
+  });
+  auto r = check_case(c, identity);
+  ASSERT_TRUE(r.failure) << "an identity flatten breaks the flatten rules";
+  EXPECT_EQ(r.failure->kind().rfind("rule:flattened", 0), 0u) << r.failure->signature();
 }
 
 TEST(OracleTest, LocalizesTheFirstDivergingNode) {

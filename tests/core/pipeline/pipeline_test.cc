@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include "core/base/check.h"
 #include "generators/examples.h"
 
 namespace flatcheck {
@@ -70,6 +71,47 @@ TEST(PipelineTest, StagesThroughTheFileRecordTheirRoundTrip) {
     EXPECT_EQ(a.saved, a.resaved) << stage_name(s);
   }
   EXPECT_TRUE(p.build(Stage::kFlattened).saved.empty());
+}
+
+
+TEST(PipelineTest, AnOverrideReplacesItsStageAndFeedsTheStagesAfterIt) {
+  int calls = 0;
+  const Program* seen = nullptr;
+  StageOverrides o;
+  o[Stage::kFlattened] = program_pass(Stage::kFlattened, [&](const Program& in) {
+    ++calls;
+    seen = &in;
+    return clone_program(in);  // an identity "flatten": its children stay
+  });
+  Pipeline p(graph_break_example(), PipelineConfig{}, o);
+  const Artifact& part = p.build(Stage::kPartitioned);
+  EXPECT_EQ(calls, 0) << "the override runs only when its stage is built";
+  p.build(Stage::kReloaded);
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(seen, &*part.program) << "the override gets its input stage's program";
+  Pipeline plain(graph_break_example(), PipelineConfig{});
+  EXPECT_NE(p.build(Stage::kReloaded).saved.find("\"call_module\""), std::string::npos)
+      << "the reloaded stage is built from the override's program";
+  EXPECT_EQ(plain.build(Stage::kReloaded).saved.find("\"call_module\""), std::string::npos)
+      << "the table's flatten leaves no call_module";
+}
+
+TEST(PipelineTest, AnOverrideMustBuildItsOwnStage) {
+  StageOverrides wrong;
+  wrong[Stage::kFlattened] = program_pass(Stage::kPartitioned, [](const Program& in) {
+    return clone_program(in);
+  });
+  Pipeline p(graph_break_example(), PipelineConfig{}, wrong);
+  EXPECT_THROW(p.build(Stage::kFlattened), InputError);
+  StageOverrides eager;
+  eager[Stage::kEager] = [](const Artifact& a, const PipelineConfig&) { return a; };
+  EXPECT_THROW(Pipeline(graph_break_example(), PipelineConfig{}, eager), InputError);
+  StageOverrides from_tree;
+  from_tree[Stage::kExported] = program_pass(Stage::kExported, [](const Program& in) {
+    return clone_program(in);
+  });
+  Pipeline q(graph_break_example(), PipelineConfig{}, from_tree);
+  EXPECT_THROW(q.build(Stage::kExported), InputError) << "the eager stage is a module tree";
 }
 
 }  // namespace
