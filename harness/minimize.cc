@@ -5,6 +5,7 @@
 #include "harness/minimize.h"
 #include "core/base/names.h"
 
+#include <chrono>
 #include <functional>
 #include <unordered_map>
 
@@ -209,14 +210,23 @@ class Minimizer {
 
   MinimizeResult run() {
     bool progress = true;
-    while (progress && r_.checks < opts_.max_checks) {
+    while (progress && !spent()) {
       progress = false;
       for (const Reduction& red : kReductions) progress |= apply(red);
     }
+    r_.stopped_early = spent();
     return std::move(r_);
   }
 
  private:
+  // The check or time budget ran out.
+  bool spent() const {
+    if (r_.checks >= opts_.max_checks) return true;
+    if (opts_.time_budget_s <= 0) return false;
+    std::chrono::duration<double> t = std::chrono::steady_clock::now() - start_;
+    return t.count() >= opts_.time_budget_s;
+  }
+
   struct Step {
     const char* name;
     std::function<bool(Case&)> apply;
@@ -248,7 +258,7 @@ class Minimizer {
 
   // Applies a step to a copy; keeps it when the failure signature is unchanged.
   bool try_step(const Step& s) {
-    if (r_.checks >= opts_.max_checks) return false;
+    if (spent()) return false;
     Case c = clone_case(r_.reduced);
     try {
       ScopedFaultSuppression harness_edits;  // faults apply to the checked pipeline only
@@ -297,6 +307,7 @@ class Minimizer {
 
   const MinimizeOptions& opts_;
   const std::string target_;
+  const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   MinimizeResult r_;
 };
 

@@ -12,7 +12,8 @@
 namespace flatcheck {
 
 struct MinimizeOptions {
-  int max_checks = 3000;  // oracle runs at most
+  int max_checks = 3000;     // oracle runs at most
+  double time_budget_s = 0;  // stop after this many seconds with the smallest case so far (0: none)
   OracleOptions oracle;
   // How a candidate is checked (default: check_case in this process; isolated campaigns pass
   // a forking checker so candidates that crash or hang cannot take the minimizer down).
@@ -26,6 +27,7 @@ struct MinimizeResult {
   Failure failure;               // the failure the reduced case shows
   int checks = 0;                // oracle runs spent
   int steps = 0;                 // reductions kept
+  bool stopped_early = false;    // max_checks or time_budget_s ran out before a fixpoint
   std::vector<std::string> log;  // names of the kept steps, in order
 };
 

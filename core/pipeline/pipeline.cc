@@ -104,9 +104,10 @@ const Artifact& Pipeline::build(Stage s) {
     FLATCHECK_CHECK(fn) << "stage " << stage_name(s) << " has no build function";
     a = fn(input, config_);
   }
-  FLATCHECK_INPUT(a.stage == s && (a.program.has_value() != (a.module != nullptr)),
-                  "stage " << stage_name(s) << " built an artifact of stage " << stage_name(a.stage)
-                           << (a.program || a.module ? "" : " with neither a program nor a module"));
+  FLATCHECK_INPUT(
+      a.stage == s && (a.program.has_value() != (a.module != nullptr)),
+      "stage " << stage_name(s) << " built an artifact of stage " << stage_name(a.stage)
+               << (a.program || a.module ? "" : " with neither a program nor a module"));
   return built_.emplace(s, std::move(a)).first->second;
 }
 

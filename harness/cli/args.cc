@@ -111,4 +111,18 @@ std::string out_dir_option(const Args& a, const char* cmd) {
   return out;
 }
 
+void write_ci_reports(const Args& a, const std::string& suite, const std::vector<ReportItem>& items,
+                      double seconds, int argc, char** argv) {
+  std::string command_line = "flatcheck";
+  for (int i = 1; i < argc; ++i) command_line += std::string(" ") + argv[i];
+  if (a.has("--sarif")) {
+    if (a.str("--sarif").empty()) throw UsageError("--sarif needs a file name");
+    write_file_atomic(a.str("--sarif"), sarif_report(items, kVersion, command_line));
+  }
+  if (a.has("--junit")) {
+    if (a.str("--junit").empty()) throw UsageError("--junit needs a file name");
+    write_file_atomic(a.str("--junit"), junit_report(suite, items, seconds));
+  }
+}
+
 }  // namespace flatcheck::cli

@@ -11,9 +11,11 @@
 #include <set>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/runtime/cuda/device.h"
+#include "harness/ci_report.h"
 
 namespace flatcheck::cli {
 
@@ -22,89 +24,58 @@ struct UsageError : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// A small flag parser: --name VALUE, --name=VALUE, boolean --name, and positionals.
+// One command of the flag table (harness/cli/flags.def).
+struct CommandSpec {
+  const char* id;        // fuzz, compare_backends
+  const char* name;      // fuzz, compare-backends
+  const char* synopsis;  // after the name
+  const char* doc;       // what it does
+  const char* footer;    // printed after the flags ("" for none)
+};
+// One flag of a command. A flag with an empty `meta` is a switch.
+struct FlagSpec {
+  const char* command;  // the command's id
+  const char* name;     // --cases, -o
+  const char* alias;    // --out for -o; "" for none
+  const char* meta;     // N, FILE; "" for a switch
+  const char* help;
+};
+// The table, in declaration order.
+const std::vector<CommandSpec>& command_specs();
+// A command's flags (--help not included); empty for an unknown command.
+std::vector<FlagSpec> flags_of(std::string_view command);
+// `flatcheck COMMAND --help`, generated from the table.
+std::string command_help(std::string_view command);
+// `flatcheck --help`, generated from the table.
+std::string main_usage();
+
+// The flag parser over the table: --name VALUE, --name=VALUE, switches and positionals.
+// A flag not declared for the command, a switch given a value or a missing value is a
+// UsageError; an alias is stored under its flag's name. Numbers are strict: decimal, the whole
+// token, no sign where none is allowed, no leading zeros (`010` is neither octal nor ten).
 class Args {
  public:
-  Args(int argc, char** argv, int start, std::vector<std::string> valued,
-       std::vector<std::string> flags)
-      : valued_(std::move(valued)), flags_(std::move(flags)) {
-    for (int i = start; i < argc; ++i) {
-      std::string a = argv[i];
-      if (a == "--") {
-        for (++i; i < argc; ++i) positional_.push_back(argv[i]);
-        break;
-      }
-      if (a.size() > 1 && a[0] == '-' &&
-          !(a.size() > 1 && std::isdigit(static_cast<unsigned char>(a[1])))) {
-        std::string name = a, value;
-        bool has_value = false;
-        if (auto eq = a.find('='); eq != std::string::npos) {
-          name = a.substr(0, eq);
-          value = a.substr(eq + 1);
-          has_value = true;
-        }
-        if (std::find(flags_.begin(), flags_.end(), name) != flags_.end()) {
-          if (has_value) throw UsageError(name + " takes no value");
-          set_.insert(name);
-          continue;
-        }
-        if (std::find(valued_.begin(), valued_.end(), name) == valued_.end())
-          throw UsageError("unknown option '" + name + "'");
-        if (!has_value) {
-          if (i + 1 >= argc) throw UsageError(name + " needs a value");
-          value = argv[++i];
-        }
-        values_[name] = value;
-        continue;
-      }
-      positional_.push_back(a);
-    }
-  }
+  Args(int argc, char** argv, int start, std::string_view command);
   bool flag(const std::string& n) const { return set_.count(n) > 0; }
   bool has(const std::string& n) const { return values_.count(n) > 0; }
   std::string str(const std::string& n, const std::string& def = "") const {
     auto it = values_.find(n);
     return it == values_.end() ? def : it->second;
   }
-  int64_t integer(const std::string& n, int64_t def, int64_t lo, int64_t hi) const {
-    if (!has(n)) return def;
-    std::string v = str(n);
-    char* end = nullptr;
-    errno = 0;
-    long long x = std::strtoll(v.c_str(), &end, 10);
-    if (v.empty() || *end != '\0' || errno != 0 || x < lo || x > hi)
-      throw UsageError(n + " expects an integer in [" + std::to_string(lo) + ", " +
-                       std::to_string(hi) + "], got '" + v + "'");
-    return x;
-  }
-  uint64_t unsigned_int(const std::string& n, uint64_t def) const {
-    if (!has(n)) return def;
-    std::string v = str(n);
-    char* end = nullptr;
-    errno = 0;
-    unsigned long long x = std::strtoull(v.c_str(), &end, 0);
-    if (v.empty() || v[0] == '-' || *end != '\0' || errno != 0)
-      throw UsageError(n + " expects a non-negative integer, got '" + v + "'");
-    return x;
-  }
-  double number(const std::string& n, double def, double lo, double hi) const {
-    if (!has(n)) return def;
-    std::string v = str(n);
-    char* end = nullptr;
-    double x = std::strtod(v.c_str(), &end);
-    if (v.empty() || *end != '\0' || !(x >= lo && x <= hi))
-      throw UsageError(n + " expects a number in [" + std::to_string(lo) + ", " +
-                       std::to_string(hi) + "], got '" + v + "'");
-    return x;
-  }
+  int64_t integer(const std::string& n, int64_t def, int64_t lo, int64_t hi) const;
+  uint64_t unsigned_int(const std::string& n, uint64_t def) const;
+  double number(const std::string& n, double def, double lo, double hi) const;
   const std::vector<std::string>& positional() const { return positional_; }
 
  private:
-  std::vector<std::string> valued_, flags_;
   std::map<std::string, std::string> values_;
   std::set<std::string> set_;
   std::vector<std::string> positional_;
 };
+
+// Strict decimal parsing of a whole token (the rules of Args); false when `text` is not one.
+bool parse_decimal(std::string_view text, int64_t& out);
+bool parse_decimal(std::string_view text, uint64_t& out);
 
 // True when stderr is a terminal (progress lines are drawn only there).
 bool stderr_tty();
@@ -130,6 +101,13 @@ std::vector<std::string> case_files(const std::vector<std::string>& paths);
 
 // -o DIR of a command that writes files, created when missing.
 std::string out_dir_option(const Args& a, const char* cmd);
+
+// flatcheck's version (the CMake project's).
+constexpr const char* kVersion = FLATCHECK_VERSION;
+
+// --sarif FILE and --junit FILE of fuzz and replay: each written when given (docs/cli.md).
+void write_ci_reports(const Args& a, const std::string& suite, const std::vector<ReportItem>& items,
+                      double seconds, int argc, char** argv);
 
 // The commands; each returns the process exit code (0 passed, 1 found, 2 bad input).
 int cmd_fuzz(int argc, char** argv);

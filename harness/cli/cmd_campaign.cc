@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
@@ -165,12 +166,12 @@ Json campaign_json(const CampaignOptions& o, const CampaignResult& r) {
 void shard_option(const Args& a, CampaignOptions& o) {
   if (!a.has("--shard")) return;
   std::string s = a.str("--shard");
-  auto slash = s.find('/');
-  char* end = nullptr;
-  long i = slash == std::string::npos ? -1 : std::strtol(s.substr(0, slash).c_str(), &end, 10);
-  long n = slash == std::string::npos ? -1 : std::strtol(s.substr(slash + 1).c_str(), &end, 10);
-  if (slash == std::string::npos || n < 1 || i < 0 || i >= n)
-    throw UsageError("--shard expects I/N with 0 <= I < N, got '" + s + "'");
+  size_t slash = s.find('/');
+  int64_t i = -1, n = -1;
+  if (slash == std::string::npos || !parse_decimal(s.substr(0, slash), i) ||
+      !parse_decimal(s.substr(slash + 1), n) || n < 1 || n > 1000000 || i < 0 || i >= n)
+    throw UsageError("--shard expects I/N, two decimal integers with 0 <= I < N <= 1000000, got '" +
+                     s + "'");
   o.shard_index = static_cast<int>(i);
   o.shard_count = static_cast<int>(n);
 }
@@ -202,26 +203,9 @@ CampaignOptions campaign_options(const Args& a) {
 }
 
 int cmd_fuzz(int argc, char** argv) {
-  Args a(argc, argv, 2,
-         {"--cases", "--time", "--seed", "--jobs", "--shard", "--inject", "--device", "--out",
-          "--max-nodes", "--timeout", "--resume"},
-         {"--json", "--no-minimize", "--help", "--quiet", "--no-isolate"});
+  Args a(argc, argv, 2, "fuzz");
   if (a.flag("--help")) {
-    std::cout << "flatcheck fuzz: generate cases from a seed and check every path bit for bit.\n"
-                 "  --cases N       cases to run (default 2000)\n"
-                 "  --time SECONDS  run for a time instead of a count\n"
-                 "  --seed S        campaign seed (default 1); case i uses mix(S, i)\n"
-                 "  --jobs J        worker threads (default 1)\n"
-                 "  --shard I/N     run only case indices i with i % N == I\n"
-                 "  --inject FAULT  switch on an injected fault (see 'flatcheck faults')\n"
-                 "  --device D      cpu (default) or cuda: the backend every path runs on\n"
-                 "  --out DIR       where findings are written (default corpus/found)\n"
-                 "  --max-nodes N   steps per generated graph (default 20)\n"
-                 "  --no-minimize   write findings unminimized\n"
-                 "  --no-isolate    run cases in this process (faster; a crash ends the campaign)\n"
-                 "  --timeout S     per-case time limit in isolated mode (default 10)\n"
-                 "  --resume DIR    continue the campaign whose findings and state are in DIR\n"
-                 "  --json          end with one JSON line of figures\n";
+    std::cout << command_help("fuzz");
     return 0;
   }
   if (!a.positional().empty()) throw UsageError("fuzz takes no positional arguments");
@@ -253,24 +237,29 @@ int cmd_fuzz(int argc, char** argv) {
   if (g_interrupted.load())
     std::cout << "interrupted: resume with 'flatcheck fuzz --resume " << o.out_dir << "'\n";
   if (a.flag("--json")) std::cout << campaign_json(o, r).dump() << "\n";
+  std::vector<ReportItem> items;
+  for (const auto& f : r.findings)
+    items.push_back({f.failure.signature(), f.failure.signature(), f.failure.message, f.path,
+                     "case " + std::to_string(f.case_index) + " (case seed " +
+                         std::to_string(f.case_seed) + "), " + std::to_string(f.original_nodes) +
+                         " nodes, minimized to " + std::to_string(f.minimized_nodes) +
+                         (f.failure.first_divergence.empty()
+                              ? std::string()
+                              : "; first divergence " + f.failure.first_divergence)});
+  if (items.empty())
+    items.push_back(
+        {"fuzz seed " + std::to_string(r.seed) + ": " + std::to_string(r.cases) + " cases", "", "",
+         "", ""});
+  write_ci_reports(a, "flatcheck fuzz", items, r.seconds, argc, argv);
   return r.findings.empty() ? 0 : 1;
 }
 
 // ------------------------------------------------------------------------------ replay
 
 int cmd_replay(int argc, char** argv) {
-  Args a(argc, argv, 2, {"--inject", "--device", "--timeout"},
-         {"--json", "--help", "--no-isolate", "--expect"});
+  Args a(argc, argv, 2, "replay");
   if (a.flag("--help")) {
-    std::cout
-        << "flatcheck replay PATH...: check every case file (folders are searched for *.json).\n"
-           "  exit 0 when every case passes, 1 when one fails, 2 for unreadable files.\n"
-           "  --inject FAULT  replay with a fault switched on\n"
-           "  --expect        a case passes only when it fails with the signature in its 'expect'\n"
-           "  --device D      cpu (default) or cuda: the backend every path runs on\n"
-           "  --no-isolate    check in this process (a crash in the system under test ends the "
-           "replay)\n"
-           "  --timeout S     per-case time limit (default 10)\n";
+    std::cout << command_help("replay");
     return 0;
   }
   bool isolate = !a.flag("--no-isolate");
@@ -285,6 +274,8 @@ int cmd_replay(int argc, char** argv) {
   if (files.empty()) throw InputError("no case files (*.json) found");
   int failed = 0;
   Json results = Json::array();
+  std::vector<ReportItem> items;
+  auto start = std::chrono::steady_clock::now();
   std::string backend;
   for (const auto& f : files) {
     Case c = load_case_file(f);
@@ -307,6 +298,12 @@ int cmd_replay(int argc, char** argv) {
     }
     results.push_back(Json{
         {"path", f}, {"ok", !r.failure}, {"signature", r.failure ? r.failure->signature() : ""}});
+    bool case_failed = expect ? got != c.expect->signature() : r.failure.has_value();
+    items.push_back({f, case_failed ? (got.empty() ? "no-failure" : got) : "",
+                     case_failed
+                         ? (got.empty() ? "expected " + c.expect->signature() : r.failure->message)
+                         : "",
+                     f, ""});
   }
   std::cout << "backend: " << backend_label(backend) << "\n";
   std::cout << (files.size() - static_cast<size_t>(failed)) << " passed, " << failed << " failed\n";
@@ -317,24 +314,17 @@ int cmd_replay(int argc, char** argv) {
                       {"results", results}}
                      .dump()
               << "\n";
+  std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
+  write_ci_reports(a, "flatcheck replay", items, took.count(), argc, argv);
   return failed ? 1 : 0;
 }
 
 // ------------------------------------------------------------------------------ shrink
 
 int cmd_shrink(int argc, char** argv) {
-  Args a(argc, argv, 2, {"-o", "--out", "--inject", "--max-checks", "--predicate", "--timeout"},
-         {"--help"});
+  Args a(argc, argv, 2, "shrink");
   if (a.flag("--help")) {
-    std::cout
-        << "flatcheck shrink CASE -o OUT: minimize a failing case, keeping its failure signature.\n"
-           "  --predicate CMD  minimize against an external test instead of the oracle: CMD runs\n"
-           "                   with /bin/sh -c on each candidate ({} is the candidate file's\n"
-           "                   path, else it is appended); exit 0 means the failure is still "
-           "there\n"
-           "  --timeout S      per predicate run (default 60); a run past it is not interesting\n"
-           "  --max-checks N   candidate checks at most (default 3000)\n"
-           "  exit 1 when the minimized repro was written, 2 when the case does not fail.\n";
+    std::cout << command_help("shrink");
     return 0;
   }
   if (a.positional().size() != 1) throw UsageError("shrink needs exactly one CASE file");
@@ -346,6 +336,7 @@ int cmd_shrink(int argc, char** argv) {
   Case c = load_case_file(a.positional()[0]);
   MinimizeOptions mo;
   mo.max_checks = static_cast<int>(a.integer("--max-checks", 3000, 1, 1000000));
+  mo.time_budget_s = a.number("--time-budget", 0, 0.001, 1e7);
   ExternalPredicate pred;
   if (a.has("--predicate")) {
     pred.command = a.str("--predicate");
@@ -363,9 +354,11 @@ int cmd_shrink(int argc, char** argv) {
                      (pred.command.empty()
                           ? ": the case passes; there is nothing to shrink"
                           : ": the predicate does not hold for the case (it did not exit 0)"));
+  auto start = std::chrono::steady_clock::now();
   if (stderr_tty())
-    mo.progress = [](size_t nodes, int checks) {
-      std::fprintf(stderr, "\r  %zu nodes after %d checks   ", nodes, checks);
+    mo.progress = [start](size_t nodes, int checks) {
+      std::chrono::duration<double> t = std::chrono::steady_clock::now() - start;
+      std::fprintf(stderr, "\r  %zu nodes after %d checks, %.1f s   ", nodes, checks, t.count());
       std::fflush(stderr);
     };
   size_t before = case_size(c);
@@ -380,7 +373,12 @@ int cmd_shrink(int argc, char** argv) {
   write_file_atomic(out, save_case(m.reduced));
   std::cout << "shrink: " << m.failure.signature() << ": " << before << " -> "
             << case_size(m.reduced) << " nodes in " << m.checks << " checks (" << m.steps
-            << " steps kept)\n  wrote " << out << "\n";
+            << " steps kept)"
+            << (m.stopped_early ? "; stopped by --max-checks or --time-budget, not a fixpoint" : "")
+            << "\n  wrote " << out << "\n\n"
+            << "signature: " << m.failure.signature() << "\n"
+            << m.failure.message << "\n"
+            << *m.reduced.module;
   return 1;
 }
 

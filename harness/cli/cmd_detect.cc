@@ -42,10 +42,9 @@ namespace flatcheck::cli {
 // ------------------------------------------------------------------------------ faults, detect
 
 int cmd_faults(int argc, char** argv) {
-  Args a(argc, argv, 2, {}, {"--verbose", "--help"});
+  Args a(argc, argv, 2, "faults");
   if (a.flag("--help")) {
-    std::cout << "flatcheck faults: list the injectable faults, one name per line (--verbose: with "
-                 "stage and doc).\n";
+    std::cout << command_help("faults");
     return 0;
   }
   for (const auto& f : all_faults()) {
@@ -120,19 +119,9 @@ Json detect_fault(const FaultInfo& f, int seeds, int64_t budget, int jobs, Devic
 }
 
 int cmd_detect(int argc, char** argv) {
-  Args a(argc, argv, 2, {"--seeds", "--cases", "--jobs", "--fault", "--device"},
-         {"--json", "--help"});
+  Args a(argc, argv, 2, "detect");
   if (a.flag("--help")) {
-    std::cout
-        << "flatcheck detect: for every fault, K campaigns (seeds 1..K) until the first failure;\n"
-           "reports median and maximum cases-to-detection, median minimized repro size and "
-           "whether\n"
-           "the signature names the fault's stage.\n"
-           "  --seeds K   campaigns per fault (default 5)\n"
-           "  --cases N   budget per campaign (default 20000)\n"
-           "  --fault F   only this fault\n"
-           "  --jobs J    campaigns run in parallel (default 1)\n"
-           "  --device D  cpu (default) or cuda: the backend every path runs on\n";
+    std::cout << command_help("detect");
     return 0;
   }
   int seeds = static_cast<int>(a.integer("--seeds", 5, 1, 10000));
@@ -185,19 +174,9 @@ std::string float_text(float x) {
 }
 
 int cmd_compare_backends(int argc, char** argv) {
-  Args a(argc, argv, 2, {"--device", "--cases", "--seed", "--max-nodes"}, {"--json", "--help"});
+  Args a(argc, argv, 2, "compare-backends");
   if (a.flag("--help")) {
-    std::cout
-        << "flatcheck compare-backends: generated cases run on the CPU backend (the reference);\n"
-           "every kernel launch is run again on --device's backend with the same inputs and\n"
-           "compared under the op's ULP bound (docs/cuda.md). Reports the first node outside\n"
-           "its bound, naming both backends; ops the device lacks are listed as skipped.\n"
-           "  --device D      the backend compared with the CPU: cuda (default) or cpu\n"
-           "  --cases N       generated cases (default 2000)\n"
-           "  --seed S        campaign seed (default 1); case i uses mix(S, i)\n"
-           "  --max-nodes N   steps per generated graph (default 20)\n"
-           "  --json          end with one JSON line of figures\n"
-           "exit 0 when every kernel is within its bound, 1 at the first that is not.\n";
+    std::cout << command_help("compare-backends");
     return 0;
   }
   if (!a.positional().empty()) throw UsageError("compare-backends takes no positional arguments");

@@ -42,14 +42,9 @@ namespace flatcheck::cli {
 // ------------------------------------------------------------------------------ show
 
 int cmd_show(int argc, char** argv) {
-  Args a(argc, argv, 2, {"--stage", "--format", "--inject"}, {"--help"});
+  Args a(argc, argv, 2, "show");
   if (a.flag("--help")) {
-    std::cout
-        << "flatcheck show FILE: print a case or module file at every stage of the pipeline.\n"
-           "  --stage S    "
-        << stage_names_text()
-        << " (default: all)\n"
-           "  --format F   text (default), dot (Graphviz) or json\n";
+    std::cout << command_help("show");
     return 0;
   }
   if (a.positional().size() != 1) throw UsageError("show needs exactly one FILE");
@@ -97,13 +92,9 @@ int cmd_show(int argc, char** argv) {
 // emit-torch
 
 int cmd_generate(int argc, char** argv) {
-  Args a(argc, argv, 2, {"--seed", "--count", "--max-nodes", "-o", "--out"}, {"--help"});
+  Args a(argc, argv, 2, "generate");
   if (a.flag("--help")) {
-    std::cout << "flatcheck generate --seed S [--count N] -o DIR: write the cases a campaign with\n"
-                 "seed S would check, as case files DIR/case-S-<i>.json (case i uses mix(S, i)).\n"
-                 "  --seed S        campaign seed (required)\n"
-                 "  --count N       cases (default 1)\n"
-                 "  --max-nodes N   steps per generated graph (default 20)\n";
+    std::cout << command_help("generate");
     return 0;
   }
   if (!a.positional().empty()) throw UsageError("generate takes no positional arguments");
@@ -125,13 +116,9 @@ int cmd_generate(int argc, char** argv) {
 }
 
 int cmd_emit_torch(int argc, char** argv) {
-  Args a(argc, argv, 2, {"-o", "--out"}, {"--help"});
+  Args a(argc, argv, 2, "emit-torch");
   if (a.flag("--help")) {
-    std::cout
-        << "flatcheck emit-torch CASE... -o DIR: write each case as a self-contained PyTorch\n"
-           "program DIR/<name>.py: an nn.Module tree mirroring the module tree, inputs and state\n"
-           "bit-exact, flatcheck's eager outputs, final state and node values as the expected\n"
-           "results. Run it with python3 (eager check) or harness/torch/flatcheck_torch.py.\n";
+    std::cout << command_help("emit-torch");
     return 0;
   }
   if (a.positional().empty()) throw UsageError("emit-torch needs at least one CASE file");
@@ -210,11 +197,9 @@ const std::vector<Example>& examples() {
 }
 
 int cmd_example(int argc, char** argv) {
-  Args a(argc, argv, 2, {"-o", "--out"}, {"--help"});
+  Args a(argc, argv, 2, "example");
   if (a.flag("--help") || a.positional().empty()) {
-    std::cout << "flatcheck example NAME [-o FILE]: write a built-in example as a case file "
-                 "(stdout without -o).\n"
-                 "examples:\n";
+    std::cout << command_help("example") << "\nexamples:\n";
     for (const auto& e : examples())
       std::cout << "  " << std::left << std::setw(24) << e.name << e.note << "\n";
     return a.flag("--help") ? 0 : 2;
@@ -239,12 +224,9 @@ int cmd_example(int argc, char** argv) {
 // ------------------------------------------------------------------------------ validate
 
 int cmd_validate(int argc, char** argv) {
-  Args a(argc, argv, 2, {}, {"--help"});
+  Args a(argc, argv, 2, "validate");
   if (a.flag("--help") || a.positional().empty()) {
-    std::cout << "flatcheck validate FILE...: load each case, module or program file with full "
-                 "validation.\n"
-                 "  exit 0 when all are valid, 2 at the first invalid one (the message names the "
-                 "JSON path).\n";
+    std::cout << command_help("validate");
     return a.flag("--help") ? 0 : 2;
   }
   for (const auto& path : a.positional()) {

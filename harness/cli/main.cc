@@ -45,39 +45,6 @@
 namespace flatcheck::cli {
 namespace {
 
-constexpr const char* kVersion = "0.1.0";
-
-constexpr const char* kUsage =
-    R"(flatcheck: property-based fuzzing and differential testing of the passes a
-deep-learning compiler runs when it saves a partitioned model.
-
-usage:
-  flatcheck fuzz    [--cases N | --time SECONDS] [--seed S] [--jobs J] [--shard I/N]
-                    [--inject FAULT] [--device cpu|cuda] [--out DIR] [--json]
-                    [--max-nodes N] [--no-minimize] [--no-isolate] [--timeout S] [--resume DIR]
-  flatcheck replay  PATH... [--inject FAULT] [--device cpu|cuda] [--json]
-                                                        files or folders of case files
-  flatcheck shrink  CASE -o OUT [--inject FAULT] [--predicate CMD [--timeout S]]
-  flatcheck show    FILE [--stage eager|exported|partitioned|flattened|reloaded|unflattened]
-                    [--format text|dot|json]
-  flatcheck faults  [--verbose]                          one fault name per line
-  flatcheck detect  [--seeds K] [--cases N] [--jobs J] [--fault F] [--device cpu|cuda] [--json]
-  flatcheck compare-backends [--device cuda] [--cases N] [--seed S] [--json]
-                                                        CPU vs another backend, node by node
-  flatcheck generate --seed S [--count N] [--max-nodes N] -o DIR
-                                                        generated cases as case files
-  flatcheck emit-torch CASE -o DIR                      the case as a runnable PyTorch program
-  flatcheck example [NAME] [-o FILE]                    write a built-in example as a case file
-  flatcheck validate FILE...                            check case, module and program files
-  flatcheck help | --help | --version
-
-every command: --limit KEY=VALUE[,...]   load limits for the files it reads (docs/hardening.md)
-
-exit codes: 0 nothing found / all passed, 1 a failure found (its minimized repro written),
-            2 bad usage or bad input, 3 a system failure (fork, pipe, a full disk).
-Run 'flatcheck COMMAND --help' for a command's details. Docs: docs/cli.md.
-)";
-
 // --limit KEY=VALUE[,KEY=VALUE...], accepted by every command and taken out of argv before
 // the command parses its own flags: the load limits (docs/hardening.md) for every file read.
 std::vector<char*> take_limits(int argc, char** argv) {
@@ -123,12 +90,12 @@ int dispatch(int argc, char** argv) {
   argc = static_cast<int>(args.size()) - 1;
   argv = args.data();
   if (argc < 2) {
-    std::cerr << kUsage;
+    std::cerr << main_usage();
     return 2;
   }
   std::string cmd = argv[1];
   if (cmd == "help" || cmd == "--help" || cmd == "-h") {
-    std::cout << kUsage;
+    std::cout << main_usage();
     return 0;
   }
   if (cmd == "--version") {

@@ -61,9 +61,8 @@ TEST(OracleTest, AStageOverrideIsTheCodeUnderTest) {
   EXPECT_FALSE(ok.failure) << ok.failure->signature();
   EXPECT_EQ(calls, 1) << "the oracle builds the flattened stage through the override";
   OracleOptions identity;
-  identity.stages[Stage::kFlattened] = program_pass(Stage::kFlattened, [](const Program& in) {
-    return clone_program(in);
-  });
+  identity.stages[Stage::kFlattened] =
+      program_pass(Stage::kFlattened, [](const Program& in) { return clone_program(in); });
   auto r = check_case(c, identity);
   ASSERT_TRUE(r.failure) << "an identity flatten breaks the flatten rules";
   EXPECT_EQ(r.failure->kind().rfind("rule:flattened", 0), 0u) << r.failure->signature();

@@ -73,7 +73,6 @@ TEST(PipelineTest, StagesThroughTheFileRecordTheirRoundTrip) {
   EXPECT_TRUE(p.build(Stage::kFlattened).saved.empty());
 }
 
-
 TEST(PipelineTest, AnOverrideReplacesItsStageAndFeedsTheStagesAfterIt) {
   int calls = 0;
   const Program* seen = nullptr;
@@ -98,18 +97,16 @@ TEST(PipelineTest, AnOverrideReplacesItsStageAndFeedsTheStagesAfterIt) {
 
 TEST(PipelineTest, AnOverrideMustBuildItsOwnStage) {
   StageOverrides wrong;
-  wrong[Stage::kFlattened] = program_pass(Stage::kPartitioned, [](const Program& in) {
-    return clone_program(in);
-  });
+  wrong[Stage::kFlattened] =
+      program_pass(Stage::kPartitioned, [](const Program& in) { return clone_program(in); });
   Pipeline p(graph_break_example(), PipelineConfig{}, wrong);
   EXPECT_THROW(p.build(Stage::kFlattened), InputError);
   StageOverrides eager;
   eager[Stage::kEager] = [](const Artifact& a, const PipelineConfig&) { return a; };
   EXPECT_THROW(Pipeline(graph_break_example(), PipelineConfig{}, eager), InputError);
   StageOverrides from_tree;
-  from_tree[Stage::kExported] = program_pass(Stage::kExported, [](const Program& in) {
-    return clone_program(in);
-  });
+  from_tree[Stage::kExported] =
+      program_pass(Stage::kExported, [](const Program& in) { return clone_program(in); });
   Pipeline q(graph_break_example(), PipelineConfig{}, from_tree);
   EXPECT_THROW(q.build(Stage::kExported), InputError) << "the eager stage is a module tree";
 }

@@ -165,5 +165,35 @@ TEST(CliShrinkPredicateTest, MinimizesAgainstAnExternalCommand) {
   EXPECT_EQ(slow.code, 2) << slow.out;
 }
 
+TEST(CliShrinkPredicateTest, TimeBudgetStopsWithTheSmallestCaseSoFar) {
+  std::string dir = scratch("budget");
+  std::string src = std::string(FLATCHECK_SOURCE_DIR) + "/corpus/regression/seed-graph-break.json";
+  // Every candidate is "still failing" and each check sleeps 0.3 s: with no budget this shrink
+  // runs 16 checks to its fixpoint; a 0.5 s budget allows two or three. Counts, not times, are
+  // compared.
+  CliRun r = run_cli("shrink " + src + " -o " + dir +
+                     "/min.json --predicate \"sleep 0.3; test -f {}\" " + "--time-budget 0.5");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("stopped by --max-checks or --time-budget"), std::string::npos) << r.out;
+  size_t at = r.out.find(" nodes in ");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  int checks = std::atoi(r.out.c_str() + at + 10);
+  EXPECT_GE(checks, 1) << r.out;
+  EXPECT_LE(checks, 6) << "the budget was not read: " << r.out;
+  EXPECT_TRUE(std::filesystem::exists(dir + "/min.json"));
+}
+
+TEST(CliShrinkTest, PrintsTheReproInTextFormWithItsSignature) {
+  std::string dir = scratch("print");
+  std::string src = std::string(FLATCHECK_SOURCE_DIR) + "/corpus/regression/seed-graph-break.json";
+  CliRun r = run_cli("shrink " + src + " -o " + dir + "/min.json --inject inline-by-name");
+  EXPECT_EQ(r.code, 1) << r.out;
+  Case min = load_case_file(dir + "/min.json");
+  ASSERT_TRUE(min.expect);
+  EXPECT_NE(r.out.find("signature: " + min.expect->signature()), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("module <root>"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("graph("), std::string::npos) << r.out;
+}
+
 }  // namespace
 }  // namespace flatcheck
