@@ -1,5 +1,5 @@
 // The flatcheck command line, shared by its command files: the flag parser, the options
-// every command reads, and one function per command (`cmd_<name>`; docs/cli.md).
+// every command reads, and one function per command (`cmd_<name>`, in cmd_<name>.cc; docs/cli.md).
 #pragma once
 
 #include <algorithm>

@@ -1,4 +1,4 @@
-// fuzz, replay and shrink.
+// The `fuzz` command: the generator-driven campaign and its summary, --json, --sarif and --junit.
 #include "harness/cli/cli.h"
 
 #include <unistd.h>
@@ -39,8 +39,6 @@
 #include "harness/torch_emit.h"
 
 namespace flatcheck::cli {
-
-// ------------------------------------------------------------------------------ fuzz
 
 // Cases with each shape of harness/reach.def, by name.
 Json reach_json(const Coverage& c) {
@@ -252,134 +250,6 @@ int cmd_fuzz(int argc, char** argv) {
          "", ""});
   write_ci_reports(a, "flatcheck fuzz", items, r.seconds, argc, argv);
   return r.findings.empty() ? 0 : 1;
-}
-
-// ------------------------------------------------------------------------------ replay
-
-int cmd_replay(int argc, char** argv) {
-  Args a(argc, argv, 2, "replay");
-  if (a.flag("--help")) {
-    std::cout << command_help("replay");
-    return 0;
-  }
-  bool isolate = !a.flag("--no-isolate");
-  bool expect = a.flag("--expect");
-  double timeout = a.number("--timeout", 10, 0.01, 86400);
-  if (a.positional().empty()) throw UsageError("replay needs at least one file or folder");
-  apply_inject(a);
-  OracleOptions oo;
-  oo.device = device_option(a);
-  if (oo.device == Device::kCuda) isolate = false;  // CUDA contexts do not survive fork()
-  auto files = case_files(a.positional());
-  if (files.empty()) throw InputError("no case files (*.json) found");
-  int failed = 0;
-  Json results = Json::array();
-  std::vector<ReportItem> items;
-  auto start = std::chrono::steady_clock::now();
-  std::string backend;
-  for (const auto& f : files) {
-    Case c = load_case_file(f);
-    if (expect && !c.expect)
-      throw InputError(f + ": --expect needs an 'expect' signature in the case");
-    OracleResult r = isolate ? check_case_isolated(c, oo, timeout) : check_case(c, oo);
-    if (!r.backend.empty()) backend = r.backend;
-    std::string got = r.failure ? r.failure->signature() : "";
-    if (expect && got == c.expect->signature()) {
-      std::cout << "PASS " << f << "\n     fails as expected: " << got << "\n";
-    } else if (expect) {
-      ++failed;
-      std::cout << "FAIL " << f << "\n     expected " << c.expect->signature() << ", got "
-                << (got.empty() ? "no failure" : got + ": " + r.failure->message) << "\n";
-    } else if (r.failure) {
-      ++failed;
-      std::cout << "FAIL " << f << "\n     " << got << ": " << r.failure->message << "\n";
-    } else {
-      std::cout << "PASS " << f << "\n";
-    }
-    results.push_back(Json{
-        {"path", f}, {"ok", !r.failure}, {"signature", r.failure ? r.failure->signature() : ""}});
-    bool case_failed = expect ? got != c.expect->signature() : r.failure.has_value();
-    items.push_back({f, case_failed ? (got.empty() ? "no-failure" : got) : "",
-                     case_failed
-                         ? (got.empty() ? "expected " + c.expect->signature() : r.failure->message)
-                         : "",
-                     f, ""});
-  }
-  std::cout << "backend: " << backend_label(backend) << "\n";
-  std::cout << (files.size() - static_cast<size_t>(failed)) << " passed, " << failed << " failed\n";
-  if (a.flag("--json"))
-    std::cout << Json{{"cases", files.size()},
-                      {"failures", failed},
-                      {"backend", backend},
-                      {"results", results}}
-                     .dump()
-              << "\n";
-  std::chrono::duration<double> took = std::chrono::steady_clock::now() - start;
-  write_ci_reports(a, "flatcheck replay", items, took.count(), argc, argv);
-  return failed ? 1 : 0;
-}
-
-// ------------------------------------------------------------------------------ shrink
-
-int cmd_shrink(int argc, char** argv) {
-  Args a(argc, argv, 2, "shrink");
-  if (a.flag("--help")) {
-    std::cout << command_help("shrink");
-    return 0;
-  }
-  if (a.positional().size() != 1) throw UsageError("shrink needs exactly one CASE file");
-  std::string out = a.has("-o") ? a.str("-o") : a.str("--out");
-  if (out.empty()) throw UsageError("shrink needs -o OUT");
-  if (a.has("--timeout") && !a.has("--predicate"))
-    throw UsageError("--timeout goes with --predicate");
-  apply_inject(a);
-  Case c = load_case_file(a.positional()[0]);
-  MinimizeOptions mo;
-  mo.max_checks = static_cast<int>(a.integer("--max-checks", 3000, 1, 1000000));
-  mo.time_budget_s = a.number("--time-budget", 0, 0.001, 1e7);
-  ExternalPredicate pred;
-  if (a.has("--predicate")) {
-    pred.command = a.str("--predicate");
-    if (pred.command.empty()) throw UsageError("--predicate needs a command");
-    pred.timeout_s = a.number("--timeout", 60, 0.01, 86400);
-    pred.dir =
-        (std::filesystem::temp_directory_path() / ("flatcheck-shrink-" + std::to_string(getpid())))
-            .string();
-    std::filesystem::create_directories(pred.dir);
-    mo.check = [&pred](const Case& x) { return check_with_predicate(x, pred); };
-  }
-  OracleResult r = mo.check ? mo.check(c) : check_case(c);
-  if (!r.failure)
-    throw InputError(a.positional()[0] +
-                     (pred.command.empty()
-                          ? ": the case passes; there is nothing to shrink"
-                          : ": the predicate does not hold for the case (it did not exit 0)"));
-  auto start = std::chrono::steady_clock::now();
-  if (stderr_tty())
-    mo.progress = [start](size_t nodes, int checks) {
-      std::chrono::duration<double> t = std::chrono::steady_clock::now() - start;
-      std::fprintf(stderr, "\r  %zu nodes after %d checks, %.1f s   ", nodes, checks, t.count());
-      std::fflush(stderr);
-    };
-  size_t before = case_size(c);
-  MinimizeResult m = minimize(c, *r.failure, mo);
-  if (stderr_tty()) std::fprintf(stderr, "\r%50s\r", "");
-  if (!pred.dir.empty()) std::filesystem::remove_all(pred.dir);
-  if (pred.command.empty())
-    m.reduced.expect =
-        Expectation{m.failure.property, m.failure.stage, m.failure.op, m.failure.module};
-  m.reduced.note =
-      "minimized by flatcheck shrink from " + a.positional()[0] + ": " + m.failure.message;
-  write_file_atomic(out, save_case(m.reduced));
-  std::cout << "shrink: " << m.failure.signature() << ": " << before << " -> "
-            << case_size(m.reduced) << " nodes in " << m.checks << " checks (" << m.steps
-            << " steps kept)"
-            << (m.stopped_early ? "; stopped by --max-checks or --time-budget, not a fixpoint" : "")
-            << "\n  wrote " << out << "\n\n"
-            << "signature: " << m.failure.signature() << "\n"
-            << m.failure.message << "\n"
-            << *m.reduced.module;
-  return 1;
 }
 
 }  // namespace flatcheck::cli
