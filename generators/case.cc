@@ -16,28 +16,59 @@ Case clone_case(const Case& c) {
   return d;
 }
 
+// Keys in increasing order: config, expect, format, inputs, module, note, seed, version.
 std::string save_case(const Case& c, bool compact) {
   ScopedFaultSuppression no_faults;
-  Json inputs = Json::array();
-  for (const auto& t : c.inputs) inputs.push_back(tensor_to_json(t));
-  Json cfg{{"fallback_ops", Json(std::vector<std::string>(c.config.fallback_ops.begin(),
-                                                          c.config.fallback_ops.end()))},
-           {"min_block_size", c.config.min_block_size},
-           {"calls", c.config.calls},
-           {"nan", c.config.nan_exact ? "exact" : "any"}};
-  Json j{{"format", "flatcheck-case"},
-         {"version", kFormatVersion},
-         {"module", module_to_json(*c.module)},
-         {"inputs", inputs},
-         {"config", cfg}};
+  JsonWriter w(compact);
+  w.begin_object();
+  w.key("config");
+  w.begin_object();
+  w.key("calls");
+  w.value(c.config.calls);
+  w.key("fallback_ops");
+  w.begin_array();
+  for (const auto& op : c.config.fallback_ops) w.value(op);
+  w.end();
+  w.key("min_block_size");
+  w.value(c.config.min_block_size);
+  w.key("nan");
+  w.value(c.config.nan_exact ? "exact" : "any");
+  w.end();
   if (c.expect) {
-    j["expect"] =
-        Json{{"property", c.expect->property}, {"stage", c.expect->stage}, {"op", c.expect->op}};
-    if (!c.expect->module.empty()) j["expect"]["module"] = c.expect->module;
+    w.key("expect");
+    w.begin_object();
+    if (!c.expect->module.empty()) {
+      w.key("module");
+      w.value(c.expect->module);
+    }
+    w.key("op");
+    w.value(c.expect->op);
+    w.key("property");
+    w.value(c.expect->property);
+    w.key("stage");
+    w.value(c.expect->stage);
+    w.end();
   }
-  if (!c.note.empty()) j["note"] = c.note;
-  if (c.seed) j["seed"] = *c.seed;
-  return compact ? j.dump() + "\n" : dump_canonical(j);
+  w.key("format");
+  w.value("flatcheck-case");
+  w.key("inputs");
+  w.begin_array();
+  for (const auto& t : c.inputs) write_tensor(w, t);
+  w.end();
+  w.key("module");
+  write_module(w, *c.module);
+  if (!c.note.empty()) {
+    w.key("note");
+    w.value(c.note);
+  }
+  if (c.seed) {
+    w.key("seed");
+    w.value(*c.seed);
+  }
+  w.key("version");
+  w.value(kFormatVersion);
+  w.end();
+  return w.take();
 }
 
 namespace {

@@ -97,12 +97,18 @@ void check_header(const Json& j, const char* format) {
 
 // ------------------------------------------------------------------------------- scalars
 
-Json float_to_json(float f) {
-  if (std::isfinite(f)) return static_cast<double>(f);
-  if (std::isinf(f)) return Json{{"float", f > 0 ? "inf" : "-inf"}};
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "nan:0x%08x", float_bits(f));
-  return Json{{"float", buf}};
+void write_float(JsonWriter& w, float f) {
+  if (std::isfinite(f)) return w.value_double(static_cast<double>(f));
+  w.begin_object();
+  w.key("float");
+  if (std::isinf(f)) {
+    w.value(f > 0 ? "inf" : "-inf");
+  } else {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "nan:0x%08x", float_bits(f));
+    w.value(buf);
+  }
+  w.end();
 }
 
 float float_from_json(const Json& j, const std::string& path) {
@@ -125,8 +131,10 @@ float float_from_json(const Json& j, const std::string& path) {
        "expected \"inf\", \"-inf\" or \"nan:0x<8 hex digits>\", got \"" + s + "\"");
 }
 
-Json shape_to_json(const Shape& s) {
-  return Json(s);
+void write_shape(JsonWriter& w, const Shape& s) {
+  w.begin_array();
+  for (int64_t d : s) w.value(d);
+  w.end();
 }
 
 Shape shape_from_json(const Json& j, const std::string& path, const LoadLimits& lim) {
@@ -143,15 +151,21 @@ Shape shape_from_json(const Json& j, const std::string& path, const LoadLimits& 
   return s;
 }
 
-Json type_to_json(const ValueType& t) {
-  Json j{{"kind", std::string(value_kind_name(t.kind))}};
-  if (t.kind == ValueType::kTensor) j["shape"] = shape_to_json(t.shape);
+void write_type(JsonWriter& w, const ValueType& t) {
+  w.begin_object();
   if (t.kind == ValueType::kTuple) {
-    Json e = Json::array();
-    for (const auto& s : t.elems) e.push_back(shape_to_json(s));
-    j["elems"] = e;
+    w.key("elems");
+    w.begin_array();
+    for (const auto& s : t.elems) write_shape(w, s);
+    w.end();
   }
-  return j;
+  w.key("kind");
+  w.value(value_kind_name(t.kind));
+  if (t.kind == ValueType::kTensor) {
+    w.key("shape");
+    write_shape(w, t.shape);
+  }
+  w.end();
 }
 
 ValueType type_from_json(const Json& j, const std::string& path, const LoadLimits& lim) {
@@ -187,12 +201,12 @@ std::vector<float> le_bytes_to_floats(std::string_view s) {
   return v;
 }
 
-Json arg_to_json(const Arg& a) {
-  if (auto p = std::get_if<Node*>(&a)) return (*p)->name;
-  if (auto b = std::get_if<bool>(&a)) return *b;
-  if (auto i = std::get_if<int64_t>(&a)) return *i;
-  if (auto f = std::get_if<float>(&a)) return float_to_json(*f);
-  return Json(std::get<std::vector<int64_t>>(a));
+void write_arg(JsonWriter& w, const Arg& a) {
+  if (auto p = std::get_if<Node*>(&a)) return w.value((*p)->name);
+  if (auto b = std::get_if<bool>(&a)) return w.value(*b);
+  if (auto i = std::get_if<int64_t>(&a)) return w.value(*i);
+  if (auto f = std::get_if<float>(&a)) return write_float(w, *f);
+  write_shape(w, std::get<std::vector<int64_t>>(a));
 }
 
 }  // namespace flatcheck::serial
@@ -200,34 +214,42 @@ Json arg_to_json(const Arg& a) {
 namespace flatcheck {
 using namespace serial;
 
-Json tensor_to_json(const Tensor& t) {
-  Json j{{"dtype", "float32"}, {"shape", shape_to_json(t.shape)}};
-  if (fault_on(Fault::kSerializeFloatShort)) {
-    // Fault: values as decimal text with 6 significant digits.
-    Json v = Json::array();
+void write_tensor(JsonWriter& w, const Tensor& t) {
+  // Fault: values as decimal text with 6 significant digits.
+  const bool short_floats = fault_on(Fault::kSerializeFloatShort);
+  w.begin_object();
+  if (!short_floats) {
+    w.key("data");
+    if (fault_on(Fault::kSerializeNanCanonical)) {
+      // Fault: NaN payloads and the sign of zero are normalized on save.
+      std::vector<float> d = t.data;
+      for (float& f : d) {
+        if (std::isnan(f))
+          f = bits_float(0x7fc00000u);
+        else if (f == 0.0f)
+          f = 0.0f;
+      }
+      w.value(base64_encode(floats_to_le_bytes(d)));
+    } else {
+      w.value(base64_encode(floats_to_le_bytes(t.data)));
+    }
+  }
+  w.key("dtype");
+  w.value("float32");
+  w.key("shape");
+  write_shape(w, t.shape);
+  if (short_floats) {
+    w.key("values");
+    w.begin_array();
     for (float f : t.data) {
       char buf[32];
       std::snprintf(buf, sizeof buf, "%.6g", static_cast<double>(f));
       float g = std::strtof(buf, nullptr);
-      v.push_back(float_to_json(std::isfinite(f) ? g : f));
+      write_float(w, std::isfinite(f) ? g : f);
     }
-    j["values"] = v;
-    return j;
+    w.end();
   }
-  if (fault_on(Fault::kSerializeNanCanonical)) {
-    // Fault: NaN payloads and the sign of zero are normalized on save.
-    std::vector<float> d = t.data;
-    for (float& f : d) {
-      if (std::isnan(f))
-        f = bits_float(0x7fc00000u);
-      else if (f == 0.0f)
-        f = 0.0f;
-    }
-    j["data"] = base64_encode(floats_to_le_bytes(d));
-    return j;
-  }
-  j["data"] = base64_encode(floats_to_le_bytes(t.data));
-  return j;
+  w.end();
 }
 
 Tensor tensor_from_json(const Json& j, const std::string& path, LoadBudget& b) {

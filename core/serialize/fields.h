@@ -12,6 +12,7 @@
 
 #include "core/ir/ir.h"
 #include "core/serialize/serialize.h"
+#include "core/serialize/writer.h"
 
 namespace flatcheck::serial {
 
@@ -36,19 +37,19 @@ int64_t as_int(const Json& j, const std::string& path, int64_t lo, int64_t hi);
 void check_name(const std::string& name, const std::string& path);
 // {"format": <format>, "version": 1} at the top of a document.
 void check_header(const Json& j, const char* format);
-// Floats: JSON numbers when finite and exact, else "inf", "-inf" or "nan:0x<bits>".
-Json float_to_json(float f);
+// Floats: JSON numbers when finite and exact, else {"float": "inf" | "-inf" | "nan:0x<bits>"}.
+void write_float(JsonWriter& w, float f);
 float float_from_json(const Json& j, const std::string& path);
 // Shapes (at most max_rank dimensions, at most max_tensor_elements elements).
-Json shape_to_json(const Shape& s);
+void write_shape(JsonWriter& w, const Shape& s);
 Shape shape_from_json(const Json& j, const std::string& path, const LoadLimits& lim);
 // Value types of meta.val.
-Json type_to_json(const ValueType& t);
+void write_type(JsonWriter& w, const ValueType& t);
 ValueType type_from_json(const Json& j, const std::string& path, const LoadLimits& lim);
 // Tensor bytes: little-endian float32.
 std::string floats_to_le_bytes(const std::vector<float>& v);
 std::vector<float> le_bytes_to_floats(std::string_view s);
 // A node argument: a node reference by name, a bool, an int, a float or an int list.
-Json arg_to_json(const Arg& a);
+void write_arg(JsonWriter& w, const Arg& a);
 
 }  // namespace flatcheck::serial

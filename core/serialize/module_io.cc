@@ -22,27 +22,51 @@ namespace {
 
 // ------------------------------------------------------------------------------- graphs
 
-Json node_to_json(const Node& n) {
-  Json j{{"name", n.name}, {"op", std::string(node_op_name(n.op))}, {"target", n.target}};
+// Keys in increasing order: args, name, op, origin, stack, target, val.
+void write_node(JsonWriter& w, const Node& n) {
+  w.begin_object();
   if (n.op != NodeOp::kPlaceholder) {
-    Json args = Json::array();
-    for (const auto& a : n.args) args.push_back(arg_to_json(a));
-    j["args"] = args;
+    w.key("args");
+    w.begin_array();
+    for (const auto& a : n.args) write_arg(w, a);
+    w.end();
   }
-  if (n.op == NodeOp::kPlaceholder && n.meta.val) j["val"] = type_to_json(*n.meta.val);
+  w.key("name");
+  w.value(n.name);
+  w.key("op");
+  w.value(node_op_name(n.op));
+  if (!n.meta.origin.empty()) {
+    w.key("origin");
+    w.value(n.meta.origin);
+  }
   if (!n.meta.nn_module_stack.empty()) {
-    Json st = Json::array();
-    for (const auto& e : n.meta.nn_module_stack) st.push_back(Json::array({e.key, e.fqn, e.type}));
-    j["stack"] = st;
+    w.key("stack");
+    w.begin_array();
+    for (const auto& e : n.meta.nn_module_stack) {
+      w.begin_array();
+      w.value(e.key);
+      w.value(e.fqn);
+      w.value(e.type);
+      w.end();
+    }
+    w.end();
   }
-  if (!n.meta.origin.empty()) j["origin"] = n.meta.origin;
-  return j;
+  w.key("target");
+  w.value(n.target);
+  if (n.op == NodeOp::kPlaceholder && n.meta.val) {
+    w.key("val");
+    write_type(w, *n.meta.val);
+  }
+  w.end();
 }
 
-Json graph_to_json(const Graph& g) {
-  Json nodes = Json::array();
-  for (Node* n = g.first(); n; n = n->next) nodes.push_back(node_to_json(*n));
-  return Json{{"nodes", nodes}};
+void write_graph(JsonWriter& w, const Graph& g) {
+  w.begin_object();
+  w.key("nodes");
+  w.begin_array();
+  for (Node* n = g.first(); n; n = n->next) write_node(w, *n);
+  w.end();
+  w.end();
 }
 
 // A node's arguments: node references by name (defined before this use), booleans, ints,
@@ -148,49 +172,93 @@ void graph_from_json(const Json& j, const std::string& path, Graph& g, LoadBudge
   }
 }
 
-Json state_map_to_json(const std::map<std::string, TensorPtr>& m,
-                       std::unordered_map<const Tensor*, std::string>& seen,
-                       const std::string& prefix) {
-  Json j = Json::object();
-  for (const auto& [k, t] : m) {
-    std::string fqn = join_fqn(prefix, k);
-    auto it = seen.find(t.get());
-    if (it != seen.end()) {
-      j[k] = Json{{"alias", it->second}};
-    } else {
-      seen[t.get()] = fqn;
-      j[k] = tensor_to_json(*t);
-    }
-  }
-  return j;
-}
-
-struct ModuleWriter {
+// Who owns shared state and shared modules: the first path in the order params, buffers,
+// children (by name, depth first). Every later path is written as {"alias": <owner>}.
+struct Owners {
   std::unordered_map<const Tensor*, std::string> tensors;
   std::unordered_map<const Module*, std::string> modules;
 
-  Json write(const Module& m, const std::string& path) {
-    if (auto it = modules.find(&m); it != modules.end()) return Json{{"alias", it->second}};
-    modules[&m] = path;
-    Json j{{"type", m.type}, {"graph", graph_to_json(m.graph)}};
-    if (!m.params.empty()) j["params"] = state_map_to_json(m.params, tensors, path);
-    if (!m.buffers.empty()) j["buffers"] = state_map_to_json(m.buffers, tensors, path);
-    if (!m.engines.empty()) {
-      Json e = Json::object();
-      for (const auto& [k, v] : m.engines) {
-        std::string blob = dump_canonical(engine_to_json(*v));
-        char sum[32];
-        std::snprintf(sum, sizeof sum, "%016llx", static_cast<unsigned long long>(fnv1a64(blob)));
-        e[k] = Json{{"blob", base64_encode(blob)}, {"checksum", sum}};
-      }
-      j["engines"] = e;
+  void assign(const Module& m, const std::string& path) {
+    if (!modules.emplace(&m, path).second) return;
+    for (const auto& [k, t] : m.params) tensors.emplace(t.get(), join_fqn(path, k));
+    for (const auto& [k, t] : m.buffers) tensors.emplace(t.get(), join_fqn(path, k));
+    for (const auto& [k, v] : m.children) assign(*v, join_fqn(path, k));
+  }
+};
+
+void write_alias(JsonWriter& w, const std::string& owner) {
+  w.begin_object();
+  w.key("alias");
+  w.value(owner);
+  w.end();
+}
+
+void write_state_map(JsonWriter& w, const std::map<std::string, TensorPtr>& m, const Owners& owners,
+                     const std::string& prefix) {
+  w.begin_object();
+  for (const auto& [k, t] : m) {
+    w.key(k);
+    const std::string& owner = owners.tensors.at(t.get());
+    if (owner != join_fqn(prefix, k))
+      write_alias(w, owner);
+    else
+      write_tensor(w, *t);
+  }
+  w.end();
+}
+
+struct ModuleWriter {
+  JsonWriter& w;
+  Owners owners;
+
+  ModuleWriter(JsonWriter& writer, const Module& root) : w(writer) { owners.assign(root, ""); }
+
+  // Keys in increasing order: buffers, children, engines, graph, params, type.
+  void write(const Module& m, const std::string& path) {
+    if (const std::string& owner = owners.modules.at(&m); owner != path)
+      return write_alias(w, owner);
+    w.begin_object();
+    if (!m.buffers.empty()) {
+      w.key("buffers");
+      write_state_map(w, m.buffers, owners, path);
     }
     if (!m.children.empty()) {
-      Json c = Json::object();
-      for (const auto& [k, v] : m.children) c[k] = write(*v, join_fqn(path, k));
-      j["children"] = c;
+      w.key("children");
+      w.begin_object();
+      for (const auto& [k, v] : m.children) {
+        w.key(k);
+        write(*v, join_fqn(path, k));
+      }
+      w.end();
     }
-    return j;
+    if (!m.engines.empty()) {
+      w.key("engines");
+      w.begin_object();
+      for (const auto& [k, v] : m.engines) {
+        JsonWriter blob_writer;
+        write_engine(blob_writer, *v);
+        std::string blob = blob_writer.take();
+        char sum[32];
+        std::snprintf(sum, sizeof sum, "%016llx", static_cast<unsigned long long>(fnv1a64(blob)));
+        w.key(k);
+        w.begin_object();
+        w.key("blob");
+        w.value(base64_encode(blob));
+        w.key("checksum");
+        w.value(sum);
+        w.end();
+      }
+      w.end();
+    }
+    w.key("graph");
+    write_graph(w, m.graph);
+    if (!m.params.empty()) {
+      w.key("params");
+      write_state_map(w, m.params, owners, path);
+    }
+    w.key("type");
+    w.value(m.type);
+    w.end();
   }
 };
 
@@ -356,8 +424,8 @@ struct ModuleReader {
 
 }  // namespace
 
-Json module_to_json(const Module& m) {
-  return ModuleWriter().write(m, "");
+void write_module(JsonWriter& w, const Module& m) {
+  ModuleWriter(w, m).write(m, "");
 }
 
 std::shared_ptr<Module> module_from_json(const Json& j, const std::string& path, LoadBudget& b) {
@@ -374,9 +442,16 @@ std::shared_ptr<Module> module_from_json(const Json& j, const std::string& path,
 }
 
 std::string save_module(const Module& m) {
-  Json j{
-      {"format", "flatcheck-module"}, {"version", kFormatVersion}, {"module", module_to_json(m)}};
-  return dump_canonical(j);
+  JsonWriter w;
+  w.begin_object();
+  w.key("format");
+  w.value("flatcheck-module");
+  w.key("module");
+  write_module(w, m);
+  w.key("version");
+  w.value(kFormatVersion);
+  w.end();
+  return w.take();
 }
 
 std::shared_ptr<Module> load_module(std::string_view text, const LoadLimits& limits) {

@@ -19,34 +19,96 @@
 namespace flatcheck {
 using namespace serial;
 
-Json engine_to_json(const Engine& e) {
-  Json slots = Json::array(), ins = Json::array(), outs = Json::array(), consts = Json::array(),
-       ops = Json::array();
-  for (const auto& s : e.slots)
-    slots.push_back(Json{{"shape", shape_to_json(s.shape)}, {"offset", s.offset}});
-  for (const auto& b : e.inputs)
-    ins.push_back(Json{{"name", b.name}, {"slot", b.slot}, {"position", b.position}});
-  for (const auto& b : e.outputs) outs.push_back(Json{{"name", b.name}, {"slot", b.slot}});
-  for (const auto& [s, t] : e.constants)
-    consts.push_back(Json{{"slot", s}, {"value", tensor_to_json(t)}});
-  for (const auto& op : e.ops) {
-    Json sc = Json::array();
-    for (const auto& s : op.scalars)
-      std::visit([&](const auto& v) { sc.push_back(arg_to_json(Arg(v))); }, s);
-    Json o{
-        {"op", std::string(op_info(op.op).name)}, {"in", op.in}, {"out", op.out}, {"scalars", sc}};
-    if (!op.origin.empty()) o["origin"] = op.origin;
-    ops.push_back(o);
+namespace {
+
+void write_ints(JsonWriter& w, const std::vector<int>& v) {
+  w.begin_array();
+  for (int i : v) w.value(i);
+  w.end();
+}
+
+}  // namespace
+
+// Keys in increasing order: arena, constants, format, inputs, name, ops, outputs, slots,
+// version.
+void write_engine(JsonWriter& w, const Engine& e) {
+  w.begin_object();
+  w.key("arena");
+  w.value(e.arena_floats);
+  w.key("constants");
+  w.begin_array();
+  for (const auto& [s, t] : e.constants) {
+    w.begin_object();
+    w.key("slot");
+    w.value(s);
+    w.key("value");
+    write_tensor(w, t);
+    w.end();
   }
-  return Json{{"format", "flatcheck-engine"},
-              {"version", Engine::kVersion},
-              {"name", e.name},
-              {"arena", e.arena_floats},
-              {"slots", slots},
-              {"inputs", ins},
-              {"outputs", outs},
-              {"constants", consts},
-              {"ops", ops}};
+  w.end();
+  w.key("format");
+  w.value("flatcheck-engine");
+  w.key("inputs");
+  w.begin_array();
+  for (const auto& b : e.inputs) {
+    w.begin_object();
+    w.key("name");
+    w.value(b.name);
+    w.key("position");
+    w.value(b.position);
+    w.key("slot");
+    w.value(b.slot);
+    w.end();
+  }
+  w.end();
+  w.key("name");
+  w.value(e.name);
+  w.key("ops");
+  w.begin_array();
+  for (const auto& op : e.ops) {
+    w.begin_object();
+    w.key("in");
+    write_ints(w, op.in);
+    w.key("op");
+    w.value(op_info(op.op).name);
+    if (!op.origin.empty()) {
+      w.key("origin");
+      w.value(op.origin);
+    }
+    w.key("out");
+    write_ints(w, op.out);
+    w.key("scalars");
+    w.begin_array();
+    for (const auto& s : op.scalars) std::visit([&](const auto& v) { write_arg(w, Arg(v)); }, s);
+    w.end();
+    w.end();
+  }
+  w.end();
+  w.key("outputs");
+  w.begin_array();
+  for (const auto& b : e.outputs) {
+    w.begin_object();
+    w.key("name");
+    w.value(b.name);
+    w.key("slot");
+    w.value(b.slot);
+    w.end();
+  }
+  w.end();
+  w.key("slots");
+  w.begin_array();
+  for (const auto& s : e.slots) {
+    w.begin_object();
+    w.key("offset");
+    w.value(s.offset);
+    w.key("shape");
+    write_shape(w, s.shape);
+    w.end();
+  }
+  w.end();
+  w.key("version");
+  w.value(Engine::kVersion);
+  w.end();
 }
 
 namespace {
@@ -204,25 +266,55 @@ Engine engine_from_json(const Json& j, const std::string& path, LoadBudget& b) {
   return e;
 }
 
-Json program_to_json(const Program& p) {
-  Json ins = Json::array(), outs = Json::array(), state = Json::object(), types = Json::object();
-  for (const auto& s : p.sig.inputs) {
-    Json e{{"kind", std::string(input_kind_name(s.kind))}, {"name", s.name}};
-    if (!s.target.empty()) e["target"] = s.target;
-    ins.push_back(e);
+namespace {
+
+template <class Spec, class KindName>
+void write_specs(JsonWriter& w, const std::vector<Spec>& specs, KindName kind_name) {
+  w.begin_array();
+  for (const auto& s : specs) {
+    w.begin_object();
+    w.key("kind");
+    w.value(kind_name(s.kind));
+    w.key("name");
+    w.value(s.name);
+    if (!s.target.empty()) {
+      w.key("target");
+      w.value(s.target);
+    }
+    w.end();
   }
-  for (const auto& s : p.sig.outputs) {
-    Json e{{"kind", std::string(output_kind_name(s.kind))}, {"name", s.name}};
-    if (!s.target.empty()) e["target"] = s.target;
-    outs.push_back(e);
-  }
-  for (const auto& [k, v] : p.state) state[k] = tensor_to_json(*v);
-  for (const auto& [k, v] : p.module_types) types[k] = v;
-  return Json{{"module", module_to_json(*p.root)},
-              {"signature", Json{{"inputs", ins}, {"outputs", outs}}},
-              {"state", state},
-              {"module_types", types}};
+  w.end();
 }
+
+// The members of a program after "format" and before "version", in increasing order: module,
+// module_types, signature, state.
+void write_program_members(JsonWriter& w, const Program& p) {
+  w.key("module");
+  write_module(w, *p.root);
+  w.key("module_types");
+  w.begin_object();
+  for (const auto& [k, v] : p.module_types) {
+    w.key(k);
+    w.value(v);
+  }
+  w.end();
+  w.key("signature");
+  w.begin_object();
+  w.key("inputs");
+  write_specs(w, p.sig.inputs, input_kind_name);
+  w.key("outputs");
+  write_specs(w, p.sig.outputs, output_kind_name);
+  w.end();
+  w.key("state");
+  w.begin_object();
+  for (const auto& [k, v] : p.state) {
+    w.key(k);
+    write_tensor(w, *v);
+  }
+  w.end();
+}
+
+}  // namespace
 
 Program program_from_json(const Json& j, const std::string& path, LoadBudget& b) {
   as_object(j, path, {"module", "signature", "state", "module_types", "format", "version"});
@@ -259,10 +351,15 @@ Program program_from_json(const Json& j, const std::string& path, LoadBudget& b)
 }
 
 std::string save_program(const Program& p) {
-  Json j = program_to_json(p);
-  j["format"] = "flatcheck-program";
-  j["version"] = kFormatVersion;
-  return dump_canonical(j);
+  JsonWriter w;
+  w.begin_object();
+  w.key("format");
+  w.value("flatcheck-program");
+  write_program_members(w, p);
+  w.key("version");
+  w.value(kFormatVersion);
+  w.end();
+  return w.take();
 }
 
 Program load_program(std::string_view text, const LoadLimits& limits) {

@@ -18,6 +18,7 @@
 #include "core/ir/engine.h"  // kMaxSlots, kMaxArenaFloats
 #include "core/ir/ir.h"
 #include "core/ir/program.h"
+#include "core/serialize/writer.h"
 
 namespace flatcheck {
 
@@ -59,14 +60,14 @@ std::shared_ptr<Module> load_module(std::string_view text,
 std::string save_program(const Program& p);
 Program load_program(std::string_view text, const LoadLimits& limits = default_load_limits());
 
-// Pieces, for formats that embed them (the harness's case files).
-Json module_to_json(const Module& m);
+// Pieces, for formats that embed them (the harness's case files). The writers write one value
+// at the writer's position.
+void write_module(JsonWriter& w, const Module& m);
 std::shared_ptr<Module> module_from_json(const Json& j, const std::string& path, LoadBudget& b);
-Json program_to_json(const Program& p);
 Program program_from_json(const Json& j, const std::string& path, LoadBudget& b);
-Json tensor_to_json(const Tensor& t);
+void write_tensor(JsonWriter& w, const Tensor& t);
 Tensor tensor_from_json(const Json& j, const std::string& path, LoadBudget& b);
-Json engine_to_json(const Engine& e);
+void write_engine(JsonWriter& w, const Engine& e);
 Engine engine_from_json(const Json& j, const std::string& path, LoadBudget& b);
 
 // A document's "format" member ("flatcheck-case", "flatcheck-module", "flatcheck-program"),
