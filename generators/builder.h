@@ -38,7 +38,7 @@ class Builder {
     root->type = "Model";
     int n_inputs = static_cast<int>(src_.range(1, 2));
     std::vector<Shape> shapes(static_cast<size_t>(n_inputs), sw_.base_shape);
-    define(*root, shapes, Statics{}, 0, nullptr);
+    define(*root, shapes, Statics{}, 0, nullptr, sw_.max_inlined);
     infer_types(*root);
     c.module = root;
     for (const auto& s : shapes) c.inputs.push_back(draw_tensor(src_, s, sw_.special_values));
@@ -62,6 +62,7 @@ class Builder {
     std::vector<Child> kids;  // its own children, for calls that skip a level
     bool last_flag = false;   // the flag constant of the latest call
     int calls = 0;            // calls emitted so far
+    int64_t inlined = 0;      // the nodes a call of it stands for, its own calls expanded
   };
 
   // What the steps of one module definition share.
@@ -75,6 +76,10 @@ class Builder {
     Node* dim;
     TensorPtr buffer;
     std::string buffer_name = "buf";
+    int64_t budget = 0;      // nodes this module may stand for, inlined
+    int64_t call_extra = 0;  // what its calls add to its own nodes when inlined
+
+    int64_t inlined() const { return static_cast<int64_t>(m.graph.size()) + call_extra; }
   };
 
   std::string hint(std::string_view natural) {
@@ -156,9 +161,10 @@ class Builder {
   // A parameter of this module with the given shape (or a shared one from another module).
   Node* weight(Module& m, const Shape& s);
 
-  // Builds module `m`'s graph; returns its output shapes. Its children go to `kids` when given.
+  // Builds module `m`'s graph, standing for at most `budget` nodes inlined; returns its output
+  // shapes. Its children go to `kids` and its inlined size to `inlined` when given.
   std::vector<Shape> define(Module& m, const std::vector<Shape>& inputs, Statics st, int depth,
-                            std::vector<Child>* kids) {
+                            std::vector<Child>* kids, int64_t budget, int64_t* inlined = nullptr) {
     Graph& g = m.graph;
     std::vector<Val> pool;
     for (size_t i = 0; i < inputs.size(); ++i) {
@@ -167,6 +173,7 @@ class Builder {
       pool.push_back({x, inputs[i]});
     }
     Scope sc{m, pool, {}, depth, nullptr, nullptr, nullptr, nullptr};
+    sc.budget = budget;
     sc.flag = st.flag ? g.placeholder("flag", ValueType::scalar(ValueType::kBool)) : nullptr;
     sc.scale = st.scale ? g.placeholder("scale", ValueType::scalar(ValueType::kFloat)) : nullptr;
     sc.dim = st.dim ? g.placeholder("dim", ValueType::scalar(ValueType::kInt)) : nullptr;
@@ -232,6 +239,7 @@ class Builder {
     if (sc.dim && g.users(sc.dim).empty()) dim_step(sc);
     std::vector<Shape> shapes = outputs(g, pool, depth);
     if (kids) *kids = std::move(sc.children);
+    if (inlined) *inlined = sc.inlined();
     return shapes;
   }
 
@@ -401,7 +409,9 @@ class Builder {
     c.statics.flag = sw_.specialize && src_.chance(3, 4);
     c.statics.scale = sw_.specialize && src_.chance(1, 2);
     c.statics.dim = sw_.specialize && sw_.int_args && src_.chance(2, 3);
-    c.outputs = define(*c.module, c.inputs, c.statics, sc.depth + 1, &c.kids);
+    // Half of what the caller has left, so it can call the child at least twice.
+    int64_t budget = std::max<int64_t>(16, (sc.budget - sc.inlined()) / 2);
+    c.outputs = define(*c.module, c.inputs, c.statics, sc.depth + 1, &c.kids, budget, &c.inlined);
     return c;
   }
 
@@ -433,6 +443,7 @@ class Builder {
   }
 
   void emit_call(Scope& sc, Child& child) {
+    if (sc.inlined() + child.inlined > sc.budget) return;  // checked before any draw
     Graph& g = sc.m.graph;
     std::vector<Arg> args;
     const std::vector<Shape>& outs = child.outputs;
@@ -467,9 +478,11 @@ class Builder {
     }
     Node* call = g.call_module(child.name, args, hint(child.name));
     ++child.calls;
+    sc.call_extra += child.inlined;
     // Back to back: the same child again at once, on its own output when the shapes allow
     // (nothing between the two calls in the flat graph).
-    if (sw_.repeated_calls && outs.size() == 1 && src_.chance(1, 3)) {
+    if (sw_.repeated_calls && outs.size() == 1 && src_.chance(1, 3) &&
+        sc.inlined() + child.inlined <= sc.budget) {
       std::vector<Arg> again = args;
       for (size_t i = 0; i < child.inputs.size(); ++i)
         if (child.inputs[i] == outs[0] && src_.chance(1, 2)) again[i] = call;
@@ -479,6 +492,7 @@ class Builder {
         sc.pool.push_back({call, outs[0]});
       call = g.call_module(child.name, std::move(again), hint(child.name));
       ++child.calls;
+      sc.call_extra += child.inlined;
     }
     if (outs.size() == 1) {
       sc.pool.push_back({call, outs[0]});

@@ -27,6 +27,9 @@ enum class ChildNaming : uint8_t {
   kMangled,  // a, a_b, b_c, b, ...: dotted paths that mangle to one identifier (a.b_c, a_b.c)
 };
 
+// The bound on a case's inlined size, per --max-nodes step: SwarmConfig::max_inlined.
+inline constexpr int64_t kInlinedPerNode = 16;
+
 // Bounds the generator works within (the knobs a user or a test turns).
 struct GenOptions {
   int max_nodes = 20;  // per graph, before calls
@@ -59,6 +62,7 @@ struct SwarmConfig {
   bool int_args = false;          // an int static argument used as a dim (calls differ by it)
   bool dead_code = false;         // values nothing reads stay (off: they become outputs)
   int max_outputs = 2;            // root outputs
+  int64_t max_inlined = 320;      // nodes of the whole tree inlined (a call counts its callee's)
   NamingPolicy naming = NamingPolicy::kNatural;
   ChildNaming child_naming = ChildNaming::kLayers;
   PipelineConfig pipeline;

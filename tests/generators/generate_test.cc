@@ -132,6 +132,36 @@ TEST(GenerateTest, DeadCodeSwitchIsRead) {
                                   << dead[1] << " on";
 }
 
+// The nodes a module stands for with every call expanded, counted on the tree (not by export).
+int64_t inlined_size(const Module& m) {
+  int64_t n = 0;
+  for (Node* node = m.graph.first(); node; node = node->next)
+    n += node->op == NodeOp::kCallModule ? inlined_size(*m.submodule(node->target)) : 1;
+  return n;
+}
+
+// The max_inlined bound is read: calls stop where the inlined tree would pass it, so at
+// --max-nodes 128 no case is far over it, and without it (a huge bound) some are.
+TEST(GenerateTest, InlinedSizeBoundIsRead) {
+  GenOptions opts;
+  opts.max_nodes = 128;
+  int64_t largest[2] = {0, 0};
+  int64_t bound = 0;
+  for (uint64_t seed = 0; seed < 60; ++seed)
+    for (bool unbounded : {false, true}) {
+      Rng src(seed);
+      SwarmConfig config = draw_swarm(src, opts);
+      bound = config.max_inlined;
+      if (unbounded) config.max_inlined = int64_t{1} << 40;
+      Case c = build_case(src, config, opts);
+      largest[unbounded] = std::max(largest[unbounded], inlined_size(*c.module));
+    }
+  EXPECT_EQ(bound, kInlinedPerNode * 128);
+  // Nodes after a module's last call (ops, getitems, outputs) are not bounded: 2x allows them.
+  EXPECT_LE(largest[0], 2 * bound);
+  EXPECT_GT(largest[1], 2 * bound) << "the unbounded generator never passed the bound";
+}
+
 // The swarm reaches every feature: over fixed seeds, each outcome occurs.
 TEST(GenerateTest, SwarmReachesEveryFeature) {
   std::set<std::string> ops;
