@@ -27,8 +27,10 @@ enum class ChildNaming : uint8_t {
   kMangled,  // a, a_b, b_c, b, ...: dotted paths that mangle to one identifier (a.b_c, a_b.c)
 };
 
-// The bound on a case's inlined size, per --max-nodes step: SwarmConfig::max_inlined.
+// The bound on a case's inlined size (SwarmConfig::max_inlined): kInlinedPerNode per
+// --max-nodes step, at least kMinInlined.
 inline constexpr int64_t kInlinedPerNode = 16;
+inline constexpr int64_t kMinInlined = 1024;
 
 // Bounds the generator works within (the knobs a user or a test turns).
 struct GenOptions {

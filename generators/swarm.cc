@@ -32,7 +32,7 @@ SwarmConfig draw_swarm(Source& src, const GenOptions& opts) {
   // Calls multiply: without a bound, repeated calls two levels deep inline to thousands of
   // nodes at --max-nodes 128. A call that would pass the bound is not made (no draw is spent
   // on the check, so a case within it is the same as before the bound existed).
-  s.max_inlined = kInlinedPerNode * std::max(2, opts.max_nodes);
+  s.max_inlined = std::max<int64_t>(kMinInlined, kInlinedPerNode * std::max(2, opts.max_nodes));
   int rank = static_cast<int>(src.range(1, src.chance(1, 6) ? 3 : 2));
   for (int i = 0; i < rank; ++i) s.base_shape.push_back(src.range(1, std::max(1, opts.max_dim)));
   if (src.chance(1, 2)) s.base_shape.back() = 2 * src.range(1, std::max(1, opts.max_dim / 2));
