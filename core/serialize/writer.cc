@@ -70,7 +70,8 @@ void JsonWriter::value(std::string_view s) {
   fit();
 }
 
-void JsonWriter::value(int64_t i) {
+template <class Int>
+void JsonWriter::write_integer(Int i) {
   begin_value();
   char buf[24];
   auto r = std::to_chars(buf, buf + sizeof buf, i);
@@ -78,12 +79,12 @@ void JsonWriter::value(int64_t i) {
   fit();
 }
 
+void JsonWriter::value(int64_t i) {
+  write_integer(i);
+}
+
 void JsonWriter::value(uint64_t u) {
-  begin_value();
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof buf, u);
-  out_.append(buf, r.ptr);
-  fit();
+  write_integer(u);
 }
 
 void JsonWriter::value(bool b) {

@@ -60,6 +60,8 @@ class JsonWriter {
   void break_lines(size_t frame);
   void pad(size_t depth);
   void write_string(std::string_view s);
+  template <class Int>
+  void write_integer(Int i);
 
   bool compact_;
   bool after_key_ = false;
