@@ -105,7 +105,7 @@ class Campaign {
     res_.max_nodes = o_.gen.max_nodes;
     int jobs = std::max(1, o_.jobs);
     std::vector<std::thread> threads;
-    for (int j = 0; j < jobs; ++j) threads.emplace_back([this, j] { worker(j); });
+    for (int j = 0; j < jobs; ++j) threads.emplace_back([this] { worker(); });
     // The coordinator: progress, and the resume state every few seconds, so that a campaign
     // killed with SIGKILL resumes where it was.
     auto saved = Clock::now();
@@ -177,7 +177,7 @@ class Campaign {
     while (done_ahead_.erase(watermark_)) ++watermark_;
   }
 
-  void record(int64_t k, const OracleResult& r, Coverage& local, const std::string* inflight) {
+  void record(int64_t k, const OracleResult& r, Coverage& local, const std::string* case_text) {
     note_backend(r.backend);
     add_coverage(local, r.coverage);
     done_.fetch_add(1);
@@ -208,11 +208,11 @@ class Campaign {
     if (o_.stop_at_first) stop_.store(true);
     if (o_.out_dir.empty()) return;
     // Write the raw case at once, before anything else can go wrong. A case that crashed or
-    // hung is the in-flight file its worker wrote before running it.
+    // hung is the text its worker recorded in shared memory before running it.
     std::string path = o_.out_dir + "/" + slug(*r.failure, seed);
     Case c;
-    if (inflight && std::filesystem::exists(*inflight)) {
-      std::filesystem::rename(*inflight, path);
+    if (case_text) {
+      write_file_atomic(path, *case_text);
       c = load_case_file(path);
     } else {
       c = generate_case_for_seed(seed, o_.gen);
@@ -223,11 +223,11 @@ class Campaign {
     save_state_locked(k);  // a finding is on disk: the state says so at once
   }
 
-  void worker(int j) {
+  void worker() {
     Coverage local;
     try {
       if (o_.isolate) {
-        isolated_worker(j, local);
+        isolated_worker(local);
       } else {
         // Each case resolves the oracle's backend on this thread (CUDA: this thread's stream).
         for (auto [b, e] = claim(1); b < e; std::tie(b, e) = claim(1)) {
@@ -253,18 +253,16 @@ class Campaign {
 
   // Each batch runs in a forked child: "S k" before a case, "R k <result>" after it. When the
   // child dies or stalls, the case it started is the finding and the batch goes on after it.
-  void isolated_worker(int j, Coverage& local) {
-    std::string inflight =
-        o_.out_dir.empty() ? "" : o_.out_dir + "/.inflight/w" + std::to_string(j) + ".case";
+  void isolated_worker(Coverage& local) {
     for (auto [b, e] = claim(o_.batch); b < e; std::tie(b, e) = claim(o_.batch)) {
       for (int64_t k = b; k < e; ++k)
         if (skip_.count(k)) mark_done(k);  // finished before the campaign was resumed
       int64_t pos = b;
-      while (pos < e) pos = run_child(pos, e, inflight, local);
+      while (pos < e) pos = run_child(pos, e, local);
     }
   }
 
-  int64_t run_child(int64_t from, int64_t to, const std::string& inflight, Coverage& local) {
+  int64_t run_child(int64_t from, int64_t to, Coverage& local) {
     WorkerBatch batch;
     batch.from = from;
     batch.to = to;
@@ -272,12 +270,13 @@ class Campaign {
       return generate_case_for_seed(case_seed(o_.seed, index_of(k)), o_.gen);
     };
     batch.skip = [this](int64_t k) { return skip_.count(k) > 0; };
-    batch.inflight = inflight;
+    batch.stop = [this] { return stopping(); };
+    batch.record_case = !o_.out_dir.empty();
     batch.oracle = o_.oracle;
     batch.timeout_s = o_.timeout_s;
     WorkerEvents events;
-    events.result = [&](int64_t k, const OracleResult& r, const std::string* file) {
-      record(k, r, local, file);
+    events.result = [&](int64_t k, const OracleResult& r, const std::string* case_text) {
+      record(k, r, local, case_text);
     };
     events.batch_done = [&](const OracleResult& batch_cov) {
       note_backend(batch_cov.backend);

@@ -27,7 +27,7 @@ struct CampaignOptions {
   bool stop_at_first = false;  // stop at the first failing case (detection runs)
   bool isolate = false;  // run cases in forked worker processes (crashes and hangs become findings)
   double timeout_s = 10;  // per case, isolated mode
-  int batch = 64;         // cases per forked worker process
+  int batch = 1024;       // cases per forked worker (it ends early when the campaign stops)
   // Continue the campaign recorded in out_dir/campaign.state (written every 2 s and at each
   // finding, so a campaign killed with SIGKILL resumes with nothing lost or repeated).
   bool resume = false;

@@ -9,10 +9,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
 #include <optional>
 
 #include "core/base/check.h"
@@ -42,24 +43,92 @@ std::string signal_name(int sig) {
   }
 }
 
-StageSlot::StageSlot() {
-  void* p = mmap(nullptr, 64, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-  page_ = p == MAP_FAILED ? nullptr : static_cast<char*>(p);
-  clear();
+struct InflightSlot::Header {
+  std::atomic<uint64_t> changes{0};
+  std::atomic<int64_t> running{-1};
+  std::atomic<uint64_t> text_len{0};
+  std::atomic<int> has_text{0};
+  std::atomic<int> stop{0};
+  char stage[64] = {};
+};
+
+InflightSlot::InflightSlot(size_t text_capacity) {
+  // The header, then the text. MAP_NORESERVE: untouched pages of a large capacity cost nothing.
+  size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+  bytes_ = page + (text_capacity + page - 1) / page * page;
+  void* p = mmap(nullptr, bytes_, PROT_READ | PROT_WRITE,
+                 MAP_SHARED | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (p == MAP_FAILED)
+    throw SystemError(std::string("cannot map memory shared with a worker process (") +
+                      std::strerror(errno) + ")");
+  static_assert(sizeof(Header) <= 4096);
+  h_ = new (p) Header;
+  text_ = static_cast<char*>(p) + page;
+  capacity_ = text_capacity;
+  set_stage("start");
 }
 
-StageSlot::~StageSlot() {
-  if (page_) munmap(page_, 64);
+InflightSlot::~InflightSlot() {
+  h_->~Header();
+  munmap(h_, bytes_);
 }
 
-void StageSlot::set(const char* stage) {
-  if (!page_) return;
-  std::strncpy(page_, stage, 63);
-  page_[63] = '\0';
+void InflightSlot::set_stage(const char* stage) {
+  std::strncpy(h_->stage, stage, sizeof h_->stage - 1);
+  h_->stage[sizeof h_->stage - 1] = '\0';
 }
 
-std::string StageSlot::get() const {
-  return page_ ? std::string(page_) : "unknown";
+bool InflightSlot::set_text(std::string_view text) {
+  if (text.size() > capacity_) {
+    h_->has_text.store(0, std::memory_order_release);
+    return false;
+  }
+  std::memcpy(text_, text.data(), text.size());
+  h_->text_len.store(text.size(), std::memory_order_relaxed);
+  h_->has_text.store(1, std::memory_order_release);
+  return true;
+}
+
+void InflightSlot::start(int64_t k) {
+  h_->running.store(k, std::memory_order_release);
+  h_->changes.fetch_add(1, std::memory_order_release);
+}
+
+void InflightSlot::finish() {
+  h_->running.store(-1, std::memory_order_release);
+  h_->has_text.store(0, std::memory_order_release);
+  set_stage("start");
+  h_->changes.fetch_add(1, std::memory_order_release);
+}
+
+std::string InflightSlot::stage() const {
+  char buf[sizeof h_->stage];
+  std::memcpy(buf, h_->stage, sizeof buf);
+  buf[sizeof buf - 1] = '\0';
+  return buf;
+}
+
+bool InflightSlot::stop_requested() const {
+  return h_->stop.load(std::memory_order_acquire);
+}
+
+void InflightSlot::request_stop() {
+  h_->stop.store(1, std::memory_order_release);
+}
+
+uint64_t InflightSlot::changes() const {
+  return h_->changes.load(std::memory_order_acquire);
+}
+
+int64_t InflightSlot::running() const {
+  return h_->running.load(std::memory_order_acquire);
+}
+
+std::optional<std::string> InflightSlot::text() const {
+  if (!h_->has_text.load(std::memory_order_acquire)) return std::nullopt;
+  size_t n = h_->text_len.load(std::memory_order_relaxed);
+  if (n > capacity_) return std::nullopt;
+  return std::string(text_, n);
 }
 
 ChildStderr::ChildStderr() {
@@ -78,7 +147,8 @@ void ChildStderr::redirect() {
 
 void ChildStderr::reset() {
   if (fd_ < 0) return;
-  if (ftruncate(2, 0) != 0) return;
+  off_t at = lseek(2, 0, SEEK_CUR);  // one cheap call; truncated only when something was written
+  if (at <= 0 || ftruncate(2, 0) != 0) return;
   lseek(2, 0, SEEK_SET);
 }
 
@@ -144,7 +214,7 @@ std::optional<OracleResult> decode_result(const std::string& line) {
 
 std::optional<WorkerMessage> parse_worker_line(const std::string& line) {
   if (line.size() < 2 || line[1] != ' ' ||
-      std::string_view("SRPC").find(line[0]) == std::string_view::npos)
+      std::string_view("RPC").find(line[0]) == std::string_view::npos)
     return std::nullopt;
   WorkerMessage m;
   m.kind = line[0];
@@ -189,89 +259,111 @@ std::string fmt_seconds(double s) {
   return buf;
 }
 
-// Exit codes of a worker that fails outside any case.
-constexpr int kExitPipe = 3, kExitInflight = 4;
+// Exit code of a worker that cannot write to its coordinator.
+constexpr int kExitPipe = 3;
 
-// The worker: runs the batch's cases, announcing each (S) before it runs and reporting it (R
-// or P) after; ends with the batch's coverage (C).
-[[noreturn]] void worker_main(const WorkerBatch& batch, int out_fd, StageSlot& slot,
+// A worker's lines to its coordinator, a few per write: a failure at once (after every pass
+// before it), passes once 50 ms have gone by since the last write or 4 KiB are waiting.
+class Outbox {
+ public:
+  explicit Outbox(int fd) : fd_(fd), last_(Clock::now()) {}
+  void add(const std::string& line, bool now) {
+    buf_ += line;
+    buf_ += '\n';
+    if (now || buf_.size() >= 4096 || Clock::now() - last_ >= std::chrono::milliseconds(50))
+      flush();
+  }
+
+ private:
+  void flush() {
+    if (!write_all(fd_, buf_)) _exit(kExitPipe);
+    buf_.clear();
+    last_ = Clock::now();
+  }
+  int fd_;
+  Clock::time_point last_;
+  std::string buf_;
+};
+
+// The worker: runs the batch's cases, recording each in the shared slot before it runs.
+[[noreturn]] void worker_main(const WorkerBatch& batch, int out_fd, InflightSlot& slot,
                               ChildStderr& err, pid_t parent) {
   prctl(PR_SET_PDEATHSIG, SIGKILL);  // a worker never outlives its coordinator (kill -9 too)
   if (getppid() != parent) _exit(1);
   signal(SIGINT, SIG_IGN);  // the coordinator stops the campaign; a batch in flight ends normally
   err.redirect();
   OracleOptions oo = batch.oracle;
-  oo.on_stage = [&slot](const char* s) { slot.set(s); };
+  oo.on_stage = [&slot](const char* s) { slot.set_stage(s); };
   OracleResult batch_cov;  // sent once at the end: a crash loses coverage, never a finding
-  int in_fd = -1;
-  if (!batch.inflight.empty()) {
-    std::filesystem::create_directories(std::filesystem::path(batch.inflight).parent_path());
-    in_fd = open(batch.inflight.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-    if (in_fd < 0) _exit(kExitInflight);
-  }
+  Outbox out(out_fd);
   for (int64_t k = batch.from; k < batch.to; ++k) {
+    if (slot.stop_requested()) break;
     if (batch.skip && batch.skip(k)) continue;
-    slot.clear();
     err.reset();
     Case c = batch.make_case(k);
-    if (in_fd >= 0) {
-      // The case is complete on disk before it runs: one write, then the length.
-      std::string text = save_case(c, /*compact=*/true);
-      if (pwrite(in_fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()) ||
-          ftruncate(in_fd, static_cast<off_t>(text.size())) != 0)
-        _exit(kExitInflight);
-    }
-    if (!write_all(out_fd, "S " + std::to_string(k) + "\n")) _exit(kExitPipe);
+    // The case is complete in shared memory before it runs.
+    if (batch.record_case) slot.set_text(save_case(c, /*compact=*/true));
+    slot.start(k);
     OracleResult r = check_case(c, oo);
+    slot.finish();
     batch_cov.backend = r.backend;
     add_coverage(batch_cov.coverage, r.coverage);
     r.coverage = Coverage{};
-    std::string msg =
-        r.failure ? "R " + std::to_string(k) + " " + encode_result(r) : "P " + std::to_string(k);
-    if (!write_all(out_fd, msg + "\n")) _exit(kExitPipe);
+    if (r.failure)
+      out.add("R " + std::to_string(k) + " " + encode_result(r), /*now=*/true);
+    else
+      out.add("P " + std::to_string(k), /*now=*/false);
   }
-  if (!write_all(out_fd, "C " + encode_result(batch_cov) + "\n")) _exit(kExitPipe);
+  out.add("C " + encode_result(batch_cov), /*now=*/true);
   _exit(0);
 }
 
 // What the coordinator read from a worker until it exited, hung or sent a garbled line.
 struct WorkerRead {
-  int64_t started = -1, resolved = -1;
+  int64_t resolved = -1;  // the last case reported
   bool timed_out = false;
+  int64_t hung = -1;    // the case in flight when it timed out
   std::string garbled;  // the first garbled line, cut to 120 characters
 };
 
-WorkerRead read_worker(int fd, const WorkerBatch& batch, const WorkerEvents& events) {
+// Reads the worker's lines until it exits; a case that stays in flight (the slot does not
+// change) for longer than the timeout is a hang. The slot is looked at on every line and at
+// least every tenth of the timeout (at most every 100 ms).
+WorkerRead read_worker(int fd, const WorkerBatch& batch, InflightSlot& slot,
+                       const WorkerEvents& events) {
   WorkerRead w;
   w.resolved = batch.from - 1;
-  auto case_start = Clock::now();
+  const int tick_ms = static_cast<int>(std::clamp(batch.timeout_s * 100, 1.0, 100.0));
+  uint64_t seen = slot.changes();
+  auto since = Clock::now();
   std::string buf;
   while (w.garbled.empty()) {
-    double left =
-        batch.timeout_s - std::chrono::duration<double>(Clock::now() - case_start).count();
-    bool running = w.started > w.resolved;
-    if (running && left <= 0) {
+    if (batch.stop && batch.stop()) slot.request_stop();
+    uint64_t changes = slot.changes();
+    if (changes != seen) {
+      seen = changes;
+      since = Clock::now();
+    }
+    if (slot.running() >= 0 &&
+        std::chrono::duration<double>(Clock::now() - since).count() > batch.timeout_s) {
       w.timed_out = true;
+      w.hung = slot.running();
       break;
     }
     pollfd pfd{fd, POLLIN, 0};
-    int pr = poll(&pfd, 1, running ? std::max(1, static_cast<int>(left * 1000)) : 1000);
-    if (pr <= 0) continue;  // EINTR or a poll timeout: the loop checks the deadline
+    if (poll(&pfd, 1, tick_ms) <= 0) continue;  // EINTR or a tick: the loop checks the slot
     char chunk[65536];
     ssize_t n = read(fd, chunk, sizeof chunk);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) break;
     buf.append(chunk, static_cast<size_t>(n));
-    size_t nl;
-    while (w.garbled.empty() && (nl = buf.find('\n')) != std::string::npos) {
-      std::string line = buf.substr(0, nl);
-      buf.erase(0, nl + 1);
+    size_t at = 0, nl;
+    while (w.garbled.empty() && (nl = buf.find('\n', at)) != std::string::npos) {
+      std::string line = buf.substr(at, nl - at);
+      at = nl + 1;
       auto m = parse_worker_line(line);
-      if (!m || (m->kind != 'C' && (m->index < batch.from || m->index >= batch.to))) {
+      if (!m || (m->kind != 'C' && (m->index <= w.resolved || m->index >= batch.to))) {
         w.garbled = line.substr(0, 120);
-      } else if (m->kind == 'S') {
-        w.started = m->index;
-        case_start = Clock::now();
       } else if (m->kind == 'C') {
         events.batch_done(m->result);
       } else {
@@ -279,6 +371,7 @@ WorkerRead read_worker(int fd, const WorkerBatch& batch, const WorkerEvents& eve
         w.resolved = m->index;
       }
     }
+    buf.erase(0, at);
   }
   return w;
 }
@@ -286,7 +379,7 @@ WorkerRead read_worker(int fd, const WorkerBatch& batch, const WorkerEvents& eve
 }  // namespace
 
 int64_t run_worker_batch(const WorkerBatch& batch, const WorkerEvents& events) {
-  StageSlot slot;
+  InflightSlot slot(batch.record_case ? batch.case_capacity : 0);
   ChildStderr err;
   int fds[2];
   if (pipe(fds) != 0)
@@ -305,15 +398,22 @@ int64_t run_worker_batch(const WorkerBatch& batch, const WorkerEvents& events) {
     worker_main(batch, fds[1], slot, err, parent);
   }
   close(fds[1]);
-  WorkerRead w = read_worker(fds[0], batch, events);
+  WorkerRead w = read_worker(fds[0], batch, slot, events);
   close(fds[0]);
   if (w.timed_out || !w.garbled.empty()) kill(pid, SIGKILL);
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  if (w.started > w.resolved) {  // the case in flight crashed, hung or garbled the protocol
+  // The slot as the worker left it. A hung case that ended just as it was killed is still the
+  // finding (its text is gone with it: the case is generated again from its seed).
+  int64_t running = slot.running();
+  if (w.timed_out && running < 0) running = w.hung;
+  if (running > w.resolved && running < batch.to) {  // it crashed, hung or garbled the protocol
+    // The cases before it that it ran and did not report passed (their lines were waiting).
+    for (int64_t k = w.resolved + 1; k < running; ++k)
+      if (!(batch.skip && batch.skip(k))) events.result(k, OracleResult{}, nullptr);
     OracleResult r;
-    std::string stage = slot.get();
+    std::string stage = slot.stage();
     if (w.timed_out) {
       r.failure =
           Failure{"timeout", stage, "-", "the case ran longer than " + fmt_seconds(batch.timeout_s),
@@ -331,15 +431,14 @@ int64_t run_worker_batch(const WorkerBatch& batch, const WorkerEvents& events) {
                           "",
                           ""};
     }
-    events.result(w.started, r, batch.inflight.empty() ? nullptr : &batch.inflight);
-    return w.started + 1;
+    std::optional<std::string> text =
+        running == slot.running() ? slot.text() : std::optional<std::string>{};
+    events.result(running, r, text ? &*text : nullptr);
+    return running + 1;
   }
   if (!w.garbled.empty())
     throw SystemError("a worker process sent a garbled message outside any case: '" + w.garbled +
                       "'");
-  if (WIFEXITED(status) && WEXITSTATUS(status) == kExitInflight)
-    throw SystemError(batch.inflight + ": a worker could not write its in-flight case (" +
-                      "disk full or not writable)");
   if (w.resolved + 1 < batch.to && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
     throw SystemError("a worker process failed outside any case (status " + std::to_string(status) +
                       ")");

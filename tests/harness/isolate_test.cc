@@ -8,11 +8,16 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <memory>
+#include <optional>
 #include <sstream>
 
 #include "core/base/faults.h"
+#include "core/passes/passes.h"
+#include "core/pipeline/pipeline.h"
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"
+#include "generators/generate.h"
 #include "harness/campaign.h"
 #include "harness/isolate.h"
 #include "harness/minimize.h"
@@ -45,6 +50,7 @@ TEST(IsolationTest, AnAbortIsAFindingAndTheCampaignGoesOn) {
   for (const auto& x : r.findings) EXPECT_EQ(x.failure.property, "crash") << x.failure.signature();
   EXPECT_EQ(r.findings[0].failure.signature(), "crash:partitioned:SIGABRT");
   EXPECT_GT(r.failing_cases, 1);
+  EXPECT_FALSE(std::filesystem::exists(dir / ".inflight"));  // in-flight cases stay in memory
   Case c = load_case_file(r.findings[0].path);
   EXPECT_LE(case_size(c), r.findings[0].original_nodes);
   OracleResult again = check_case_isolated(c, OracleOptions{}, 10);
@@ -107,6 +113,93 @@ TEST(IsolationTest, ResumeContinuesWhereTheCampaignStoppedAndSkipsKnownSignature
   std::filesystem::remove_all(dir);
 }
 
+// A worker batch whose case at index `crash_at` aborts in the flattened stage: the stage
+// override counts the cases of its forked worker.
+struct BatchRun {
+  std::vector<int64_t> passed;
+  std::vector<std::pair<int64_t, Failure>> failed;
+  std::vector<std::optional<std::string>> texts;  // with each failure
+  int64_t next = -1;
+};
+
+WorkerBatch crashing_batch(int64_t to, int64_t crash_at) {
+  WorkerBatch b;
+  b.from = 0;
+  b.to = to;
+  b.make_case = [](int64_t k) { return generate_case_for_seed(1000 + static_cast<uint64_t>(k)); };
+  auto count = std::make_shared<int64_t>(0);
+  b.oracle.stages[Stage::kFlattened] =
+      program_pass(Stage::kFlattened, [count, crash_at](const Program& p) {
+        if ((*count)++ == crash_at) std::abort();
+        return flatten(p);
+      });
+  b.timeout_s = 60;
+  return b;
+}
+
+BatchRun run_batch(const WorkerBatch& b) {
+  BatchRun out;
+  WorkerEvents ev;
+  ev.result = [&](int64_t k, const OracleResult& r, const std::string* text) {
+    if (!r.failure) return out.passed.push_back(k);
+    out.failed.emplace_back(k, *r.failure);
+    out.texts.push_back(text ? std::optional<std::string>(*text) : std::nullopt);
+  };
+  ev.batch_done = [](const OracleResult&) {};
+  out.next = run_worker_batch(b, ev);
+  return out;
+}
+
+// The case in flight is recorded in shared memory, not a file: a crash comes with exactly the
+// text of the case that ran, and every case before it that passed is reported passed, whether
+// its line was sent or still waiting in the dead worker.
+TEST(WorkerBatchTest, ACrashComesWithTheRecordedCaseAndThePassesBeforeIt) {
+  WorkerBatch b = crashing_batch(12, 5);
+  b.record_case = true;
+  BatchRun r = run_batch(b);
+  EXPECT_EQ(r.passed, (std::vector<int64_t>{0, 1, 2, 3, 4}));
+  ASSERT_EQ(r.failed.size(), 1u);
+  EXPECT_EQ(r.failed[0].first, 5);
+  EXPECT_EQ(r.failed[0].second.signature(), "crash:flattened:SIGABRT");
+  EXPECT_EQ(r.next, 6);
+  ASSERT_TRUE(r.texts[0].has_value());
+  EXPECT_EQ(*r.texts[0], save_case(generate_case_for_seed(1005), /*compact=*/true));
+}
+
+TEST(WorkerBatchTest, NoTextWithoutRecordCaseOrPastTheCapacity) {
+  WorkerBatch off = crashing_batch(3, 1);
+  BatchRun a = run_batch(off);
+  ASSERT_EQ(a.failed.size(), 1u);
+  EXPECT_FALSE(a.texts[0].has_value());
+  WorkerBatch small = crashing_batch(3, 1);
+  small.record_case = true;
+  small.case_capacity = 16;  // every case text is longer
+  BatchRun b = run_batch(small);
+  ASSERT_EQ(b.failed.size(), 1u);
+  EXPECT_EQ(b.failed[0].first, 1);
+  EXPECT_FALSE(b.texts[0].has_value());
+}
+
+// `stop` ends a batch early: the worker is asked between cases, so a batch of 2,000 cases stops
+// long before its end once stop says so (a count, not a time).
+TEST(WorkerBatchTest, StopEndsTheBatchBetweenCases) {
+  WorkerBatch b = crashing_batch(2000, -1);
+  size_t seen = 0;
+  b.stop = [&seen] { return seen >= 3; };
+  BatchRun r;
+  WorkerEvents ev;
+  ev.result = [&](int64_t, const OracleResult& x, const std::string*) {
+    ++seen;
+    EXPECT_FALSE(x.failure.has_value());
+  };
+  ev.batch_done = [](const OracleResult&) {};
+  EXPECT_EQ(run_worker_batch(b, ev), 2000);
+  EXPECT_GE(seen, 3u);
+  EXPECT_LT(seen, 1500u);
+  WorkerBatch all = crashing_batch(40, -1);
+  EXPECT_EQ(run_batch(all).passed.size(), 40u);  // without stop, every case runs
+}
+
 TEST(WorkerProtocolTest, ResultsRoundTripThroughTheirOneLineEncoding) {
   OracleResult r;
   r.backend = "cpu";
@@ -126,13 +219,10 @@ TEST(WorkerProtocolTest, ResultsRoundTripThroughTheirOneLineEncoding) {
 }
 
 TEST(WorkerProtocolTest, WellFormedLinesParse) {
-  auto s = parse_worker_line("S 12");
-  ASSERT_TRUE(s);
-  EXPECT_EQ(s->kind, 'S');
-  EXPECT_EQ(s->index, 12);
-  auto p = parse_worker_line("P 3");
+  auto p = parse_worker_line("P 12");
   ASSERT_TRUE(p);
   EXPECT_EQ(p->kind, 'P');
+  EXPECT_EQ(p->index, 12);
   OracleResult f;
   f.failure = Failure{"crash", "partitioned", "SIGABRT", "", "", ""};
   auto r = parse_worker_line("R 4 " + encode_result(f));
@@ -144,9 +234,10 @@ TEST(WorkerProtocolTest, WellFormedLinesParse) {
 }
 
 TEST(WorkerProtocolTest, GarbledLinesAreRejectedNotThrown) {
-  for (const char* line : {"", "S", "S ", "S x", "S -1", "S 99999999999999999999", "P 1 extra",
+  for (const char* line : {"", "P", "P ", "P x", "P -1", "P 99999999999999999999", "P 1 extra",
+                           "S 12",  // no longer a message: a case's start is in shared memory
                            "R 3", "Q 1", "R 3 {not json", "R 3 {\"cov\": [1, 2]}", "C {}", "C [1]",
-                           "R 3 {\"cov\":[0,0,0,0,0,0,0,\"x\"],\"ops\":{}}", "S1", "\x01\x02"})
+                           "R 3 {\"cov\":[0,0,0,0,0,0,0,\"x\"],\"ops\":{}}", "\x01\x02", "P1"})
     EXPECT_FALSE(parse_worker_line(line)) << "accepted: " << line;
 }
 
