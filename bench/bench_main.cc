@@ -1,10 +1,12 @@
 // flatcheck benchmarks (Google Benchmark).
 //
-//   Pass/<pass>/<nodes>     each pass at 16, 64, 256 and 1024 nodes on a synthetic program:
+//   Pass/<pass>/<nodes>     each pass at 8, 32, 128, 256 and 1024 nodes on a synthetic program:
 //                           a chain of mixed ops named to collide, relu fallbacks every few
 //                           nodes, a child module called twice with different flags.
 //   Pipeline/<stage>/<nodes>  each path of the pipeline table built from its input stage.
 //   NameCollision/<n>       n nodes all named getitem: time per name must stay flat.
+//   NameSuffixes/<n>        n names of one base asked for with random numeric suffixes
+//                           (getitem_<r>, r < n, and getitem): time per name must stay flat.
 //   EndToEnd                generate + check one default case (all paths): cases per second.
 // bench/run.sh runs them and writes bench/results/*.md.
 #include <benchmark/benchmark.h>
@@ -123,8 +125,9 @@ void Pass(benchmark::State& state, const char* stage) {
 
 #define PASS(name)                     \
   BENCHMARK_CAPTURE(Pass, name, #name) \
-      ->Arg(16)                        \
-      ->Arg(64)                        \
+      ->Arg(8)                         \
+      ->Arg(32)                        \
+      ->Arg(128)                       \
       ->Arg(256)                       \
       ->Arg(1024)                      \
       ->Unit(benchmark::kMicrosecond)
@@ -171,6 +174,24 @@ void NameCollision(benchmark::State& state) {
                                                      benchmark::Counter::kInvert);
 }
 BENCHMARK(NameCollision)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+
+void NameSuffixes(benchmark::State& state) {
+  int64_t n = state.range(0);
+  std::vector<std::string> asked;
+  Rng rng(7);
+  for (int64_t i = 0; i < n; ++i)
+    asked.push_back(rng.below(8) == 0
+                        ? "getitem"
+                        : "getitem_" + std::to_string(rng.below(static_cast<uint64_t>(n))));
+  for (auto _ : state) {
+    Namespace ns;
+    for (const auto& a : asked) benchmark::DoNotOptimize(ns.create_name(a));
+  }
+  state.counters["ns_per_name"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
+                                                     benchmark::Counter::kInvert);
+}
+BENCHMARK(NameSuffixes)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
 
 void EndToEnd(benchmark::State& state) {
   int64_t i = 0;

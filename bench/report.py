@@ -1,5 +1,5 @@
 """Turns benchmark JSON and `flatcheck detect --json` output into the markdown tables of
-bench/results/. Usage: report.py stages BENCH_JSON COMMIT MACHINE
+bench/results/. Usage: report.py stages BENCH_JSON COMMIT MACHINE [CAMPAIGNS_JSONL]
                        report.py detection DETECT_TXT COMMIT MACHINE SEEDS
                        report.py reach COMMIT CASES FUZZ_JSON...  (one file per seed, 1..N)"""
 import json
@@ -11,42 +11,67 @@ def header(title, command, commit, machine):
     return f"# {title}\n\ncommand: `{command}`  \ncommit: `{commit}`  \nmachine: {machine}\n"
 
 
-def stages(path, commit, machine):
+SIZES = [8, 32, 128, 256, 1024]
+
+
+def stages(path, commit, machine, campaign_path=None):
     data = json.load(open(path))
     rows = {}
     for b in data["benchmarks"]:
         if b.get("aggregate_name") != "median":
             continue
         rows[b["run_name"]] = b
+    ctx = data.get("context", {})
     out = [header("Benchmarks", "bash bench/run.sh", commit, machine)]
+    out.append(f"Google Benchmark library: Debian's libbenchmark {ctx.get('library_version', '?')}, "
+               f"a {ctx.get('library_build_type', '?')} build (the JSON's `library_build_type`); "
+               "flatcheck itself is a Release build (`-O2`).\n")
     out.append("Medians of 3 repetitions. `ns/node` divides the stage time by the program's "
-               "node count; the last column is the ratio of ns/node at 1024 nodes to ns/node at "
-               "16 nodes (1.0 means exactly linear growth), measured in the same run.\n")
+               "node count (for `generate`, the generated case's); the last column is the ratio of "
+               "ns/node at 1024 nodes to ns/node at 8 nodes (1.0 means exactly linear growth), "
+               "measured in the same run.\n")
     out.append("## Stages\n")
-    out.append("| stage | 16 nodes (us) | 64 | 256 | 1024 | ns/node @1024 | ns/node ratio 1024:16 |")
-    out.append("|---|---|---|---|---|---|---|")
+    out.append("| stage | " + " | ".join(f"{n} nodes: us (ns/node)" for n in SIZES) +
+               " | ns/node ratio 1024:8 |")
+    out.append("|---|" + "---|" * len(SIZES) + "---|")
     for stage in ["generate", "export", "partition", "flatten", "save", "load", "unflatten", "run"]:
         cells, per_node = [], {}
-        for n in [16, 64, 256, 1024]:
+        for n in SIZES:
             b = rows.get(f"Pass/{stage}/{n}")
             if not b:
                 cells.append("-")
                 continue
-            cells.append(f"{b['real_time']:.1f}")
             per_node[n] = b.get("ns_per_node", 0.0) * 1e9  # the counter is seconds per node
-        ratio = per_node[1024] / per_node[16] if per_node.get(16) and per_node.get(1024) else float("nan")
-        out.append(f"| {stage} | " + " | ".join(cells) + f" | {per_node.get(1024, 0):.0f} | {ratio:.2f} |")
-    out.append("\n## Name collisions (all nodes named `getitem`)\n")
-    out.append("| names | total (ms) | ns per name | ratio to 10^3 |")
-    out.append("|---|---|---|---|")
-    base = None
-    for n in [1000, 10000, 100000]:
-        b = rows.get(f"NameCollision/{n}")
-        if not b:
-            continue
-        per = b["ns_per_name"] * 1e9  # the counter is seconds per name
-        base = base or per
-        out.append(f"| {n} | {b['real_time']:.2f} | {per:.0f} | {per / base:.2f} |")
+            cells.append(f"{b['real_time']:.1f} ({per_node[n]:.0f})")
+        ratio = per_node[1024] / per_node[8] if per_node.get(8) and per_node.get(1024) else float("nan")
+        out.append(f"| {stage} | " + " | ".join(cells) + f" | {ratio:.2f} |")
+    if campaign_path:
+        runs = [json.loads(l) for l in open(campaign_path) if l.startswith("{")]
+        out.append("\n## Campaigns at each `--max-nodes` (same run)\n")
+        out.append("`flatcheck fuzz --time 8 --seed 1 --max-nodes N --jobs 1 --out ''`, in process "
+                   "(`--no-isolate`) and isolated (the default). Eager nodes are the nodes the case's "
+                   "module tree runs (calls inlined).\n")
+        out.append("| --max-nodes | mode | cases/s | eager nodes/case | ns per eager node |")
+        out.append("|---|---|---|---|---|")
+        for r in runs:
+            f = r["run"]
+            nodes = f["coverage"]["nodes"] / max(f["cases"], 1)
+            ns = 1e9 / (f["cases_per_sec"] * nodes) if f["cases_per_sec"] and nodes else float("nan")
+            out.append(f"| {r['n']} | {r['mode']} | {f['cases_per_sec']:.1f} | {nodes:.1f} | {ns:.0f} |")
+    for bench, title in (("NameCollision", "Name collisions (every name asked for is `getitem`)"),
+                         ("NameSuffixes", "Names with random suffixes (`getitem_<r>`, r < n, and "
+                                          "one in eight plain `getitem`)")):
+        out.append(f"\n## {title}\n")
+        out.append("| names | total (ms) | ns per name | ratio to 10^3 |")
+        out.append("|---|---|---|---|")
+        base = None
+        for n in [1000, 10000, 100000]:
+            b = rows.get(f"{bench}/{n}")
+            if not b:
+                continue
+            per = b["ns_per_name"] * 1e9  # the counter is seconds per name
+            base = base or per
+            out.append(f"| {n} | {b['real_time']:.2f} | {per:.0f} | {per / base:.2f} |")
     out.append("\n## Engines and devices\n")
     out.append("| benchmark | time per run (us) |")
     out.append("|---|---|")
@@ -126,7 +151,7 @@ def reach(commit, cases, *paths):
 if __name__ == "__main__":
     kind = sys.argv[1]
     if kind == "stages":
-        print(stages(*sys.argv[2:5]), end="")
+        print(stages(*sys.argv[2:6]), end="")
     elif kind == "reach":
         print(reach(*sys.argv[2:]), end="")
     else:
