@@ -441,8 +441,8 @@ std::shared_ptr<Module> module_from_json(const Json& j, const std::string& path,
   return m;
 }
 
-std::string save_module(const Module& m) {
-  JsonWriter w;
+std::string save_module(const Module& m, bool compact) {
+  JsonWriter w(compact);
   w.begin_object();
   w.key("format");
   w.value("flatcheck-module");

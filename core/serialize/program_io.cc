@@ -350,8 +350,8 @@ Program program_from_json(const Json& j, const std::string& path, LoadBudget& b)
   return p;
 }
 
-std::string save_program(const Program& p) {
-  JsonWriter w;
+std::string save_program(const Program& p, bool compact) {
+  JsonWriter w(compact);
   w.begin_object();
   w.key("format");
   w.value("flatcheck-program");

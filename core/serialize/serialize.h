@@ -51,13 +51,14 @@ struct LoadBudget {
   size_t nodes = 0;
 };
 
-// Modules.
-std::string save_module(const Module& m);
+// Modules. `compact`: nlohmann's one-line form of the same document (the oracle's
+// fingerprints), not the canonical file text.
+std::string save_module(const Module& m, bool compact = false);
 std::shared_ptr<Module> load_module(std::string_view text,
                                     const LoadLimits& limits = default_load_limits());
 
-// Programs (exported, partitioned or flattened).
-std::string save_program(const Program& p);
+// Programs (exported, partitioned or flattened); `compact` as for modules.
+std::string save_program(const Program& p, bool compact = false);
 Program load_program(std::string_view text, const LoadLimits& limits = default_load_limits());
 
 // Pieces, for formats that embed them (the harness's case files). The writers write one value

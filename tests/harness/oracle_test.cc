@@ -68,6 +68,21 @@ TEST(OracleTest, AStageOverrideIsTheCodeUnderTest) {
   EXPECT_EQ(r.failure->kind().rfind("rule:flattened", 0), 0u) << r.failure->signature();
 }
 
+// No pass may write to its input: a flatten that gives the right program but renames a module
+// type of the partitioned program it was given is caught by the fingerprints.
+TEST(OracleTest, APassThatWritesToItsInputIsMutatedInput) {
+  Case c = generate_case_for_seed(case_seed(1, 0));
+  OracleOptions o;
+  o.stages[Stage::kFlattened] = program_pass(Stage::kFlattened, [](const Program& in) {
+    Program out = flatten(in);
+    in.root->type += "Changed";  // the input's root module, shared through its pointer
+    return out;
+  });
+  auto r = check_case(c, o);
+  ASSERT_TRUE(r.failure);
+  EXPECT_EQ(r.failure->signature(), "mutated-input:partitioned:-") << r.failure->message;
+}
+
 TEST(OracleTest, LocalizesTheFirstDivergingNode) {
   Case c;
   c.module = unflatten_example(false);

@@ -194,9 +194,19 @@ RC_GTEST_PROP(JsonWriterProperty, SavesAreTheCanonicalRenderingOfTheirDocument, 
   std::vector<std::string> texts{save_module(*c.module), save_case(c)};
   Program ep = export_program(*c.module);
   PartitionOptions po = partition_options(c.config);
-  for (const Program& p : {ep, partition(ep, po), flatten(partition(ep, po))})
+  std::vector<std::pair<std::string, std::string>> compact_pairs{
+      {save_module(*c.module, /*compact=*/true), texts[0]}};
+  for (const Program& p : {ep, partition(ep, po), flatten(partition(ep, po))}) {
     texts.push_back(save_program(p));
+    compact_pairs.emplace_back(save_program(p, /*compact=*/true), texts.back());
+  }
   for (const std::string& s : texts) RC_ASSERT(dump_canonical(Json::parse(s)) == s);
+  // The compact saves (the oracle's fingerprints) are the same documents on one line.
+  for (const auto& [small, full] : compact_pairs) {
+    RC_ASSERT(small != full);
+    RC_ASSERT(Json::parse(small).dump() + "\n" == small);
+    RC_ASSERT(Json::parse(small) == Json::parse(full));
+  }
   std::string compact = save_case(c, /*compact=*/true);
   RC_ASSERT(Json::parse(compact).dump() + "\n" == compact);
   RC_ASSERT(Json::parse(compact) == Json::parse(save_case(c)));
