@@ -26,25 +26,7 @@ for round in $(seq 1 "$ROUNDS"); do
     echo "isolation.sh: round $round, --max-nodes $n done" >&2
   done
 done
-python3 - "$out" "$(git rev-parse --short HEAD)" "$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" "$ROUNDS" "$SIZES" > bench/results/isolation.md <<'PY'
-import json, statistics, sys
-rows = [json.loads(l) for l in open(sys.argv[1])]
-print("# What isolation costs\n")
-print(f"command: `ROUNDS={sys.argv[4]} bash bench/isolation.sh` (isolated and `--no-isolate` "
-      "campaigns interleaved, one job each, same seeds and case counts, with an output folder)  ")
-print(f"commit: `{sys.argv[2]}`  ")
-print(f"machine: {sys.argv[3]}\n")
-print("| --max-nodes | cases per run | isolated cases/s (each round) | in-process cases/s (each round) | throughput lost to isolation (mean of rounds) |")
-print("|---|---|---|---|---|")
-for n in sorted({r["n"] for r in rows}):
-    iso = [r["run"]["cases_per_sec"] for r in rows if r["n"] == n and r["mode"] == "isolated"]
-    inp = [r["run"]["cases_per_sec"] for r in rows if r["n"] == n and r["mode"] == "in-process"]
-    cases = [r["run"]["cases"] for r in rows if r["n"] == n][0]
-    lost = statistics.mean(1 - a / b for a, b in zip(iso, inp))
-    fmt = lambda v: ", ".join(f"{x:.0f}" if x >= 100 else f"{x:.1f}" for x in v)
-    print(f"| {n} | {cases} | {fmt(iso)} | {fmt(inp)} | {100 * lost:.1f}% |")
-print("\nEach round runs the isolated campaign, then the in-process one, on the round's seed; the "
-      "loss is 1 - isolated/in-process per round, averaged. The machine is shared and noisy: "
-      "read the rounds, not one figure.")
-PY
+python3 bench/report.py isolation "$out" "$(git rev-parse --short HEAD)" \
+  "$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" "$ROUNDS" \
+  > bench/results/isolation.md
 echo "wrote bench/results/isolation.md"

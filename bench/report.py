@@ -1,7 +1,8 @@
 """Turns benchmark JSON and `flatcheck detect --json` output into the markdown tables of
 bench/results/. Usage: report.py stages BENCH_JSON COMMIT MACHINE [CAMPAIGNS_JSONL]
                        report.py detection DETECT_TXT COMMIT MACHINE SEEDS
-                       report.py reach COMMIT CASES FUZZ_JSON...  (one file per seed, 1..N)"""
+                       report.py reach COMMIT CASES FUZZ_JSON...  (one file per seed, 1..N)
+                       report.py isolation RUNS_JSONL COMMIT MACHINE ROUNDS"""
 import json
 import re
 import sys
@@ -99,6 +100,28 @@ def stages(path, commit, machine, campaign_path=None):
     return "\n".join(out) + "\n"
 
 
+def isolation(path, commit, machine, rounds):
+    import statistics
+    rows = [json.loads(l) for l in open(path)]
+    out = [header("What isolation costs", f"ROUNDS={rounds} bash bench/isolation.sh", commit, machine)]
+    out.append("Isolated and `--no-isolate` campaigns interleaved, one job each, same seeds and case "
+               "counts, with an output folder (so the isolated workers record every case).\n")
+    out.append("| --max-nodes | cases per run | isolated cases/s (each round) | in-process cases/s "
+               "(each round) | throughput lost to isolation (mean of rounds) |")
+    out.append("|---|---|---|---|---|")
+    fmt = lambda v: ", ".join(f"{x:.0f}" if x >= 100 else f"{x:.1f}" for x in v)
+    for n in sorted({r["n"] for r in rows}):
+        iso = [r["run"]["cases_per_sec"] for r in rows if r["n"] == n and r["mode"] == "isolated"]
+        inp = [r["run"]["cases_per_sec"] for r in rows if r["n"] == n and r["mode"] == "in-process"]
+        cases = [r["run"]["cases"] for r in rows if r["n"] == n][0]
+        lost = statistics.mean(1 - a / b for a, b in zip(iso, inp))
+        out.append(f"| {n} | {cases} | {fmt(iso)} | {fmt(inp)} | {100 * lost:.1f}% |")
+    out.append("\nEach round runs the isolated campaign, then the in-process one, on the round's seed; "
+               "the loss is 1 - isolated/in-process per round, averaged. The machine is shared and "
+               "noisy: read the rounds, not one figure.")
+    return "\n".join(out) + "\n"
+
+
 def detection(path, commit, machine, seeds):
     lines = [l for l in open(path).read().splitlines() if l.startswith("{")]
     data = json.loads(lines[-1])
@@ -154,5 +177,7 @@ if __name__ == "__main__":
         print(stages(*sys.argv[2:6]), end="")
     elif kind == "reach":
         print(reach(*sys.argv[2:]), end="")
+    elif kind == "isolation":
+        print(isolation(*sys.argv[2:6]), end="")
     else:
         print(detection(*sys.argv[2:6]), end="")
