@@ -24,9 +24,13 @@ def stages(path, commit, machine, campaign_path=None):
         rows[b["run_name"]] = b
     ctx = data.get("context", {})
     out = [header("Benchmarks", "bash bench/run.sh", commit, machine)]
-    out.append(f"Google Benchmark library: Debian's libbenchmark {ctx.get('library_version', '?')}, "
-               f"a {ctx.get('library_build_type', '?')} build (the JSON's `library_build_type`); "
-               "flatcheck itself is a Release build (`-O2`).\n")
+    import os
+    build = ctx.get("library_build_type", "?")
+    out.append(f"Google Benchmark library: libbenchmark {os.environ.get('BENCH_LIB', '?')}, which "
+               f"reports a **{build}** build (the JSON's `library_build_type`)" +
+               ("; it only drives the timing loop: the code measured is flatcheck's Release build "
+                "(`-O2`), and no Release build of the library is available offline here.\n"
+                if build != "release" else "; flatcheck itself is a Release build (`-O2`).\n"))
     out.append("Medians of 3 repetitions. `ns/node` divides the stage time by the program's "
                "node count (for `generate`, the generated case's); the last column is the ratio of "
                "ns/node at 1024 nodes to ns/node at 8 nodes (1.0 means exactly linear growth), "

@@ -27,7 +27,8 @@ for n in 8 32 128; do
     echo "{\"n\": $n, \"mode\": \"$mode\", \"run\": $f}" >> "$campaigns"
   done
 done
-python3 bench/report.py stages bench/results/bench.json "$commit" "$machine" "$campaigns" > bench/results/stages.md
+BENCH_LIB="$(dpkg-query -W -f='${Version} (Debian libbenchmark-dev)' libbenchmark-dev 2>/dev/null || echo '?')" \
+  python3 bench/report.py stages bench/results/bench.json "$commit" "$machine" "$campaigns" > bench/results/stages.md
 RSS_SECONDS=${RSS_SECONDS:-60}
 if [ "$RSS_SECONDS" != 0 ]; then
   # Peak resident memory of a default campaign (isolated, 2 jobs, with an output folder): GNU
