@@ -75,10 +75,10 @@ namespace {
 
 using namespace serial;
 
-void read_config(const Json& j, PipelineConfig& config) {
+void read_config(JsonRef j, PipelineConfig& config) {
   const std::string p = "/config";
   as_object(j, p, {"fallback_ops", "min_block_size", "calls", "nan"});
-  if (auto f = j.find("fallback_ops"); f != j.end()) {
+  if (auto f = j.find("fallback_ops")) {
     std::string fp = key_path(p, "fallback_ops");
     as_array(*f, fp, 64);
     config.fallback_ops.clear();
@@ -88,29 +88,29 @@ void read_config(const Json& j, PipelineConfig& config) {
       config.fallback_ops.insert(op);
     }
   }
-  if (auto v = j.find("min_block_size"); v != j.end())
+  if (auto v = j.find("min_block_size"))
     config.min_block_size = static_cast<int>(as_int(*v, key_path(p, "min_block_size"), 1, 1000000));
-  if (auto v = j.find("calls"); v != j.end())
+  if (auto v = j.find("calls"))
     config.calls = static_cast<int>(as_int(*v, key_path(p, "calls"), 1, 16));
-  if (auto v = j.find("nan"); v != j.end()) {
+  if (auto v = j.find("nan")) {
     std::string n = as_string(*v, key_path(p, "nan"), 16);
     if (n != "exact" && n != "any") fail(key_path(p, "nan"), "expected \"exact\" or \"any\"");
     config.nan_exact = n == "exact";
   }
 }
 
-Expectation read_expect(const Json& j) {
+Expectation read_expect(JsonRef j) {
   const std::string p = "/expect";
   as_object(j, p, {"property", "stage", "op", "module"});
-  return Expectation{
-      as_string(member(j, "property", p), key_path(p, "property"), 64),
-      as_string(member(j, "stage", p), key_path(p, "stage"), 64),
-      as_string(member(j, "op", p), key_path(p, "op"), 64),
-      j.contains("module") ? as_string(j["module"], key_path(p, "module"), 1024) : std::string()};
+  return Expectation{as_string(member(j, "property", p), key_path(p, "property"), 64),
+                     as_string(member(j, "stage", p), key_path(p, "stage"), 64),
+                     as_string(member(j, "op", p), key_path(p, "op"), 64),
+                     j.contains("module") ? as_string(j.at("module"), key_path(p, "module"), 1024)
+                                          : std::string()};
 }
 
-void read_inputs(const Json& j, Case& c, LoadBudget& b) {
-  const Json& inputs = as_array(j, "/inputs", 64);
+void read_inputs(JsonRef j, Case& c, LoadBudget& b) {
+  JsonRef inputs = as_array(j, "/inputs", 64);
   for (size_t i = 0; i < inputs.size(); ++i)
     c.inputs.push_back(tensor_from_json(inputs[i], idx_path("/inputs", i), b));
   auto phs = c.module->graph.placeholders();
@@ -128,7 +128,8 @@ void read_inputs(const Json& j, Case& c, LoadBudget& b) {
 
 Case load_case(std::string_view text, const LoadLimits& limits) {
   ScopedFaultSuppression no_faults;
-  Json j = parse_json(text, limits);
+  JsonDoc doc = parse_doc(text, limits);
+  JsonRef j = doc.root();
   as_object(j, "");
   // The format first: a program or module file says what it is.
   if (as_string(member(j, "format", ""), "/format", 64) != "flatcheck-case")
@@ -140,15 +141,15 @@ Case load_case(std::string_view text, const LoadLimits& limits) {
   LoadBudget b{limits, 0, 0};
   Case c;
   if (!j.contains("module")) fail("/module", "missing: a case needs a module");
-  c.module = module_from_json(j["module"], "/module", b);
+  c.module = module_from_json(j.at("module"), "/module", b);
   read_inputs(member(j, "inputs", ""), c, b);
-  if (auto it = j.find("config"); it != j.end()) read_config(*it, c.config);
-  if (auto it = j.find("expect"); it != j.end()) c.expect = read_expect(*it);
-  if (auto it = j.find("note"); it != j.end()) c.note = as_string(*it, "/note", 1 << 16);
-  if (auto it = j.find("seed"); it != j.end()) {
-    if (!it->is_number_unsigned() && !(it->is_number_integer() && it->get<int64_t>() >= 0))
+  if (auto it = j.find("config")) read_config(*it, c.config);
+  if (auto it = j.find("expect")) c.expect = read_expect(*it);
+  if (auto it = j.find("note")) c.note = as_string(*it, "/note", 1 << 16);
+  if (auto it = j.find("seed")) {
+    if (!it->is_number_unsigned() && !(it->is_number_integer() && it->int64() >= 0))
       fail("/seed", "expected a non-negative integer");
-    c.seed = it->get<uint64_t>();
+    c.seed = it->uint64();
   }
   return c;
 }

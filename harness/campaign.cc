@@ -356,26 +356,26 @@ class Campaign {
   }
 
   // The state file's fields, each checked with its JSON path (core/serialize/fields.h).
-  void read_state(const Json& s) {
+  void read_state(JsonRef s) {
     using namespace serial;
     as_object(s, "",
               {"version", "seed", "shard_index", "shard_count", "max_nodes", "next_slot",
                "done_after", "signatures", "cases_done"});
-    const Json& seed = member(s, "seed", "");
+    JsonRef seed = member(s, "seed", "");
     if (!seed.is_number_unsigned()) fail("/seed", "expected a non-negative integer");
-    o_.seed = seed.get<uint64_t>();
+    o_.seed = seed.uint64();
     o_.shard_count =
         static_cast<int>(as_int(member(s, "shard_count", ""), "/shard_count", 1, 1 << 20));
     o_.shard_index = static_cast<int>(
         as_int(member(s, "shard_index", ""), "/shard_index", 0, o_.shard_count - 1));
     o_.gen.max_nodes = static_cast<int>(as_int(member(s, "max_nodes", ""), "/max_nodes", 2, 500));
     res_.first_index = as_int(member(s, "next_slot", ""), "/next_slot", 0, int64_t{1} << 50);
-    if (auto it = s.find("done_after"); it != s.end()) {
+    if (auto it = s.find("done_after")) {
       as_array(*it, "/done_after", 1000000);
       for (size_t i = 0; i < it->size(); ++i)
         skip_.insert(as_int((*it)[i], idx_path("/done_after", i), res_.first_index, INT64_MAX));
     }
-    if (auto it = s.find("signatures"); it != s.end()) {
+    if (auto it = s.find("signatures")) {
       as_array(*it, "/signatures", 1000000);
       for (size_t i = 0; i < it->size(); ++i)
         known_.insert(as_string((*it)[i], idx_path("/signatures", i), 1024));
@@ -387,9 +387,9 @@ class Campaign {
   // (the state file and the `expect` of case files in the folder) are not reported again.
   void load_state() {
     std::string path = state_path(o_.out_dir);
-    Json s = parse_json(read_file(path), default_load_limits());
+    JsonDoc s = parse_doc(read_file(path), default_load_limits());
     try {
-      read_state(s);
+      read_state(s.root());
     } catch (const InputError& e) {
       throw InputError(path + ": " + e.what());
     }

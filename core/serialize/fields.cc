@@ -1,4 +1,5 @@
 // The format's shared reading helpers and field encodings (fields.h), and tensors.
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -20,7 +21,7 @@ namespace flatcheck::serial {
 
 // ------------------------------------------------------------------------- reading helpers
 
-std::string describe(const Json& v) {
+std::string describe(JsonRef v) {
   std::string s = v.dump();
   if (s.size() > 60) s = s.substr(0, 57) + "...";
   return s;
@@ -40,15 +41,17 @@ std::string idx_path(const std::string& path, size_t i) {
   return path + "/" + std::to_string(i);
 }
 
-const Json& as_object(const Json& j, const std::string& path, std::set<std::string> allowed) {
+JsonRef as_object(JsonRef j, const std::string& path,
+                  std::initializer_list<std::string_view> allowed) {
   if (!j.is_object()) fail(path, "expected an object, got " + describe(j));
-  if (!allowed.empty())
+  if (allowed.size() != 0)
     for (const auto& [k, _] : j.items())
-      if (!allowed.count(k)) fail(key_path(path, k), "unknown key");
+      if (std::find(allowed.begin(), allowed.end(), k) == allowed.end())
+        fail(key_path(path, k), "unknown key");
   return j;
 }
 
-const Json& as_array(const Json& j, const std::string& path, size_t max_size) {
+JsonRef as_array(JsonRef j, const std::string& path, size_t max_size) {
   if (!j.is_array()) fail(path, "expected an array, got " + describe(j));
   if (j.size() > max_size)
     fail(path, "array of " + std::to_string(j.size()) + " entries is over the limit of " +
@@ -56,24 +59,24 @@ const Json& as_array(const Json& j, const std::string& path, size_t max_size) {
   return j;
 }
 
-const Json& member(const Json& j, const char* key, const std::string& path) {
+JsonRef member(JsonRef j, const char* key, const std::string& path) {
   auto it = j.find(key);
-  if (it == j.end()) fail(path.empty() ? "/" : path, std::string("missing key '") + key + "'");
+  if (!it) fail(path.empty() ? "/" : path, std::string("missing key '") + key + "'");
   return *it;
 }
 
-std::string as_string(const Json& j, const std::string& path, size_t max_len) {
+std::string as_string(JsonRef j, const std::string& path, size_t max_len) {
   if (!j.is_string()) fail(path, "expected a string, got " + describe(j));
-  const auto& s = j.get_ref<const std::string&>();
+  std::string_view s = j.str();
   if (s.size() > max_len) fail(path, "string longer than " + std::to_string(max_len));
-  return s;
+  return std::string(s);
 }
 
-int64_t as_int(const Json& j, const std::string& path, int64_t lo, int64_t hi) {
+int64_t as_int(JsonRef j, const std::string& path, int64_t lo, int64_t hi) {
   if (!j.is_number_integer()) fail(path, "expected an integer, got " + describe(j));
-  if (j.is_number_unsigned() && j.get<uint64_t>() > static_cast<uint64_t>(hi))
+  if (j.is_number_unsigned() && j.uint64() > static_cast<uint64_t>(hi))
     fail(path, "integer " + describe(j) + " out of range");
-  int64_t v = j.get<int64_t>();
+  int64_t v = j.int64();
   if (v < lo || v > hi)
     fail(path, "integer " + std::to_string(v) + " out of range [" + std::to_string(lo) + ", " +
                    std::to_string(hi) + "]");
@@ -85,7 +88,7 @@ void check_name(const std::string& name, const std::string& path) {
     fail(path, "'" + name + "' is not a legal node name");
 }
 
-void check_header(const Json& j, const char* format) {
+void check_header(JsonRef j, const char* format) {
   as_object(j, "");
   std::string f = as_string(member(j, "format", ""), "/format", 64);
   if (f != format) fail("/format", "expected \"" + std::string(format) + "\", got \"" + f + "\"");
@@ -111,9 +114,9 @@ void write_float(JsonWriter& w, float f) {
   w.end();
 }
 
-float float_from_json(const Json& j, const std::string& path) {
+float float_from_json(JsonRef j, const std::string& path) {
   if (j.is_number_float()) {
-    double d = j.get<double>();
+    double d = j.number();
     if (!std::isfinite(d) || std::fabs(d) > 3.4028234663852886e38)
       fail(path, "float " + describe(j) + " out of float32 range");
     return static_cast<float>(d);
@@ -137,7 +140,7 @@ void write_shape(JsonWriter& w, const Shape& s) {
   w.end();
 }
 
-Shape shape_from_json(const Json& j, const std::string& path, const LoadLimits& lim) {
+Shape shape_from_json(JsonRef j, const std::string& path, const LoadLimits& lim) {
   as_array(j, path, lim.max_rank);
   Shape s;
   int64_t n = 1;
@@ -168,7 +171,7 @@ void write_type(JsonWriter& w, const ValueType& t) {
   w.end();
 }
 
-ValueType type_from_json(const Json& j, const std::string& path, const LoadLimits& lim) {
+ValueType type_from_json(JsonRef j, const std::string& path, const LoadLimits& lim) {
   as_object(j, path, {"kind", "shape", "elems"});
   std::string k = as_string(member(j, "kind", path), key_path(path, "kind"), 16);
   if (k == "tensor")
@@ -252,7 +255,7 @@ void write_tensor(JsonWriter& w, const Tensor& t) {
   w.end();
 }
 
-Tensor tensor_from_json(const Json& j, const std::string& path, LoadBudget& b) {
+Tensor tensor_from_json(JsonRef j, const std::string& path, LoadBudget& b) {
   as_object(j, path, {"dtype", "shape", "data", "values"});
   std::string dt = as_string(member(j, "dtype", path), key_path(path, "dtype"), 16);
   if (dt != "float32") fail(key_path(path, "dtype"), "unsupported dtype \"" + dt + "\"");
@@ -266,7 +269,7 @@ Tensor tensor_from_json(const Json& j, const std::string& path, LoadBudget& b) {
   if (has_data == has_values) fail(path, "expected exactly one of \"data\" or \"values\"");
   if (has_data) {
     std::string dp = key_path(path, "data");
-    std::string text = as_string(j["data"], dp, static_cast<size_t>(n) * 16 + 8);
+    std::string text = as_string(j.at("data"), dp, static_cast<size_t>(n) * 16 + 8);
     std::string bytes = base64_decode(text, dp);
     if (bytes.size() != static_cast<size_t>(n) * 4)
       fail(dp,
@@ -274,13 +277,13 @@ Tensor tensor_from_json(const Json& j, const std::string& path, LoadBudget& b) {
     return Tensor(std::move(shape), le_bytes_to_floats(bytes));
   }
   std::string vp = key_path(path, "values");
-  const Json& v = as_array(j["values"], vp, static_cast<size_t>(n));
+  JsonRef v = as_array(j.at("values"), vp, static_cast<size_t>(n));
   if (v.size() != static_cast<size_t>(n))
     fail(vp, std::to_string(v.size()) + " values for " + std::to_string(n) + " elements");
   std::vector<float> data;
   data.reserve(v.size());
   for (size_t i = 0; i < v.size(); ++i) {
-    const Json& x = v[i];
+    JsonRef x = v[i];
     if (x.is_number_integer())
       data.push_back(static_cast<float>(as_int(x, idx_path(vp, i), -(1 << 24), 1 << 24)));
     else

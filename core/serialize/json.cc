@@ -1,5 +1,5 @@
-// JSON text: the strict parser with its limits, the canonical writer, base64, checksums, file
-// reading, and the load limits by name.
+// JSON text: the canonical writer of a DOM, base64, checksums, file reading, and the load limits
+// by name. The strict parser is in json_doc.cc.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -113,117 +113,6 @@ uint64_t fnv1a64(std::string_view s) {
   uint64_t h = 14695981039346656037ull;
   for (unsigned char c : s) h = (h ^ c) * 1099511628211ull;
   return h;
-}
-
-namespace {
-
-// A strict, linear JSON reader over nlohmann's SAX interface: the DOM is built by nlohmann's
-// own builder, and every event is checked first, in O(1): nesting depth, the number of values,
-// duplicate keys in an object (nlohmann would keep the last), and integers outside the 64-bit
-// range (nlohmann would turn them into floats). Errors name the JSON path.
-class StrictSax {
- public:
-  StrictSax(Json& root, const LoadLimits& limits) : dom_(root, true), limits_(limits) {}
-
-  bool null() { return value() && dom_.null(); }
-  bool boolean(bool v) { return value() && dom_.boolean(v); }
-  bool number_integer(Json::number_integer_t v) { return value() && dom_.number_integer(v); }
-  bool number_unsigned(Json::number_unsigned_t v) { return value() && dom_.number_unsigned(v); }
-  bool number_float(Json::number_float_t v, const Json::string_t& text) {
-    if (text.find_first_of(".eE") == std::string::npos)
-      fail("integer " + text.substr(0, 40) + " is outside the 64-bit range");
-    return value() && dom_.number_float(v, text);
-  }
-  bool string(Json::string_t& v) { return value() && dom_.string(v); }
-  bool binary(Json::binary_t& v) { return value() && dom_.binary(v); }
-  bool start_object(std::size_t n) {
-    value();
-    open(true);
-    return dom_.start_object(n);
-  }
-  bool key(Json::string_t& k) {
-    Frame& f = frames_.back();
-    if (!f.keys.insert(k).second) {
-      f.key = k;
-      fail("duplicate key \"" + k.substr(0, 64) + "\"");
-    }
-    f.key = k;
-    return dom_.key(k);
-  }
-  bool end_object() {
-    frames_.pop_back();
-    return dom_.end_object();
-  }
-  bool start_array(std::size_t n) {
-    value();
-    open(false);
-    return dom_.start_array(n);
-  }
-  bool end_array() {
-    frames_.pop_back();
-    return dom_.end_array();
-  }
-  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
-    throw InputError(path() + ": invalid JSON: " + e.what());
-  }
-
- private:
-  struct Frame {
-    bool object;
-    int64_t index = -1;  // arrays: the element being read
-    std::string key;     // objects: the member being read
-    std::unordered_set<std::string> keys;
-  };
-
-  bool value() {
-    if (++values_ > limits_.max_json_values)
-      fail("more than " + std::to_string(limits_.max_json_values) + " JSON values");
-    if (!frames_.empty() && !frames_.back().object) ++frames_.back().index;
-    return true;
-  }
-  void open(bool object) {
-    if (static_cast<int>(frames_.size()) >= limits_.max_json_depth)
-      fail("JSON nested deeper than " + std::to_string(limits_.max_json_depth));
-    frames_.push_back(Frame{object, -1, {}, {}});
-  }
-  std::string path() const {
-    std::string p;
-    for (const auto& f : frames_) {
-      if (f.object && !f.key.empty()) p += "/" + f.key.substr(0, 64);
-      if (!f.object && f.index >= 0) p += "/" + std::to_string(f.index);
-    }
-    return p.empty() ? "/" : p;
-  }
-  [[noreturn]] void fail(const std::string& what) const { throw InputError(path() + ": " + what); }
-
-  nlohmann::detail::json_sax_dom_parser<Json> dom_;
-  const LoadLimits& limits_;
-  std::vector<Frame> frames_;
-  size_t values_ = 0;
-};
-
-}  // namespace
-
-std::string document_format(const Json& j) {
-  if (!j.is_object()) return "";
-  auto it = j.find("format");
-  return it != j.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-Json parse_json(std::string_view text, const LoadLimits& limits) {
-  if (text.size() > limits.max_bytes)
-    throw InputError("/: document of " + std::to_string(text.size()) +
-                     " bytes is over the limit of " + std::to_string(limits.max_bytes));
-  Json root;
-  StrictSax sax(root, limits);
-  try {
-    Json::sax_parse(text.begin(), text.end(), &sax);
-  } catch (const Json::exception& e) {
-    throw InputError(std::string("/: invalid JSON: ") + e.what());
-  } catch (const std::bad_alloc&) {
-    throw InputError("/: the document does not fit in memory");
-  }
-  return root;
 }
 
 namespace {

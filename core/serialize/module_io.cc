@@ -71,21 +71,21 @@ void write_graph(JsonWriter& w, const Graph& g) {
 
 // A node's arguments: node references by name (defined before this use), booleans, ints,
 // floats and int lists.
-std::vector<Arg> args_from_json(const Json& j, const std::string& ap,
+std::vector<Arg> args_from_json(JsonRef j, const std::string& ap,
                                 const std::unordered_map<std::string, Node*>& by_name,
                                 const LoadBudget& b) {
   std::vector<Arg> args;
   as_array(j, ap, b.limits.max_args);
   for (size_t k = 0; k < j.size(); ++k) {
-    const Json& a = j[k];
+    JsonRef a = j[k];
     std::string akp = idx_path(ap, k);
     if (a.is_string()) {
-      auto ref = by_name.find(a.get<std::string>());
+      auto ref = by_name.find(std::string(a.str()));
       if (ref == by_name.end())
-        fail(akp, "node \"" + a.get<std::string>() + "\" is not defined before this use");
+        fail(akp, "node \"" + std::string(a.str()) + "\" is not defined before this use");
       args.emplace_back(ref->second);
     } else if (a.is_boolean()) {
-      args.emplace_back(a.get<bool>());
+      args.emplace_back(a.boolean());
     } else if (a.is_number_integer()) {
       args.emplace_back(as_int(a, akp, INT64_MIN / 2, INT64_MAX / 2));
     } else if (a.is_number_float() || a.is_object()) {
@@ -104,13 +104,12 @@ std::vector<Arg> args_from_json(const Json& j, const std::string& ap,
 }
 
 // nn_module_stack: [key, fqn, type] entries, outermost first.
-std::vector<StackEntry> stack_from_json(const Json& j, const std::string& sp,
-                                        const LoadLimits& lim) {
+std::vector<StackEntry> stack_from_json(JsonRef j, const std::string& sp, const LoadLimits& lim) {
   std::vector<StackEntry> stack;
   as_array(j, sp, static_cast<size_t>(lim.max_module_depth));
   for (size_t k = 0; k < j.size(); ++k) {
     std::string ep = idx_path(sp, k);
-    const Json& e = as_array(j[k], ep, 3);
+    JsonRef e = as_array(j[k], ep, 3);
     if (e.size() != 3) fail(ep, "expected [key, fqn, type]");
     stack.push_back({as_string(e[0], idx_path(ep, 0), lim.max_path_length),
                      as_string(e[1], idx_path(ep, 1), lim.max_path_length),
@@ -119,17 +118,16 @@ std::vector<StackEntry> stack_from_json(const Json& j, const std::string& sp,
   return stack;
 }
 
-void graph_from_json(const Json& j, const std::string& path, Graph& g, LoadBudget& b) {
+void graph_from_json(JsonRef j, const std::string& path, Graph& g, LoadBudget& b) {
   as_object(j, path, {"nodes"});
   std::string npath = key_path(path, "nodes");
-  const Json& nodes = as_array(member(j, "nodes", path), npath, b.limits.max_nodes);
+  JsonRef nodes = as_array(member(j, "nodes", path), npath, b.limits.max_nodes);
   std::unordered_map<std::string, Node*> by_name;
   for (size_t i = 0; i < nodes.size(); ++i) {
     std::string p = idx_path(npath, i);
     if (++b.nodes > b.limits.max_nodes)
       fail(p, "more than " + std::to_string(b.limits.max_nodes) + " nodes in the document");
-    const Json& nj =
-        as_object(nodes[i], p, {"name", "op", "target", "args", "val", "stack", "origin"});
+    JsonRef nj = as_object(nodes[i], p, {"name", "op", "target", "args", "val", "stack", "origin"});
     std::string name =
         as_string(member(nj, "name", p), key_path(p, "name"), b.limits.max_name_length);
     check_name(name, key_path(p, "name"));
@@ -141,7 +139,7 @@ void graph_from_json(const Json& j, const std::string& path, Graph& g, LoadBudge
     if (*op == NodeOp::kCallFunction && !op_by_name(target))
       fail(key_path(p, "target"), "unknown op \"" + target + "\"");
     std::vector<Arg> args;
-    if (auto it = nj.find("args"); it != nj.end()) {
+    if (auto it = nj.find("args")) {
       args = args_from_json(*it, key_path(p, "args"), by_name, b);
     } else if (*op != NodeOp::kPlaceholder) {
       fail(p, "missing key 'args'");
@@ -162,12 +160,11 @@ void graph_from_json(const Json& j, const std::string& path, Graph& g, LoadBudge
       n = g.create_exact(*op, target, std::move(args), name);
       by_name[name] = n;
     }
-    if (auto it = nj.find("val"); it != nj.end())
-      n->meta.val = type_from_json(*it, key_path(p, "val"), b.limits);
+    if (auto it = nj.find("val")) n->meta.val = type_from_json(*it, key_path(p, "val"), b.limits);
     if (*op == NodeOp::kPlaceholder && !n->meta.val) fail(p, "placeholder without \"val\"");
-    if (auto it = nj.find("stack"); it != nj.end())
+    if (auto it = nj.find("stack"))
       n->meta.nn_module_stack = stack_from_json(*it, key_path(p, "stack"), b.limits);
-    if (auto it = nj.find("origin"); it != nj.end())
+    if (auto it = nj.find("origin"))
       n->meta.origin = as_string(*it, key_path(p, "origin"), b.limits.max_origin_length);
   }
 }
@@ -268,16 +265,18 @@ struct ModuleReader {
   std::map<std::string, std::shared_ptr<Module>> modules;  // path -> module, for aliases
   std::vector<std::pair<std::shared_ptr<Module>, std::string>> to_lint;
 
-  void read_state(const Json& j, const std::string& jpath, const std::string& prefix,
+  void read_state(JsonRef j, const std::string& jpath, const std::string& prefix,
                   std::map<std::string, TensorPtr>& out) {
     as_object(j, jpath);
-    for (const auto& [k, v] : j.items()) {
+    for (const auto& [key, v] : j.items()) {
+      std::string k(key);
       std::string p = key_path(jpath, k);
       check_name(k, p);
       std::string fqn = join_fqn(prefix, k);
       if (v.is_object() && v.contains("alias")) {
         as_object(v, p, {"alias"});
-        std::string target = as_string(v["alias"], key_path(p, "alias"), b.limits.max_path_length);
+        std::string target =
+            as_string(v.at("alias"), key_path(p, "alias"), b.limits.max_path_length);
         auto it = tensors.find(target);
         if (it == tensors.end())
           fail(key_path(p, "alias"), "alias \"" + target + "\" is not defined earlier");
@@ -289,7 +288,7 @@ struct ModuleReader {
     }
   }
 
-  std::shared_ptr<Module> read(const Json& j, const std::string& jpath, const std::string& path,
+  std::shared_ptr<Module> read(JsonRef j, const std::string& jpath, const std::string& path,
                                int depth) {
     if (depth > b.limits.max_module_depth)
       fail(jpath, "modules nested deeper than " + std::to_string(b.limits.max_module_depth));
@@ -297,7 +296,7 @@ struct ModuleReader {
     if (j.contains("alias")) {
       if (j.size() != 1) fail(jpath, "an alias has no other keys");
       std::string target =
-          as_string(j["alias"], key_path(jpath, "alias"), b.limits.max_path_length);
+          as_string(j.at("alias"), key_path(jpath, "alias"), b.limits.max_path_length);
       auto it = modules.find(target);
       if (it == modules.end())
         fail(key_path(jpath, "alias"), "alias \"" + target + "\" is not defined earlier");
@@ -306,22 +305,22 @@ struct ModuleReader {
     auto m = std::make_shared<Module>();
     m->type =
         as_string(member(j, "type", jpath), key_path(jpath, "type"), b.limits.max_name_length);
-    if (auto it = j.find("params"); it != j.end())
-      read_state(*it, key_path(jpath, "params"), path, m->params);
-    if (auto it = j.find("buffers"); it != j.end())
-      read_state(*it, key_path(jpath, "buffers"), path, m->buffers);
-    if (auto it = j.find("engines"); it != j.end()) {
+    if (auto it = j.find("params")) read_state(*it, key_path(jpath, "params"), path, m->params);
+    if (auto it = j.find("buffers")) read_state(*it, key_path(jpath, "buffers"), path, m->buffers);
+    if (auto it = j.find("engines")) {
       std::string ep = key_path(jpath, "engines");
       as_object(*it, ep);
-      for (const auto& [k, v] : it->items()) {
+      for (const auto& [key, v] : it->items()) {
+        std::string k(key);
         check_name(k, key_path(ep, k));
         m->engines[k] = std::make_shared<Engine>(read_engine_blob(v, key_path(ep, k)));
       }
     }
-    if (auto it = j.find("children"); it != j.end()) {
+    if (auto it = j.find("children")) {
       std::string cp = key_path(jpath, "children");
       as_object(*it, cp);
-      for (const auto& [k, v] : it->items()) {
+      for (const auto& [key, v] : it->items()) {
+        std::string k(key);
         std::string kp = key_path(cp, k);
         if (k.empty() || k.find('.') != std::string::npos || k.size() > b.limits.max_name_length)
           fail(kp, "'" + k + "' is not a legal child name");
@@ -337,7 +336,7 @@ struct ModuleReader {
     return m;
   }
 
-  Engine read_engine_blob(const Json& j, const std::string& path) {
+  Engine read_engine_blob(JsonRef j, const std::string& path) {
     as_object(j, path, {"blob", "checksum"});
     std::string bp = key_path(path, "blob");
     std::string text = as_string(member(j, "blob", path), bp, b.limits.max_blob_bytes * 4 / 3 + 8);
@@ -348,8 +347,8 @@ struct ModuleReader {
     if (sum != want)
       fail(key_path(path, "checksum"),
            "checksum " + sum + " does not match the blob (" + want + ")");
-    Json ej = parse_json(blob, b.limits);
-    return engine_from_json(ej, bp, b);
+    JsonDoc ej = parse_doc(blob, b.limits);
+    return engine_from_json(ej.root(), bp, b);
   }
 
   // The expansion budget, computed before any work starts: the program's size once every call
@@ -428,7 +427,7 @@ void write_module(JsonWriter& w, const Module& m) {
   ModuleWriter(w, m).write(m, "");
 }
 
-std::shared_ptr<Module> module_from_json(const Json& j, const std::string& path, LoadBudget& b) {
+std::shared_ptr<Module> module_from_json(JsonRef j, const std::string& path, LoadBudget& b) {
   ModuleReader r{b, {}, {}, {}};
   auto m = r.read(j, path, "", 0);
   r.lint_all();
@@ -455,7 +454,8 @@ std::string save_module(const Module& m, bool compact) {
 }
 
 std::shared_ptr<Module> load_module(std::string_view text, const LoadLimits& limits) {
-  Json j = parse_json(text, limits);
+  JsonDoc doc = parse_doc(text, limits);
+  JsonRef j = doc.root();
   check_header(j, "flatcheck-module");
   as_object(j, "", {"format", "version", "module"});
   LoadBudget b{limits, 0, 0};

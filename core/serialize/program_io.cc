@@ -113,11 +113,10 @@ void write_engine(JsonWriter& w, const Engine& e) {
 
 namespace {
 
-std::vector<EngineBinding> bindings_from_json(const Json& j, const std::string& path,
-                                              const char* key, bool with_position,
-                                              const LoadLimits& lim) {
+std::vector<EngineBinding> bindings_from_json(JsonRef j, const std::string& path, const char* key,
+                                              bool with_position, const LoadLimits& lim) {
   std::string bp = key_path(path, key);
-  const Json& arr = as_array(member(j, key, path), bp, lim.max_engine_bindings);
+  JsonRef arr = as_array(member(j, key, path), bp, lim.max_engine_bindings);
   std::vector<EngineBinding> out;
   for (size_t i = 0; i < arr.size(); ++i) {
     std::string p = idx_path(bp, i);
@@ -138,7 +137,7 @@ std::vector<EngineBinding> bindings_from_json(const Json& j, const std::string& 
 }
 
 // One op of the op list: its code, the slots it reads and writes, its scalars, its origin.
-EngineOp engine_op_from_json(const Json& j, const std::string& p, const LoadLimits& lim) {
+EngineOp engine_op_from_json(JsonRef j, const std::string& p, const LoadLimits& lim) {
   const auto kMaxSlot = static_cast<int64_t>(lim.max_engine_slots);
   EngineOp op;
   std::string name = as_string(member(j, "op", p), key_path(p, "op"), 32);
@@ -147,18 +146,18 @@ EngineOp engine_op_from_json(const Json& j, const std::string& p, const LoadLimi
   op.op = *code;
   for (const char* key : {"in", "out"}) {
     std::string kp = key_path(p, key);
-    const Json& arr = as_array(member(j, key, p), kp, lim.max_args);
+    JsonRef arr = as_array(member(j, key, p), kp, lim.max_args);
     for (size_t k = 0; k < arr.size(); ++k)
       (key[0] == 'i' ? op.in : op.out)
           .push_back(static_cast<int>(as_int(arr[k], idx_path(kp, k), 0, kMaxSlot)));
   }
   std::string scp = key_path(p, "scalars");
-  const Json& sc = as_array(member(j, "scalars", p), scp, lim.max_args);
+  JsonRef sc = as_array(member(j, "scalars", p), scp, lim.max_args);
   for (size_t k = 0; k < sc.size(); ++k) {
-    const Json& a = sc[k];
+    JsonRef a = sc[k];
     std::string akp = idx_path(scp, k);
     if (a.is_boolean()) {
-      op.scalars.emplace_back(a.get<bool>());
+      op.scalars.emplace_back(a.boolean());
     } else if (a.is_number_integer()) {
       op.scalars.emplace_back(as_int(a, akp, -(int64_t{1} << 40), int64_t{1} << 40));
     } else if (a.is_array()) {
@@ -171,7 +170,7 @@ EngineOp engine_op_from_json(const Json& j, const std::string& p, const LoadLimi
       op.scalars.emplace_back(float_from_json(a, akp));
     }
   }
-  if (auto it = j.find("origin"); it != j.end())
+  if (auto it = j.find("origin"))
     op.origin = as_string(*it, key_path(p, "origin"), lim.max_origin_length);
   return op;
 }
@@ -181,7 +180,7 @@ EngineOp engine_op_from_json(const Json& j, const std::string& p, const LoadLimi
 // input_kind_name / output_kind_name give.
 template <class Spec>
 std::vector<Spec> specs_from_json(
-    const Json& sig, const std::string& sp, const char* key, int kinds,
+    JsonRef sig, const std::string& sp, const char* key, int kinds,
     std::string_view (*kind_name)(typename Spec::Kind), typename Spec::Kind plain,
     const LoadBudget& b, const std::function<void(const Spec&, const std::string&)>& check) {
   std::string expected;
@@ -191,7 +190,7 @@ std::vector<Spec> specs_from_json(
                                              : ", ") +
                 std::string(kind_name(static_cast<typename Spec::Kind>(k)));
   std::string ap = key_path(sp, key);
-  const Json& arr = as_array(member(sig, key, sp), ap, b.limits.max_nodes);
+  JsonRef arr = as_array(member(sig, key, sp), ap, b.limits.max_nodes);
   std::vector<Spec> out;
   for (size_t i = 0; i < arr.size(); ++i) {
     std::string q = idx_path(ap, i);
@@ -214,7 +213,7 @@ std::vector<Spec> specs_from_json(
 
 }  // namespace
 
-Engine engine_from_json(const Json& j, const std::string& path, LoadBudget& b) {
+Engine engine_from_json(JsonRef j, const std::string& path, LoadBudget& b) {
   as_object(
       j, path,
       {"format", "version", "name", "arena", "slots", "inputs", "outputs", "constants", "ops"});
@@ -229,7 +228,7 @@ Engine engine_from_json(const Json& j, const std::string& path, LoadBudget& b) {
   e.arena_floats =
       as_int(member(j, "arena", path), key_path(path, "arena"), 0, lim.max_engine_arena_floats);
   std::string sp = key_path(path, "slots");
-  const Json& slots = as_array(member(j, "slots", path), sp, lim.max_engine_slots);
+  JsonRef slots = as_array(member(j, "slots", path), sp, lim.max_engine_slots);
   for (size_t i = 0; i < slots.size(); ++i) {
     std::string p = idx_path(sp, i);
     as_object(slots[i], p, {"shape", "offset"});
@@ -241,7 +240,7 @@ Engine engine_from_json(const Json& j, const std::string& path, LoadBudget& b) {
   e.inputs = bindings_from_json(j, path, "inputs", true, lim);
   e.outputs = bindings_from_json(j, path, "outputs", false, lim);
   std::string cp = key_path(path, "constants");
-  const Json& consts = as_array(member(j, "constants", path), cp, lim.max_engine_bindings);
+  JsonRef consts = as_array(member(j, "constants", path), cp, lim.max_engine_bindings);
   for (size_t i = 0; i < consts.size(); ++i) {
     std::string p = idx_path(cp, i);
     as_object(consts[i], p, {"slot", "value"});
@@ -251,7 +250,7 @@ Engine engine_from_json(const Json& j, const std::string& path, LoadBudget& b) {
         s, tensor_from_json(member(consts[i], "value", p), key_path(p, "value"), b));
   }
   std::string op_path = key_path(path, "ops");
-  const Json& ops = as_array(member(j, "ops", path), op_path, lim.max_nodes);
+  JsonRef ops = as_array(member(j, "ops", path), op_path, lim.max_nodes);
   for (size_t i = 0; i < ops.size(); ++i) {
     std::string p = idx_path(op_path, i);
     as_object(ops[i], p, {"op", "in", "out", "scalars", "origin"});
@@ -316,23 +315,23 @@ void write_program_members(JsonWriter& w, const Program& p) {
 
 }  // namespace
 
-Program program_from_json(const Json& j, const std::string& path, LoadBudget& b) {
+Program program_from_json(JsonRef j, const std::string& path, LoadBudget& b) {
   as_object(j, path, {"module", "signature", "state", "module_types", "format", "version"});
   Program p;
   std::string stp = key_path(path, "state");
-  const Json& state = as_object(member(j, "state", path), stp);
+  JsonRef state = as_object(member(j, "state", path), stp);
   for (const auto& [k, v] : state.items()) {
     if (k.empty() || k.size() > b.limits.max_path_length) fail(key_path(stp, k), "bad state name");
-    p.state[k] = std::make_shared<Tensor>(tensor_from_json(v, key_path(stp, k), b));
+    p.state[std::string(k)] = std::make_shared<Tensor>(tensor_from_json(v, key_path(stp, k), b));
   }
   std::string tp = key_path(path, "module_types");
-  if (auto it = j.find("module_types"); it != j.end()) {
+  if (auto it = j.find("module_types")) {
     as_object(*it, tp);
     for (const auto& [k, v] : it->items())
-      p.module_types[k] = as_string(v, key_path(tp, k), b.limits.max_name_length);
+      p.module_types[std::string(k)] = as_string(v, key_path(tp, k), b.limits.max_name_length);
   }
   std::string sp = key_path(path, "signature");
-  const Json& sig = as_object(member(j, "signature", path), sp, {"inputs", "outputs"});
+  JsonRef sig = as_object(member(j, "signature", path), sp, {"inputs", "outputs"});
   p.sig.inputs = specs_from_json<InputSpec>(
       sig, sp, "inputs", 3, input_kind_name, InputSpec::kUserInput, b,
       [&p](const InputSpec& s, const std::string& q) {
@@ -363,7 +362,8 @@ std::string save_program(const Program& p, bool compact) {
 }
 
 Program load_program(std::string_view text, const LoadLimits& limits) {
-  Json j = parse_json(text, limits);
+  JsonDoc doc = parse_doc(text, limits);
+  JsonRef j = doc.root();
   check_header(j, "flatcheck-program");
   LoadBudget b{limits, 0, 0};
   return program_from_json(j, "", b);

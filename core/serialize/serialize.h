@@ -18,6 +18,7 @@
 #include "core/ir/engine.h"  // kMaxSlots, kMaxArenaFloats
 #include "core/ir/ir.h"
 #include "core/ir/program.h"
+#include "core/serialize/json_doc.h"
 #include "core/serialize/writer.h"
 
 namespace flatcheck {
@@ -64,19 +65,15 @@ Program load_program(std::string_view text, const LoadLimits& limits = default_l
 // Pieces, for formats that embed them (the harness's case files). The writers write one value
 // at the writer's position.
 void write_module(JsonWriter& w, const Module& m);
-std::shared_ptr<Module> module_from_json(const Json& j, const std::string& path, LoadBudget& b);
-Program program_from_json(const Json& j, const std::string& path, LoadBudget& b);
+std::shared_ptr<Module> module_from_json(JsonRef j, const std::string& path, LoadBudget& b);
+Program program_from_json(JsonRef j, const std::string& path, LoadBudget& b);
 void write_tensor(JsonWriter& w, const Tensor& t);
-Tensor tensor_from_json(const Json& j, const std::string& path, LoadBudget& b);
+Tensor tensor_from_json(JsonRef j, const std::string& path, LoadBudget& b);
 void write_engine(JsonWriter& w, const Engine& e);
-Engine engine_from_json(const Json& j, const std::string& path, LoadBudget& b);
+Engine engine_from_json(JsonRef j, const std::string& path, LoadBudget& b);
 
-// A document's "format" member ("flatcheck-case", "flatcheck-module", "flatcheck-program"),
-// or "" when it has none.
-std::string document_format(const Json& j);
+// Parsing (parse_doc) and reading (JsonRef): core/serialize/json_doc.h.
 
-// Parses JSON text with the size and depth limits; throws InputError on bad syntax.
-Json parse_json(std::string_view text, const LoadLimits& limits);
 // The canonical text of a JSON value: sorted keys, one space of indentation per level, arrays
 // of scalars on one line when they fit, a trailing newline.
 std::string dump_canonical(const Json& j);

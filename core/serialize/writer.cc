@@ -93,6 +93,12 @@ void JsonWriter::value(bool b) {
   fit();
 }
 
+void JsonWriter::value(std::nullptr_t) {
+  begin_value();
+  out_ += "null";
+  fit();
+}
+
 void JsonWriter::value_double(double d) {
   begin_value();
   if (!std::isfinite(d)) {

@@ -9,6 +9,7 @@
 // at most once more per open container.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -34,6 +35,7 @@ class JsonWriter {
   void value(int i) { value(static_cast<int64_t>(i)); }
   void value(uint64_t u);
   void value(bool b);
+  void value(std::nullptr_t);
   // A finite double as nlohmann writes it (shortest round trip, "1.0" for integral values).
   void value_double(double d);
 

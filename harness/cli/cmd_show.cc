@@ -57,8 +57,7 @@ int cmd_show(int argc, char** argv) {
     throw UsageError("--format " + format + " needs one --stage");
   const std::string& path = a.positional()[0];
   std::string text = read_file(path, default_load_limits().max_bytes);
-  Json head = parse_json(text, default_load_limits());
-  std::string kind = document_format(head);
+  std::string kind = document_format(parse_doc(text, default_load_limits()).root());
   Case c;
   if (kind == "flatcheck-case") {
     c = load_case(text);

@@ -49,8 +49,7 @@ int cmd_validate(int argc, char** argv) {
     std::string text = read_file(path, default_load_limits().max_bytes);
     std::string kind;
     try {
-      Json head = parse_json(text, default_load_limits());
-      kind = document_format(head);
+      kind = document_format(parse_doc(text, default_load_limits()).root());
       if (kind == "flatcheck-case")
         load_case(text);
       else if (kind == "flatcheck-module")

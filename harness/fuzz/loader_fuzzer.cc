@@ -33,10 +33,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   using namespace flatcheck;
   try {
-    Json head = parse_json(text, fuzz_limits());
-    std::string format = head.is_object() && head.contains("format") && head["format"].is_string()
-                             ? head["format"].get<std::string>()
-                             : "";
+    std::string format = document_format(parse_doc(text, fuzz_limits()).root());
     if (format == "flatcheck-case") {
       Case c = load_case(text, fuzz_limits());
       run_module(*c.module, c.inputs);
