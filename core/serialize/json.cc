@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -56,28 +57,40 @@ std::vector<std::string> load_limit_names() {
   };
 }
 
+namespace {
+
+constexpr char kBase64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+
+// The value of each byte in the alphabet; 0xff for a byte outside it.
+constexpr std::array<uint8_t, 256> kBase64Values = [] {
+  std::array<uint8_t, 256> t{};
+  for (auto& v : t) v = 0xff;
+  for (uint8_t i = 0; i < 64; ++i) t[static_cast<unsigned char>(kBase64[i])] = i;
+  return t;
+}();
+
+}  // namespace
+
 std::string base64_encode(std::string_view in) {
-  static constexpr char kAlpha[] =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string out;
-  out.reserve((in.size() + 2) / 3 * 4);
+  std::string out((in.size() + 2) / 3 * 4, '\0');
+  char* o = out.data();
   size_t i = 0;
   for (; i + 2 < in.size(); i += 3) {
     uint32_t v = (uint32_t{static_cast<unsigned char>(in[i])} << 16) |
                  (uint32_t{static_cast<unsigned char>(in[i + 1])} << 8) |
                  static_cast<unsigned char>(in[i + 2]);
-    out += kAlpha[v >> 18];
-    out += kAlpha[(v >> 12) & 63];
-    out += kAlpha[(v >> 6) & 63];
-    out += kAlpha[v & 63];
+    *o++ = kBase64[v >> 18];
+    *o++ = kBase64[(v >> 12) & 63];
+    *o++ = kBase64[(v >> 6) & 63];
+    *o++ = kBase64[v & 63];
   }
   if (i < in.size()) {
     uint32_t v = uint32_t{static_cast<unsigned char>(in[i])} << 16;
     if (i + 1 < in.size()) v |= uint32_t{static_cast<unsigned char>(in[i + 1])} << 8;
-    out += kAlpha[v >> 18];
-    out += kAlpha[(v >> 12) & 63];
-    out += i + 1 < in.size() ? kAlpha[(v >> 6) & 63] : '=';
-    out += '=';
+    *o++ = kBase64[v >> 18];
+    *o++ = kBase64[(v >> 12) & 63];
+    *o++ = i + 1 < in.size() ? kBase64[(v >> 6) & 63] : '=';
+    *o++ = '=';
   }
   return out;
 }
@@ -86,15 +99,12 @@ std::string base64_decode(std::string_view in, const std::string& path) {
   if (in.size() % 4 != 0)
     fail(path, "base64 length " + std::to_string(in.size()) + " is not a multiple of 4");
   auto val = [&](char c, size_t pos) -> uint32_t {
-    if (c >= 'A' && c <= 'Z') return static_cast<uint32_t>(c - 'A');
-    if (c >= 'a' && c <= 'z') return static_cast<uint32_t>(c - 'a' + 26);
-    if (c >= '0' && c <= '9') return static_cast<uint32_t>(c - '0' + 52);
-    if (c == '+') return 62;
-    if (c == '/') return 63;
-    fail(path, "invalid base64 character at offset " + std::to_string(pos));
+    uint8_t v = kBase64Values[static_cast<unsigned char>(c)];
+    if (v == 0xff) fail(path, "invalid base64 character at offset " + std::to_string(pos));
+    return v;
   };
-  std::string out;
-  out.reserve(in.size() / 4 * 3);
+  std::string out(in.size() / 4 * 3, '\0');
+  char* o = out.data();
   for (size_t i = 0; i < in.size(); i += 4) {
     bool last = i + 4 == in.size();
     int pad = 0;
@@ -102,10 +112,11 @@ std::string base64_decode(std::string_view in, const std::string& path) {
     uint32_t v = (val(in[i], i) << 18) | (val(in[i + 1], i + 1) << 12);
     if (pad < 2) v |= val(in[i + 2], i + 2) << 6;
     if (pad < 1) v |= val(in[i + 3], i + 3);
-    out += static_cast<char>(v >> 16);
-    if (pad < 2) out += static_cast<char>((v >> 8) & 0xff);
-    if (pad < 1) out += static_cast<char>(v & 0xff);
+    *o++ = static_cast<char>(v >> 16);
+    if (pad < 2) *o++ = static_cast<char>((v >> 8) & 0xff);
+    if (pad < 1) *o++ = static_cast<char>(v & 0xff);
   }
+  out.resize(static_cast<size_t>(o - out.data()));
   return out;
 }
 
