@@ -2,7 +2,8 @@
 bench/results/. Usage: report.py stages BENCH_JSON COMMIT MACHINE [CAMPAIGNS_JSONL]
                        report.py detection DETECT_TXT COMMIT MACHINE SEEDS
                        report.py reach COMMIT CASES FUZZ_JSON...  (one file per seed, 1..N)
-                       report.py isolation RUNS_JSONL COMMIT MACHINE ROUNDS"""
+                       report.py isolation RUNS_JSONL COMMIT MACHINE ROUNDS
+                       report.py ab ROWS_JSONL BEFORE AFTER ROUNDS MACHINE"""
 import json
 import re
 import sys
@@ -126,6 +127,34 @@ def isolation(path, commit, machine, rounds):
     return "\n".join(out) + "\n"
 
 
+def ab(path, before, after, rounds, machine):
+    import statistics
+    rows = [json.loads(l) for l in open(path)]
+    out = [f"# {before} against {after}\n",
+           f"command: `ROUNDS={rounds} bash bench/ab.sh BEFORE_BUILD AFTER_BUILD` (clang Release "
+           f"builds of `{before}` and `{after}`)  \nmachine: {machine}\n",
+           "Interleaved round by round. Stage rows: flatcheck_bench's ns per node (median of "
+           "rounds). Campaign rows: `fuzz --no-isolate --jobs 1`, same seed and case count for "
+           "both, cases per CPU-second (user + system).\n",
+           "| row | before | after | after/before time |", "|---|---|---|---|"]
+    med = statistics.median
+    for stage in sorted({r["stage"] for r in rows if r["kind"] == "stage"}):
+        for n in sorted({r["n"] for r in rows if r["kind"] == "stage" and r["stage"] == stage}):
+            v = {side: med(r["ns_per_node"] for r in rows if r["kind"] == "stage" and
+                            r["stage"] == stage and r["n"] == n and r["side"] == side)
+                 for side in ("before", "after")}
+            out.append(f"| {stage} {n} nodes, ns/node | {v['before']:,.0f} | {v['after']:,.0f} | "
+                       f"{v['after'] / v['before']:.2f} |")
+    for n in sorted({r["n"] for r in rows if r["kind"] == "campaign"}):
+        v = {}
+        for side in ("before", "after"):
+            runs = [r for r in rows if r["kind"] == "campaign" and r["n"] == n and r["side"] == side]
+            v[side] = sum(r["cases"] for r in runs) / max(1e-9, sum(r["cpu"] for r in runs))
+        out.append(f"| campaign --max-nodes {n}, cases/CPU-s | {v['before']:,.0f} | "
+                   f"{v['after']:,.0f} | {v['before'] / v['after']:.2f} |")
+    return "\n".join(out) + "\n"
+
+
 def detection(path, commit, machine, seeds):
     lines = [l for l in open(path).read().splitlines() if l.startswith("{")]
     data = json.loads(lines[-1])
@@ -183,5 +212,7 @@ if __name__ == "__main__":
         print(reach(*sys.argv[2:]), end="")
     elif kind == "isolation":
         print(isolation(*sys.argv[2:6]), end="")
+    elif kind == "ab":
+        print(ab(*sys.argv[2:7]), end="")
     else:
         print(detection(*sys.argv[2:6]), end="")
