@@ -190,27 +190,30 @@ class DocBuilder {
     doc_.chars_ = std::make_unique_for_overwrite<char[]>(text.size() + 1);
   }
 
-  bool null() { return scalar(Kind::kNull) != nullptr; }
+  bool null() {
+    add(Kind::kNull);
+    return true;
+  }
   bool boolean(bool v) {
-    scalar(Kind::kBool)->b = v;
+    add(Kind::kBool)->b = v;
     return true;
   }
   bool number_integer(J::number_integer_t v) {
-    scalar(Kind::kInt)->i = v;
+    add(Kind::kInt)->i = v;
     return true;
   }
   bool number_unsigned(J::number_unsigned_t v) {
-    scalar(Kind::kUint)->u = v;
+    add(Kind::kUint)->u = v;
     return true;
   }
   bool number_float(J::number_float_t v, const J::string_t& text) {
     if (text.find_first_of(".eE") == std::string::npos)
       fail("integer " + text.substr(0, 40) + " is outside the 64-bit range");
-    scalar(Kind::kFloat)->f = v;
+    add(Kind::kFloat)->f = v;
     return true;
   }
   bool string(J::string_t& v) {
-    auto* e = scalar(Kind::kString);
+    auto* e = add(Kind::kString);
     e->s.p = copy(v);
     e->s.n = v.size();
     return true;
@@ -291,7 +294,6 @@ class DocBuilder {
     }
     return &e;
   }
-  JsonDoc::Entry* scalar(Kind kind) { return add(kind); }
 
   void open(Kind kind) {
     add(kind);

@@ -107,8 +107,6 @@ class JsonDoc {
 
   // The document's value (a null for a document never parsed).
   JsonRef root() const;
-  // Entries on the tape: one per value.
-  size_t values() const { return entries_.size(); }
 
  private:
   friend class JsonRef;
