@@ -20,6 +20,7 @@
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"
 #include "generators/generate.h"
+#include "harness/allocator.h"
 #include "harness/oracle.h"
 
 namespace flatcheck {
@@ -245,4 +246,12 @@ BENCHMARK(EndToEndCuda)->Unit(benchmark::kMicrosecond)->MinTime(2.0);
 }  // namespace
 }  // namespace flatcheck
 
-BENCHMARK_MAIN();
+int main(int argc, char** argv) {
+  // The context block of the report (and of --benchmark_format=json) names the allocator.
+  benchmark::AddCustomContext("allocator", flatcheck::allocator_description());
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  return 0;
+}

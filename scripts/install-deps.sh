@@ -5,7 +5,7 @@
 #             (docs/torch.md); without it those tests report SKIPPED with the reason.
 set -euo pipefail
 pkgs=(build-essential cmake ninja-build clang nlohmann-json3-dev librapidcheck-dev libgtest-dev
-      libbenchmark-dev python3 python3-jsonschema python3-yaml zip)
+      libbenchmark-dev libmimalloc-dev python3 python3-jsonschema python3-yaml zip)
 for arg in "$@"; do
   case "$arg" in
     --torch) pkgs+=(python3-torch) ;;

@@ -33,6 +33,7 @@
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"
 #include "generators/generate.h"
+#include "harness/allocator.h"
 #include "harness/backend_diff.h"
 #include "harness/campaign.h"
 #include "harness/dot.h"
@@ -99,7 +100,7 @@ int dispatch(int argc, char** argv) {
     return 0;
   }
   if (cmd == "--version") {
-    std::cout << "flatcheck " << kVersion << "\n";
+    std::cout << "flatcheck " << kVersion << "\nallocator: " << allocator_description() << "\n";
     return 0;
   }
   if (cmd == "fuzz") return cmd_fuzz(argc, argv);

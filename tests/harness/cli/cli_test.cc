@@ -40,6 +40,21 @@ TEST(CliTest, HelpAndVersionExitZero) {
   EXPECT_EQ(std::count(f.out.begin(), f.out.end(), '\n'), static_cast<long>(all_faults().size()));
 }
 
+// FLATCHECK_ALLOCATOR is read: the build's resolved choice (CMake's, passed to this test) is the
+// allocator the CLI reports, and a mimalloc build's std::malloc really allocates from mimalloc.
+TEST(CliTest, VersionNamesTheAllocatorTheBuildChose) {
+  CliRun r = cli("--version");
+  ASSERT_EQ(r.code, 0);
+  EXPECT_NE(r.out.find("flatcheck "), std::string::npos) << r.out;
+  std::string expected = FLATCHECK_EXPECT_ALLOCATOR;
+  if (expected == "mimalloc") {
+    EXPECT_NE(r.out.find("\nallocator: mimalloc 2."), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("does not use it"), std::string::npos) << r.out;
+  } else {
+    EXPECT_NE(r.out.find("\nallocator: system malloc\n"), std::string::npos) << r.out;
+  }
+}
+
 TEST(CliTest, FuzzEndsWithAJsonLineOfFigures) {
   CliRun r = cli("fuzz --cases 100 --seed 1 --json --out ''");
   ASSERT_EQ(r.code, 0) << r.out;
