@@ -291,9 +291,9 @@ class Oracle {
   // Builds, checks, runs and compares every path of the pipeline table, in table order.
   void run_paths() {
     Pipeline pipeline(c_.module, c_.config, o_.stages);
-    std::vector<std::pair<const Artifact*, std::string>> prints;
-    // Fingerprints: the compact form of the saved file (the same content, cheaper to write).
-    std::string eager_print = stage("eager", [&] { return save_module(*c_.module, true); });
+    std::vector<std::pair<const Artifact*, Digest>> prints;
+    // Fingerprints: a digest of the compact form of the saved file, written without its text.
+    Digest eager_print = stage("eager", [&] { return fingerprint_module(*c_.module); });
     for (Stage s : path_stages()) {
       std::string name(stage_name(s));
       const Artifact& a = stage(name, [&]() -> const Artifact& { return pipeline.build(s); });
@@ -309,15 +309,15 @@ class Oracle {
       // Programs are run on clones, so their fingerprint may only change if a later pass
       // writes to its input. A module stage is run in place and is nobody's input.
       if (a.program)
-        prints.emplace_back(&a, stage(name, [&] { return save_program(*a.program, true); }));
+        prints.emplace_back(&a, stage(name, [&] { return fingerprint_program(*a.program); }));
     }
     // No pass may modify its input: every program, and the eager module, as built.
-    if (stage("eager", [&] { return save_module(*c_.module, true); }) != eager_print)
+    if (stage("eager", [&] { return fingerprint_module(*c_.module); }) != eager_print)
       raise("mutated-input", "eager", "the eager module changed while the passes ran");
     for (const auto& [art, print] : prints) {
       std::string name(stage_name(art->stage));
       const Program& p = *art->program;
-      if (stage(name, [&p] { return save_program(p, true); }) != print)
+      if (stage(name, [&p] { return fingerprint_program(p); }) != print)
         raise(
             "mutated-input", name,
             "the " + name + " program changed after it was built: a later pass wrote to its input");

@@ -440,8 +440,9 @@ std::shared_ptr<Module> module_from_json(JsonRef j, const std::string& path, Loa
   return m;
 }
 
-std::string save_module(const Module& m, bool compact) {
-  JsonWriter w(compact);
+namespace {
+
+void write_module_document(JsonWriter& w, const Module& m) {
   w.begin_object();
   w.key("format");
   w.value("flatcheck-module");
@@ -450,7 +451,20 @@ std::string save_module(const Module& m, bool compact) {
   w.key("version");
   w.value(kFormatVersion);
   w.end();
+}
+
+}  // namespace
+
+std::string save_module(const Module& m, bool compact) {
+  JsonWriter w(compact);
+  write_module_document(w, m);
   return w.take();
+}
+
+Digest fingerprint_module(const Module& m) {
+  JsonWriter w(JsonWriter::DigestOnly{});
+  write_module_document(w, m);
+  return w.take_digest();
 }
 
 std::shared_ptr<Module> load_module(std::string_view text, const LoadLimits& limits) {

@@ -349,8 +349,9 @@ Program program_from_json(JsonRef j, const std::string& path, LoadBudget& b) {
   return p;
 }
 
-std::string save_program(const Program& p, bool compact) {
-  JsonWriter w(compact);
+namespace {
+
+void write_program_document(JsonWriter& w, const Program& p) {
   w.begin_object();
   w.key("format");
   w.value("flatcheck-program");
@@ -358,7 +359,20 @@ std::string save_program(const Program& p, bool compact) {
   w.key("version");
   w.value(kFormatVersion);
   w.end();
+}
+
+}  // namespace
+
+std::string save_program(const Program& p, bool compact) {
+  JsonWriter w(compact);
+  write_program_document(w, p);
   return w.take();
+}
+
+Digest fingerprint_program(const Program& p) {
+  JsonWriter w(JsonWriter::DigestOnly{});
+  write_program_document(w, p);
+  return w.take_digest();
 }
 
 Program load_program(std::string_view text, const LoadLimits& limits) {

@@ -12,6 +12,59 @@ namespace {
 // dump_canonical's width: a container stays on one line when its one-line form fits.
 constexpr size_t kInlineWidth = 100;
 
+// A DigestOnly writer digests its text once this much has accumulated.
+constexpr size_t kSpillBytes = 4096;
+
+constexpr uint64_t kSeedLo = 0x243f6a8885a308d3u, kSeedHi = 0x13198a2e03707344u;
+constexpr uint64_t kMulLo = 0x9e3779b97f4a7c15u, kMulHi = 0xc2b2ae3d27d4eb4fu;
+
+uint64_t rotl(uint64_t x, int r) {
+  return (x << r) | (x >> (64 - r));
+}
+
+// Little-endian 8-byte words, whatever the host's byte order.
+uint64_t load_word(const char* p) {
+  uint64_t w = 0;
+  for (int i = 7; i >= 0; --i) w = (w << 8) | static_cast<unsigned char>(p[i]);
+  return w;
+}
+
+// Absorbs `n` bytes, a multiple of 8. Each step is invertible in the lane, so two streams
+// that differ in one word leave different states.
+void absorb(uint64_t& lo, uint64_t& hi, const char* p, size_t n) {
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t w = load_word(p + i);
+    lo = rotl(lo ^ w, 29) * kMulLo;
+    hi = rotl(hi + w, 31) * kMulHi;
+  }
+}
+
+// murmur3's finalizer.
+uint64_t fmix(uint64_t k) {
+  k ^= k >> 33;
+  k *= 0xff51afd7ed558ccdu;
+  k ^= k >> 33;
+  k *= 0xc4ceb9fe1a85ec53u;
+  k ^= k >> 33;
+  return k;
+}
+
+// The remaining (< 8) bytes, zero-padded, then the total length, then both lanes mixed.
+Digest finish(uint64_t lo, uint64_t hi, std::string_view tail, uint64_t total) {
+  char last[8] = {};
+  for (size_t i = 0; i < tail.size(); ++i) last[i] = tail[i];
+  absorb(lo, hi, last, 8);
+  lo ^= total;
+  hi ^= rotl(total, 32);
+  lo += hi;
+  hi += lo;
+  lo = fmix(lo);
+  hi = fmix(hi);
+  lo += hi;
+  hi += lo;
+  return {lo, hi};
+}
+
 // Bytes nlohmann writes as they are (printable ASCII other than the quote and the backslash).
 bool plain(std::string_view s) {
   for (unsigned char c : s)
@@ -20,6 +73,13 @@ bool plain(std::string_view s) {
 }
 
 }  // namespace
+
+Digest digest_bytes(std::string_view bytes) {
+  uint64_t lo = kSeedLo, hi = kSeedHi;
+  size_t whole = bytes.size() & ~size_t{7};
+  absorb(lo, hi, bytes.data(), whole);
+  return finish(lo, hi, bytes.substr(whole), bytes.size());
+}
 
 void JsonWriter::open(char bracket) {
   begin_value();
@@ -112,6 +172,7 @@ void JsonWriter::value_double(double d) {
 }
 
 std::string JsonWriter::take() {
+  if (digest_) throw std::logic_error("JsonWriter: take() on a DigestOnly writer");
   if (depth_ != 0 || out_.empty())
     throw std::logic_error("JsonWriter: take() before the document is complete");
   out_ += '\n';
@@ -121,13 +182,43 @@ std::string JsonWriter::take() {
   return s;
 }
 
+Digest JsonWriter::take_digest() {
+  if (!digest_) throw std::logic_error("JsonWriter: take_digest() on a writer that keeps its text");
+  if (depth_ != 0 || (out_.empty() && digested_ == 0))
+    throw std::logic_error("JsonWriter: take_digest() before the document is complete");
+  out_ += '\n';
+  if (digested_ == 0) {
+    lane_lo_ = kSeedLo;
+    lane_hi_ = kSeedHi;
+  }
+  size_t whole = out_.size() & ~size_t{7};
+  absorb(lane_lo_, lane_hi_, out_.data(), whole);
+  Digest d =
+      finish(lane_lo_, lane_hi_, std::string_view(out_).substr(whole), digested_ + out_.size());
+  out_.clear();
+  digested_ = 0;
+  return d;
+}
+
+void JsonWriter::spill() {
+  if (digested_ == 0) {
+    lane_lo_ = kSeedLo;
+    lane_hi_ = kSeedHi;
+  }
+  size_t whole = out_.size() & ~size_t{7};
+  absorb(lane_lo_, lane_hi_, out_.data(), whole);
+  digested_ += whole;
+  out_.erase(0, whole);
+}
+
 void JsonWriter::begin_value() {
   if (after_key_) {
     after_key_ = false;
     return;
   }
   if (depth_ == 0) {
-    if (!out_.empty()) throw std::logic_error("JsonWriter: a second document value");
+    if (!out_.empty() || digested_ != 0)
+      throw std::logic_error("JsonWriter: a second document value");
     return;
   }
   if (frames_[depth_ - 1].object)
@@ -160,7 +251,10 @@ void JsonWriter::write_string(std::string_view s) {
 }
 
 void JsonWriter::fit() {
-  if (compact_) return;
+  if (compact_) {
+    if (digest_ && out_.size() >= kSpillBytes) spill();
+    return;
+  }
   while (first_one_line_ < depth_ &&
          out_.size() - frames_[first_one_line_].start + 1 > kInlineWidth)
     break_lines(first_one_line_++);

@@ -17,9 +17,21 @@
 
 namespace flatcheck {
 
+// A 128-bit digest of a byte string (two 64-bit lanes over 8-byte words, then an avalanche).
+// Not cryptographic: it tells apart documents that differ, it does not resist an adversary.
+struct Digest {
+  uint64_t lo = 0, hi = 0;
+  bool operator==(const Digest&) const = default;
+};
+Digest digest_bytes(std::string_view bytes);
+
 class JsonWriter {
  public:
   explicit JsonWriter(bool compact = false) : compact_(compact) {}
+  // A compact writer that keeps no text: what it writes is digested as it goes, a few
+  // kilobytes at a time, and take_digest() gives digest_bytes() of the compact document.
+  struct DigestOnly {};
+  explicit JsonWriter(DigestOnly) : compact_(true), digest_(true) {}
 
   void begin_object() { open('{'); }
   void begin_array() { open('['); }
@@ -41,6 +53,8 @@ class JsonWriter {
 
   // The document, with a trailing newline. The writer is empty afterwards.
   std::string take();
+  // For a DigestOnly writer: digest_bytes() of what take() would have returned.
+  Digest take_digest();
 
  private:
   struct Frame {
@@ -65,7 +79,13 @@ class JsonWriter {
   template <class Int>
   void write_integer(Int i);
 
+  // Digests the longest whole-word prefix of out_ and drops it (DigestOnly writers).
+  void spill();
+
   bool compact_;
+  bool digest_ = false;
+  uint64_t lane_lo_, lane_hi_;  // set by the first spill
+  uint64_t digested_ = 0;       // bytes spilled so far
   bool after_key_ = false;
   std::string out_;
   std::vector<Frame> frames_;  // frames_[0, depth_) are open; the rest are kept for reuse

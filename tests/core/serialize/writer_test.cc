@@ -7,6 +7,7 @@
 #include <dirent.h>
 
 #include <functional>
+#include <set>
 #include <stdexcept>
 
 #include "core/passes/passes.h"
@@ -137,6 +138,44 @@ RC_GTEST_PROP(JsonWriterProperty, WritesWhatTheDomRendererWrites, ()) {
   RC_ASSERT(compact.take() == j.dump() + "\n");
 }
 
+// A DigestOnly writer digests the compact text in pieces as it grows; the result is the
+// digest of the whole text at once, for documents short and long (past the 4 KiB spill).
+RC_GTEST_PROP(JsonWriterProperty, DigestOnlyWriterDigestsTheCompactText, ()) {
+  Json j = random_json(4);
+  if (*rc::gen::inRange(0, 3) == 0)
+    j = Json::array({j, std::string(*rc::gen::inRange(0, 9000), 'y')});
+  JsonWriter digest(JsonWriter::DigestOnly{});
+  write_dom(digest, j);
+  RC_ASSERT(digest.take_digest() == digest_bytes(j.dump() + "\n"));
+}
+
+TEST(JsonWriterTest, DigestsTellApartEveryOneBitChangeAndEveryLength) {
+  std::string base(100, '\0');
+  for (size_t i = 0; i < base.size(); ++i) base[i] = static_cast<char>(i * 37 + 11);
+  std::set<std::pair<uint64_t, uint64_t>> seen;
+  auto add = [&](std::string_view s) {
+    Digest d = digest_bytes(s);
+    return seen.emplace(d.lo, d.hi).second;
+  };
+  EXPECT_TRUE(add(base));
+  for (size_t bit = 0; bit < base.size() * 8; ++bit) {
+    std::string flipped = base;
+    flipped[bit / 8] = static_cast<char>(flipped[bit / 8] ^ (1 << (bit % 8)));
+    EXPECT_TRUE(add(flipped)) << "bit " << bit;
+  }
+  // Zero bytes pad the last word, so the length must count: "", "\0", "\0\0", ... differ.
+  for (size_t n = 0; n <= 17; ++n) EXPECT_TRUE(add(std::string(n, '\0'))) << n << " zero bytes";
+  JsonWriter w(JsonWriter::DigestOnly{});
+  w.begin_array();
+  w.end();
+  EXPECT_THROW(w.take(), std::logic_error);
+  EXPECT_EQ(w.take_digest(), digest_bytes("[]\n"));
+  EXPECT_THROW(w.take_digest(), std::logic_error);  // empty again
+  JsonWriter text;
+  text.value(1);
+  EXPECT_THROW(text.take_digest(), std::logic_error);
+}
+
 // Every save of generated modules, programs (with engines) and cases reads back through
 // nlohmann's DOM to the same text: the layout, the key order and the numbers are canonical.
 RC_GTEST_PROP(JsonWriterProperty, SavesAreTheCanonicalRenderingOfTheirDocument, (const Recipe& r)) {
@@ -152,6 +191,10 @@ RC_GTEST_PROP(JsonWriterProperty, SavesAreTheCanonicalRenderingOfTheirDocument, 
   }
   for (const std::string& s : texts) RC_ASSERT(dump_canonical(Json::parse(s)) == s);
   // The compact saves (the oracle's fingerprints) are the same documents on one line.
+  RC_ASSERT(fingerprint_module(*c.module) == digest_bytes(compact_pairs[0].first));
+  RC_ASSERT(fingerprint_program(ep) == digest_bytes(compact_pairs[1].first));
+  RC_ASSERT(fingerprint_program(flatten(partition(ep, po))) ==
+            digest_bytes(compact_pairs.back().first));  // engines: long base64 strings
   for (const auto& [small, full] : compact_pairs) {
     RC_ASSERT(small != full);
     RC_ASSERT(Json::parse(small).dump() + "\n" == small);
