@@ -5,9 +5,10 @@
 # builds alike). Prints a markdown table; nothing is asserted.
 #   bench/ab.sh BEFORE_BUILD AFTER_BUILD      (folders holding bin/flatcheck and bin/flatcheck_bench)
 #   ROUNDS=3  SIZES="8 20 128"  STAGES="8 128 1024"  NAMES="before-commit after-commit" (for the
-#   table's title; the folder names when unset)
+#   table's title; the folder names when unset)  PIN_CPU=0 (bench/pin.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/pin.sh
 [ $# -eq 2 ] || { sed -n 2,9p "$0" >&2; exit 2; }
 ROUNDS=${ROUNDS:-3}
 SIZES=${SIZES:-8 20 128}
@@ -23,7 +24,7 @@ filter="Pass/(load|save)/($(echo "$STAGES" | tr ' ' '|'))\$"
 for round in $(seq 1 "$ROUNDS"); do
   for side in before after; do
     b=$1; [ "$side" = after ] && b=$2
-    "$b/bin/flatcheck_bench" --benchmark_filter="$filter" --benchmark_min_time=0.5 \
+    "${PIN[@]}" "$b/bin/flatcheck_bench" --benchmark_filter="$filter" --benchmark_min_time=0.5 \
         --benchmark_format=json 2>/dev/null |
       python3 -c '
 import json, sys
@@ -33,7 +34,7 @@ for r in json.load(sys.stdin)["benchmarks"]:
                       "ns_per_node": r["ns_per_node"] * 1e9}))' "$side" >> "$rows"
     for n in $SIZES; do
       case $n in 8) cases=3000 ;; 20) cases=1500 ;; *) cases=150 ;; esac
-      t=$( { /usr/bin/time -f "%U %S" "$b/bin/flatcheck" fuzz --cases "$cases" --seed "$round" \
+      t=$( { /usr/bin/time -f "%U %S" "${PIN[@]}" "$b/bin/flatcheck" fuzz --cases "$cases" --seed "$round" \
              --max-nodes "$n" --jobs 1 --no-isolate --quiet > /dev/null; } 2>&1 | tail -1)
       echo "{\"kind\": \"campaign\", \"side\": \"$side\", \"n\": $n, \"cases\": $cases," \
            "\"cpu\": $(echo "$t" | awk '{print $1 + $2}')}" >> "$rows"
@@ -43,4 +44,4 @@ for r in json.load(sys.stdin)["benchmarks"]:
 done
 read -r name1 name2 <<< "${NAMES:-$1 $2}"
 python3 bench/report.py ab "$rows" "$name1" "$name2" "$ROUNDS" \
-  "$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+  "$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $PIN_NOTE"

@@ -4,8 +4,10 @@
 # each, interleaved in one run at N = 8, 32, 128 flat nodes (peer --nodes N, flatcheck
 # --max-nodes N). Writes bench/results/peer.md. Not a test: nothing is asserted.
 #   PEER=../shared/peer_fx/peer_fx.py  BUILD=build  ROUNDS=2  SECONDS_EACH=10
+#   PIN_CPU=0: both run on this CPU (bench/pin.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/pin.sh
 PEER=${PEER:-../shared/peer_fx/peer_fx.py}
 BUILD=${BUILD:-build}
 ROUNDS=${ROUNDS:-2}
@@ -18,9 +20,9 @@ for round in $(seq 1 "$ROUNDS"); do
     # The peer runs a case count sized to about SECONDS_EACH (its rate falls with run length,
     # so every round uses the same count); flatcheck runs for SECONDS_EACH.
     case $n in 8) pc=$((SECONDS_EACH * 200)) ;; 32) pc=$((SECONDS_EACH * 80)) ;; *) pc=$((SECONDS_EACH * 20)) ;; esac
-    p=$(/usr/bin/python3 "$PEER" --mode loop --cases "$pc" --nodes "$n" --seed "$round" | tail -1)
+    p=$("${PIN[@]}" /usr/bin/python3 "$PEER" --mode loop --cases "$pc" --nodes "$n" --seed "$round" | tail -1)
     # Exit 1 (a finding, such as a case past the 10 s timeout) still ends in the JSON line.
-    f=$("$BUILD/bin/flatcheck" fuzz --time "$SECONDS_EACH" --seed "$round" --max-nodes "$n" \
+    f=$("${PIN[@]}" "$BUILD/bin/flatcheck" fuzz --time "$SECONDS_EACH" --seed "$round" --max-nodes "$n" \
         --jobs 1 --out '' --quiet --json | tail -1) || true
     python3 - "$n" "$p" "$f" >> "$out" <<'PY'
 import json, sys
@@ -32,7 +34,7 @@ PY
     echo "peer.sh: round $round, N=$n: $(tail -1 "$out")" >&2
   done
 done
-python3 - "$out" "$(git rev-parse --short HEAD)" "$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)" "$ROUNDS" "$SECONDS_EACH" > bench/results/peer.md <<'PY'
+python3 - "$out" "$(git rev-parse --short HEAD)" "$(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs), $PIN_NOTE" "$ROUNDS" "$SECONDS_EACH" > bench/results/peer.md <<'PY'
 import json, statistics, sys
 rows = [json.loads(l) for l in open(sys.argv[1])]
 print("# flatcheck against the torch.fx peer\n")

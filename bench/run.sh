@@ -4,16 +4,18 @@
 #   SEEDS=20      campaigns per fault for the detection table
 #   DETECT=1      0 skips the detection table (it takes longest)
 #   RSS_SECONDS=60  the campaign whose peak memory is reported (0 skips it)
+#   PIN_CPU=0     the CPU of the single-thread runs (bench/pin.sh)
 # Needs python3 for the markdown tables.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source bench/pin.sh
 BUILD=${BUILD:-build}
 SEEDS=${SEEDS:-20}
 mkdir -p bench/results
 commit=$(git rev-parse --short HEAD)
 cpu=$(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //')
-machine="$(nproc) cores ($cpu), $(awk '/MemTotal/{printf "%.0f", $2/1048576}' /proc/meminfo) GiB, $(uname -sr)"
-"$BUILD/bin/flatcheck_bench" --benchmark_out=bench/results/bench.json --benchmark_out_format=json \
+machine="$(nproc) cores ($cpu), $(awk '/MemTotal/{printf "%.0f", $2/1048576}' /proc/meminfo) GiB, $(uname -sr), $PIN_NOTE"
+"${PIN[@]}" "$BUILD/bin/flatcheck_bench" --benchmark_out=bench/results/bench.json --benchmark_out_format=json \
   --benchmark_repetitions=3 --benchmark_report_aggregates_only=true > /dev/null
 # Campaign rates beside the stage table: one job, in process and isolated, at each --max-nodes.
 campaigns=$(mktemp)
@@ -22,7 +24,7 @@ trap 'rm -rf "$campaigns" "$tmp"' EXIT
 for n in 8 32 128; do
   for mode in in-process isolated; do
     flag=""; [ "$mode" = in-process ] && flag="--no-isolate"
-    f=$("$BUILD/bin/flatcheck" fuzz --time 8 --seed 1 --max-nodes "$n" --jobs 1 --out '' --quiet \
+    f=$("${PIN[@]}" "$BUILD/bin/flatcheck" fuzz --time 8 --seed 1 --max-nodes "$n" --jobs 1 --out '' --quiet \
         --json $flag | tail -1) || true
     echo "{\"n\": $n, \"mode\": \"$mode\", \"run\": $f}" >> "$campaigns"
   done
