@@ -266,7 +266,8 @@ void JsonWriter::break_lines(size_t fi) {
   Frame& f = frames_[fi];
   size_t begin = f.first_item;
   size_t end = fi + 1 < depth_ ? frames_[fi + 1].first_item : items_.size();
-  std::string s(1, out_[f.start]);
+  std::string& s = scratch_;  // kept between calls, so it rarely allocates
+  s.assign(1, out_[f.start]);
   size_t shift = 0;
   for (size_t i = begin; i < end; ++i) {
     size_t from = items_[i];

@@ -92,6 +92,7 @@ class JsonWriter {
   size_t depth_ = 0;
   std::vector<size_t> items_;  // item start offsets of the open containers, innermost last
   size_t first_one_line_ = 0;  // frames below this index are indented
+  std::string scratch_;        // break_lines' rewrite of a container
 };
 
 }  // namespace flatcheck
