@@ -187,14 +187,8 @@ Digest JsonWriter::take_digest() {
   if (depth_ != 0 || (out_.empty() && digested_ == 0))
     throw std::logic_error("JsonWriter: take_digest() before the document is complete");
   out_ += '\n';
-  if (digested_ == 0) {
-    lane_lo_ = kSeedLo;
-    lane_hi_ = kSeedHi;
-  }
-  size_t whole = out_.size() & ~size_t{7};
-  absorb(lane_lo_, lane_hi_, out_.data(), whole);
-  Digest d =
-      finish(lane_lo_, lane_hi_, std::string_view(out_).substr(whole), digested_ + out_.size());
+  spill();  // leaves fewer than 8 bytes in out_
+  Digest d = finish(lane_lo_, lane_hi_, out_, digested_ + out_.size());
   out_.clear();
   digested_ = 0;
   return d;
