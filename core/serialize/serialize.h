@@ -52,8 +52,8 @@ struct LoadBudget {
   size_t nodes = 0;
 };
 
-// Modules. `compact`: nlohmann's one-line form of the same document (the oracle's
-// fingerprints), not the canonical file text.
+// Modules. `compact`: nlohmann's one-line form of the same document (what the fingerprints
+// below digest), not the canonical file text.
 std::string save_module(const Module& m, bool compact = false);
 std::shared_ptr<Module> load_module(std::string_view text,
                                     const LoadLimits& limits = default_load_limits());

@@ -1,5 +1,6 @@
 #include "core/serialize/writer.h"
 
+#include <bit>
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
@@ -18,10 +19,6 @@ constexpr size_t kSpillBytes = 4096;
 constexpr uint64_t kSeedLo = 0x243f6a8885a308d3u, kSeedHi = 0x13198a2e03707344u;
 constexpr uint64_t kMulLo = 0x9e3779b97f4a7c15u, kMulHi = 0xc2b2ae3d27d4eb4fu;
 
-uint64_t rotl(uint64_t x, int r) {
-  return (x << r) | (x >> (64 - r));
-}
-
 // Little-endian 8-byte words, whatever the host's byte order.
 uint64_t load_word(const char* p) {
   uint64_t w = 0;
@@ -34,8 +31,8 @@ uint64_t load_word(const char* p) {
 void absorb(uint64_t& lo, uint64_t& hi, const char* p, size_t n) {
   for (size_t i = 0; i < n; i += 8) {
     uint64_t w = load_word(p + i);
-    lo = rotl(lo ^ w, 29) * kMulLo;
-    hi = rotl(hi + w, 31) * kMulHi;
+    lo = std::rotl(lo ^ w, 29) * kMulLo;
+    hi = std::rotl(hi + w, 31) * kMulHi;
   }
 }
 
@@ -55,7 +52,7 @@ Digest finish(uint64_t lo, uint64_t hi, std::string_view tail, uint64_t total) {
   for (size_t i = 0; i < tail.size(); ++i) last[i] = tail[i];
   absorb(lo, hi, last, 8);
   lo ^= total;
-  hi ^= rotl(total, 32);
+  hi ^= std::rotl(total, 32);
   lo += hi;
   hi += lo;
   lo = fmix(lo);
@@ -182,6 +179,16 @@ std::string JsonWriter::take() {
   return s;
 }
 
+JsonWriter::JsonWriter(DigestOnly) : compact_(true), digest_(true) {
+  reset_digest();
+}
+
+void JsonWriter::reset_digest() {
+  lane_lo_ = kSeedLo;
+  lane_hi_ = kSeedHi;
+  digested_ = 0;
+}
+
 Digest JsonWriter::take_digest() {
   if (!digest_) throw std::logic_error("JsonWriter: take_digest() on a writer that keeps its text");
   if (depth_ != 0 || (out_.empty() && digested_ == 0))
@@ -190,15 +197,11 @@ Digest JsonWriter::take_digest() {
   spill();  // leaves fewer than 8 bytes in out_
   Digest d = finish(lane_lo_, lane_hi_, out_, digested_ + out_.size());
   out_.clear();
-  digested_ = 0;
+  reset_digest();
   return d;
 }
 
 void JsonWriter::spill() {
-  if (digested_ == 0) {
-    lane_lo_ = kSeedLo;
-    lane_hi_ = kSeedHi;
-  }
   size_t whole = out_.size() & ~size_t{7};
   absorb(lane_lo_, lane_hi_, out_.data(), whole);
   digested_ += whole;

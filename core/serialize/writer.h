@@ -31,7 +31,7 @@ class JsonWriter {
   // A compact writer that keeps no text: what it writes is digested as it goes, a few
   // kilobytes at a time, and take_digest() gives digest_bytes() of the compact document.
   struct DigestOnly {};
-  explicit JsonWriter(DigestOnly) : compact_(true), digest_(true) {}
+  explicit JsonWriter(DigestOnly);
 
   void begin_object() { open('{'); }
   void begin_array() { open('['); }
@@ -81,11 +81,13 @@ class JsonWriter {
 
   // Digests the longest whole-word prefix of out_ and drops it (DigestOnly writers).
   void spill();
+  // The digest's starting state: the seeds, nothing digested.
+  void reset_digest();
 
   bool compact_;
   bool digest_ = false;
-  uint64_t lane_lo_, lane_hi_;  // set by the first spill
-  uint64_t digested_ = 0;       // bytes spilled so far
+  uint64_t lane_lo_ = 0, lane_hi_ = 0;  // DigestOnly: the digest's state (reset_digest)
+  uint64_t digested_ = 0;               // bytes digested so far
   bool after_key_ = false;
   std::string out_;
   std::vector<Frame> frames_;  // frames_[0, depth_) are open; the rest are kept for reuse
