@@ -309,6 +309,7 @@ bool same_structure(const Graph& a, const Graph& b) {
     const Node &x = *na[i], &y = *nb[i];
     if (x.op != y.op || x.args.size() != y.args.size()) return false;
     if (x.op != NodeOp::kPlaceholder && x.target != y.target) return false;
+    if (x.op == NodeOp::kPlaceholder && x.meta.val != y.meta.val) return false;
     for (size_t k = 0; k < x.args.size(); ++k)
       if (!same_arg(x.args[k], y.args[k], pa, pb)) return false;
   }

@@ -41,7 +41,8 @@ std::optional<RuleBreach> flatten_breach(const Program& partitioned, const Progr
 std::map<std::string, int> expected_live_calls(const Module& eager);
 
 // Structural equality by position: ops, targets (child names included), constants bit for
-// bit, and wiring. Names are not compared.
+// bit, wiring, and the types of placeholders (a graph checks its inputs against them, so two
+// graphs that differ only there are different programs). Names are not compared.
 bool same_structure(const Graph& a, const Graph& b);
 
 }  // namespace flatcheck
