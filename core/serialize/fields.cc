@@ -1,5 +1,6 @@
 // The format's shared reading helpers and field encodings (fields.h), and tensors.
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -232,9 +233,12 @@ void write_tensor(JsonWriter& w, const Tensor& t) {
         else if (f == 0.0f)
           f = 0.0f;
       }
-      w.value(base64_encode(floats_to_le_bytes(d)));
+      w.value_bytes(floats_to_le_bytes(d));
     } else {
-      w.value(base64_encode(floats_to_le_bytes(t.data)));
+      if constexpr (std::endian::native == std::endian::little)  // the floats are the bytes
+        w.value_bytes({reinterpret_cast<const char*>(t.data.data()), t.data.size() * 4});
+      else
+        w.value_bytes(floats_to_le_bytes(t.data));
     }
   }
   w.key("dtype");

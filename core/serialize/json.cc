@@ -72,8 +72,15 @@ constexpr std::array<uint8_t, 256> kBase64Values = [] {
 }  // namespace
 
 std::string base64_encode(std::string_view in) {
-  std::string out((in.size() + 2) / 3 * 4, '\0');
-  char* o = out.data();
+  std::string out;
+  base64_append(out, in);
+  return out;
+}
+
+void base64_append(std::string& out, std::string_view in) {
+  size_t at = out.size();
+  out.resize(at + (in.size() + 2) / 3 * 4);
+  char* o = out.data() + at;
   size_t i = 0;
   for (; i + 2 < in.size(); i += 3) {
     uint32_t v = (uint32_t{static_cast<unsigned char>(in[i])} << 16) |
@@ -92,7 +99,6 @@ std::string base64_encode(std::string_view in) {
     *o++ = i + 1 < in.size() ? kBase64[(v >> 6) & 63] : '=';
     *o++ = '=';
   }
-  return out;
 }
 
 std::string base64_decode(std::string_view in, const std::string& path) {

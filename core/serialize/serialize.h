@@ -52,8 +52,8 @@ struct LoadBudget {
   size_t nodes = 0;
 };
 
-// Modules. `compact`: nlohmann's one-line form of the same document (what the fingerprints
-// below digest), not the canonical file text.
+// Modules. `compact`: nlohmann's one-line form of the same document, not the canonical file
+// text.
 std::string save_module(const Module& m, bool compact = false);
 std::shared_ptr<Module> load_module(std::string_view text,
                                     const LoadLimits& limits = default_load_limits());
@@ -62,9 +62,10 @@ std::shared_ptr<Module> load_module(std::string_view text,
 std::string save_program(const Program& p, bool compact = false);
 Program load_program(std::string_view text, const LoadLimits& limits = default_load_limits());
 
-// Fingerprints: digest_bytes() of the compact save, computed without keeping the text. Two
-// fingerprints differ when the documents do (up to the digest's collisions); the oracle
-// compares them to find a pass that wrote to its input.
+// Fingerprints: the digest of the saved document's tokens (JsonWriter::DigestOnly), with each
+// engine's blob replaced by the engine document it encodes. Nothing is formatted, escaped or
+// base64-encoded. Two fingerprints differ when the saves do (up to the digest's collisions);
+// the oracle compares them to find a pass that wrote to its input.
 Digest fingerprint_module(const Module& m);
 Digest fingerprint_program(const Program& p);
 
@@ -85,6 +86,8 @@ Engine engine_from_json(JsonRef j, const std::string& path, LoadBudget& b);
 std::string dump_canonical(const Json& j);
 
 std::string base64_encode(std::string_view bytes);
+// Appends base64_encode(bytes) to `out`.
+void base64_append(std::string& out, std::string_view bytes);
 // Throws InputError("<path>: ...") for characters outside the alphabet or bad padding.
 std::string base64_decode(std::string_view text, const std::string& path);
 uint64_t fnv1a64(std::string_view bytes);

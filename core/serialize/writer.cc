@@ -4,8 +4,11 @@
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
+#include <type_traits>
 
 #include <nlohmann/json.hpp>
+
+#include "core/serialize/serialize.h"
 
 namespace flatcheck {
 namespace {
@@ -87,6 +90,7 @@ void JsonWriter::open(char bracket) {
   f.object = bracket == '{';
   f.multi_line = false;
   f.has_key = false;
+  if (digest_) return token(bracket);
   out_ += bracket;
 }
 
@@ -94,6 +98,11 @@ void JsonWriter::end() {
   if (depth_ == 0) throw std::logic_error("JsonWriter: end() without an open container");
   if (after_key_) throw std::logic_error("JsonWriter: a key without a value");
   Frame& f = frames_[depth_ - 1];
+  if (digest_) {
+    token(f.object ? '}' : ']');
+    --depth_;
+    return fit();
+  }
   if (f.multi_line) {
     out_ += '\n';
     pad(depth_ - 1);
@@ -108,6 +117,11 @@ void JsonWriter::end() {
 void JsonWriter::key(std::string_view k) {
   if (depth_ == 0 || !frames_[depth_ - 1].object || after_key_)
     throw std::logic_error("JsonWriter: a key outside an object");
+  if (digest_) {
+    token('k', k);
+    after_key_ = true;
+    return fit();
+  }
   Frame& f = frames_[depth_ - 1];
   if (f.has_key && !(std::string_view(f.last_key) < k))
     throw std::logic_error("JsonWriter: key \"" + std::string(k) + "\" after \"" + f.last_key +
@@ -123,13 +137,35 @@ void JsonWriter::key(std::string_view k) {
 
 void JsonWriter::value(std::string_view s) {
   begin_value();
-  write_string(s);
+  if (digest_)
+    token('s', s);
+  else
+    write_string(s);
+  fit();
+}
+
+void JsonWriter::value_bytes(std::string_view raw) {
+  begin_value();
+  if (digest_) {
+    token('b', raw);
+  } else {
+    out_ += '"';
+    base64_append(out_, raw);
+    out_ += '"';
+  }
   fit();
 }
 
 template <class Int>
 void JsonWriter::write_integer(Int i) {
   begin_value();
+  if (digest_) {
+    // One token per number, whichever overload wrote it (as in the text): 'i' for a negative.
+    bool negative = false;
+    if constexpr (std::is_signed_v<Int>) negative = i < 0;
+    token(negative ? 'i' : 'u', static_cast<uint64_t>(i));
+    return fit();
+  }
   char buf[24];
   auto r = std::to_chars(buf, buf + sizeof buf, i);
   out_.append(buf, r.ptr);
@@ -146,19 +182,27 @@ void JsonWriter::value(uint64_t u) {
 
 void JsonWriter::value(bool b) {
   begin_value();
-  out_ += b ? "true" : "false";
+  if (digest_)
+    token(b ? 't' : 'f');
+  else
+    out_ += b ? "true" : "false";
   fit();
 }
 
 void JsonWriter::value(std::nullptr_t) {
   begin_value();
-  out_ += "null";
+  if (digest_)
+    token('n');
+  else
+    out_ += "null";
   fit();
 }
 
 void JsonWriter::value_double(double d) {
   begin_value();
-  if (!std::isfinite(d)) {
+  if (digest_) {
+    token('d', std::bit_cast<uint64_t>(d));
+  } else if (!std::isfinite(d)) {
     out_ += "null";  // what nlohmann writes for a non-finite number
   } else {
     char buf[64];
@@ -193,12 +237,34 @@ Digest JsonWriter::take_digest() {
   if (!digest_) throw std::logic_error("JsonWriter: take_digest() on a writer that keeps its text");
   if (depth_ != 0 || (out_.empty() && digested_ == 0))
     throw std::logic_error("JsonWriter: take_digest() before the document is complete");
-  out_ += '\n';
   spill();  // leaves fewer than 8 bytes in out_
   Digest d = finish(lane_lo_, lane_hi_, out_, digested_ + out_.size());
   out_.clear();
   reset_digest();
   return d;
+}
+
+void JsonWriter::token(char tag) {
+  out_ += tag;
+}
+
+void JsonWriter::token(char tag, uint64_t word) {
+  char b[9] = {tag};
+  for (int i = 0; i < 8; ++i) b[1 + i] = static_cast<char>(word >> (8 * i));
+  out_.append(b, sizeof b);
+}
+
+// Lengths below 255 take one byte; longer ones are 0xff and then eight.
+void JsonWriter::token(char tag, std::string_view bytes) {
+  if (bytes.size() < 0xff) {
+    const char b[2] = {tag, static_cast<char>(bytes.size())};
+    out_.append(b, 2);
+  } else {
+    char b[10] = {tag, static_cast<char>(0xff)};
+    for (int i = 0; i < 8; ++i) b[2 + i] = static_cast<char>(uint64_t{bytes.size()} >> (8 * i));
+    out_.append(b, sizeof b);
+  }
+  out_ += bytes;
 }
 
 void JsonWriter::spill() {
@@ -224,6 +290,7 @@ void JsonWriter::begin_value() {
 }
 
 void JsonWriter::begin_item() {
+  if (digest_) return;  // tokens need no separators
   const Frame& f = frames_[depth_ - 1];
   bool first = items_.size() == f.first_item;
   if (compact_) {

@@ -1,6 +1,7 @@
 // A JSON writer without a DOM: values go straight into one string, in the canonical layout
 // of dump_canonical (sorted keys, one space of indentation a level, a container on one line
-// when its one-line form is at most 100 characters) or in nlohmann's compact form.
+// when its one-line form is at most 100 characters) or in nlohmann's compact form. A third
+// kind of writer (DigestOnly) writes no text at all: it digests the document's tokens.
 //
 // The caller writes each object's keys in increasing byte order (the order of nlohmann's
 // std::map); a key out of order throws std::logic_error, so a writer can never produce a
@@ -28,10 +29,18 @@ Digest digest_bytes(std::string_view bytes);
 class JsonWriter {
  public:
   explicit JsonWriter(bool compact = false) : compact_(compact) {}
-  // A compact writer that keeps no text: what it writes is digested as it goes, a few
-  // kilobytes at a time, and take_digest() gives digest_bytes() of the compact document.
+  // A writer that keeps no text and formats nothing. Each call appends one token in a binary
+  // encoding (a tag byte, then fixed-width little-endian numbers, length-prefixed strings and
+  // bytes, a double's bits), and the encoding is digested a few kilobytes at a time. The
+  // encoding is prefix-free, so two documents whose texts differ give different token streams,
+  // and take_digest() tells them apart up to the digest's collisions. It is stricter than the
+  // text: a NaN, an infinity and a null written through value_double() are three tokens.
+  // Key order is not checked (the same code writes the text, where it is).
   struct DigestOnly {};
   explicit JsonWriter(DigestOnly);
+  // Whether this writer digests tokens (DigestOnly) rather than writing text; a caller may then
+  // skip work that only shapes the text (see value_bytes).
+  bool digests() const { return digest_; }
 
   void begin_object() { open('{'); }
   void begin_array() { open('['); }
@@ -50,10 +59,12 @@ class JsonWriter {
   void value(std::nullptr_t);
   // A finite double as nlohmann writes it (shortest round trip, "1.0" for integral values).
   void value_double(double d);
+  // Raw bytes as a base64 string (a DigestOnly writer digests the bytes themselves).
+  void value_bytes(std::string_view raw);
 
   // The document, with a trailing newline. The writer is empty afterwards.
   std::string take();
-  // For a DigestOnly writer: digest_bytes() of what take() would have returned.
+  // For a DigestOnly writer: the digest of the document's token stream.
   Digest take_digest();
 
  private:
@@ -79,6 +90,10 @@ class JsonWriter {
   template <class Int>
   void write_integer(Int i);
 
+  // DigestOnly writers: one token, a tag and its payload.
+  void token(char tag);
+  void token(char tag, uint64_t word);
+  void token(char tag, std::string_view bytes);
   // Digests the longest whole-word prefix of out_ and drops it (DigestOnly writers).
   void spill();
   // The digest's starting state: the seeds, nothing digested.
