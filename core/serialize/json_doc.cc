@@ -1,6 +1,8 @@
 #include "core/serialize/json_doc.h"
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
 #include <cstring>
 #include <limits>
 #include <stdexcept>
@@ -207,12 +209,16 @@ class DocBuilder {
     return true;
   }
   bool number_float(J::number_float_t v, const J::string_t& text) {
+    return number_float_text(v, text);
+  }
+  bool number_float_text(double v, std::string_view text) {
     if (text.find_first_of(".eE") == std::string::npos)
-      fail("integer " + text.substr(0, 40) + " is outside the 64-bit range");
+      fail("integer " + std::string(text.substr(0, 40)) + " is outside the 64-bit range");
     add(Kind::kFloat)->f = v;
     return true;
   }
-  bool string(J::string_t& v) {
+  bool string(J::string_t& v) { return string_view_value(v); }
+  bool string_view_value(std::string_view v) {
     auto* e = add(Kind::kString);
     e->s.p = copy(v);
     e->s.n = v.size();
@@ -223,11 +229,12 @@ class DocBuilder {
     open(Kind::kObject);
     return true;
   }
-  bool key(J::string_t& k) {
+  bool key(J::string_t& k) { return key_view(k); }
+  bool key_view(std::string_view k) {
     Frame& f = frames_[depth_ - 1];
     if (!new_key(f, k)) {
       f.key = k;
-      fail("duplicate key \"" + k.substr(0, 64) + "\"");
+      fail("duplicate key \"" + std::string(k.substr(0, 64)) + "\"");
     }
     if (k.size() > std::numeric_limits<uint32_t>::max()) fail("key too long");
     f.key = std::string_view(copy(k), k.size());
@@ -265,7 +272,7 @@ class DocBuilder {
     std::unordered_set<std::string_view> keys;
   };
 
-  const char* copy(const std::string& s) {
+  const char* copy(std::string_view s) {
     if (doc_.chars_used_ + s.size() > doc_.chars_size_)
       throw std::logic_error("JsonDoc: unescaped strings longer than the text");
     char* p = doc_.chars_.get() + doc_.chars_used_;
@@ -313,7 +320,7 @@ class DocBuilder {
   }
 
   // Whether `k` is not yet a key of the object of frame `f`.
-  bool new_key(Frame& f, const std::string& k) {
+  bool new_key(Frame& f, std::string_view k) {
     size_t n = pending_.size() - f.first_pending;
     if (f.keys_set) return !f.keys.count(k);
     for (size_t i = f.first_pending; i < pending_.size(); ++i)
@@ -364,10 +371,191 @@ class DocBuilder {
   size_t values_ = 0;
 };
 
-JsonDoc parse_doc(std::string_view text, const LoadLimits& limits) {
+// ------------------------------------------------------------------------------ FastReader
+
+// A reader for the JSON that writers like flatcheck's produce: strings of printable ASCII
+// without escapes, numbers in their usual forms. It sends the builder the events nlohmann's
+// parser would send, in the same order, each one only after the token behind it is complete,
+// and returns false at the first byte it leaves to nlohmann: an escape or a byte outside
+// printable ASCII in a string, an integer of 19 or more digits, a float that does not convert
+// to a finite double, a byte-order mark, or anything that is not JSON. The caller then parses
+// the whole text again with nlohmann, so errors, and every text this reader declines, are
+// nlohmann's. An error the builder raises (a limit, a duplicate key) comes at the same event
+// either way, since nlohmann would have sent the same events up to it.
+class FastReader {
+ public:
+  FastReader(std::string_view text, DocBuilder& b)
+      : p_(text.data()), end_(text.data() + text.size()), b_(b) {}
+
+  bool run() {
+    if (p_ != end_ && static_cast<unsigned char>(*p_) == 0xef) return false;  // a BOM
+    std::vector<bool> in_object;  // the open containers, innermost last
+  value:
+    if (!skip_space()) return false;
+    switch (*p_) {
+      case '{':
+        ++p_;
+        b_.start_object(std::size_t(-1));
+        if (!skip_space()) return false;
+        if (*p_ == '}') {
+          ++p_;
+          b_.end_object();
+          goto after_value;
+        }
+        in_object.push_back(true);
+        goto member;
+      case '[':
+        ++p_;
+        b_.start_array(std::size_t(-1));
+        if (!skip_space()) return false;
+        if (*p_ == ']') {
+          ++p_;
+          b_.end_array();
+          goto after_value;
+        }
+        in_object.push_back(false);
+        goto value;
+      case '"': {
+        std::string_view str;
+        if (!string(str)) return false;
+        b_.string_view_value(str);
+        goto after_value;
+      }
+      case 't':
+        if (!literal("true")) return false;
+        b_.boolean(true);
+        goto after_value;
+      case 'f':
+        if (!literal("false")) return false;
+        b_.boolean(false);
+        goto after_value;
+      case 'n':
+        if (!literal("null")) return false;
+        b_.null();
+        goto after_value;
+      default:
+        if (!number()) return false;
+        goto after_value;
+    }
+  member : {
+    std::string_view key;
+    if (!skip_space() || *p_ != '"' || !string(key)) return false;
+    b_.key_view(key);
+    if (!skip_space() || *p_ != ':') return false;
+    ++p_;
+    goto value;
+  }
+  after_value:
+    if (in_object.empty()) return !skip_space();  // nothing may follow the document's value
+    if (!skip_space()) return false;
+    if (*p_ == ',') {
+      ++p_;
+      if (in_object.back()) goto member;
+      goto value;
+    }
+    if (*p_ != (in_object.back() ? '}' : ']')) return false;
+    ++p_;
+    if (in_object.back())
+      b_.end_object();
+    else
+      b_.end_array();
+    in_object.pop_back();
+    goto after_value;
+  }
+
+ private:
+  // Skips JSON whitespace; false at the end of the text.
+  bool skip_space() {
+    while (p_ != end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\t' || *p_ == '\r')) ++p_;
+    return p_ != end_;
+  }
+
+  bool literal(std::string_view word) {
+    if (static_cast<size_t>(end_ - p_) < word.size() || std::string_view(p_, word.size()) != word)
+      return false;
+    p_ += word.size();
+    return true;
+  }
+
+  // At the opening quote: the string's bytes, when they need no unescaping or UTF-8 checks.
+  bool string(std::string_view& out) {
+    const char* start = ++p_;
+    for (; p_ != end_; ++p_) {
+      auto c = static_cast<unsigned char>(*p_);
+      if (c == '"') {
+        out = std::string_view(start, static_cast<size_t>(p_ - start));
+        ++p_;
+        return true;
+      }
+      if (c == '\\' || c < 0x20 || c > 0x7e) return false;
+    }
+    return false;
+  }
+
+  static bool digit(char c) { return c >= '0' && c <= '9'; }
+
+  bool number() {
+    const char* start = p_;
+    bool negative = *p_ == '-';
+    if (negative) ++p_;
+    if (p_ == end_) return false;
+    if (*p_ == '0') {
+      ++p_;
+    } else if (digit(*p_)) {
+      while (p_ != end_ && digit(*p_)) ++p_;
+    } else {
+      return false;
+    }
+    bool is_float = false;
+    if (p_ != end_ && *p_ == '.') {
+      ++p_;
+      if (p_ == end_ || !digit(*p_)) return false;
+      while (p_ != end_ && digit(*p_)) ++p_;
+      is_float = true;
+    }
+    if (p_ != end_ && (*p_ == 'e' || *p_ == 'E')) {
+      ++p_;
+      if (p_ != end_ && (*p_ == '+' || *p_ == '-')) ++p_;
+      if (p_ == end_ || !digit(*p_)) return false;
+      while (p_ != end_ && digit(*p_)) ++p_;
+      is_float = true;
+    }
+    std::string_view text(start, static_cast<size_t>(p_ - start));
+    if (is_float) {
+      double d = 0;
+      auto r = std::from_chars(text.data(), text.data() + text.size(), d);
+      if (r.ec != std::errc() || r.ptr != p_ || !std::isfinite(d)) return false;
+      b_.number_float_text(d, text);
+      return true;
+    }
+    std::string_view digits = text.substr(negative ? 1 : 0);
+    if (digits.size() > 18) return false;  // 64-bit edges and overflow: nlohmann's
+    uint64_t v = 0;
+    for (char c : digits) v = v * 10 + static_cast<uint64_t>(c - '0');
+    if (negative)  // nlohmann reads "-0" as a signed zero-valued integer too
+      b_.number_integer(-static_cast<int64_t>(v));
+    else
+      b_.number_unsigned(v);
+    return true;
+  }
+
+  const char* p_;
+  const char* end_;
+  DocBuilder& b_;
+};
+
+namespace {
+
+void check_size(std::string_view text, const LoadLimits& limits) {
   if (text.size() > limits.max_bytes)
     throw InputError("/: document of " + std::to_string(text.size()) +
                      " bytes is over the limit of " + std::to_string(limits.max_bytes));
+}
+
+}  // namespace
+
+JsonDoc parse_doc_with_nlohmann(std::string_view text, const LoadLimits& limits) {
+  check_size(text, limits);
   JsonDoc doc;
   try {
     DocBuilder sax(doc, text, limits);
@@ -378,6 +566,23 @@ JsonDoc parse_doc(std::string_view text, const LoadLimits& limits) {
     throw InputError("/: the document does not fit in memory");
   }
   return doc;
+}
+
+std::optional<JsonDoc> parse_doc_fast(std::string_view text, const LoadLimits& limits) {
+  check_size(text, limits);
+  JsonDoc doc;
+  try {
+    DocBuilder sax(doc, text, limits);
+    if (!FastReader(text, sax).run()) return std::nullopt;
+  } catch (const std::bad_alloc&) {
+    throw InputError("/: the document does not fit in memory");
+  }
+  return doc;
+}
+
+JsonDoc parse_doc(std::string_view text, const LoadLimits& limits) {
+  if (auto doc = parse_doc_fast(text, limits)) return std::move(*doc);
+  return parse_doc_with_nlohmann(text, limits);
 }
 
 std::string document_format(JsonRef j) {

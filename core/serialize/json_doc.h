@@ -145,7 +145,14 @@ class JsonDoc {
 
 // Parses JSON text with the size, depth and value-count limits; throws InputError
 // ("<json path>: ...") on bad syntax, a duplicate key, an integer outside 64 bits or a limit.
+// A fast reader takes the texts it can (printable ASCII strings without escapes, numbers in
+// their usual forms; what flatcheck writes); nlohmann's parser takes the rest, and every text
+// with a syntax error. Both give the same document, or the same error.
 JsonDoc parse_doc(std::string_view text, const LoadLimits& limits);
+// The two halves, for tests and benchmarks: the fast reader (nothing when it leaves the text to
+// nlohmann; it may throw a limit or duplicate-key error) and nlohmann's parser alone.
+std::optional<JsonDoc> parse_doc_fast(std::string_view text, const LoadLimits& limits);
+JsonDoc parse_doc_with_nlohmann(std::string_view text, const LoadLimits& limits);
 
 // A document's "format" member ("flatcheck-case", "flatcheck-module", "flatcheck-program"),
 // or "" when it has none.

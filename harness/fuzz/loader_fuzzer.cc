@@ -1,8 +1,10 @@
 // libFuzzer target: bytes -> JSON loader (loader_fuzzer; with the structure-aware mutator of
 // structure_mutator.cc, structure_fuzzer). Every input must end in a clean InputError or in a
 // valid document; a valid case, module or program is then linted and run (bounded by the
-// loader's limits). Anything else (a crash, another exception, a sanitizer report) is a bug.
+// loader's limits). Anything else (a crash, another exception, a sanitizer report) is a bug,
+// and so is a text that parse_doc's fast reader and nlohmann's parser read differently.
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "core/base/check.h"
@@ -27,11 +29,25 @@ flatcheck::LoadLimits fuzz_limits() {
   return l;
 }
 
+// What a reader makes of the text: its document's compact text, or its error.
+template <class Parse>
+std::string outcome(Parse parse) {
+  try {
+    return "document " + parse().root().dump();
+  } catch (const flatcheck::InputError& e) {
+    return std::string("error ") + e.what();
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::string_view text(reinterpret_cast<const char*>(data), size);
   using namespace flatcheck;
+  // parse_doc's fast reader must agree with nlohmann's parser: the same document or error.
+  if (outcome([&] { return parse_doc(text, fuzz_limits()); }) !=
+      outcome([&] { return parse_doc_with_nlohmann(text, fuzz_limits()); }))
+    __builtin_trap();
   try {
     std::string format = document_format(parse_doc(text, fuzz_limits()).root());
     if (format == "flatcheck-case") {

@@ -5,12 +5,17 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <bit>
 #include <stdexcept>
 #include <string>
 
 #include "core/base/check.h"
+#include "core/passes/passes.h"
+#include "core/pipeline/pipeline.h"
 #include "core/serialize/json_doc.h"
 #include "core/serialize/serialize.h"
+#include "generators/case.h"
+#include "generators/generate.h"
 #include "tests/support/random_json.h"
 
 namespace flatcheck {
@@ -71,6 +76,160 @@ RC_GTEST_PROP(JsonDocProperty, ReadsWhatNlohmannsDomReads, ()) {
   for (const std::string& text : {j.dump(), dump_canonical(j)}) {
     JsonDoc doc = parse_doc(text, LoadLimits{});
     expect_same(doc.root(), Json::parse(text));
+  }
+}
+
+// A document with every value's kind: "5" read as unsigned and as signed are told apart, as
+// are 1.0 and 1, and a double by its bits.
+std::string tape_text(JsonRef r) {
+  std::string out;
+  if (r.is_object()) {
+    out += "{";
+    for (const auto& [k, v] : r.items())
+      out += std::to_string(k.size()) + ":" + std::string(k) + "=" + tape_text(v) + ",";
+    return out + "}";
+  }
+  if (r.is_array()) {
+    out += "[";
+    for (size_t i = 0; i < r.size(); ++i) out += tape_text(r[i]) + ",";
+    return out + "]";
+  }
+  if (r.is_string()) return "s" + std::to_string(r.str().size()) + ":" + std::string(r.str());
+  if (r.is_boolean()) return r.boolean() ? "t" : "f";
+  if (r.is_number_unsigned()) return "u" + std::to_string(r.uint64());
+  if (r.is_number_integer()) return "i" + std::to_string(r.int64());
+  if (r.is_number_float()) return "d" + std::to_string(std::bit_cast<uint64_t>(r.number()));
+  return "n";
+}
+
+template <class Parse>
+std::string outcome(Parse parse) {
+  try {
+    return "document " + tape_text(parse().root());
+  } catch (const InputError& e) {
+    return std::string("error ") + e.what();
+  }
+}
+
+// parse_doc (the fast reader, nlohmann for what it declines) against nlohmann's parser alone:
+// the same document with the same kinds, or the same error. The fast reader on its own either
+// declines or agrees.
+void expect_parsers_agree(const std::string& text, const LoadLimits& limits = LoadLimits{}) {
+  std::string reference = outcome([&] { return parse_doc_with_nlohmann(text, limits); });
+  RC_ASSERT(outcome([&] { return parse_doc(text, limits); }) == reference);
+  std::string fast = outcome([&] {
+    auto doc = parse_doc_fast(text, limits);
+    if (!doc) throw InputError("declined");
+    return std::move(*doc);
+  });
+  RC_ASSERT(fast == "error declined" || fast == reference);
+}
+
+// Texts near valid JSON: random documents with a few bytes inserted, deleted or replaced by
+// the bytes the readers treat specially, and tight limits now and then.
+RC_GTEST_PROP(JsonDocProperty, TheFastReaderAgreesWithNlohmannOrDeclines, ()) {
+  Json j = random_json(3);
+  std::string text = *rc::gen::inRange(0, 2) ? j.dump() : dump_canonical(j);
+  const std::string specials = "\"\\,:{}[]0123456789-+.eE \t\r\ntrufalsn\x01\x7f\xc3\xa9\xef";
+  for (int k = *rc::gen::inRange(0, 4); k > 0; --k) {
+    size_t at = *rc::gen::inRange<size_t>(0, text.size() + 1);
+    char c = specials[*rc::gen::inRange<size_t>(0, specials.size())];
+    switch (*rc::gen::inRange(0, 3)) {
+      case 0:
+        text.insert(at, 1, c);
+        break;
+      case 1:
+        if (at < text.size()) text.erase(at, 1);
+        break;
+      default:
+        if (at < text.size()) text[at] = c;
+    }
+  }
+  LoadLimits limits;
+  if (*rc::gen::inRange(0, 4) == 0) {
+    limits.max_json_depth = *rc::gen::inRange(1, 4);
+    limits.max_json_values = *rc::gen::inRange<size_t>(1, 30);
+  }
+  expect_parsers_agree(text, limits);
+}
+
+// The forms at the edges of the fast reader: numbers it declines (19 digits and more, floats
+// out of range) or reads (zero of either sign, exponents), whitespace, a byte-order mark,
+// escapes and UTF-8, and syntax errors of every kind.
+TEST(JsonDocTest, TheFastReaderAgreesWithNlohmannAtItsEdges) {
+  for (const char* text : {"0",
+                           "-0",
+                           "-0.0",
+                           "7",
+                           "-7",
+                           "999999999999999999",
+                           "-999999999999999999",
+                           "1000000000000000000",
+                           "9223372036854775807",
+                           "-9223372036854775808",
+                           "18446744073709551615",
+                           "18446744073709551616",
+                           "-9223372036854775809",
+                           "1.5",
+                           "-2.25e-3",
+                           "1E5",
+                           "1e+5",
+                           "1e400",
+                           "-1e400",
+                           "1e-400",
+                           "4.9e-324",
+                           "01",
+                           "1.",
+                           ".5",
+                           "-",
+                           "+1",
+                           "1e",
+                           "[1,]",
+                           "{\"a\":1,}",
+                           "{\"a\" 1}",
+                           "{1:2}",
+                           "[1 2]",
+                           "\xef\xbb\xbf[]",
+                           " \t\r\n[ ] \n",
+                           "[] x",
+                           "",
+                           " ",
+                           "[",
+                           "{",
+                           "\"abc",
+                           "\"a\\u00e9\"",
+                           "\"\xc3\xa9\"",
+                           "\"\x7f\"",
+                           "\"tab\there\"",
+                           "tru",
+                           "nul",
+                           "true false",
+                           "[true,false,null]",
+                           "{\"a\":{\"a\":[]}}",
+                           "{\"b\":1,\"a\":2}",
+                           "{\"a\":1,\"a\":2}"}) {
+    SCOPED_TRACE(text);
+    expect_parsers_agree(text);
+  }
+}
+
+// The fast reader takes what flatcheck writes: a case file, and each stage's program,
+// flattened ones with engines, whose blobs are documents too.
+TEST(JsonDocTest, TheFastReaderTakesFlatchecksOwnFiles) {
+  for (uint64_t seed = 1; seed <= 20; ++seed) {
+    Case c = generate_case_for_seed(seed);
+    Program ep = export_program(*c.module);
+    Program fp = flatten(partition(ep, partition_options(c.config)));
+    std::vector<std::string> texts{save_case(c), save_program(ep), save_program(fp)};
+    JsonDoc doc = parse_doc(texts.back(), LoadLimits{});
+    if (auto engines = doc.root().at("module").find("engines"))
+      for (const auto& [name, e] : engines->items())
+        texts.push_back(base64_decode(e.at("blob").str(), "/"));
+    for (const std::string& text : texts) {
+      EXPECT_TRUE(parse_doc_fast(text, LoadLimits{}).has_value()) << "seed " << seed;
+      EXPECT_EQ(outcome([&] { return parse_doc(text, LoadLimits{}); }),
+                outcome([&] { return parse_doc_with_nlohmann(text, LoadLimits{}); }));
+    }
   }
 }
 
