@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <unordered_set>
 #include <vector>
 
 #include "core/base/faults.h"
@@ -122,19 +123,44 @@ bool is_reserved_name(std::string_view s) {
   return set.count(s) > 0;
 }
 
-void Namespace::mark_used(const std::string& name) {
-  used_.insert(name);
+Namespace::Table& Namespace::writable() {
+  if (!table_)
+    table_ = std::make_shared<Table>();
+  else if (table_.use_count() > 1)
+    table_ = std::make_shared<Table>(*table_);
+  return *table_;
+}
+
+const Namespace::Entry* Namespace::find(std::string_view name) const {
+  if (!table_) return nullptr;
+  auto it = table_->names.find(name);
+  return it == table_->names.end() ? nullptr : &it->second;
+}
+
+bool Namespace::contains(std::string_view name) const {
+  const Entry* e = find(name);
+  return e && e->used;
+}
+
+void Namespace::mark_used(Table& t, const std::string& name, Entry* entry) {
+  Entry& e = entry ? *entry : t.names[name];
+  if (!e.used) {
+    e.used = true;
+    ++t.used;
+  }
   std::string_view base, digits;
   if (!split_suffix(name, &base, &digits)) return;
   if (digits.size() > 1 && digits[0] == '0') return;  // "a_01" is not "a_1"
   int64_t j = to_int(digits);
-  taken_[std::string(base)].try_emplace(j, j + 1);
+  auto it = t.names.find(base);
+  if (it == t.names.end()) it = t.names.emplace(std::string(base), Entry{}).first;
+  it->second.taken.try_emplace(j, j + 1);
 }
 
-int64_t Namespace::next_free(const std::string& base, int64_t k) {
-  auto it = taken_.find(base);
-  if (it == taken_.end()) return k;
-  auto& next = it->second;
+int64_t Namespace::next_free(Table& t, const std::string& base, int64_t k) {
+  auto it = t.names.find(base);
+  if (it == t.names.end() || it->second.taken.empty()) return k;
+  auto& next = it->second.taken;
   std::vector<int64_t> path;
   for (auto at = next.find(k); at != next.end(); at = next.find(k)) {
     path.push_back(k);
@@ -146,61 +172,70 @@ int64_t Namespace::next_free(const std::string& base, int64_t k) {
 
 std::string Namespace::create_name(std::string_view raw) {
   std::string candidate = sanitize_name(raw);
+  Table& t = writable();
 
   if (fault_on(Fault::kNamespaceAppendSuffix)) {
     // Fault: on collision append "_1" to whatever the candidate is, without checking it.
-    if (used_.count(candidate) || is_reserved_name(candidate)) candidate += "_1";
-    mark_used(candidate);
+    if (contains(candidate) || is_reserved_name(candidate)) candidate += "_1";
+    mark_used(t, candidate);
     return candidate;
   }
 
   std::string_view base_view, digits;
   bool has_num = split_suffix(candidate, &base_view, &digits);
   std::string base(has_num ? base_view : std::string_view(candidate));
+  Entry* entry = &t.names[candidate];  // the candidate's entry, created if new
   int64_t num = 0;
-  if (!has_num || used_.count(candidate)) {
+  if (!has_num || entry->used) {
     // torch.fx counts from the count of the *candidate* ("getitem_1"), not of its base.
-    auto bc = base_count_.find(candidate);
-    num = bc == base_count_.end() ? 0 : bc->second;
+    num = entry->counted ? entry->count : 0;
     if (is_reserved_name(candidate)) {
       ++num;
       candidate = base + "_" + std::to_string(num);
+      entry = &t.names[candidate];
     }
   } else {
     num = to_int(digits);
   }
-  if (used_.count(candidate)) {
-    num = next_free(base, num + 1);
+  if (entry->used) {
+    num = next_free(t, base, num + 1);
     candidate = base + "_" + std::to_string(num);
+    entry = &t.names[candidate];
   }
-  mark_used(candidate);
-  base_count_[base] = num;
+  mark_used(t, candidate, entry);
+  Entry& b = base == candidate ? *entry : t.names[base];
+  b.counted = true;
+  b.count = num;
   return candidate;
 }
 
 bool Namespace::reserve(const std::string& name) {
-  if (used_.count(name)) return false;
-  mark_used(name);
+  if (contains(name)) return false;
+  mark_used(writable(), name);
   return true;
 }
 
 void Namespace::release(const std::string& name) {
-  used_.erase(name);
+  Table& t = writable();
+  auto self = t.names.find(name);
+  if (self != t.names.end() && self->second.used) {
+    self->second.used = false;
+    --t.used;
+  }
   std::string_view base_view, digits;
   if (!split_suffix(name, &base_view, &digits)) return;
-  std::string base(base_view);
   int64_t num = to_int(digits);
+  auto b = t.names.find(base_view);
+  if (b == t.names.end()) return;
   // Reset the counter too, so the next collision on this base hands the name out again.
-  auto it = base_count_.find(base);
-  if (it != base_count_.end() && it->second >= num) it->second = num - 1;
+  if (b->second.counted && b->second.count >= num) b->second.count = num - 1;
   // Rebuild the base's suffix index without the released number.
-  auto t = taken_.find(base);
-  if (t == taken_.end()) return;
+  auto& taken = b->second.taken;
   std::vector<int64_t> keys;
-  for (const auto& [j, _] : t->second)
+  for (const auto& [j, _] : taken)
     if (j != num || (digits.size() > 1 && digits[0] == '0')) keys.push_back(j);
-  t->second.clear();
-  for (int64_t j : keys) t->second.emplace(j, j + 1);
+  taken.clear();
+  for (int64_t j : keys) taken.emplace(j, j + 1);
 }
 
 }  // namespace flatcheck

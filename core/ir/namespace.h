@@ -18,14 +18,16 @@
 // Names are never released: an erased node's name stays reserved for the life of the graph.
 // Creating a name is amortized O(1), suffixed candidates included: each base keeps an index of
 // its used numeric suffixes with path compression, so "the next free number from k" never
-// scans the numbers already taken.
+// scans the numbers already taken. Names, counts and indexes live in one table, shared
+// copy-on-write between copies of a namespace.
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace flatcheck {
 
@@ -34,23 +36,42 @@ class Namespace {
   // Returns a fresh, legal name derived from `candidate` and marks it used.
   std::string create_name(std::string_view candidate);
   // True when `name` has been handed out (or reserved) in this namespace.
-  bool contains(std::string_view name) const { return used_.count(std::string(name)) > 0; }
+  bool contains(std::string_view name) const;
   // Marks an exact name as used (it must be legal and free); returns false if taken.
   bool reserve(const std::string& name);
   // Releases a name. Only injected faults call this (`erased-name-reuse`, `reload-renames`).
   void release(const std::string& name);
-  size_t size() const { return used_.size(); }
+  size_t size() const { return table_ ? table_->used : 0; }
 
  private:
-  void mark_used(const std::string& name);
-  // The smallest j >= k such that "<base>_<j>" is not used.
-  int64_t next_free(const std::string& base, int64_t k);
+  // What the namespace knows of one string: whether it is a used name, and, as a base, its
+  // count (torch.fx's _base_count) and the index of its used numeric suffixes.
+  struct Entry {
+    bool used = false;
+    bool counted = false;
+    int64_t count = 0;
+    // The used canonical suffixes j ("<base>_<j>" without leading zeros), each mapped to a
+    // j' > j such that every suffix in [j, j') is used (union-find with path compression).
+    std::unordered_map<int64_t, int64_t> taken;
+  };
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  struct Table {
+    std::unordered_map<std::string, Entry, Hash, std::equal_to<>> names;
+    size_t used = 0;
+  };
 
-  std::unordered_set<std::string> used_;
-  std::unordered_map<std::string, int64_t> base_count_;
-  // Per base, the used canonical suffixes j ("<base>_<j>" without leading zeros), each mapped
-  // to a j' > j such that every suffix in [j, j') is used (union-find with path compression).
-  std::unordered_map<std::string, std::unordered_map<int64_t, int64_t>> taken_;
+  // The table, for writing: a copy of the namespace shares its table until either one writes
+  // (a graph copied to be run never copies its names).
+  Table& writable();
+  const Entry* find(std::string_view name) const;
+  static void mark_used(Table& t, const std::string& name, Entry* entry = nullptr);
+  // The smallest j >= k such that "<base>_<j>" is not used.
+  static int64_t next_free(Table& t, const std::string& base, int64_t k);
+
+  std::shared_ptr<Table> table_;
 };
 
 // torch.fx's `_snake_case`: "_" before an upper-case letter that follows a lower-case one,

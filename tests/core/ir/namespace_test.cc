@@ -168,6 +168,53 @@ TEST(NamespaceTest, IndexedNamesEqualTheScanningReferenceOnRandomSequences) {
   EXPECT_GT(names, 500000);
 }
 
+// Copies share their table until one of them writes: after a copy (or an assignment), each
+// namespace goes on exactly as the reference copied with it, whichever writes first.
+TEST(NamespaceTest, CopiesNameIndependentlyOfEachOther) {
+  const std::vector<std::string> candidates = {"getitem", "getitem_1", "add", "add_2", "sum", "x"};
+  uint64_t state = 0x2545f4914f6cdd1dull;
+  auto next = [&](uint64_t n) {
+    state ^= state << 13, state ^= state >> 7, state ^= state << 17;
+    return state % n;
+  };
+  for (int seq = 0; seq < 20000; ++seq) {
+    Namespace a, b;
+    ScanningNamespace ra, rb;
+    for (int i = static_cast<int>(next(6)); i > 0; --i) {
+      const std::string& c = candidates[next(candidates.size())];
+      ASSERT_EQ(a.create_name(c), ra.create_name(c));
+    }
+    if (next(2)) {
+      b = a;  // an assignment over a namespace with its own table
+    } else {
+      Namespace copy(a);
+      b = std::move(copy);
+    }
+    rb = ra;
+    for (int i = static_cast<int>(next(10)); i > 0; --i) {
+      const std::string& c = candidates[next(candidates.size())];
+      if (next(2)) {
+        std::string name = a.create_name(c);
+        ASSERT_EQ(name, ra.create_name(c)) << "sequence " << seq;
+        ASSERT_TRUE(a.contains(name));
+      } else {
+        std::string name = b.create_name(c);
+        ASSERT_EQ(name, rb.create_name(c)) << "sequence " << seq;
+        ASSERT_TRUE(b.contains(name));
+      }
+    }
+  }
+  Namespace one;
+  one.create_name("x");
+  Namespace two = one;
+  two.create_name("y");
+  EXPECT_FALSE(one.contains("y"));
+  EXPECT_EQ(one.size(), 1u);
+  EXPECT_EQ(two.size(), 2u);
+  EXPECT_TRUE(one.reserve("y"));  // free in `one`, though `two` holds it
+  EXPECT_FALSE(two.reserve("y"));
+}
+
 TEST(NamespaceTest, SnakeCaseOfModuleTargets) {
   EXPECT_EQ(snake_case("MyModule"), "my_module");
   EXPECT_EQ(snake_case("relu"), "relu");
