@@ -111,6 +111,8 @@ Graph& Graph::operator=(const Graph& other) {
   live_ = 0;
   ns_ = other.ns_;
   std::unordered_map<const Node*, Node*> map;
+  map.reserve(other.live_);
+  storage_.reserve(other.live_);
   for (Node* n = other.head_; n; n = n->next) {
     auto c = std::make_unique<Node>();
     c->op = n->op;

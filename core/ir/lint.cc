@@ -1,6 +1,8 @@
 // lint: the structural checks every graph must pass (op kinds, placeholders first, one trailing
 // output, defined-before-use, unique names, argument kinds against the op signature, targets).
 #include <functional>
+#include <ostream>
+#include <string_view>
 #include <unordered_set>
 
 #include "core/base/check.h"
@@ -47,16 +49,27 @@ char arg_kind(const Node* p, const Module* owner) {
   return '?';
 }
 
+// "lint: <where>: node %<name>: ", written only into an error message.
+struct NodeAt {
+  const std::string& at;
+  const Node* n;
+};
+std::ostream& operator<<(std::ostream& os, const NodeAt& w) {
+  return os << w.at << "node %" << w.n->name << ": ";
+}
+
 }  // namespace
 
 void lint_graph(const Graph& g, const Module* owner, const std::string& where) {
   std::unordered_set<const Node*> defined;
-  std::unordered_set<std::string> names;
+  std::unordered_set<std::string_view> names;  // the nodes' own strings
+  defined.reserve(g.size());
+  names.reserve(g.size());
   bool seen_non_placeholder = false;
   Node* out = nullptr;
   const std::string at = "lint: " + (where.empty() ? std::string("<root>") : where) + ": ";
   for (Node* n = g.first(); n; n = n->next) {
-    std::string node = at + "node %" + n->name + ": ";
+    const NodeAt node{at, n};
     FLATCHECK_INPUT(!out, node << "node after the output node");
     FLATCHECK_INPUT(names.insert(n->name).second, at << "duplicate node name '" << n->name << "'");
     FLATCHECK_INPUT(n->graph == &g, node << "node belongs to another graph");
