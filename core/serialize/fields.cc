@@ -1,6 +1,7 @@
 // The format's shared reading helpers and field encodings (fields.h), and tensors.
 #include <algorithm>
 #include <bit>
+#include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -33,13 +34,29 @@ std::string describe(JsonRef v) {
 }
 
 std::string key_path(const std::string& path, std::string_view key) {
-  // JSON pointer escaping: ~ -> ~0, / -> ~1.
-  std::string k;
-  for (char c : key) k += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
-  return path + "/" + k;
+  std::string out;
+  out.reserve(path.size() + 1 + key.size());
+  out += path;
+  out += '/';
+  for (char c : key) {  // JSON pointer escaping: ~ -> ~0, / -> ~1
+    if (c == '~')
+      out += "~0";
+    else if (c == '/')
+      out += "~1";
+    else
+      out += c;
+  }
+  return out;
 }
 std::string idx_path(const std::string& path, size_t i) {
-  return path + "/" + std::to_string(i);
+  char digits[24];
+  auto r = std::to_chars(digits, digits + sizeof digits, i);
+  std::string out;
+  out.reserve(path.size() + 1 + static_cast<size_t>(r.ptr - digits));
+  out += path;
+  out += '/';
+  out.append(digits, r.ptr);
+  return out;
 }
 
 JsonRef as_object(JsonRef j, const std::string& path,

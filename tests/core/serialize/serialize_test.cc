@@ -8,6 +8,7 @@
 #include "core/base/check.h"
 #include "core/passes/passes.h"
 #include "core/runtime/interpreter.h"
+#include "core/serialize/fields.h"
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"
 #include "generators/rc_gen.h"
@@ -39,6 +40,15 @@ RC_GTEST_PROP(SerializeProperty, ProgramsRoundTripWithEngines, (const Recipe& r)
     std::string s = save_program(p);
     RC_ASSERT(save_program(load_program(s)) == s);
   }
+}
+
+// JSON pointers in error messages: keys escape '~' and '/' (RFC 6901), indexes are decimal.
+TEST(SerializeTest, ErrorPathsAreJsonPointers) {
+  EXPECT_EQ(serial::key_path("/a", "b"), "/a/b");
+  EXPECT_EQ(serial::key_path("", "b/c~d"), "/b~1c~0d");
+  EXPECT_EQ(serial::key_path("/a", ""), "/a/");
+  EXPECT_EQ(serial::idx_path("/a", 0), "/a/0");
+  EXPECT_EQ(serial::idx_path("/a/b~1c", 18446744073709551615u), "/a/b~1c/18446744073709551615");
 }
 
 TEST(SerializeTest, SpecialFloatsSurviveBitForBit) {
