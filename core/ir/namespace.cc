@@ -131,36 +131,19 @@ Namespace::Table& Namespace::writable() {
   return *table_;
 }
 
-const Namespace::Entry* Namespace::find(std::string_view name) const {
-  if (!table_) return nullptr;
-  auto it = table_->names.find(name);
-  return it == table_->names.end() ? nullptr : &it->second;
-}
-
-bool Namespace::contains(std::string_view name) const {
-  const Entry* e = find(name);
-  return e && e->used;
-}
-
-void Namespace::mark_used(Table& t, const std::string& name, Entry* entry) {
-  Entry& e = entry ? *entry : t.names[name];
-  if (!e.used) {
-    e.used = true;
-    ++t.used;
-  }
+void Namespace::mark_used(Table& t, const std::string& name) {
+  t.used.insert(name);
   std::string_view base, digits;
   if (!split_suffix(name, &base, &digits)) return;
   if (digits.size() > 1 && digits[0] == '0') return;  // "a_01" is not "a_1"
   int64_t j = to_int(digits);
-  auto it = t.names.find(base);
-  if (it == t.names.end()) it = t.names.emplace(std::string(base), Entry{}).first;
-  it->second.taken.try_emplace(j, j + 1);
+  t.taken[std::string(base)].try_emplace(j, j + 1);
 }
 
 int64_t Namespace::next_free(Table& t, const std::string& base, int64_t k) {
-  auto it = t.names.find(base);
-  if (it == t.names.end() || it->second.taken.empty()) return k;
-  auto& next = it->second.taken;
+  auto it = t.taken.find(base);
+  if (it == t.taken.end()) return k;
+  auto& next = it->second;
   std::vector<int64_t> path;
   for (auto at = next.find(k); at != next.end(); at = next.find(k)) {
     path.push_back(k);
@@ -176,7 +159,7 @@ std::string Namespace::create_name(std::string_view raw) {
 
   if (fault_on(Fault::kNamespaceAppendSuffix)) {
     // Fault: on collision append "_1" to whatever the candidate is, without checking it.
-    if (contains(candidate) || is_reserved_name(candidate)) candidate += "_1";
+    if (t.used.count(candidate) || is_reserved_name(candidate)) candidate += "_1";
     mark_used(t, candidate);
     return candidate;
   }
@@ -184,29 +167,29 @@ std::string Namespace::create_name(std::string_view raw) {
   std::string_view base_view, digits;
   bool has_num = split_suffix(candidate, &base_view, &digits);
   std::string base(has_num ? base_view : std::string_view(candidate));
-  Entry* entry = &t.names[candidate];  // the candidate's entry, created if new
   int64_t num = 0;
-  if (!has_num || entry->used) {
+  if (!has_num || t.used.count(candidate)) {
     // torch.fx counts from the count of the *candidate* ("getitem_1"), not of its base.
-    num = entry->counted ? entry->count : 0;
+    auto bc = t.base_count.find(candidate);
+    num = bc == t.base_count.end() ? 0 : bc->second;
     if (is_reserved_name(candidate)) {
       ++num;
       candidate = base + "_" + std::to_string(num);
-      entry = &t.names[candidate];
     }
   } else {
     num = to_int(digits);
   }
-  if (entry->used) {
+  if (t.used.count(candidate)) {
     num = next_free(t, base, num + 1);
     candidate = base + "_" + std::to_string(num);
-    entry = &t.names[candidate];
   }
-  mark_used(t, candidate, entry);
-  Entry& b = base == candidate ? *entry : t.names[base];
-  b.counted = true;
-  b.count = num;
+  mark_used(t, candidate);
+  t.base_count[base] = num;
   return candidate;
+}
+
+bool Namespace::contains(std::string_view name) const {
+  return table_ && table_->used.count(std::string(name)) > 0;
 }
 
 bool Namespace::reserve(const std::string& name) {
@@ -217,25 +200,22 @@ bool Namespace::reserve(const std::string& name) {
 
 void Namespace::release(const std::string& name) {
   Table& t = writable();
-  auto self = t.names.find(name);
-  if (self != t.names.end() && self->second.used) {
-    self->second.used = false;
-    --t.used;
-  }
+  t.used.erase(name);
   std::string_view base_view, digits;
   if (!split_suffix(name, &base_view, &digits)) return;
+  std::string base(base_view);
   int64_t num = to_int(digits);
-  auto b = t.names.find(base_view);
-  if (b == t.names.end()) return;
   // Reset the counter too, so the next collision on this base hands the name out again.
-  if (b->second.counted && b->second.count >= num) b->second.count = num - 1;
+  auto it = t.base_count.find(base);
+  if (it != t.base_count.end() && it->second >= num) it->second = num - 1;
   // Rebuild the base's suffix index without the released number.
-  auto& taken = b->second.taken;
+  auto tk = t.taken.find(base);
+  if (tk == t.taken.end()) return;
   std::vector<int64_t> keys;
-  for (const auto& [j, _] : taken)
+  for (const auto& [j, _] : tk->second)
     if (j != num || (digits.size() > 1 && digits[0] == '0')) keys.push_back(j);
-  taken.clear();
-  for (int64_t j : keys) taken.emplace(j, j + 1);
+  tk->second.clear();
+  for (int64_t j : keys) tk->second.emplace(j, j + 1);
 }
 
 }  // namespace flatcheck

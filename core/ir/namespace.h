@@ -18,8 +18,7 @@
 // Names are never released: an erased node's name stays reserved for the life of the graph.
 // Creating a name is amortized O(1), suffixed candidates included: each base keeps an index of
 // its used numeric suffixes with path compression, so "the next free number from k" never
-// scans the numbers already taken. Names, counts and indexes live in one table, shared
-// copy-on-write between copies of a namespace.
+// scans the numbers already taken. A copy of a namespace shares its tables until either writes.
 #pragma once
 
 #include <cstdint>
@@ -28,6 +27,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <unordered_set>
 
 namespace flatcheck {
 
@@ -41,33 +41,21 @@ class Namespace {
   bool reserve(const std::string& name);
   // Releases a name. Only injected faults call this (`erased-name-reuse`, `reload-renames`).
   void release(const std::string& name);
-  size_t size() const { return table_ ? table_->used : 0; }
+  size_t size() const { return table_ ? table_->used.size() : 0; }
 
  private:
-  // What the namespace knows of one string: whether it is a used name, and, as a base, its
-  // count (torch.fx's _base_count) and the index of its used numeric suffixes.
-  struct Entry {
-    bool used = false;
-    bool counted = false;
-    int64_t count = 0;
-    // The used canonical suffixes j ("<base>_<j>" without leading zeros), each mapped to a
-    // j' > j such that every suffix in [j, j') is used (union-find with path compression).
-    std::unordered_map<int64_t, int64_t> taken;
-  };
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
-  };
   struct Table {
-    std::unordered_map<std::string, Entry, Hash, std::equal_to<>> names;
-    size_t used = 0;
+    std::unordered_set<std::string> used;
+    std::unordered_map<std::string, int64_t> base_count;
+    // Per base, the used canonical suffixes j ("<base>_<j>" without leading zeros), each mapped
+    // to a j' > j such that every suffix in [j, j') is used (union-find with path compression).
+    std::unordered_map<std::string, std::unordered_map<int64_t, int64_t>> taken;
   };
 
   // The table, for writing: a copy of the namespace shares its table until either one writes
   // (a graph copied to be run never copies its names).
   Table& writable();
-  const Entry* find(std::string_view name) const;
-  static void mark_used(Table& t, const std::string& name, Entry* entry = nullptr);
+  static void mark_used(Table& t, const std::string& name);
   // The smallest j >= k such that "<base>_<j>" is not used.
   static int64_t next_free(Table& t, const std::string& base, int64_t k);
 
