@@ -394,27 +394,22 @@ class FastReader {
     if (!skip_space()) return false;
     switch (*p_) {
       case '{':
-        ++p_;
-        b_.start_object(std::size_t(-1));
+      case '[': {
+        bool object = *p_++ == '{';
+        if (object)
+          b_.start_object(std::size_t(-1));
+        else
+          b_.start_array(std::size_t(-1));
         if (!skip_space()) return false;
-        if (*p_ == '}') {
+        if (*p_ == (object ? '}' : ']')) {
           ++p_;
-          b_.end_object();
+          close(object);
           goto after_value;
         }
-        in_object.push_back(true);
-        goto member;
-      case '[':
-        ++p_;
-        b_.start_array(std::size_t(-1));
-        if (!skip_space()) return false;
-        if (*p_ == ']') {
-          ++p_;
-          b_.end_array();
-          goto after_value;
-        }
-        in_object.push_back(false);
+        in_object.push_back(object);
+        if (object) goto member;
         goto value;
+      }
       case '"': {
         std::string_view str;
         if (!string(str)) return false;
@@ -455,15 +450,19 @@ class FastReader {
     }
     if (*p_ != (in_object.back() ? '}' : ']')) return false;
     ++p_;
-    if (in_object.back())
-      b_.end_object();
-    else
-      b_.end_array();
+    close(in_object.back());
     in_object.pop_back();
     goto after_value;
   }
 
  private:
+  void close(bool object) {
+    if (object)
+      b_.end_object();
+    else
+      b_.end_array();
+  }
+
   // Skips JSON whitespace; false at the end of the text.
   bool skip_space() {
     while (p_ != end_ && (*p_ == ' ' || *p_ == '\n' || *p_ == '\t' || *p_ == '\r')) ++p_;
