@@ -249,22 +249,26 @@ void JsonWriter::token(char tag) {
 }
 
 void JsonWriter::token(char tag, uint64_t word) {
-  char b[9] = {tag};
-  for (int i = 0; i < 8; ++i) b[1 + i] = static_cast<char>(word >> (8 * i));
-  out_.append(b, sizeof b);
+  out_ += tag;
+  append_word(word);
 }
 
 // Lengths below 255 take one byte; longer ones are 0xff and then eight.
 void JsonWriter::token(char tag, std::string_view bytes) {
+  out_ += tag;
   if (bytes.size() < 0xff) {
-    const char b[2] = {tag, static_cast<char>(bytes.size())};
-    out_.append(b, 2);
+    out_ += static_cast<char>(bytes.size());
   } else {
-    char b[10] = {tag, static_cast<char>(0xff)};
-    for (int i = 0; i < 8; ++i) b[2 + i] = static_cast<char>(uint64_t{bytes.size()} >> (8 * i));
-    out_.append(b, sizeof b);
+    out_ += static_cast<char>(0xff);
+    append_word(bytes.size());
   }
   out_ += bytes;
+}
+
+void JsonWriter::append_word(uint64_t word) {
+  char b[8];
+  for (int i = 0; i < 8; ++i) b[i] = static_cast<char>(word >> (8 * i));
+  out_.append(b, sizeof b);
 }
 
 void JsonWriter::spill() {

@@ -39,7 +39,8 @@ class JsonWriter {
   struct DigestOnly {};
   explicit JsonWriter(DigestOnly);
   // Whether this writer digests tokens (DigestOnly) rather than writing text; a caller may then
-  // skip work that only shapes the text (see value_bytes).
+  // skip work that only shapes the text (the module writer digests an engine's document
+  // instead of building its base64 blob).
   bool digests() const { return digest_; }
 
   void begin_object() { open('{'); }
@@ -94,6 +95,7 @@ class JsonWriter {
   void token(char tag);
   void token(char tag, uint64_t word);
   void token(char tag, std::string_view bytes);
+  void append_word(uint64_t word);  // eight bytes, little-endian
   // Digests the longest whole-word prefix of out_ and drops it (DigestOnly writers).
   void spill();
   // The digest's starting state: the seeds, nothing digested.
