@@ -5,8 +5,15 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <stdexcept>
 
 namespace flatcheck {
+
+void Shape::check_index(size_t i) const {
+  if (i >= size_)
+    throw std::out_of_range("shape index " + std::to_string(i) + " out of range for rank " +
+                            std::to_string(size_));
+}
 
 int64_t numel(const Shape& shape) {
   // Saturating: a shape read from a file may multiply past int64 (8 dims of 2^24).

@@ -7,12 +7,12 @@
 #include <string>
 #include <vector>
 
+#include "core/base/shape.h"
+
 namespace flatcheck {
 
 // Element types. Only float32 is implemented; the file format carries the field.
 enum class DType : uint8_t { kFloat32 };
-
-using Shape = std::vector<int64_t>;
 
 // Number of elements of a shape (1 for a scalar shape `[]`).
 int64_t numel(const Shape& shape);  // saturates at INT64_MAX

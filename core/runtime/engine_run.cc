@@ -14,8 +14,10 @@ void launch_ops(Backend& b, const Engine& e, const DeviceMemory& arena,
   auto view = [&](int s) {
     return TensorView{arena.floats() + e.slots[s].offset, e.slots[s].shape};
   };
+  std::vector<TensorView> iv, ov;  // reused across ops
   for (const auto& op : e.ops) {
-    std::vector<TensorView> iv, ov;
+    iv.clear();
+    ov.clear();
     for (int s : op.in) iv.push_back(view(s));
     for (int s : op.out) ov.push_back(view(s));
     b.run_kernel(op.op, iv, op.scalars, ov);
@@ -62,10 +64,8 @@ std::vector<Tensor> run_engine(Backend& b, const Engine& e, const std::vector<co
     if (!observer) b.end_ops(e.id.value, arena.floats());
   }
   std::vector<Tensor> out;
-  for (const auto& o : e.outputs) {
-    Tensor t = Tensor::zeros(e.slots[o.slot].shape);
-    out.push_back(std::move(t));
-  }
+  out.reserve(e.outputs.size());
+  for (const auto& o : e.outputs) out.push_back(Tensor::zeros(e.slots[o.slot].shape));
   for (size_t i = 0; i < out.size(); ++i)
     b.copy_out_async(out[i].data.data(), arena.buffer(),
                      static_cast<size_t>(e.slots[e.outputs[i].slot].offset),

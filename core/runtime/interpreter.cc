@@ -92,6 +92,7 @@ Value call_function(const Module& m, const Node& n, std::unordered_map<const Nod
       FLATCHECK_INPUT(e.kind == ValueType::kEngine && e.engine,
                       "node %" << n.name << ": last argument must be an engine");
       std::vector<const Tensor*> ins;
+      ins.reserve(n.args.size());
       for (size_t i = 0; i + 1 < n.args.size(); ++i) {
         const Value& v = lookup(env, std::get<Node*>(n.args[i]));
         ins.push_back(&tensor_of(v, n));
@@ -99,6 +100,7 @@ Value call_function(const Module& m, const Node& n, std::unordered_map<const Nod
       std::vector<Tensor> outs = run_engine(*ctx.backend, *e.engine, ins, ctx.observer);
       Value v;
       v.kind = ValueType::kTuple;
+      v.tuple.reserve(outs.size());
       for (auto& t : outs) v.tuple.push_back(std::make_shared<const Tensor>(std::move(t)));
       return v;
     }
@@ -120,6 +122,7 @@ Value call_function(const Module& m, const Node& n, std::unordered_map<const Nod
       break;
   }
   std::vector<const Tensor*> ins;
+  ins.reserve(n.args.size());
   std::vector<Scalar> scalars;
   for (const auto& a : n.args) {
     if (auto p = std::get_if<Node*>(&a)) {
@@ -141,6 +144,7 @@ Value call_function(const Module& m, const Node& n, std::unordered_map<const Nod
   if (op_info(n.fn).outputs == 1) return Value::of(std::move(outs.at(0)));
   Value v;
   v.kind = ValueType::kTuple;
+  v.tuple.reserve(outs.size());
   for (auto& t : outs) v.tuple.push_back(std::make_shared<const Tensor>(std::move(t)));
   return v;
 }
@@ -150,6 +154,7 @@ Value call_function(const Module& m, const Node& n, std::unordered_map<const Nod
 std::vector<Value> run_module(const Module& m, const std::vector<Value>& inputs, RunContext& ctx) {
   FLATCHECK_INPUT(ctx.depth <= 64, "module calls nested deeper than 64");
   std::unordered_map<const Node*, Value> env;
+  env.reserve(m.graph.size());
   size_t next_input = 0;
   std::vector<Value> result;
   for (Node* n = m.graph.first(); n; n = n->next) {

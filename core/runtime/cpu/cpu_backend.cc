@@ -290,6 +290,7 @@ Backend& cpu_backend() {
 std::vector<Tensor> run_op(Backend& b, OpCode op, const std::vector<const Tensor*>& in,
                            const std::vector<Scalar>& scalars) {
   std::vector<Shape> in_shapes;
+  in_shapes.reserve(in.size());
   for (const Tensor* t : in) in_shapes.push_back(t->shape);
   std::vector<Shape> out_shapes = infer_shapes(op, in_shapes, scalars);
   std::vector<Tensor> out;
@@ -297,6 +298,8 @@ std::vector<Tensor> run_op(Backend& b, OpCode op, const std::vector<const Tensor
   for (auto& s : out_shapes) out.push_back(Tensor::zeros(s));
   if (b.host_visible()) {
     std::vector<TensorView> iv, ov;
+    iv.reserve(in.size());
+    ov.reserve(out.size());
     for (const Tensor* t : in) iv.push_back({const_cast<float*>(t->data.data()), t->shape});
     for (auto& t : out) ov.push_back({t.data.data(), t.shape});
     b.run_kernel(op, iv, scalars, ov);
