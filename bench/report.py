@@ -30,7 +30,7 @@ def stages(path, commit, machine, campaign_path=None):
     out.append(f"Google Benchmark library: libbenchmark {os.environ.get('BENCH_LIB', '?')}, which "
                f"reports a **{build}** build (the JSON's `library_build_type`)" +
                ("; it only drives the timing loop: the code measured is flatcheck's Release build "
-                "(`-O2`), and no Release build of the library is available offline here.\n"
+                "(`-O2`). `bash bench/release-benchmark.sh` builds the library as Release.\n"
                 if build != "release" else "; flatcheck itself is a Release build (`-O2`).\n"))
     out.append("Medians of 3 repetitions. `ns/node` divides the stage time by the program's "
                "node count (for `generate`, the generated case's); the last column is the ratio of "

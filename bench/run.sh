@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the benchmarks and the detection table and writes bench/results/*.md.
-#   BUILD=build   the build folder (Release)
+#   BUILD=build   the build folder (Release); build-bench after bench/release-benchmark.sh, for
+#                 a Release build of Google Benchmark (Debian's reports itself as DEBUG)
 #   SEEDS=20      campaigns per fault for the detection table
 #   DETECT=1      0 skips the detection table (it takes longest)
 #   RSS_SECONDS=60  the campaign whose peak memory is reported (0 skips it)
@@ -29,8 +30,13 @@ for n in 8 32 128; do
     echo "{\"n\": $n, \"mode\": \"$mode\", \"run\": $f}" >> "$campaigns"
   done
 done
-BENCH_LIB="$(dpkg-query -W -f='${Version} (Debian libbenchmark-dev)' libbenchmark-dev 2>/dev/null || echo '?')" \
-  python3 bench/report.py stages bench/results/bench.json "$commit" "$machine" "$campaigns" > bench/results/stages.md
+# The benchmark library: the Release build of bench/release-benchmark.sh when BUILD has one.
+if [ -f "$BUILD/gbench/VERSION" ]; then
+  bench_lib=$(cat "$BUILD/gbench/VERSION")
+else
+  bench_lib=$(dpkg-query -W -f='${Version} (Debian libbenchmark-dev)' libbenchmark-dev 2>/dev/null || echo '?')
+fi
+BENCH_LIB="$bench_lib" python3 bench/report.py stages bench/results/bench.json "$commit" "$machine" "$campaigns" > bench/results/stages.md
 RSS_SECONDS=${RSS_SECONDS:-60}
 if [ "$RSS_SECONDS" != 0 ]; then
   # Peak resident memory of a default campaign (isolated, 2 jobs, with an output folder): GNU
