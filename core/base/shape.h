@@ -70,16 +70,6 @@ class Shape {
   iterator end() { return data() + size_; }
   const_iterator begin() const { return data(); }
   const_iterator end() const { return data() + size_; }
-  const_iterator cbegin() const { return begin(); }
-  const_iterator cend() const { return end(); }
-  std::reverse_iterator<iterator> rbegin() { return std::reverse_iterator<iterator>(end()); }
-  std::reverse_iterator<iterator> rend() { return std::reverse_iterator<iterator>(begin()); }
-  std::reverse_iterator<const_iterator> rbegin() const {
-    return std::reverse_iterator<const_iterator>(end());
-  }
-  std::reverse_iterator<const_iterator> rend() const {
-    return std::reverse_iterator<const_iterator>(begin());
-  }
 
   int64_t& operator[](size_t i) { return data()[i]; }
   const int64_t& operator[](size_t i) const { return data()[i]; }
@@ -91,8 +81,6 @@ class Shape {
     check_index(i);
     return data()[i];
   }
-  int64_t& front() { return data()[0]; }
-  const int64_t& front() const { return data()[0]; }
   int64_t& back() { return data()[size_ - 1]; }
   const int64_t& back() const { return data()[size_ - 1]; }
 
@@ -107,7 +95,6 @@ class Shape {
     if (size_ == cap_) grow(size_ * 2);
     data()[size_++] = v;
   }
-  void pop_back() { --size_; }
   iterator insert(const_iterator pos, int64_t v) {
     size_t at = static_cast<size_t>(pos - begin());
     push_back(v);
@@ -133,9 +120,6 @@ class Shape {
     return a.size_ == b.size_ && std::equal(a.begin(), a.end(), b.begin());
   }
   friend bool operator!=(const Shape& a, const Shape& b) { return !(a == b); }
-  friend bool operator<(const Shape& a, const Shape& b) {
-    return std::lexicographical_compare(a.begin(), a.end(), b.begin(), b.end());
-  }
 
  private:
   // Makes room for `n` dimensions, keeping the first size_.

@@ -193,7 +193,7 @@ bool Namespace::contains(std::string_view name) const {
 }
 
 bool Namespace::reserve(const std::string& name) {
-  if (contains(name)) return false;
+  if (table_ && table_->used.count(name)) return false;  // contains() would copy `name`
   mark_used(writable(), name);
   return true;
 }
