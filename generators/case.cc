@@ -76,10 +76,10 @@ namespace {
 using namespace serial;
 
 void read_config(JsonRef j, PipelineConfig& config) {
-  const std::string p = "/config";
+  const JsonPath p = "/config";
   as_object(j, p, {"fallback_ops", "min_block_size", "calls", "nan"});
   if (auto f = j.find("fallback_ops")) {
-    std::string fp = key_path(p, "fallback_ops");
+    JsonPath fp = key_path(p, "fallback_ops");
     as_array(*f, fp, 64);
     config.fallback_ops.clear();
     for (size_t i = 0; i < f->size(); ++i) {
@@ -100,7 +100,7 @@ void read_config(JsonRef j, PipelineConfig& config) {
 }
 
 Expectation read_expect(JsonRef j) {
-  const std::string p = "/expect";
+  const JsonPath p = "/expect";
   as_object(j, p, {"property", "stage", "op", "module"});
   return Expectation{as_string(member(j, "property", p), key_path(p, "property"), 64),
                      as_string(member(j, "stage", p), key_path(p, "stage"), 64),
@@ -110,18 +110,19 @@ Expectation read_expect(JsonRef j) {
 }
 
 void read_inputs(JsonRef j, Case& c, LoadBudget& b) {
-  JsonRef inputs = as_array(j, "/inputs", 64);
+  const JsonPath ip = "/inputs";
+  JsonRef inputs = as_array(j, ip, 64);
   for (size_t i = 0; i < inputs.size(); ++i)
-    c.inputs.push_back(tensor_from_json(inputs[i], idx_path("/inputs", i), b));
+    c.inputs.push_back(tensor_from_json(inputs[i], idx_path(ip, i), b));
   auto phs = c.module->graph.placeholders();
   if (phs.size() != c.inputs.size())
-    fail("/inputs", std::to_string(c.inputs.size()) + " inputs for " + std::to_string(phs.size()) +
-                        " root placeholders");
+    fail(ip, std::to_string(c.inputs.size()) + " inputs for " + std::to_string(phs.size()) +
+                 " root placeholders");
   for (size_t i = 0; i < phs.size(); ++i)
     if (phs[i]->meta.val->kind != ValueType::kTensor ||
         phs[i]->meta.val->shape != c.inputs[i].shape)
-      fail(idx_path("/inputs", i), "shape " + shape_str(c.inputs[i].shape) +
-                                       " does not match root placeholder %" + phs[i]->name);
+      fail(idx_path(ip, i), "shape " + shape_str(c.inputs[i].shape) +
+                                " does not match root placeholder %" + phs[i]->name);
 }
 
 }  // namespace

@@ -371,14 +371,16 @@ class Campaign {
     o_.gen.max_nodes = static_cast<int>(as_int(member(s, "max_nodes", ""), "/max_nodes", 2, 500));
     res_.first_index = as_int(member(s, "next_slot", ""), "/next_slot", 0, int64_t{1} << 50);
     if (auto it = s.find("done_after")) {
-      as_array(*it, "/done_after", 1000000);
+      const JsonPath dp = "/done_after";
+      as_array(*it, dp, 1000000);
       for (size_t i = 0; i < it->size(); ++i)
-        skip_.insert(as_int((*it)[i], idx_path("/done_after", i), res_.first_index, INT64_MAX));
+        skip_.insert(as_int((*it)[i], idx_path(dp, i), res_.first_index, INT64_MAX));
     }
     if (auto it = s.find("signatures")) {
-      as_array(*it, "/signatures", 1000000);
+      const JsonPath sp = "/signatures";
+      as_array(*it, sp, 1000000);
       for (size_t i = 0; i < it->size(); ++i)
-        known_.insert(as_string((*it)[i], idx_path("/signatures", i), 1024));
+        known_.insert(as_string((*it)[i], idx_path(sp, i), 1024));
     }
   }
 

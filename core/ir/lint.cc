@@ -7,6 +7,7 @@
 
 #include "core/base/check.h"
 #include "core/base/names.h"
+#include "core/base/ptr_table.h"
 #include "core/ir/ir.h"
 
 namespace flatcheck {
@@ -61,9 +62,8 @@ std::ostream& operator<<(std::ostream& os, const NodeAt& w) {
 }  // namespace
 
 void lint_graph(const Graph& g, const Module* owner, const std::string& where) {
-  std::unordered_set<const Node*> defined;
+  PtrTable<Node, bool> defined(g.size());
   std::unordered_set<std::string_view> names;  // the nodes' own strings
-  defined.reserve(g.size());
   names.reserve(g.size());
   bool seen_non_placeholder = false;
   Node* out = nullptr;
@@ -78,7 +78,7 @@ void lint_graph(const Graph& g, const Module* owner, const std::string& where) {
       if (auto p = std::get_if<Node*>(&a)) {
         FLATCHECK_INPUT(*p != nullptr && (*p)->graph == &g && !(*p)->erased,
                         node << "argument is not a node of this graph");
-        FLATCHECK_INPUT(defined.count(*p),
+        FLATCHECK_INPUT(defined.contains(*p),
                         node << "argument '" << (*p)->name << "' used before it has been defined");
         FLATCHECK_INPUT((*p)->op != NodeOp::kOutput, node << "uses the output node");
         kinds += arg_kind(*p, owner);

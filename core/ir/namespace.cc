@@ -20,11 +20,6 @@ bool ascii_digit(char c) {
   return c >= '0' && c <= '9';
 }
 
-bool is_identifier(std::string_view s) {
-  if (s.empty() || ascii_digit(s[0])) return false;
-  return std::all_of(s.begin(), s.end(), legal_char);
-}
-
 // torch.fx's _name_regex on an identifier: "base_12" -> ("base", "12"). No suffix when the
 // name does not end in _<digits> or nothing precedes that '_'. Suffixes of more than 18
 // digits stay part of the base (Python's integers are unbounded; ours are int64_t).
@@ -99,6 +94,11 @@ std::string target_to_str(std::string_view target) {
   if (target.size() >= 4 && target.substr(0, 2) == "__" && target.substr(target.size() - 2) == "__")
     target = target.substr(2, target.size() - 4);
   return snake_case(target);
+}
+
+bool is_identifier(std::string_view s) {
+  if (s.empty() || ascii_digit(s[0])) return false;
+  return std::all_of(s.begin(), s.end(), legal_char);
 }
 
 std::string sanitize_name(std::string_view s) {

@@ -69,6 +69,10 @@ std::string snake_case(std::string_view s);
 // their underscores), then snake_case.
 std::string target_to_str(std::string_view target);
 
+// Whether `s` is an identifier ([A-Za-z_][A-Za-z0-9_]*): sanitize_name leaves exactly these
+// unchanged.
+bool is_identifier(std::string_view s);
+
 // The candidate torch.fx would parse: itself when it is an identifier ([A-Za-z_][A-Za-z0-9_]*);
 // otherwise each run of characters outside [A-Za-z0-9_] becomes one '_', "" becomes
 // "_unnamed", and a leading digit gets a '_' prefix.

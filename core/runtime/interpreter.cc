@@ -2,6 +2,7 @@
 
 #include "core/base/check.h"
 #include "core/base/names.h"
+#include "core/base/ptr_table.h"
 #include "core/ir/engine.h"
 
 namespace flatcheck {
@@ -18,10 +19,13 @@ std::string node_origin(const Node& n, const RunContext& ctx) {
   return origin_key(ctx.scope_key, n.meta.origin.substr(slash + 1));
 }
 
-const Value& lookup(const std::unordered_map<const Node*, Value>& env, const Node* n) {
-  auto it = env.find(n);
-  FLATCHECK_INPUT(it != env.end(), "node %" << n->name << " has no value");
-  return it->second;
+// The values of one module run, keyed by node.
+using NodeValues = PtrTable<Node, Value>;
+
+const Value& lookup(const NodeValues& env, const Node* n) {
+  const Value* v = env.find(n);
+  FLATCHECK_INPUT(v, "node %" << n->name << " has no value");
+  return *v;
 }
 
 const Tensor& tensor_of(const Value& v, const Node& at) {
@@ -51,7 +55,7 @@ Scalar const_scalar(const Arg& a) {
   return std::get<std::vector<int64_t>>(a);
 }
 
-Value arg_value(const Arg& a, const std::unordered_map<const Node*, Value>& env) {
+Value arg_value(const Arg& a, const NodeValues& env) {
   if (auto p = std::get_if<Node*>(&a)) return lookup(env, *p);
   if (auto b = std::get_if<bool>(&a)) return Value::of_bool(*b);
   if (auto i = std::get_if<int64_t>(&a)) return Value::of_int(*i);
@@ -70,8 +74,8 @@ void check_input(const Node& ph, const Value& v) {
                                                                 << shape_str(v.tensor->shape));
 }
 
-Value call_function(const Module& m, const Node& n, std::unordered_map<const Node*, Value>& env,
-                    RunContext& ctx, const std::string& origin) {
+Value call_function(const Module& m, const Node& n, NodeValues& env, RunContext& ctx,
+                    const std::string& origin) {
   switch (n.fn) {
     case OpCode::kGetitem: {
       const Value& t = lookup(env, std::get<Node*>(n.args.at(0)));
@@ -153,8 +157,7 @@ Value call_function(const Module& m, const Node& n, std::unordered_map<const Nod
 
 std::vector<Value> run_module(const Module& m, const std::vector<Value>& inputs, RunContext& ctx) {
   FLATCHECK_INPUT(ctx.depth <= 64, "module calls nested deeper than 64");
-  std::unordered_map<const Node*, Value> env;
-  env.reserve(m.graph.size());
+  NodeValues env(m.graph.size());
   size_t next_input = 0;
   std::vector<Value> result;
   for (Node* n = m.graph.first(); n; n = n->next) {

@@ -19,6 +19,43 @@
 #include "core/serialize/fields.h"
 #include "core/serialize/serialize.h"
 
+namespace flatcheck {
+
+void JsonPath::append_to(std::string& out) const {
+  if (parent_) parent_->append_to(out);
+  switch (kind_) {
+    case kWhole:
+      out += text_;
+      break;
+    case kKey:
+      out += '/';
+      for (char c : text_) {  // JSON pointer escaping: ~ -> ~0, / -> ~1
+        if (c == '~')
+          out += "~0";
+        else if (c == '/')
+          out += "~1";
+        else
+          out += c;
+      }
+      break;
+    case kIndex: {
+      char digits[24];
+      auto r = std::to_chars(digits, digits + sizeof digits, index_);
+      out += '/';
+      out.append(digits, r.ptr);
+      break;
+    }
+  }
+}
+
+std::string JsonPath::str() const {
+  std::string out;
+  append_to(out);
+  return out;
+}
+
+}  // namespace flatcheck
+
 namespace flatcheck::serial {
 
 // ------------------------------------------------------------------------- reading helpers
@@ -29,37 +66,11 @@ std::string describe(JsonRef v) {
   return s;
 }
 
-[[noreturn]] void fail(const std::string& path, const std::string& msg) {
-  throw InputError((path.empty() ? std::string("/") : path) + ": " + msg);
+[[noreturn]] void fail(const JsonPath& path, const std::string& msg) {
+  throw InputError((path.empty() ? std::string("/") : path.str()) + ": " + msg);
 }
 
-std::string key_path(const std::string& path, std::string_view key) {
-  std::string out;
-  out.reserve(path.size() + 1 + key.size());
-  out += path;
-  out += '/';
-  for (char c : key) {  // JSON pointer escaping: ~ -> ~0, / -> ~1
-    if (c == '~')
-      out += "~0";
-    else if (c == '/')
-      out += "~1";
-    else
-      out += c;
-  }
-  return out;
-}
-std::string idx_path(const std::string& path, size_t i) {
-  char digits[24];
-  auto r = std::to_chars(digits, digits + sizeof digits, i);
-  std::string out;
-  out.reserve(path.size() + 1 + static_cast<size_t>(r.ptr - digits));
-  out += path;
-  out += '/';
-  out.append(digits, r.ptr);
-  return out;
-}
-
-JsonRef as_object(JsonRef j, const std::string& path,
+JsonRef as_object(JsonRef j, const JsonPath& path,
                   std::initializer_list<std::string_view> allowed) {
   if (!j.is_object()) fail(path, "expected an object, got " + describe(j));
   if (allowed.size() != 0)
@@ -69,7 +80,7 @@ JsonRef as_object(JsonRef j, const std::string& path,
   return j;
 }
 
-JsonRef as_array(JsonRef j, const std::string& path, size_t max_size) {
+JsonRef as_array(JsonRef j, const JsonPath& path, size_t max_size) {
   if (!j.is_array()) fail(path, "expected an array, got " + describe(j));
   if (j.size() > max_size)
     fail(path, "array of " + std::to_string(j.size()) + " entries is over the limit of " +
@@ -77,20 +88,20 @@ JsonRef as_array(JsonRef j, const std::string& path, size_t max_size) {
   return j;
 }
 
-JsonRef member(JsonRef j, const char* key, const std::string& path) {
+JsonRef member(JsonRef j, const char* key, const JsonPath& path) {
   auto it = j.find(key);
-  if (!it) fail(path.empty() ? "/" : path, std::string("missing key '") + key + "'");
+  if (!it) fail(path, std::string("missing key '") + key + "'");
   return *it;
 }
 
-std::string as_string(JsonRef j, const std::string& path, size_t max_len) {
+std::string as_string(JsonRef j, const JsonPath& path, size_t max_len) {
   if (!j.is_string()) fail(path, "expected a string, got " + describe(j));
   std::string_view s = j.str();
   if (s.size() > max_len) fail(path, "string longer than " + std::to_string(max_len));
   return std::string(s);
 }
 
-int64_t as_int(JsonRef j, const std::string& path, int64_t lo, int64_t hi) {
+int64_t as_int(JsonRef j, const JsonPath& path, int64_t lo, int64_t hi) {
   if (!j.is_number_integer()) fail(path, "expected an integer, got " + describe(j));
   if (j.is_number_unsigned() && j.uint64() > static_cast<uint64_t>(hi))
     fail(path, "integer " + describe(j) + " out of range");
@@ -101,9 +112,8 @@ int64_t as_int(JsonRef j, const std::string& path, int64_t lo, int64_t hi) {
   return v;
 }
 
-void check_name(const std::string& name, const std::string& path) {
-  if (name.empty() || sanitize_name(name) != name)
-    fail(path, "'" + name + "' is not a legal node name");
+void check_name(const std::string& name, const JsonPath& path) {
+  if (!is_identifier(name)) fail(path, "'" + name + "' is not a legal node name");
 }
 
 void check_header(JsonRef j, const char* format) {
@@ -132,7 +142,7 @@ void write_float(JsonWriter& w, float f) {
   w.end();
 }
 
-float float_from_json(JsonRef j, const std::string& path) {
+float float_from_json(JsonRef j, const JsonPath& path) {
   if (j.is_number_float()) {
     double d = j.number();
     if (!std::isfinite(d) || std::fabs(d) > 3.4028234663852886e38)
@@ -158,7 +168,7 @@ void write_shape(JsonWriter& w, const Shape& s) {
   w.end();
 }
 
-Shape shape_from_json(JsonRef j, const std::string& path, const LoadLimits& lim) {
+Shape shape_from_json(JsonRef j, const JsonPath& path, const LoadLimits& lim) {
   as_array(j, path, lim.max_rank);
   Shape s;
   int64_t n = 1;
@@ -189,7 +199,7 @@ void write_type(JsonWriter& w, const ValueType& t) {
   w.end();
 }
 
-ValueType type_from_json(JsonRef j, const std::string& path, const LoadLimits& lim) {
+ValueType type_from_json(JsonRef j, const JsonPath& path, const LoadLimits& lim) {
   as_object(j, path, {"kind", "shape", "elems"});
   std::string k = as_string(member(j, "kind", path), key_path(path, "kind"), 16);
   if (k == "tensor")
@@ -276,7 +286,7 @@ void write_tensor(JsonWriter& w, const Tensor& t) {
   w.end();
 }
 
-Tensor tensor_from_json(JsonRef j, const std::string& path, LoadBudget& b) {
+Tensor tensor_from_json(JsonRef j, const JsonPath& path, LoadBudget& b) {
   as_object(j, path, {"dtype", "shape", "data", "values"});
   std::string dt = as_string(member(j, "dtype", path), key_path(path, "dtype"), 16);
   if (dt != "float32") fail(key_path(path, "dtype"), "unsupported dtype \"" + dt + "\"");
@@ -289,7 +299,7 @@ Tensor tensor_from_json(JsonRef j, const std::string& path, LoadBudget& b) {
   bool has_data = j.contains("data"), has_values = j.contains("values");
   if (has_data == has_values) fail(path, "expected exactly one of \"data\" or \"values\"");
   if (has_data) {
-    std::string dp = key_path(path, "data");
+    JsonPath dp = key_path(path, "data");
     std::string text = as_string(j.at("data"), dp, static_cast<size_t>(n) * 16 + 8);
     std::string bytes = base64_decode(text, dp);
     if (bytes.size() != static_cast<size_t>(n) * 4)
@@ -297,7 +307,7 @@ Tensor tensor_from_json(JsonRef j, const std::string& path, LoadBudget& b) {
            std::to_string(bytes.size()) + " bytes for " + std::to_string(n) + " float32 elements");
     return Tensor(std::move(shape), le_bytes_to_floats(bytes));
   }
-  std::string vp = key_path(path, "values");
+  JsonPath vp = key_path(path, "values");
   JsonRef v = as_array(j.at("values"), vp, static_cast<size_t>(n));
   if (v.size() != static_cast<size_t>(n))
     fail(vp, std::to_string(v.size()) + " values for " + std::to_string(n) + " elements");

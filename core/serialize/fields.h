@@ -12,6 +12,7 @@
 
 #include "core/ir/ir.h"
 #include "core/serialize/json_doc.h"
+#include "core/serialize/json_path.h"
 #include "core/serialize/serialize.h"
 #include "core/serialize/writer.h"
 
@@ -20,34 +21,40 @@ namespace flatcheck::serial {
 // A value for an error message: its JSON text, cut to 60 characters.
 std::string describe(JsonRef v);
 // Throws InputError("<path>: <msg>") ("/" for the document itself).
-[[noreturn]] void fail(const std::string& path, const std::string& msg);
-// "/a" + "b" -> "/a/b"; idx_path: "/a" + 3 -> "/a/3".
-std::string key_path(const std::string& path, std::string_view key);
-std::string idx_path(const std::string& path, size_t i);
+[[noreturn]] void fail(const JsonPath& path, const std::string& msg);
+// "/a" + "b" -> "/a/b"; idx_path: "/a" + 3 -> "/a/3". The step refers to `path` (json_path.h).
+inline JsonPath key_path(const JsonPath& path, std::string_view key) {
+  return JsonPath(path, key);
+}
+inline JsonPath idx_path(const JsonPath& path, size_t i) {
+  return JsonPath(path, i);
+}
+JsonPath key_path(JsonPath&& path, std::string_view key) = delete;  // name the parent first
+JsonPath idx_path(JsonPath&& path, size_t i) = delete;
 // `j` must be an object; with `allowed`, every key must be in it.
-JsonRef as_object(JsonRef j, const std::string& path,
+JsonRef as_object(JsonRef j, const JsonPath& path,
                   std::initializer_list<std::string_view> allowed = {});
 // `j` must be an array of at most `max_size` entries.
-JsonRef as_array(JsonRef j, const std::string& path, size_t max_size);
+JsonRef as_array(JsonRef j, const JsonPath& path, size_t max_size);
 // The member `key` of the object `j`; missing is an error at `path`.
-JsonRef member(JsonRef j, const char* key, const std::string& path);
+JsonRef member(JsonRef j, const char* key, const JsonPath& path);
 // A string of at most `max_len` bytes.
-std::string as_string(JsonRef j, const std::string& path, size_t max_len);
+std::string as_string(JsonRef j, const JsonPath& path, size_t max_len);
 // An integer in [lo, hi].
-int64_t as_int(JsonRef j, const std::string& path, int64_t lo, int64_t hi);
+int64_t as_int(JsonRef j, const JsonPath& path, int64_t lo, int64_t hi);
 // A legal identifier (names of nodes, modules, state).
-void check_name(const std::string& name, const std::string& path);
+void check_name(const std::string& name, const JsonPath& path);
 // {"format": <format>, "version": 1} at the top of a document.
 void check_header(JsonRef j, const char* format);
 // Floats: JSON numbers when finite and exact, else {"float": "inf" | "-inf" | "nan:0x<bits>"}.
 void write_float(JsonWriter& w, float f);
-float float_from_json(JsonRef j, const std::string& path);
+float float_from_json(JsonRef j, const JsonPath& path);
 // Shapes (at most max_rank dimensions, at most max_tensor_elements elements).
 void write_shape(JsonWriter& w, const Shape& s);
-Shape shape_from_json(JsonRef j, const std::string& path, const LoadLimits& lim);
+Shape shape_from_json(JsonRef j, const JsonPath& path, const LoadLimits& lim);
 // Value types of meta.val.
 void write_type(JsonWriter& w, const ValueType& t);
-ValueType type_from_json(JsonRef j, const std::string& path, const LoadLimits& lim);
+ValueType type_from_json(JsonRef j, const JsonPath& path, const LoadLimits& lim);
 // Tensor bytes: little-endian float32.
 std::string floats_to_le_bytes(const std::vector<float>& v);
 std::vector<float> le_bytes_to_floats(std::string_view s);

@@ -101,7 +101,7 @@ void base64_append(std::string& out, std::string_view in) {
   }
 }
 
-std::string base64_decode(std::string_view in, const std::string& path) {
+std::string base64_decode(std::string_view in, const JsonPath& path) {
   if (in.size() % 4 != 0)
     fail(path, "base64 length " + std::to_string(in.size()) + " is not a multiple of 4");
   auto val = [&](char c, size_t pos) -> uint32_t {

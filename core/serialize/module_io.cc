@@ -71,14 +71,14 @@ void write_graph(JsonWriter& w, const Graph& g) {
 
 // A node's arguments: node references by name (defined before this use), booleans, ints,
 // floats and int lists.
-std::vector<Arg> args_from_json(JsonRef j, const std::string& ap,
+std::vector<Arg> args_from_json(JsonRef j, const JsonPath& ap,
                                 const std::unordered_map<std::string, Node*>& by_name,
                                 const LoadBudget& b) {
   std::vector<Arg> args;
   as_array(j, ap, b.limits.max_args);
   for (size_t k = 0; k < j.size(); ++k) {
     JsonRef a = j[k];
-    std::string akp = idx_path(ap, k);
+    JsonPath akp = idx_path(ap, k);
     if (a.is_string()) {
       auto ref = by_name.find(std::string(a.str()));
       if (ref == by_name.end())
@@ -104,11 +104,11 @@ std::vector<Arg> args_from_json(JsonRef j, const std::string& ap,
 }
 
 // nn_module_stack: [key, fqn, type] entries, outermost first.
-std::vector<StackEntry> stack_from_json(JsonRef j, const std::string& sp, const LoadLimits& lim) {
+std::vector<StackEntry> stack_from_json(JsonRef j, const JsonPath& sp, const LoadLimits& lim) {
   std::vector<StackEntry> stack;
   as_array(j, sp, static_cast<size_t>(lim.max_module_depth));
   for (size_t k = 0; k < j.size(); ++k) {
-    std::string ep = idx_path(sp, k);
+    JsonPath ep = idx_path(sp, k);
     JsonRef e = as_array(j[k], ep, 3);
     if (e.size() != 3) fail(ep, "expected [key, fqn, type]");
     stack.push_back({as_string(e[0], idx_path(ep, 0), lim.max_path_length),
@@ -118,13 +118,13 @@ std::vector<StackEntry> stack_from_json(JsonRef j, const std::string& sp, const 
   return stack;
 }
 
-void graph_from_json(JsonRef j, const std::string& path, Graph& g, LoadBudget& b) {
+void graph_from_json(JsonRef j, const JsonPath& path, Graph& g, LoadBudget& b) {
   as_object(j, path, {"nodes"});
-  std::string npath = key_path(path, "nodes");
+  JsonPath npath = key_path(path, "nodes");
   JsonRef nodes = as_array(member(j, "nodes", path), npath, b.limits.max_nodes);
   std::unordered_map<std::string, Node*> by_name;
   for (size_t i = 0; i < nodes.size(); ++i) {
-    std::string p = idx_path(npath, i);
+    JsonPath p = idx_path(npath, i);
     if (++b.nodes > b.limits.max_nodes)
       fail(p, "more than " + std::to_string(b.limits.max_nodes) + " nodes in the document");
     JsonRef nj = as_object(nodes[i], p, {"name", "op", "target", "args", "val", "stack", "origin"});
@@ -270,12 +270,12 @@ struct ModuleReader {
   std::map<std::string, std::shared_ptr<Module>> modules;  // path -> module, for aliases
   std::vector<std::pair<std::shared_ptr<Module>, std::string>> to_lint;
 
-  void read_state(JsonRef j, const std::string& jpath, const std::string& prefix,
+  void read_state(JsonRef j, const JsonPath& jpath, const std::string& prefix,
                   std::map<std::string, TensorPtr>& out) {
     as_object(j, jpath);
     for (const auto& [key, v] : j.items()) {
       std::string k(key);
-      std::string p = key_path(jpath, k);
+      JsonPath p = key_path(jpath, k);
       check_name(k, p);
       std::string fqn = join_fqn(prefix, k);
       if (v.is_object() && v.contains("alias")) {
@@ -293,7 +293,7 @@ struct ModuleReader {
     }
   }
 
-  std::shared_ptr<Module> read(JsonRef j, const std::string& jpath, const std::string& path,
+  std::shared_ptr<Module> read(JsonRef j, const JsonPath& jpath, const std::string& path,
                                int depth) {
     if (depth > b.limits.max_module_depth)
       fail(jpath, "modules nested deeper than " + std::to_string(b.limits.max_module_depth));
@@ -313,7 +313,7 @@ struct ModuleReader {
     if (auto it = j.find("params")) read_state(*it, key_path(jpath, "params"), path, m->params);
     if (auto it = j.find("buffers")) read_state(*it, key_path(jpath, "buffers"), path, m->buffers);
     if (auto it = j.find("engines")) {
-      std::string ep = key_path(jpath, "engines");
+      JsonPath ep = key_path(jpath, "engines");
       as_object(*it, ep);
       for (const auto& [key, v] : it->items()) {
         std::string k(key);
@@ -322,28 +322,28 @@ struct ModuleReader {
       }
     }
     if (auto it = j.find("children")) {
-      std::string cp = key_path(jpath, "children");
+      JsonPath cp = key_path(jpath, "children");
       as_object(*it, cp);
       for (const auto& [key, v] : it->items()) {
         std::string k(key);
-        std::string kp = key_path(cp, k);
+        JsonPath kp = key_path(cp, k);
         if (k.empty() || k.find('.') != std::string::npos || k.size() > b.limits.max_name_length)
           fail(kp, "'" + k + "' is not a legal child name");
         m->children[k] = read(v, kp, join_fqn(path, k), depth + 1);
       }
     }
-    std::string gp = key_path(jpath, "graph");
+    JsonPath gp = key_path(jpath, "graph");
     graph_from_json(member(j, "graph", jpath), gp, m->graph, b);
-    to_lint.emplace_back(m, jpath);
+    to_lint.emplace_back(m, jpath.str());
     // Aliases may name this module only once its subtree is read: an alias can never point
     // at one of its own ancestors, so the module tree has no cycle.
     modules[path] = m;
     return m;
   }
 
-  Engine read_engine_blob(JsonRef j, const std::string& path) {
+  Engine read_engine_blob(JsonRef j, const JsonPath& path) {
     as_object(j, path, {"blob", "checksum"});
-    std::string bp = key_path(path, "blob");
+    JsonPath bp = key_path(path, "blob");
     std::string text = as_string(member(j, "blob", path), bp, b.limits.max_blob_bytes * 4 / 3 + 8);
     std::string blob = base64_decode(text, bp);
     std::string sum = as_string(member(j, "checksum", path), key_path(path, "checksum"), 16);
@@ -360,7 +360,7 @@ struct ModuleReader {
   // is inlined (what export builds), its module calls, the tensor elements one run produces
   // and the multiply-adds of matmul and sum. Computed once per module object (the tree is a
   // DAG: linear), saturating, and bounded by LoadLimits. Needs the inferred types.
-  void check_expansion(const Module& root, const std::string& jpath) {
+  void check_expansion(const Module& root, const JsonPath& jpath) {
     struct Size {
       int64_t nodes = 0, calls = 0, elements = 0, flops = 0;
     };
@@ -420,7 +420,8 @@ struct ModuleReader {
       try {
         lint_graph(m->graph, m.get(), "");
       } catch (const InputError& e) {
-        fail(key_path(jpath, "graph"), e.what());
+        const JsonPath module_path(jpath);
+        fail(key_path(module_path, "graph"), e.what());
       }
     }
   }
@@ -432,7 +433,7 @@ void write_module(JsonWriter& w, const Module& m) {
   ModuleWriter(w, m).write(m, "");
 }
 
-std::shared_ptr<Module> module_from_json(JsonRef j, const std::string& path, LoadBudget& b) {
+std::shared_ptr<Module> module_from_json(JsonRef j, const JsonPath& path, LoadBudget& b) {
   ModuleReader r{b, {}, {}, {}};
   auto m = r.read(j, path, "", 0);
   r.lint_all();

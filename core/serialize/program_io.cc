@@ -113,13 +113,13 @@ void write_engine(JsonWriter& w, const Engine& e) {
 
 namespace {
 
-std::vector<EngineBinding> bindings_from_json(JsonRef j, const std::string& path, const char* key,
+std::vector<EngineBinding> bindings_from_json(JsonRef j, const JsonPath& path, const char* key,
                                               bool with_position, const LoadLimits& lim) {
-  std::string bp = key_path(path, key);
+  JsonPath bp = key_path(path, key);
   JsonRef arr = as_array(member(j, key, path), bp, lim.max_engine_bindings);
   std::vector<EngineBinding> out;
   for (size_t i = 0; i < arr.size(); ++i) {
-    std::string p = idx_path(bp, i);
+    JsonPath p = idx_path(bp, i);
     if (with_position)
       as_object(arr[i], p, {"name", "slot", "position"});
     else
@@ -137,7 +137,7 @@ std::vector<EngineBinding> bindings_from_json(JsonRef j, const std::string& path
 }
 
 // One op of the op list: its code, the slots it reads and writes, its scalars, its origin.
-EngineOp engine_op_from_json(JsonRef j, const std::string& p, const LoadLimits& lim) {
+EngineOp engine_op_from_json(JsonRef j, const JsonPath& p, const LoadLimits& lim) {
   const auto kMaxSlot = static_cast<int64_t>(lim.max_engine_slots);
   EngineOp op;
   std::string name = as_string(member(j, "op", p), key_path(p, "op"), 32);
@@ -145,17 +145,17 @@ EngineOp engine_op_from_json(JsonRef j, const std::string& p, const LoadLimits& 
   if (!code) fail(key_path(p, "op"), "unknown op \"" + name + "\"");
   op.op = *code;
   for (const char* key : {"in", "out"}) {
-    std::string kp = key_path(p, key);
+    JsonPath kp = key_path(p, key);
     JsonRef arr = as_array(member(j, key, p), kp, lim.max_args);
     for (size_t k = 0; k < arr.size(); ++k)
       (key[0] == 'i' ? op.in : op.out)
           .push_back(static_cast<int>(as_int(arr[k], idx_path(kp, k), 0, kMaxSlot)));
   }
-  std::string scp = key_path(p, "scalars");
+  JsonPath scp = key_path(p, "scalars");
   JsonRef sc = as_array(member(j, "scalars", p), scp, lim.max_args);
   for (size_t k = 0; k < sc.size(); ++k) {
     JsonRef a = sc[k];
-    std::string akp = idx_path(scp, k);
+    JsonPath akp = idx_path(scp, k);
     if (a.is_boolean()) {
       op.scalars.emplace_back(a.boolean());
     } else if (a.is_number_integer()) {
@@ -179,21 +179,21 @@ EngineOp engine_op_from_json(JsonRef j, const std::string& p, const LoadLimits& 
 // `plain` (user inputs, user outputs) names its state target. Kinds are read by the names
 // input_kind_name / output_kind_name give.
 template <class Spec>
-std::vector<Spec> specs_from_json(
-    JsonRef sig, const std::string& sp, const char* key, int kinds,
-    std::string_view (*kind_name)(typename Spec::Kind), typename Spec::Kind plain,
-    const LoadBudget& b, const std::function<void(const Spec&, const std::string&)>& check) {
+std::vector<Spec> specs_from_json(JsonRef sig, const JsonPath& sp, const char* key, int kinds,
+                                  std::string_view (*kind_name)(typename Spec::Kind),
+                                  typename Spec::Kind plain, const LoadBudget& b,
+                                  const std::function<void(const Spec&, const JsonPath&)>& check) {
   std::string expected;
   for (int k = 0; k < kinds; ++k)
     expected += std::string(k == 0           ? ""
                             : k + 1 == kinds ? " or "
                                              : ", ") +
                 std::string(kind_name(static_cast<typename Spec::Kind>(k)));
-  std::string ap = key_path(sp, key);
+  JsonPath ap = key_path(sp, key);
   JsonRef arr = as_array(member(sig, key, sp), ap, b.limits.max_nodes);
   std::vector<Spec> out;
   for (size_t i = 0; i < arr.size(); ++i) {
-    std::string q = idx_path(ap, i);
+    JsonPath q = idx_path(ap, i);
     as_object(arr[i], q, {"kind", "name", "target"});
     Spec s;
     std::string kind = as_string(member(arr[i], "kind", q), key_path(q, "kind"), 32);
@@ -213,7 +213,7 @@ std::vector<Spec> specs_from_json(
 
 }  // namespace
 
-Engine engine_from_json(JsonRef j, const std::string& path, LoadBudget& b) {
+Engine engine_from_json(JsonRef j, const JsonPath& path, LoadBudget& b) {
   as_object(
       j, path,
       {"format", "version", "name", "arena", "slots", "inputs", "outputs", "constants", "ops"});
@@ -227,10 +227,10 @@ Engine engine_from_json(JsonRef j, const std::string& path, LoadBudget& b) {
   e.name = as_string(member(j, "name", path), key_path(path, "name"), b.limits.max_name_length);
   e.arena_floats =
       as_int(member(j, "arena", path), key_path(path, "arena"), 0, lim.max_engine_arena_floats);
-  std::string sp = key_path(path, "slots");
+  JsonPath sp = key_path(path, "slots");
   JsonRef slots = as_array(member(j, "slots", path), sp, lim.max_engine_slots);
   for (size_t i = 0; i < slots.size(); ++i) {
-    std::string p = idx_path(sp, i);
+    JsonPath p = idx_path(sp, i);
     as_object(slots[i], p, {"shape", "offset"});
     e.slots.push_back(
         {shape_from_json(member(slots[i], "shape", p), key_path(p, "shape"), b.limits),
@@ -239,20 +239,20 @@ Engine engine_from_json(JsonRef j, const std::string& path, LoadBudget& b) {
   }
   e.inputs = bindings_from_json(j, path, "inputs", true, lim);
   e.outputs = bindings_from_json(j, path, "outputs", false, lim);
-  std::string cp = key_path(path, "constants");
+  JsonPath cp = key_path(path, "constants");
   JsonRef consts = as_array(member(j, "constants", path), cp, lim.max_engine_bindings);
   for (size_t i = 0; i < consts.size(); ++i) {
-    std::string p = idx_path(cp, i);
+    JsonPath p = idx_path(cp, i);
     as_object(consts[i], p, {"slot", "value"});
     int s =
         static_cast<int>(as_int(member(consts[i], "slot", p), key_path(p, "slot"), 0, kMaxSlot));
     e.constants.emplace_back(
         s, tensor_from_json(member(consts[i], "value", p), key_path(p, "value"), b));
   }
-  std::string op_path = key_path(path, "ops");
+  JsonPath op_path = key_path(path, "ops");
   JsonRef ops = as_array(member(j, "ops", path), op_path, lim.max_nodes);
   for (size_t i = 0; i < ops.size(); ++i) {
-    std::string p = idx_path(op_path, i);
+    JsonPath p = idx_path(op_path, i);
     as_object(ops[i], p, {"op", "in", "out", "scalars", "origin"});
     EngineOp op = engine_op_from_json(ops[i], p, lim);
     e.ops.push_back(std::move(op));
@@ -260,7 +260,8 @@ Engine engine_from_json(JsonRef j, const std::string& path, LoadBudget& b) {
   try {
     validate_engine(e);
   } catch (const InputError& err) {
-    fail(path + "/" + err.what(), "invalid engine");
+    const std::string where = path.str() + "/" + err.what();
+    fail(where, "invalid engine");
   }
   return e;
 }
@@ -315,26 +316,26 @@ void write_program_members(JsonWriter& w, const Program& p) {
 
 }  // namespace
 
-Program program_from_json(JsonRef j, const std::string& path, LoadBudget& b) {
+Program program_from_json(JsonRef j, const JsonPath& path, LoadBudget& b) {
   as_object(j, path, {"module", "signature", "state", "module_types", "format", "version"});
   Program p;
-  std::string stp = key_path(path, "state");
+  JsonPath stp = key_path(path, "state");
   JsonRef state = as_object(member(j, "state", path), stp);
   for (const auto& [k, v] : state.items()) {
     if (k.empty() || k.size() > b.limits.max_path_length) fail(key_path(stp, k), "bad state name");
     p.state[std::string(k)] = std::make_shared<Tensor>(tensor_from_json(v, key_path(stp, k), b));
   }
-  std::string tp = key_path(path, "module_types");
+  JsonPath tp = key_path(path, "module_types");
   if (auto it = j.find("module_types")) {
     as_object(*it, tp);
     for (const auto& [k, v] : it->items())
       p.module_types[std::string(k)] = as_string(v, key_path(tp, k), b.limits.max_name_length);
   }
-  std::string sp = key_path(path, "signature");
+  JsonPath sp = key_path(path, "signature");
   JsonRef sig = as_object(member(j, "signature", path), sp, {"inputs", "outputs"});
   p.sig.inputs = specs_from_json<InputSpec>(
       sig, sp, "inputs", 3, input_kind_name, InputSpec::kUserInput, b,
-      [&p](const InputSpec& s, const std::string& q) {
+      [&p](const InputSpec& s, const JsonPath& q) {
         if (s.kind != InputSpec::kUserInput && !p.state.count(s.target))
           fail(key_path(q, "target"), "state \"" + s.target + "\" does not exist");
       });

@@ -19,6 +19,7 @@
 #include "core/ir/ir.h"
 #include "core/ir/program.h"
 #include "core/serialize/json_doc.h"
+#include "core/serialize/json_path.h"
 #include "core/serialize/writer.h"
 
 namespace flatcheck {
@@ -72,12 +73,12 @@ Digest fingerprint_program(const Program& p);
 // Pieces, for formats that embed them (the harness's case files). The writers write one value
 // at the writer's position.
 void write_module(JsonWriter& w, const Module& m);
-std::shared_ptr<Module> module_from_json(JsonRef j, const std::string& path, LoadBudget& b);
-Program program_from_json(JsonRef j, const std::string& path, LoadBudget& b);
+std::shared_ptr<Module> module_from_json(JsonRef j, const JsonPath& path, LoadBudget& b);
+Program program_from_json(JsonRef j, const JsonPath& path, LoadBudget& b);
 void write_tensor(JsonWriter& w, const Tensor& t);
-Tensor tensor_from_json(JsonRef j, const std::string& path, LoadBudget& b);
+Tensor tensor_from_json(JsonRef j, const JsonPath& path, LoadBudget& b);
 void write_engine(JsonWriter& w, const Engine& e);
-Engine engine_from_json(JsonRef j, const std::string& path, LoadBudget& b);
+Engine engine_from_json(JsonRef j, const JsonPath& path, LoadBudget& b);
 
 // Parsing (parse_doc) and reading (JsonRef): core/serialize/json_doc.h.
 
@@ -89,7 +90,7 @@ std::string base64_encode(std::string_view bytes);
 // Appends base64_encode(bytes) to `out`.
 void base64_append(std::string& out, std::string_view bytes);
 // Throws InputError("<path>: ...") for characters outside the alphabet or bad padding.
-std::string base64_decode(std::string_view text, const std::string& path);
+std::string base64_decode(std::string_view text, const JsonPath& path);
 uint64_t fnv1a64(std::string_view bytes);
 
 // Reads a whole file; throws InputError naming the path when it cannot be read or is larger

@@ -289,20 +289,21 @@ Backend& cpu_backend() {
 
 std::vector<Tensor> run_op(Backend& b, OpCode op, const std::vector<const Tensor*>& in,
                            const std::vector<Scalar>& scalars) {
-  std::vector<Shape> in_shapes;
-  in_shapes.reserve(in.size());
+  // Per-thread scratch vectors, reused from op to op (run_op does not re-enter itself).
+  thread_local std::vector<Shape> in_shapes;
+  thread_local std::vector<TensorView> host_iv, host_ov;
+  in_shapes.clear();
   for (const Tensor* t : in) in_shapes.push_back(t->shape);
   std::vector<Shape> out_shapes = infer_shapes(op, in_shapes, scalars);
   std::vector<Tensor> out;
   out.reserve(out_shapes.size());
   for (auto& s : out_shapes) out.push_back(Tensor::zeros(s));
   if (b.host_visible()) {
-    std::vector<TensorView> iv, ov;
-    iv.reserve(in.size());
-    ov.reserve(out.size());
-    for (const Tensor* t : in) iv.push_back({const_cast<float*>(t->data.data()), t->shape});
-    for (auto& t : out) ov.push_back({t.data.data(), t.shape});
-    b.run_kernel(op, iv, scalars, ov);
+    host_iv.clear();
+    host_ov.clear();
+    for (const Tensor* t : in) host_iv.push_back({const_cast<float*>(t->data.data()), t->shape});
+    for (auto& t : out) host_ov.push_back({t.data.data(), t.shape});
+    b.run_kernel(op, host_iv, scalars, host_ov);
     return out;
   }
   // Device memory: one buffer for inputs and outputs, copied in and out around the kernel.

@@ -42,13 +42,26 @@ RC_GTEST_PROP(SerializeProperty, ProgramsRoundTripWithEngines, (const Recipe& r)
   }
 }
 
-// JSON pointers in error messages: keys escape '~' and '/' (RFC 6901), indexes are decimal.
+// JSON pointers in error messages: keys escape '~' and '/' (RFC 6901), indexes are decimal,
+// and a path is text only when asked for, through its chain of steps.
 TEST(SerializeTest, ErrorPathsAreJsonPointers) {
-  EXPECT_EQ(serial::key_path("/a", "b"), "/a/b");
-  EXPECT_EQ(serial::key_path("", "b/c~d"), "/b~1c~0d");
-  EXPECT_EQ(serial::key_path("/a", ""), "/a/");
-  EXPECT_EQ(serial::idx_path("/a", 0), "/a/0");
-  EXPECT_EQ(serial::idx_path("/a/b~1c", 18446744073709551615u), "/a/b~1c/18446744073709551615");
+  const JsonPath a = "/a", doc = "", escaped = "/a/b~1c";
+  EXPECT_EQ(serial::key_path(a, "b").str(), "/a/b");
+  EXPECT_EQ(serial::key_path(doc, "b/c~d").str(), "/b~1c~0d");
+  EXPECT_EQ(serial::key_path(a, "").str(), "/a/");
+  EXPECT_EQ(serial::idx_path(a, 0).str(), "/a/0");
+  EXPECT_EQ(serial::idx_path(escaped, 18446744073709551615u).str(), "/a/b~1c/18446744073709551615");
+  const JsonPath nodes = serial::key_path(a, "nodes"), third = serial::idx_path(nodes, 3);
+  EXPECT_EQ(serial::key_path(third, "x~/y").str(), "/a/nodes/3/x~0~1y");
+  EXPECT_TRUE(doc.empty());
+  EXPECT_FALSE(a.empty());
+  EXPECT_FALSE(serial::key_path(doc, "").empty());
+  try {
+    serial::fail(doc, "bad");
+    ADD_FAILURE() << "fail() returned";
+  } catch (const InputError& e) {
+    EXPECT_STREQ(e.what(), "/: bad");
+  }
 }
 
 TEST(SerializeTest, SpecialFloatsSurviveBitForBit) {
