@@ -131,16 +131,20 @@ Namespace::Table& Namespace::writable() {
   return *table_;
 }
 
-void Namespace::mark_used(Table& t, const std::string& name) {
-  t.used.insert(name);
+void Namespace::mark_used(Table& t, std::string name) {
   std::string_view base, digits;
-  if (!split_suffix(name, &base, &digits)) return;
-  if (digits.size() > 1 && digits[0] == '0') return;  // "a_01" is not "a_1"
-  int64_t j = to_int(digits);
-  t.taken[std::string(base)].try_emplace(j, j + 1);
+  bool suffixed = split_suffix(name, &base, &digits);
+  // "a_01" is not "a_1": only canonical suffixes enter the base's index.
+  if (suffixed && !(digits.size() > 1 && digits[0] == '0')) {
+    int64_t j = to_int(digits);
+    auto it = t.taken.find(base);
+    if (it == t.taken.end()) it = t.taken.emplace(std::string(base), 0).first;
+    it->second.try_emplace(j, j + 1);
+  }
+  t.used.insert(std::move(name));
 }
 
-int64_t Namespace::next_free(Table& t, const std::string& base, int64_t k) {
+int64_t Namespace::next_free(Table& t, std::string_view base, int64_t k) {
   auto it = t.taken.find(base);
   if (it == t.taken.end()) return k;
   auto& next = it->second;
@@ -168,32 +172,37 @@ std::string Namespace::create_name(std::string_view raw) {
   bool has_num = split_suffix(candidate, &base_view, &digits);
   std::string base(has_num ? base_view : std::string_view(candidate));
   int64_t num = 0;
-  if (!has_num || t.used.count(candidate)) {
+  bool used = t.used.count(candidate) > 0;
+  if (!has_num || used) {
     // torch.fx counts from the count of the *candidate* ("getitem_1"), not of its base.
     auto bc = t.base_count.find(candidate);
     num = bc == t.base_count.end() ? 0 : bc->second;
     if (is_reserved_name(candidate)) {
       ++num;
       candidate = base + "_" + std::to_string(num);
+      used = t.used.count(candidate) > 0;
     }
   } else {
     num = to_int(digits);
   }
-  if (t.used.count(candidate)) {
+  if (used) {
     num = next_free(t, base, num + 1);
     candidate = base + "_" + std::to_string(num);
   }
   mark_used(t, candidate);
-  t.base_count[base] = num;
+  if (auto bc = t.base_count.find(base); bc != t.base_count.end())
+    bc->second = num;
+  else
+    t.base_count.emplace(std::move(base), num);
   return candidate;
 }
 
 bool Namespace::contains(std::string_view name) const {
-  return table_ && table_->used.count(std::string(name)) > 0;
+  return table_ && table_->used.count(name) > 0;
 }
 
 bool Namespace::reserve(const std::string& name) {
-  if (table_ && table_->used.count(name)) return false;  // contains() would copy `name`
+  if (contains(name)) return false;
   mark_used(writable(), name);
   return true;
 }

@@ -22,6 +22,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -43,20 +44,27 @@ class Namespace {
   size_t size() const { return table_ ? table_->used.size() : 0; }
 
  private:
+  // String keys looked up by std::string_view, without building a std::string.
+  struct Hash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
+  };
+  template <class V>
+  using StringMap = std::unordered_map<std::string, V, Hash, std::equal_to<>>;
   struct Table {
-    std::unordered_set<std::string> used;
-    std::unordered_map<std::string, int64_t> base_count;
+    std::unordered_set<std::string, Hash, std::equal_to<>> used;
+    StringMap<int64_t> base_count;
     // Per base, the used canonical suffixes j ("<base>_<j>" without leading zeros), each mapped
     // to a j' > j such that every suffix in [j, j') is used (union-find with path compression).
-    std::unordered_map<std::string, std::unordered_map<int64_t, int64_t>> taken;
+    StringMap<std::unordered_map<int64_t, int64_t>> taken;
   };
 
   // The table, for writing: a copy of the namespace shares its table until either one writes
   // (a graph copied to be run never copies its names).
   Table& writable();
-  static void mark_used(Table& t, const std::string& name);
+  static void mark_used(Table& t, std::string name);
   // The smallest j >= k such that "<base>_<j>" is not used.
-  static int64_t next_free(Table& t, const std::string& base, int64_t k);
+  static int64_t next_free(Table& t, std::string_view base, int64_t k);
 
   std::shared_ptr<Table> table_;
 };
