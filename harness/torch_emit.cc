@@ -15,6 +15,7 @@
 
 #include "core/base/check.h"
 #include "core/ir/engine.h"
+#include "core/ir/namespace.h"
 #include "core/passes/passes.h"
 #include "core/runtime/interpreter.h"
 
@@ -125,8 +126,7 @@ std::string attr_path(const std::string& dotted) {
     size_t dot = dotted.find('.', start);
     std::string part =
         dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    bool ident = !part.empty() && !std::isdigit(static_cast<unsigned char>(part[0]));
-    for (char c : part) ident = ident && (std::isalnum(static_cast<unsigned char>(c)) || c == '_');
+    bool ident = is_identifier(part);
     out = ident ? out + "." + part : "getattr(" + out + ", " + py_str(part) + ")";
     if (dot == std::string::npos) break;
     start = dot + 1;

@@ -138,7 +138,7 @@ void Namespace::mark_used(Table& t, std::string name) {
   if (suffixed && !(digits.size() > 1 && digits[0] == '0')) {
     int64_t j = to_int(digits);
     auto it = t.taken.find(base);
-    if (it == t.taken.end()) it = t.taken.emplace(std::string(base), 0).first;
+    if (it == t.taken.end()) it = t.taken.try_emplace(std::string(base)).first;
     it->second.try_emplace(j, j + 1);
   }
   t.used.insert(std::move(name));
@@ -190,10 +190,7 @@ std::string Namespace::create_name(std::string_view raw) {
     candidate = base + "_" + std::to_string(num);
   }
   mark_used(t, candidate);
-  if (auto bc = t.base_count.find(base); bc != t.base_count.end())
-    bc->second = num;
-  else
-    t.base_count.emplace(std::move(base), num);
+  t.base_count.insert_or_assign(std::move(base), num);
   return candidate;
 }
 
