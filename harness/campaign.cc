@@ -58,6 +58,7 @@ void add_coverage(Coverage& a, const Coverage& b) {
   for (const auto& [k, v] : b.ops) a.ops[k] += v;
   a.nodes += b.nodes;
   a.calls += b.calls;
+  a.flat_nodes += b.flat_nodes;
   a.acc_partitions += b.acc_partitions;
   a.fallback_partitions += b.fallback_partitions;
   a.renamed_nodes += b.renamed_nodes;

@@ -168,7 +168,7 @@ std::string encode_result(const OracleResult& r) {
   const Coverage& c = r.coverage;
   Json j{{"cov",
           {c.nodes, c.calls, c.acc_partitions, c.fallback_partitions, c.renamed_nodes,
-           c.specialized_fqns, c.buffer_mutations, c.paths}},
+           c.specialized_fqns, c.buffer_mutations, c.paths, c.flat_nodes}},
          {"ops", c.ops},
          {"reach", c.reach}};
   if (!r.backend.empty()) j["b"] = r.backend;
@@ -183,7 +183,7 @@ std::optional<OracleResult> decode_result(const std::string& line) {
     Json j = Json::parse(line);
     OracleResult r;
     const Json& v = j.at("cov");
-    if (!v.is_array() || v.size() != 8) return std::nullopt;
+    if (!v.is_array() || v.size() != 9) return std::nullopt;
     Coverage& c = r.coverage;
     int* fields[] = {&c.nodes,
                      &c.calls,
@@ -192,8 +192,9 @@ std::optional<OracleResult> decode_result(const std::string& line) {
                      &c.renamed_nodes,
                      &c.specialized_fqns,
                      &c.buffer_mutations,
-                     &c.paths};
-    for (size_t i = 0; i < 8; ++i) *fields[i] = v[i].get<int>();
+                     &c.paths,
+                     &c.flat_nodes};
+    for (size_t i = 0; i < 9; ++i) *fields[i] = v[i].get<int>();
     c.ops = j.at("ops").get<std::map<std::string, int>>();
     const Json& reach = j.at("reach");
     if (!reach.is_array() || reach.size() != c.reach.size()) return std::nullopt;

@@ -340,6 +340,8 @@ class Oracle {
   void after_build(Pipeline& pipeline, const Artifact& a) {
     switch (a.stage) {
       case Stage::kExported:
+        for (Node* n = a.program->root->graph.first(); n; n = n->next)
+          cov_.flat_nodes += n->op == NodeOp::kCallFunction;
         for (const auto& s : a.program->sig.outputs)
           cov_.buffer_mutations += s.kind == OutputSpec::kBufferMutation;
         break;

@@ -41,6 +41,7 @@ struct Coverage {
   std::map<std::string, int> ops;  // call_function ops in the eager program
   int nodes = 0;                   // eager nodes (call_function + call_module)
   int calls = 0;                   // call_module executions in one eager run
+  int flat_nodes = 0;  // call_function nodes of the exported program (every call inlined)
   int acc_partitions = 0, fallback_partitions = 0;
   int renamed_nodes = 0;     // flattened nodes whose name carries a collision suffix
   int specialized_fqns = 0;  // FQNs unflattened into two or more variants

@@ -51,6 +51,7 @@ Json reach_json(const Coverage& c) {
 Json coverage_json(const Coverage& c) {
   return Json{{"nodes", c.nodes},
               {"module_calls", c.calls},
+              {"flat_nodes", c.flat_nodes},
               {"acc_partitions", c.acc_partitions},
               {"fallback_partitions", c.fallback_partitions},
               {"renamed_nodes", c.renamed_nodes},
@@ -93,6 +94,9 @@ void print_summary(const CampaignOptions& o, const CampaignResult& r) {
   std::cout << "exercised:\n"
             << "  eager nodes        " << c.nodes << " ("
             << fmt(r.cases ? double(c.nodes) / double(r.cases) : 0) << " per case)\n"
+            << "  flat nodes         " << c.flat_nodes << " ("
+            << fmt(r.cases ? double(c.flat_nodes) / double(r.cases) : 0)
+            << " per case; call_function nodes of the exported program)\n"
             << "  module calls       " << c.calls << "\n"
             << "  partitions         " << c.acc_partitions << " engines (_run_on_acc_*), "
             << c.fallback_partitions << " fallbacks (_run_on_gpu_*)\n"

@@ -205,6 +205,7 @@ TEST(WorkerProtocolTest, ResultsRoundTripThroughTheirOneLineEncoding) {
   r.backend = "cpu";
   r.coverage.nodes = 7;
   r.coverage.paths = 5;
+  r.coverage.flat_nodes = 11;
   r.coverage.ops["relu"] = 3;
   r.failure = Failure{"mismatch", "flattened", "relu", "wired wrong", "n@1/relu", "n"};
   auto back = decode_result(encode_result(r));
@@ -212,6 +213,7 @@ TEST(WorkerProtocolTest, ResultsRoundTripThroughTheirOneLineEncoding) {
   EXPECT_EQ(back->backend, "cpu");
   EXPECT_EQ(back->coverage.nodes, 7);
   EXPECT_EQ(back->coverage.paths, 5);
+  EXPECT_EQ(back->coverage.flat_nodes, 11);
   EXPECT_EQ(back->coverage.ops.at("relu"), 3);
   ASSERT_TRUE(back->failure);
   EXPECT_EQ(back->failure->signature(), "mismatch:flattened:relu:n");

@@ -38,6 +38,28 @@ TEST(OracleTest, FaultFreeCoreFailsNoCase) {
   }
 }
 
+// Flat nodes are the call_function nodes once every call is inlined, counted by hand here: the
+// graph-break example is flat (18 ops); the quick-start model runs its 6-op block twice and
+// has 2 ops of its own, and export turns each copy_ into a buffer-mutation output (as
+// torch.export does), so each inlined block keeps 5. Eager nodes count each graph once, module
+// calls included.
+TEST(OracleTest, CoverageCountsFlatNodesOfTheInlinedProgram) {
+  Case flat;
+  flat.module = graph_break_example();
+  flat.inputs = {Tensor({4, 4}, std::vector<float>(16, 0.5f))};
+  auto r = check_case(flat);
+  ASSERT_FALSE(r.failure) << r.failure->signature();
+  EXPECT_EQ(r.coverage.flat_nodes, 18);
+  EXPECT_EQ(r.coverage.nodes, 18);
+  Case nested;
+  nested.module = quickstart_example();
+  nested.inputs = {Tensor({2, 2}, {1.0f, -2.0f, 0.5f, 3.0f})};
+  auto q = check_case(nested);
+  ASSERT_FALSE(q.failure) << q.failure->signature();
+  EXPECT_EQ(q.coverage.flat_nodes, 2 + 2 * 5);
+  EXPECT_EQ(q.coverage.nodes, 4 + 6);
+}
+
 TEST(OracleTest, AnExceptionInTheSystemUnderTestIsAFailureNotACrash) {
   Case c;
   c.module = graph_break_example();

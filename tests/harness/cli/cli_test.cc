@@ -73,6 +73,11 @@ TEST(CliTest, FuzzEndsWithAJsonLineOfFigures) {
     EXPECT_NE(r.out.find("  " + name + " "), std::string::npos) << name;
   }
   EXPECT_GT(reach["specialized-calls"].get<int>(), 0);
+  // Flat nodes come back from the isolated workers and are printed as in the JSON.
+  int flat = j["coverage"]["flat_nodes"].get<int>();
+  EXPECT_GE(flat, j["coverage"]["nodes"].get<int>() / 2);
+  EXPECT_NE(r.out.find("  flat nodes         " + std::to_string(flat) + " ("), std::string::npos)
+      << r.out;
 }
 
 TEST(CliTest, FuzzWithAFaultExitsOneAndWritesTheRepro) {
