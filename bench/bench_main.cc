@@ -8,8 +8,20 @@
 //   NameSuffixes/<n>        n names of one base asked for with random numeric suffixes
 //                           (getitem_<r>, r < n, and getitem): time per name must stay flat.
 //   EndToEnd                generate + check one default case (all paths): cases per second.
+//   TextFloor/<what>/<max-nodes>  the text a case's oracle must read back, against the per-case
+//                           budget of the throughput goals: the two program documents it loads
+//                           (the reloaded and the unflattened paths), for the first 100 cases of
+//                           `fuzz --seed 1 --max-nodes N`. `accept` only tokenizes and checks
+//                           them with nlohmann::json::accept (the floor of any reader built on
+//                           nlohmann's lexer, DOM or SAX); `load` is flatcheck's loader; `save`
+//                           writes the four texts of the two round trips; `case` checks the
+//                           whole case on every path. Per case, not per document.
 // bench/run.sh runs them and writes bench/results/*.md.
 #include <benchmark/benchmark.h>
+
+#include <map>
+
+#include <nlohmann/json.hpp>
 
 #include "core/ir/engine.h"
 #include "core/ir/namespace.h"
@@ -21,6 +33,7 @@
 #include "generators/examples.h"
 #include "generators/generate.h"
 #include "harness/allocator.h"
+#include "harness/campaign.h"
 #include "harness/oracle.h"
 
 namespace flatcheck {
@@ -204,6 +217,69 @@ void EndToEnd(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
 }
 BENCHMARK(EndToEnd)->Unit(benchmark::kMicrosecond)->MinTime(2.0);
+
+// The first 100 cases of `fuzz --seed 1 --max-nodes N`, with the two texts each one's oracle
+// loads and the programs loaded from them.
+struct FloorCases {
+  std::vector<Case> cases;
+  std::vector<std::string> texts;  // two per case: the flattened and the exported program
+  std::vector<Program> loaded;     // one per text
+  size_t bytes = 0;
+};
+
+const FloorCases& floor_cases(int max_nodes) {
+  static std::map<int, FloorCases> built;
+  auto [it, fresh] = built.try_emplace(max_nodes);
+  FloorCases& f = it->second;
+  if (!fresh) return f;
+  GenOptions o;
+  o.max_nodes = max_nodes;
+  for (int64_t i = 0; i < 100; ++i) {
+    Case c = generate_case_for_seed(case_seed(1, i), o);
+    Pipeline p(c.module, c.config);
+    for (Stage s : {Stage::kReloaded, Stage::kUnflattened}) {
+      f.texts.push_back(p.build(s).saved);
+      f.bytes += f.texts.back().size();
+      f.loaded.push_back(load_program(f.texts.back()));
+    }
+    f.cases.push_back(std::move(c));
+  }
+  return f;
+}
+
+void TextFloor(benchmark::State& state, const char* what) {
+  const FloorCases& f = floor_cases(static_cast<int>(state.range(0)));
+  std::string w(what);
+  for (auto _ : state) {
+    if (w == "accept") {
+      for (const auto& t : f.texts) benchmark::DoNotOptimize(nlohmann::json::accept(t));
+    } else if (w == "load") {
+      for (const auto& t : f.texts) benchmark::DoNotOptimize(load_program(t));
+    } else if (w == "save") {
+      for (size_t i = 0; i < f.texts.size(); ++i) {
+        benchmark::DoNotOptimize(save_program(f.loaded[i]));  // the text saved
+        benchmark::DoNotOptimize(save_program(f.loaded[i]));  // and the one the round trip resaves
+      }
+    } else {
+      for (const auto& c : f.cases) benchmark::DoNotOptimize(check_case(c));
+    }
+  }
+  auto cases = static_cast<double>(f.cases.size());
+  state.counters["us_per_case"] = benchmark::Counter(
+      cases * 1e-6, benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+  state.counters["bytes_per_case"] = static_cast<double>(f.bytes) / cases;
+}
+#define FLOOR(what)                         \
+  BENCHMARK_CAPTURE(TextFloor, what, #what) \
+      ->Arg(8)                              \
+      ->Arg(20)                             \
+      ->Arg(32)                             \
+      ->Arg(128)                            \
+      ->Unit(benchmark::kMillisecond)
+FLOOR(accept);
+FLOOR(load);
+FLOOR(save);
+FLOOR(case);
 
 // Engine launch cost: one engine of the graph-break example, run on a backend (the CUDA rows
 // are skipped with the reason when there is no device).

@@ -3,7 +3,8 @@ bench/results/. Usage: report.py stages BENCH_JSON COMMIT MACHINE [CAMPAIGNS_JSO
                        report.py detection DETECT_TXT COMMIT MACHINE SEEDS
                        report.py reach COMMIT CASES FUZZ_JSON...  (one file per seed, 1..N)
                        report.py isolation RUNS_JSONL COMMIT MACHINE ROUNDS
-                       report.py ab ROWS_JSONL BEFORE AFTER ROUNDS MACHINE"""
+                       report.py ab ROWS_JSONL BEFORE AFTER ROUNDS MACHINE
+                       report.py floor BENCH_JSON PEER_JSONL COMMIT MACHINE BENCH_LIB"""
 import json
 import re
 import sys
@@ -204,6 +205,47 @@ def reach(commit, cases, *paths):
     return "\n".join(out) + "\n"
 
 
+def floor(path, peer_path, commit, machine, bench_lib):
+    rows = {}
+    for b in json.load(open(path))["benchmarks"]:
+        if b.get("aggregate_name") in (None, "median") and b["name"].startswith("TextFloor/"):
+            rows[b.get("run_name", b["name"])] = b
+    peer = {}
+    for line in open(peer_path):
+        r = json.loads(line)
+        peer[r["nodes"]] = r["cases_per_sec"]
+    us = lambda what, n: rows[f"TextFloor/{what}/{n}"]["us_per_case"]
+    out = [header("The text floor: what reading the saved programs back costs a case",
+                  "bash bench/floor.sh", commit, machine)]
+    out.append(f"Google Benchmark library: {bench_lib}; flatcheck is a Release build.\n")
+    out.append("Per case of `flatcheck fuzz --seed 1 --max-nodes N` (its first 100 cases), in microseconds. "
+               "Each case's oracle saves two programs (the flattened one for the reloaded path, the "
+               "exported one for the unflattened path), loads each back and saves it again (the "
+               "round trip). `accept` is `nlohmann::json::accept` over those two documents: it only "
+               "tokenizes and checks the syntax, so no reader built on nlohmann's lexer (DOM or SAX) "
+               "can take less. `load` is flatcheck's loader, `4 saves` the writer, `case` the whole "
+               "check (generation excluded).\n")
+    out.append("| --max-nodes | bytes loaded per case | accept (floor) | load | 4 saves | case | "
+               "case less load and saves | budget at 20,000 cases/s |")
+    out.append("|---|---|---|---|---|---|---|---|")
+    for n in (8, 20, 32, 128):
+        b = rows[f"TextFloor/accept/{n}"]["bytes_per_case"]
+        a = us("accept", n)
+        rest = us("case", n) - us("load", n) - us("save", n)
+        out.append(f"| {n} | {b:,.0f} | {a:.1f} | {us('load', n):.1f} | {us('save', n):.1f} | "
+                   f"{us('case', n):.1f} | {rest:.1f} | 50 (accept alone: {a / 50:.2f}x of it) |")
+    out.append("\nThe goal of 150x the peer, with the peer's rate from the same run "
+               "(`peer_fx.py --mode loop --nodes N`, pinned like the benchmarks):\n")
+    out.append("| N | peer cases/s | budget per case at 150x (us) | accept at --max-nodes N (us) | "
+               "accept / budget |")
+    out.append("|---|---|---|---|---|")
+    for n in (8, 32, 128):
+        budget = 1e6 / (150 * peer[n])
+        a = us("accept", n)
+        out.append(f"| {n} | {peer[n]:.1f} | {budget:.1f} | {a:.1f} | {a / budget:.2f}x |")
+    return "\n".join(out) + "\n"
+
+
 if __name__ == "__main__":
     kind = sys.argv[1]
     if kind == "stages":
@@ -214,5 +256,7 @@ if __name__ == "__main__":
         print(isolation(*sys.argv[2:6]), end="")
     elif kind == "ab":
         print(ab(*sys.argv[2:7]), end="")
+    elif kind == "floor":
+        print(floor(*sys.argv[2:7]), end="")
     else:
         print(detection(*sys.argv[2:6]), end="")
