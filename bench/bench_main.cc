@@ -7,6 +7,8 @@
 //   NameCollision/<n>       n nodes all named getitem: time per name must stay flat.
 //   NameSuffixes/<n>        n names of one base asked for with random numeric suffixes
 //                           (getitem_<r>, r < n, and getitem): time per name must stay flat.
+//   NameTables/<n>          the hash-table work of NameSuffixes without its search: how much
+//                           of the growth in time per name the memory hierarchy explains.
 //   EndToEnd                generate + check one default case (all paths): cases per second.
 //   TextFloor/<what>/<max-nodes>  the text a case's oracle must read back, against the per-case
 //                           budget of the throughput goals: the two program documents it loads
@@ -20,6 +22,8 @@
 #include <benchmark/benchmark.h>
 
 #include <map>
+#include <unordered_map>
+#include <unordered_set>
 
 #include <nlohmann/json.hpp>
 
@@ -187,16 +191,27 @@ void NameCollision(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
                                                      benchmark::Counter::kInvert);
 }
-BENCHMARK(NameCollision)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK(NameCollision)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Arg(1000000)
+    ->Unit(benchmark::kMillisecond);
 
-void NameSuffixes(benchmark::State& state) {
-  int64_t n = state.range(0);
+// The names NameSuffixes asks for: getitem_<r> with r < n, and one in eight plain getitem.
+std::vector<std::string> suffixed_names(int64_t n) {
   std::vector<std::string> asked;
   Rng rng(7);
   for (int64_t i = 0; i < n; ++i)
     asked.push_back(rng.below(8) == 0
                         ? "getitem"
                         : "getitem_" + std::to_string(rng.below(static_cast<uint64_t>(n))));
+  return asked;
+}
+
+void NameSuffixes(benchmark::State& state) {
+  int64_t n = state.range(0);
+  std::vector<std::string> asked = suffixed_names(n);
   for (auto _ : state) {
     Namespace ns;
     for (const auto& a : asked) benchmark::DoNotOptimize(ns.create_name(a));
@@ -205,7 +220,43 @@ void NameSuffixes(benchmark::State& state) {
       benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
                                                      benchmark::Counter::kInvert);
 }
-BENCHMARK(NameSuffixes)->Arg(1000)->Arg(10000)->Arg(100000)->Unit(benchmark::kMillisecond);
+BENCHMARK(NameSuffixes)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Arg(1000000)
+    ->Unit(benchmark::kMillisecond);
+
+// The table work of NameSuffixes with no search: per name, a lookup and an insert of the string
+// in a set and of its number in a map, over tables that grow to n entries. Each operation is
+// O(1) on average, so this row's growth in ns per name from 10^3 to 10^6 is the memory
+// hierarchy's (tables outgrowing the caches), not an algorithm's: NameSuffixes is linear when
+// its ns per name grows no faster than this row's.
+void NameTables(benchmark::State& state) {
+  int64_t n = state.range(0);
+  std::vector<std::string> asked = suffixed_names(n);
+  for (auto _ : state) {
+    std::unordered_set<std::string> used;
+    std::unordered_map<int64_t, int64_t> numbers;
+    int64_t i = 0;
+    for (const auto& a : asked) {
+      benchmark::DoNotOptimize(used.count(a));
+      used.insert(a + "_" + std::to_string(i));
+      numbers.try_emplace(i, i + 1);
+      ++i;
+    }
+    benchmark::DoNotOptimize(used.size() + numbers.size());
+  }
+  state.counters["ns_per_name"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
+                                                     benchmark::Counter::kInvert);
+}
+BENCHMARK(NameTables)
+    ->Arg(1000)
+    ->Arg(10000)
+    ->Arg(100000)
+    ->Arg(1000000)
+    ->Unit(benchmark::kMillisecond);
 
 void EndToEnd(benchmark::State& state) {
   int64_t i = 0;
