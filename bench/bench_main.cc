@@ -181,22 +181,26 @@ const bool kPipelineRegistered = [] {
   return true;
 }();
 
+// The name benchmarks: n names per iteration, reported as ns per name, at n = 10^3 ... 10^6.
+void count_names(benchmark::State& state, int64_t n) {
+  state.counters["ns_per_name"] =
+      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
+                                                     benchmark::Counter::kInvert);
+}
+void name_counts(benchmark::internal::Benchmark* b) {
+  for (int64_t n = 1000; n <= 1000000; n *= 10) b->Arg(n);
+  b->Unit(benchmark::kMillisecond);
+}
+
 void NameCollision(benchmark::State& state) {
   int64_t n = state.range(0);
   for (auto _ : state) {
     Namespace ns;
     for (int64_t i = 0; i < n; ++i) benchmark::DoNotOptimize(ns.create_name("getitem"));
   }
-  state.counters["ns_per_name"] =
-      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
-                                                     benchmark::Counter::kInvert);
+  count_names(state, n);
 }
-BENCHMARK(NameCollision)
-    ->Arg(1000)
-    ->Arg(10000)
-    ->Arg(100000)
-    ->Arg(1000000)
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(NameCollision)->Apply(name_counts);
 
 // The names NameSuffixes asks for: getitem_<r> with r < n, and one in eight plain getitem.
 std::vector<std::string> suffixed_names(int64_t n) {
@@ -216,16 +220,9 @@ void NameSuffixes(benchmark::State& state) {
     Namespace ns;
     for (const auto& a : asked) benchmark::DoNotOptimize(ns.create_name(a));
   }
-  state.counters["ns_per_name"] =
-      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
-                                                     benchmark::Counter::kInvert);
+  count_names(state, n);
 }
-BENCHMARK(NameSuffixes)
-    ->Arg(1000)
-    ->Arg(10000)
-    ->Arg(100000)
-    ->Arg(1000000)
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(NameSuffixes)->Apply(name_counts);
 
 // The table work of NameSuffixes with no search: per name, a lookup and an insert of the string
 // in a set and of its number in a map, over tables that grow to n entries. Each operation is
@@ -247,16 +244,9 @@ void NameTables(benchmark::State& state) {
     }
     benchmark::DoNotOptimize(used.size() + numbers.size());
   }
-  state.counters["ns_per_name"] =
-      benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
-                                                     benchmark::Counter::kInvert);
+  count_names(state, n);
 }
-BENCHMARK(NameTables)
-    ->Arg(1000)
-    ->Arg(10000)
-    ->Arg(100000)
-    ->Arg(1000000)
-    ->Unit(benchmark::kMillisecond);
+BENCHMARK(NameTables)->Apply(name_counts);
 
 void EndToEnd(benchmark::State& state) {
   int64_t i = 0;
