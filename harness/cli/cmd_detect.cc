@@ -89,6 +89,7 @@ Json detect_fault(const FaultInfo& f, int seeds, int64_t budget, int jobs, Devic
             << (median < 0 ? "-" : std::to_string(median)) << std::setw(10)
             << (worst < 0 ? "-" : std::to_string(worst)) << std::setw(12)
             << (med_size < 0 ? "-" : std::to_string(med_size)) << ok << "/" << found.size() << "\n";
+  std::cout.flush();  // a row per fault as it ends, also into a pipe: a run takes minutes
   return Json{{"fault", std::string(f.name)},
               {"stage", std::string(stage_name(f.stage))},
               {"seeds", seeds},
