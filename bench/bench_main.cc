@@ -182,12 +182,12 @@ const bool kPipelineRegistered = [] {
 }();
 
 // The name benchmarks: n names per iteration, reported as ns per name, at n = 10^3 ... 10^6.
-void count_names(benchmark::State& state, int64_t n) {
+void report_ns_per_name(benchmark::State& state, int64_t n) {
   state.counters["ns_per_name"] =
       benchmark::Counter(static_cast<double>(n), benchmark::Counter::kIsIterationInvariantRate |
                                                      benchmark::Counter::kInvert);
 }
-void name_counts(benchmark::internal::Benchmark* b) {
+void name_sizes(benchmark::internal::Benchmark* b) {
   for (int64_t n = 1000; n <= 1000000; n *= 10) b->Arg(n);
   b->Unit(benchmark::kMillisecond);
 }
@@ -198,9 +198,9 @@ void NameCollision(benchmark::State& state) {
     Namespace ns;
     for (int64_t i = 0; i < n; ++i) benchmark::DoNotOptimize(ns.create_name("getitem"));
   }
-  count_names(state, n);
+  report_ns_per_name(state, n);
 }
-BENCHMARK(NameCollision)->Apply(name_counts);
+BENCHMARK(NameCollision)->Apply(name_sizes);
 
 // The names NameSuffixes asks for: getitem_<r> with r < n, and one in eight plain getitem.
 std::vector<std::string> suffixed_names(int64_t n) {
@@ -220,9 +220,9 @@ void NameSuffixes(benchmark::State& state) {
     Namespace ns;
     for (const auto& a : asked) benchmark::DoNotOptimize(ns.create_name(a));
   }
-  count_names(state, n);
+  report_ns_per_name(state, n);
 }
-BENCHMARK(NameSuffixes)->Apply(name_counts);
+BENCHMARK(NameSuffixes)->Apply(name_sizes);
 
 // The table work of NameSuffixes with no search: per name, a lookup and an insert of the string
 // in a set and of its number in a map, over tables that grow to n entries. Each operation is
@@ -244,9 +244,9 @@ void NameTables(benchmark::State& state) {
     }
     benchmark::DoNotOptimize(used.size() + numbers.size());
   }
-  count_names(state, n);
+  report_ns_per_name(state, n);
 }
-BENCHMARK(NameTables)->Apply(name_counts);
+BENCHMARK(NameTables)->Apply(name_sizes);
 
 void EndToEnd(benchmark::State& state) {
   int64_t i = 0;

@@ -13,7 +13,6 @@ command -v valgrind > /dev/null || { echo "bench/names_ir.sh: needs valgrind (ap
 [ -x "$BUILD/bin/flatcheck_bench" ] || { echo "bench/names_ir.sh: build $BUILD/bin/flatcheck_bench first" >&2; exit 2; }
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-rows=()
 for b in NameCollision NameSuffixes; do
   for n in 1000 10000 100000 1000000; do
     # One iteration: --benchmark_min_time is far below one iteration's time under valgrind.
@@ -22,30 +21,12 @@ for b in NameCollision NameSuffixes; do
            "$BUILD/bin/flatcheck_bench" --benchmark_filter="^$b/$n\$" --benchmark_min_time=0.0001 \
            --benchmark_format=json 2> /dev/null |
          python3 -c 'import json,sys; print(json.load(sys.stdin)["benchmarks"][0]["iterations"])')
-    ir=$(callgrind_annotate "$tmp/cg" 2> /dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1; exit}')
-    rows+=("$b $n $it $ir")
+    ir=$(callgrind_annotate "$tmp/cg" 2> /dev/null | awk '/PROGRAM TOTALS/ {gsub(",", "", $1); print $1}')
+    echo "$b $n $it $ir" >> "$tmp/rows.txt"
     echo "names_ir.sh: $b/$n: $ir instructions, $it iteration(s)" >&2
   done
 done
-{
-  echo "# Instructions per created name"
-  echo
-  echo "command: \`bash bench/names_ir.sh\`  "
-  echo "commit: \`$(git rev-parse --short HEAD)\`  "
-  echo "valgrind: $(valgrind --version)"
-  echo
-  echo "Instructions executed inside \`Namespace::create_name\` (callgrind, inclusive), divided by the"
-  echo "names created. NameCollision asks for \`getitem\` n times; NameSuffixes asks for \`getitem_<r>\`"
-  echo "(r < n) and, one time in eight, \`getitem\` (bench/bench_main.cc)."
-  echo
-  echo "| benchmark | names | instructions per name | ratio to 10^3 |"
-  echo "|---|---|---|---|"
-  base=""
-  for r in "${rows[@]}"; do
-    set -- $r
-    per=$(( $4 / ($3 * $2) ))
-    [ "$2" = 1000 ] && base=$per
-    echo "| $1 | $2 | $per | $(python3 -c "print(f'{$per / $base:.2f}')") |"
-  done
-} > bench/results/names-instructions.md
+machine="$(nproc) cores ($(grep -m1 'model name' /proc/cpuinfo | sed 's/.*: //'))"
+python3 bench/report.py names_ir "$tmp/rows.txt" "$(git rev-parse --short HEAD)" "$machine" \
+  "$(valgrind --version)" > bench/results/names-instructions.md
 cat bench/results/names-instructions.md

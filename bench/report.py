@@ -4,7 +4,8 @@ bench/results/. Usage: report.py stages BENCH_JSON COMMIT MACHINE [CAMPAIGNS_JSO
                        report.py reach COMMIT CASES FUZZ_JSON...  (one file per seed, 1..N)
                        report.py isolation RUNS_JSONL COMMIT MACHINE ROUNDS
                        report.py ab ROWS_JSONL BEFORE AFTER ROUNDS MACHINE
-                       report.py floor BENCH_JSON PEER_JSONL COMMIT MACHINE BENCH_LIB"""
+                       report.py floor BENCH_JSON PEER_JSONL COMMIT MACHINE BENCH_LIB
+                       report.py names_ir ROWS_TXT COMMIT MACHINE VALGRIND"""
 import json
 import re
 import sys
@@ -258,6 +259,25 @@ def floor(path, peer_path, commit, machine, bench_lib):
     return "\n".join(out) + "\n"
 
 
+def names_ir(path, commit, machine, valgrind):
+    """ROWS_TXT: one line per run, `BENCHMARK NAMES ITERATIONS INSTRUCTIONS`."""
+    out = [header("Instructions per created name", "bash bench/names_ir.sh", commit, machine)]
+    out.append(f"valgrind: {valgrind}\n")
+    out.append("Instructions executed inside `Namespace::create_name` (callgrind, inclusive), "
+               "divided by the names created. NameCollision asks for `getitem` n times; "
+               "NameSuffixes asks for `getitem_<r>` (r < n) and, one time in eight, `getitem` "
+               "(bench/bench_main.cc).\n")
+    out.append("| benchmark | names | instructions per name | ratio to 10^3 |")
+    out.append("|---|---|---|---|")
+    base = {}
+    for line in open(path):
+        bench, names, iterations, instructions = line.split()
+        per = int(instructions) // (int(iterations) * int(names))
+        base.setdefault(bench, per)
+        out.append(f"| {bench} | {names} | {per} | {per / base[bench]:.2f} |")
+    return "\n".join(out) + "\n"
+
+
 if __name__ == "__main__":
     kind = sys.argv[1]
     if kind == "stages":
@@ -270,5 +290,7 @@ if __name__ == "__main__":
         print(ab(*sys.argv[2:7]), end="")
     elif kind == "floor":
         print(floor(*sys.argv[2:7]), end="")
+    elif kind == "names_ir":
+        print(names_ir(*sys.argv[2:6]), end="")
     else:
         print(detection(*sys.argv[2:6]), end="")
