@@ -8,8 +8,17 @@ and `_illegal_names`), called with obj=None as `Graph.create_node` does. It is i
 flatcheck's C++ Namespace, which tests/core/ir/namespace_test.cc checks against this table.
 
     python3 tests/core/naming_table.py            # regenerate the table (fixed seed)
-    python3 tests/core/naming_table.py --check    # compare with the installed torch.fx, when
-                                                  # it has that implementation (torch >= 2.5)
+    python3 tests/core/naming_table.py --check    # compare the installed torch.fx with the
+                                                  # table and with each transcription below
+
+torch.fx's naming changed twice: torch 1.13 counts up from the candidate's own suffix and keeps
+no count per base; torch 2.x up to at least 2.6 keeps `_base_count` per base and treats a
+suffix `_0` as no suffix (`Torch26Namespace`, transcribed from torch 2.6's graph.py); current
+PyTorch (2025, `_illegal_names`, later moved to C++ as torch/csrc/fx/graph.h) keeps identifiers
+as given and counts per candidate (`ReferenceNamespace`, the table flatcheck follows).
+`--check` runs every sequence through the installed torch and says which transcription it
+equals; it exits 1 when torch equals none of them (a transcription is wrong or torch changed
+again), 0 otherwise, and prints how many sequences the table differs on.
 """
 import builtins
 import json
@@ -59,6 +68,48 @@ class ReferenceNamespace:
         return candidate
 
 
+class Torch26Namespace:
+    """torch 2.6's `_Namespace.create_name` (torch/fx/graph.py), obj=None."""
+
+    _custom = {"inf", "nan", "NoneType", "torch", "device", "fx_pytree", "pytree"}
+
+    def __init__(self):
+        self._used_names = set()
+        self._base_count = {}
+
+    def _is_illegal_name(self, name):
+        if name in keyword.kwlist:
+            return True
+        if name in builtins.__dict__:
+            return True  # obj (None) is never the builtin itself
+        return name in self._custom
+
+    def create_name(self, candidate, obj=None):
+        candidate = _illegal_char_regex.sub("_", candidate)
+        if not candidate:
+            candidate = "_unnamed"
+        if candidate[0].isdigit():
+            candidate = f"_{candidate}"
+        match = re.match(r"(.*)_(\d+)$", candidate)
+        if match is None:
+            base, num = candidate, None
+        else:
+            base, num = match.group(1), int(match.group(2))
+        candidate = base if num is None else f"{base}_{num}"
+        if not num:
+            num = self._base_count.get(base, 0)
+        while candidate in self._used_names or self._is_illegal_name(candidate):
+            num += 1
+            candidate = f"{base}_{num}"
+        self._used_names.add(candidate)
+        self._base_count[base] = num
+        return candidate
+
+
+TRANSCRIPTIONS = {"current PyTorch (the table)": ReferenceNamespace,
+                  "torch 2.6": Torch26Namespace}
+
+
 BASES = ["getitem", "add", "relu", "x", "a_b", "layer_0", "p_weight", "b_buf", "_run_on_acc",
          "sum", "abs", "input", "max", "min", "if", "None", "True", "torch", "nan", "inf",
          "device", "print", "id", "type", "output", "_", "__x", "copy_", "n"]
@@ -84,32 +135,51 @@ def sequences(count, seed):
     return out
 
 
+def run_names(make, row):
+    """The names one namespace hands out for a row's candidates, or the exception's name."""
+    ns = make()
+    try:
+        return [ns.create_name(c, None) for c in row["in"]]
+    except Exception as e:  # noqa: BLE001 - an older torch raises on some candidates ("")
+        return f"raises {type(e).__name__}"
+
+
 def check_against_torch(rows):
     try:
+        import torch
         import torch.fx.graph as fxg
     except Exception as e:  # noqa: BLE001
         print(f"not checked: torch.fx cannot be imported ({e})")
-        return 0
-    ns = fxg._Namespace()
-    if not hasattr(ns, "_base_count") or not hasattr(fxg, "_illegal_names"):
-        import torch
-        print(f"not checked: torch {torch.__version__} has an older _Namespace.create_name")
-        return 0
-    bad = 0
-    for row in rows:
-        ns = fxg._Namespace()
-        got = [ns.create_name(c, None) for c in row["in"]]
-        if got != row["out"]:
-            bad += 1
-            print("differs:", row["in"], "table", row["out"], "torch", got)
-    print(f"checked {len(rows)} sequences against torch.fx: {bad} differ")
-    return 1 if bad else 0
+        return 77
+    torch_names = [run_names(fxg._Namespace, row) for row in rows]
+    table_differs = sum(got != row["out"] for got, row in zip(torch_names, rows))
+    print(f"torch {torch.__version__}: {len(rows)} sequences; the table (current PyTorch's "
+          f"naming) differs from this torch on {table_differs}")
+    matched = []
+    for label, make in TRANSCRIPTIONS.items():
+        differs = [(row["in"], want, got) for row, got in zip(rows, torch_names)
+                   if (want := run_names(make, row)) != got]
+        print(f"  transcription '{label}': differs from torch on {len(differs)}")
+        for ins, want, got in differs[:3]:
+            print(f"    {ins}: transcription {want}, torch {got}")
+        if not differs:
+            matched.append(label)
+    if not matched:
+        print("FAIL: torch's naming equals none of the transcriptions")
+        return 1
+    print(f"torch {torch.__version__} names exactly as the transcription '{matched[0]}'")
+    return 0
 
 
 def main():
     path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "naming_table.jsonl")
     rows = sequences(400, seed=20261122)
     if "--check" in sys.argv:
+        with open(path, encoding="utf-8") as f:
+            committed = [json.loads(line) for line in f]
+        if committed != rows:
+            print(f"FAIL: {path} is not what this script writes; regenerate it")
+            return 1
         return check_against_torch(rows)
     with open(path, "w", encoding="utf-8") as f:
         for row in rows:
