@@ -200,6 +200,7 @@ class Unflattener {
     s = new_module(fqn, it == p_.module_types.end() ? "Module" : it->second, false);
     s->graph.output({});
     attach_stub_children(*s, fqn);
+    share_children(fqn, s);
     return s;
   }
 
@@ -213,10 +214,26 @@ class Unflattener {
     }
   }
 
+  // Every module object of one FQN (its variants and its stub) has every child variant attached
+  // under that FQN, as PyTorch's variants share one `_modules`: a call that skips levels
+  // attaches its variant inside an intermediate module, and whichever object of that FQN ends
+  // up on the path must have it.
+  void share_children(const std::string& fqn, const std::shared_ptr<Module>& m) {
+    modules_of_[fqn].push_back(m);
+    for (const auto& [name, child] : attached_[fqn]) m->children[name] = child;
+  }
+
+  void attach(const std::string& fqn, Module& at, const std::string& name,
+              const std::shared_ptr<Module>& child) {
+    at.children[name] = child;
+    attached_[fqn][name] = child;
+    for (const auto& m : modules_of_[fqn]) m->children[name] = child;
+  }
+
   // Makes the variant module of call `k` reachable from `m` (the module of fqn `fqn`) and
   // returns the call_module target. A call may skip levels (FX allows a call_module target
-  // "a.b"): then the variant is attached inside the intermediate module, which is created from
-  // the module tree when missing.
+  // "a.b"): then the variant is attached inside the intermediate module (every object of its
+  // FQN), which is created from the module tree when missing.
   std::string attach_call(Module& m, const std::string& fqn, const Call& k) {
     std::string rel = relative(fqn, k.fqn);
     size_t dot = rel.rfind('.');
@@ -238,7 +255,7 @@ class Unflattener {
       at = at->children[part].get();
       start = next + 1;
     }
-    at->children[k.variant] = k.module;
+    attach(at_fqn, *at, k.variant, k.module);
     return rel.substr(0, dot + 1) + k.variant;
   }
 
@@ -392,7 +409,9 @@ class Unflattener {
     }
     for (const auto& [name, existing] : variants) {
       // Fault (PyTorch #137013): every call runs the first call's graph.
-      if (fault_on(Fault::kUnflattenFirstCallGraph) || graph_equal(existing->graph, g, eq)) {
+      if (fault_on(Fault::kUnflattenFirstCallGraph) ||
+          (graph_equal(existing->graph, g, eq) &&
+           (!eq.call_targets || same_callees(*existing, *m)))) {
         c.variant = name;
         c.module = existing;
         return;
@@ -402,6 +421,17 @@ class Unflattener {
     c.module = m;
     variants.emplace_back(c.variant, m);
     first_variant_.emplace(c.fqn, m);
+    share_children(c.fqn, m);
+  }
+
+  // Equal graphs run the same only if their call targets name the same module objects: a call
+  // that skips levels attaches its variant inside an intermediate module, and an earlier
+  // variant's intermediate may be another object, without that attachment.
+  static bool same_callees(const Module& a, const Module& b) {
+    for (Node* n = a.graph.first(); n; n = n->next)
+      if (n->op == NodeOp::kCallModule && a.submodule(n->target) != b.submodule(n->target))
+        return false;
+    return true;
   }
 
   const Program& p_;
@@ -412,6 +442,9 @@ class Unflattener {
   std::map<std::string, std::vector<std::pair<std::string, std::shared_ptr<Module>>>> variants_;
   std::map<std::string, std::shared_ptr<Module>> first_variant_;
   std::map<std::string, std::shared_ptr<Module>> stubs_;
+  // FQN -> every module object made for it, and the children attached to all of them.
+  std::map<std::string, std::vector<std::shared_ptr<Module>>> modules_of_;
+  std::map<std::string, std::map<std::string, std::shared_ptr<Module>>> attached_;
 };
 
 // The parents of every variant of `fqn`'s last component, with the attribute names.

@@ -11,6 +11,9 @@
 #include "core/runtime/interpreter.h"
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"
+#include "generators/generate.h"
+#include "generators/source.h"
+#include "harness/oracle.h"
 #include "generators/rc_gen.h"
 #include "tests/support/programs.h"
 
@@ -108,6 +111,34 @@ TEST(UnflattenTest, CallsThatSkipALevelAreAttachedInsideTheIntermediateModule) {
   EXPECT_EQ(u->submodule("a.b")->type, "B");
   Tensor in({2}, {1, 2});
   EXPECT_TRUE(all_bit_equal(run_eager_twice(*u, {in}), run_eager_twice(*root, {in})));
+}
+
+// The class behind "module '0.0@1' missing": in trees four deep, a call that skips levels
+// attaches its variant inside an intermediate module, and whichever object of that module's
+// FQN ends up on the path (the stand-in made before the module's own call, or a variant of it)
+// must have it. Many generated cases of the class, each through every path of the oracle.
+TEST(UnflattenTest, LevelSkippingCallsInFourDeepTreesRunLikeEager) {
+  int checked = 0, deep_skips = 0;
+  for (uint64_t seed = 0; seed < 1000; ++seed) {
+    Rng src(mix_seed(77, seed));
+    SwarmConfig config = draw_swarm(src, GenOptions{});
+    config.depth = 4;
+    config.skip_levels = config.repeated_calls = config.specialize = true;
+    Case c = build_case(src, config, GenOptions{});
+    bool skips = false;
+    for_each_module(*c.module, [&](const std::string& path, Module& m) {
+      for (Node* n = m.graph.first(); n; n = n->next)
+        skips |= n->op == NodeOp::kCallModule && n->target.find('.') != std::string::npos &&
+                 !path.empty();
+    });
+    deep_skips += skips;
+    OracleResult r = check_case(c);
+    EXPECT_FALSE(r.failure) << "seed " << seed << ": " << r.failure->signature() << "\n"
+                            << r.failure->message;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 1000);
+  EXPECT_GE(deep_skips, 100) << "cases with a level-skipping call below the root";
 }
 
 TEST(UnflattenTest, SwapAndSetAttrReachEveryVariant) {
