@@ -189,11 +189,12 @@ def detection(path, commit, machine, seeds):
 
 
 # The goals for the default generator, in percent of cases (docs/reach.md).
-REACH_GOALS = {"specialized-calls": 25, "nested-only-variants": 8, "trt-collision": 10}
+REACH_GOALS = {"specialized-calls": 25, "nested-only-variants": 8,
+               "nested-only-variants-unflattened": 8, "trt-collision": 10}
 REACH_FIVE = ["module-aliasing", "shared-buffers", "shared-params", "level-skipping-calls",
               "int-or-shape-specialization", "three-or-four-calls", "more-than-two-outputs",
               "read-after-write", "repeated-blocks", "disjoint-outputs", "special-scalars",
-              "multi-output-fallback", "reverse-getitems", "forwarded-flag"]
+              "multi-output-fallback", "reverse-getitems", "forwarded-flag", "four-deep-calls"]
 
 
 def reach(commit, cases, *paths):

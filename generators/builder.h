@@ -63,6 +63,7 @@ class Builder {
     bool last_flag = false;   // the flag constant of the latest call
     int calls = 0;            // calls emitted so far
     int64_t inlined = 0;      // the nodes a call of it stands for, its own calls expanded
+    bool alternate = false;   // each call passes the other flag constant than the last
   };
 
   // What the steps of one module definition share.
@@ -78,6 +79,7 @@ class Builder {
     std::string buffer_name = "buf";
     int64_t budget = 0;      // nodes this module may stand for, inlined
     int64_t call_extra = 0;  // what its calls add to its own nodes when inlined
+    bool wrapped = false;    // a wrapper_step ran here
 
     int64_t inlined() const { return static_cast<int64_t>(m.graph.size()) + call_extra; }
   };
@@ -200,7 +202,8 @@ class Builder {
           src_.weighted({10, deeper ? 8 : 0, sc.flag && !sw_.forward_flags ? 2 : 0,
                          sc.buffer ? 1 : 0, sc.flag && deeper && sw_.child_choice ? 2 : 0,
                          sw_.read_after_write && !sc.children.empty() ? 2 : 0,
-                         sw_.graph_breaks ? 1 : 0, sc.dim ? 3 : 0});
+                         sw_.graph_breaks ? 1 : 0, sc.dim ? 3 : 0,
+                         sw_.nested_variants && depth + 2 <= sw_.depth ? 2 : 0});
       if (kind == 1) {
         call_step(sc);
       } else if (kind == 2) {
@@ -215,11 +218,25 @@ class Builder {
         graph_break_step(g, pool);
       } else if (kind == 7) {
         dim_step(sc);
+      } else if (kind == 8) {
+        wrapper_step(sc);
       } else {
         for (int tries = 0; tries < 4 && !op_step(m, pool, sc.scale); ++tries) {
         }
       }
     }
+    finish_steps(sc, deeper);
+    std::vector<Shape> shapes = outputs(g, pool, depth);
+    if (kids) *kids = std::move(sc.children);
+    if (inlined) *inlined = sc.inlined();
+    return shapes;
+  }
+
+ private:
+  // What every module gets after its drawn steps.
+  void finish_steps(Scope& sc, bool deeper) {
+    Graph& g = sc.m.graph;
+    if (sc.depth == 0 && sw_.nested_variants && !sc.wrapped) wrapper_step(sc);
     // Short step lists leave many modules without the calls every specialization bug needs: a
     // module that may have children calls one, and with repeated calls on, some child twice.
     if (deeper && sc.children.empty()) call_step(sc);
@@ -237,13 +254,8 @@ class Builder {
       sc.pool.push_back({n, a.shape});
     }
     if (sc.dim && g.users(sc.dim).empty()) dim_step(sc);
-    std::vector<Shape> shapes = outputs(g, pool, depth);
-    if (kids) *kids = std::move(sc.children);
-    if (inlined) *inlined = sc.inlined();
-    return shapes;
   }
 
- private:
   // The module's int argument as a dim, on a square matrix (any matrix a made square as a @ a^T)
   // so every value gives the same shape: calls of one module specialize by an int.
   void dim_step(Scope& sc);
@@ -415,6 +427,53 @@ class Builder {
     return c;
   }
 
+  // Unflatten's dedup shape (SwarmConfig::nested_variants): a wrapper child whose flag is only
+  // passed on to a specialized child of its own, called twice with (mostly) different flags, so
+  // the two calls' graphs differ only in which variant of the inner child they call. One input
+  // and one output: neither call prunes what the other keeps.
+  void wrapper_step(Scope& sc) {
+    if (sc.depth + 2 > sw_.depth) return;
+    sc.wrapped = true;
+    Shape in = pick(sc.pool).shape;
+    Child w;
+    w.name = child_name(sc.m, sc.children.size());
+    w.module = std::make_shared<Module>();
+    w.module->type = "Wrap" + std::to_string(sc.depth + 1) + "_" + std::to_string(sc.children.size());
+    w.inputs = {in};
+    w.statics.flag = true;
+    int64_t budget = std::max<int64_t>(16, (sc.budget - sc.inlined()) / 4);
+    Graph& g = w.module->graph;
+    Node* x = g.placeholder(sw_.naming == NamingPolicy::kNatural ? "x" : hint("x"),
+                            ValueType::tensor(in));
+    Node* flag = g.placeholder("flag", ValueType::scalar(ValueType::kBool));
+    Child inner;
+    inner.name = child_name(*w.module, 0);
+    inner.module = std::make_shared<Module>();
+    inner.module->type = "Layer" + std::to_string(sc.depth + 2) + "_w";
+    w.module->children[inner.name] = inner.module;
+    inner.inputs = {in};
+    inner.statics.flag = true;
+    inner.outputs = define(*inner.module, inner.inputs, inner.statics, sc.depth + 2, &inner.kids,
+                           budget, &inner.inlined);
+    Node* out = g.call_module(inner.name, {x, flag}, hint(inner.name));
+    Shape shape = inner.outputs[0];
+    if (inner.outputs.size() > 1) {
+      size_t idx = src_.below(inner.outputs.size());
+      out = g.call_function(OpCode::kGetitem, {out, static_cast<int64_t>(idx)}, hint("getitem"));
+      shape = inner.outputs[idx];
+    }
+    g.output({out});
+    w.outputs = {shape};
+    w.inlined = static_cast<int64_t>(g.size()) + inner.inlined;
+    w.kids = {inner};
+    w.last_flag = src_.chance(1, 2);
+    w.alternate = true;
+    sc.m.children[w.name] = w.module;
+    sc.children.push_back(std::move(w));
+    emit_call(sc, sc.children.back());
+    emit_call(sc, sc.children.back());
+  }
+
   void call_step(Scope& sc) {
     Child* child = nullptr;
     if (!sc.children.empty() && sw_.repeated_calls && src_.chance(3, 4))
@@ -454,7 +513,9 @@ class Builder {
       if (fit.empty()) return;  // no value of that shape here: no call
       args.emplace_back(fit[src_.below(fit.size())]->node);
     }
-    if (child.statics.flag) {
+    if (child.statics.flag && child.alternate) {
+      args.emplace_back(child.last_flag = !child.last_flag);
+    } else if (child.statics.flag) {
       if (sc.flag && (sw_.forward_flags || (sw_.nested_specialize && src_.chance(1, 2))))
         args.emplace_back(sc.flag);
       else  // mostly the other value than last time: calls of one child specialize apart

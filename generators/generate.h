@@ -35,7 +35,7 @@ inline constexpr int64_t kMinInlined = 1024;
 // Bounds the generator works within (the knobs a user or a test turns).
 struct GenOptions {
   int max_nodes = 20;  // per graph, before calls
-  int max_depth = 2;   // module nesting below the root
+  int max_depth = 4;   // module nesting below the root
   int max_dim = 4;     // tensor dims are drawn in [1, max_dim]
 };
 
@@ -63,6 +63,9 @@ struct SwarmConfig {
   bool graph_breaks = false;      // a one-tensor fallback op right on a split's half
   bool int_args = false;          // an int static argument used as a dim (calls differ by it)
   bool dead_code = false;         // values nothing reads stay (off: they become outputs)
+  bool nested_variants = false;   // a wrapper called with two flags it only forwards to a
+                                  // specialized child: variants that differ only in which child
+                                  // variant they call, after export (unflatten's dedup shape)
   int max_outputs = 2;            // root outputs
   int64_t max_inlined = 320;      // nodes of the whole tree inlined (a call counts its callee's)
   NamingPolicy naming = NamingPolicy::kNatural;

@@ -37,8 +37,12 @@ SwarmConfig draw_swarm(Source& src, const GenOptions& opts) {
   for (int i = 0; i < rank; ++i) s.base_shape.push_back(src.range(1, std::max(1, opts.max_dim)));
   if (src.chance(1, 2)) s.base_shape.back() = 2 * src.range(1, std::max(1, opts.max_dim / 2));
   // Most shapes need children: a flat case one time in eight.
+  // Depths 1 and 2 most often; 3 and 4 (a grandchild specialized inside a specialized child)
+  // one case in four of those with children.
   int max_depth = std::max(0, opts.max_depth);
-  s.depth = src.chance(1, 8) ? 0 : static_cast<int>(src.range(std::min(1, max_depth), max_depth));
+  std::vector<int> depth_weights = {0, 3, 3, 1, 1};
+  depth_weights.resize(static_cast<size_t>(max_depth) + 1, 1);
+  s.depth = src.chance(1, 8) || max_depth == 0 ? 0 : static_cast<int>(src.weighted(depth_weights));
   s.fanout = static_cast<int>(src.range(1, 3));
   s.repeated_calls = src.chance(3, 4);
   s.specialize = src.chance(7, 8);
@@ -82,6 +86,7 @@ SwarmConfig draw_swarm(Source& src, const GenOptions& opts) {
   if (src.chance(1, 5)) s.pipeline.fallback_ops.insert("split");
   static const std::array<int, 7> kBlocks = {1, 2, 2, 3, 3, 5, 8};
   s.pipeline.min_block_size = kBlocks[src.below(kBlocks.size())];
+  s.nested_variants = s.depth >= 2 && src.chance(2, 3);
   return s;
 }
 

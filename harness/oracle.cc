@@ -361,6 +361,7 @@ class Oracle {
         break;
       case Stage::kUnflattened:
         check_structure(*a.module);
+        add_reach(unflatten_reach(*a.module));
         break;
       default:
         break;

@@ -1,6 +1,7 @@
 // Reach measurement (harness/reach.h): a walk over the eager tree that looks for each shape.
 #include "harness/reach.h"
 
+#include <algorithm>
 #include <cmath>
 #include <map>
 #include <optional>
@@ -258,6 +259,8 @@ class ReachWalk {
       if (n->op != NodeOp::kCallModule || !live.count(n)) continue;
       const Module* child = m.submodule(n->target);
       if (!child) continue;
+      if (depth + 1 + std::count(n->target.begin(), n->target.end(), '.') >= 4)
+        set(Reach::kFourDeep);
       std::vector<Node*> phs = child->graph.placeholders();
       Statics env;
       for (size_t i = 0; i < n->args.size() && i < phs.size(); ++i) {
@@ -359,6 +362,33 @@ ReachBits partition_reach(const Program& partitioned) {
     }
   }
   return 0;
+}
+
+}  // namespace flatcheck
+
+namespace flatcheck {
+
+ReachBits unflatten_reach(const Module& unflattened) {
+  ReachBits bits = 0;
+  std::vector<const Module*> work{&unflattened};
+  std::set<const Module*> seen;
+  while (!work.empty() && !bits) {
+    const Module* m = work.back();
+    work.pop_back();
+    if (!seen.insert(m).second) continue;
+    std::map<std::string, std::vector<const Module*>> variants;  // base name -> n, n@1, ...
+    for (const auto& [name, child] : m->children) {
+      variants[strip_variants(name)].push_back(child.get());
+      work.push_back(child.get());
+    }
+    for (const auto& [_, vs] : variants)
+      for (size_t i = 0; i < vs.size(); ++i)
+        for (size_t j = i + 1; j < vs.size(); ++j)
+          if (vs[i] != vs[j] && graph_equal(vs[i]->graph, vs[j]->graph, {false, true, false}) &&
+              !graph_equal(vs[i]->graph, vs[j]->graph))
+            bits |= reach_bit(Reach::kNestedOnlyUnflattened);
+  }
+  return bits;
 }
 
 }  // namespace flatcheck

@@ -1,5 +1,7 @@
 // Reach: which of the shapes real bugs need (harness/reach.def) a case has. Measured on the
-// eager case, except the Torch-TensorRT collision, which needs the partitioned program.
+// eager case, except those that need what reaches a pass: the Torch-TensorRT collision (the
+// partitioned program) and nested-only variants as unflatten's dedup sees them (the
+// unflattened program).
 #pragma once
 
 #include <cstdint>
@@ -32,5 +34,9 @@ constexpr ReachBits reach_bit(Reach r) {
 ReachBits case_reach(const Case& c);
 // kTrtCollision when the partitioned program has it.
 ReachBits partition_reach(const Program& partitioned);
+// kNestedOnlyUnflattened when two variants (`n`, `n@1`) of one module in the unflattened tree
+// have graphs that are equal with call_module targets blanked (PyTorch's
+// _check_graph_equivalence) and differ with them.
+ReachBits unflatten_reach(const Module& unflattened);
 
 }  // namespace flatcheck

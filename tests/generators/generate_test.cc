@@ -2,9 +2,11 @@
 #include <gtest/gtest.h>
 #include <rapidcheck/gtest.h>
 
+#include <algorithm>
 #include <set>
 
 #include "core/passes/passes.h"
+#include "core/pipeline/pipeline.h"
 #include "core/runtime/interpreter.h"
 #include "generators/generate.h"
 #include "generators/rc_gen.h"
@@ -81,7 +83,7 @@ TEST(GenerateTest, EveryReachSwitchIsRead) {
         // Other switches that make a forwarded flag: a caller's flag passed on by nested
         // specialization, and a flag choosing between two children's results.
         if (sw.field == &SwarmConfig::forward_flags)
-          config.nested_specialize = config.child_choice = false;
+          config.nested_specialize = config.child_choice = config.nested_variants = false;
         if (sw.field == &SwarmConfig::zero_dims && !value)  // the draw already zeroed a dim
           for (auto& d : config.base_shape) d = std::max<int64_t>(d, 1);
         if (sw.field == &SwarmConfig::zero_dims && value) config.base_shape[0] = 0;
@@ -110,6 +112,31 @@ TEST(GenerateTest, EveryReachSwitchIsRead) {
   }
   EXPECT_GT(numeric, 0);
   EXPECT_EQ(many_outputs, 0);
+}
+
+// The nested_variants switch is read, and makes what it is for: variants that differ only in
+// which child variant they call, counted on the unflattened program (as unflatten's dedup sees
+// them), far more often with it on than off, and a module tree four levels deep.
+TEST(GenerateTest, NestedVariantsSwitchMakesTheShapeAfterUnflatten) {
+  int on = 0, off = 0, deepest = 0;
+  for (uint64_t seed = 0; seed < 200; ++seed)
+    for (bool value : {false, true}) {
+      Rng src(seed);
+      SwarmConfig config = draw_swarm(src, GenOptions{});
+      config.depth = std::max(config.depth, 2);
+      config.nested_variants = value;
+      Case c = build_case(src, config, GenOptions{});
+      Pipeline pipeline(c.module, c.config);
+      bool has = unflatten_reach(*pipeline.build(Stage::kUnflattened).module) != 0;
+      (value ? on : off) += has;
+      for_each_module(*c.module, [&](const std::string& path, Module&) {
+        deepest = std::max<int>(deepest, 1 + static_cast<int>(std::count(path.begin(),
+                                                                          path.end(), '.')));
+      });
+    }
+  EXPECT_GT(on, 3 * off) << on << " cases on, " << off << " off";
+  EXPECT_GE(on, 40) << "of 200";
+  EXPECT_EQ(deepest, 4) << "GenOptions{}.max_depth is 4";
 }
 
 // The dead_code switch is read: off, values nothing reads become outputs (a bounded number),

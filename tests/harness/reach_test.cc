@@ -141,6 +141,70 @@ TEST(ReachTest, AFlagOnlyPassedOnMakesNestedOnlyVariantsAndAForwardedFlag) {
   EXPECT_TRUE(has(bits, Reach::kForwardedFlag));
 }
 
+// root(x) = p(p(x, true), false), p(x, flag) = c(x, flag): after export and unflatten, p's two
+// variants have graphs equal but for which variant of c they call (PyTorch's dedup merges them).
+// With p reading its flag itself (p(x, flag) = c(x, flag) + flag ? x : -x) they differ in more.
+Case forwarded(bool p_reads_flag) {
+  auto p = std::make_shared<Module>();
+  p->type = "P";
+  p->children["c"] = flag_child();
+  Graph& pg = p->graph;
+  Node* px = pg.placeholder("x", ValueType::tensor({2}));
+  Node* f = pg.placeholder("flag", ValueType::scalar(ValueType::kBool));
+  Node* out = pg.call_module("c", {px, f});
+  if (p_reads_flag)
+    out = pg.call_function(OpCode::kAdd, {out, pg.call_function(OpCode::kBranch,
+                                                                 {f, px, pg.call_function(
+                                                                             OpCode::kNeg, {px})})});
+  pg.output({out});
+  auto root = std::make_shared<Module>();
+  root->children["p"] = p;
+  Graph& g = root->graph;
+  Node* x = g.placeholder("x", ValueType::tensor({2}));
+  Node* a = g.call_module("p", {x, true});
+  g.output({g.call_module("p", {a, false})});
+  return case_of(root);
+}
+
+TEST(ReachTest, NestedOnlyVariantsAreCountedOnTheUnflattenedProgram) {
+  auto bits = [](const Case& c) { return unflatten_reach(*unflatten(export_program(*c.module))); };
+  EXPECT_TRUE(has(bits(forwarded(false)), Reach::kNestedOnlyUnflattened));
+  EXPECT_FALSE(has(bits(forwarded(true)), Reach::kNestedOnlyUnflattened));
+  EXPECT_FALSE(has(bits(two_calls(true, false)), Reach::kNestedOnlyUnflattened));  // no child
+  EXPECT_FALSE(has(bits(two_calls(true, true)), Reach::kNestedOnlyUnflattened));   // one variant
+}
+
+// A chain root -> a -> b -> c -> d of calls: d is four levels below the root; one level less, or
+// the call to d dead, and it is not.
+Case chain(int levels, bool dead_last = false) {
+  std::shared_ptr<Module> inner;
+  for (int i = levels; i >= 1; --i) {
+    auto m = std::make_shared<Module>();
+    m->type = "L" + std::to_string(i);
+    Graph& g = m->graph;
+    Node* x = g.placeholder("x", ValueType::tensor({2}));
+    Node* y = g.call_function(OpCode::kRelu, {x});
+    if (inner) {
+      m->children["n"] = inner;
+      Node* r = g.call_module("n", {y});
+      if (!(dead_last && i == levels - 1)) y = r;
+    }
+    g.output({y});
+    inner = m;
+  }
+  auto root = std::make_shared<Module>();
+  root->children["n"] = inner;
+  Node* x = root->graph.placeholder("x", ValueType::tensor({2}));
+  root->graph.output({root->graph.call_module("n", {x})});
+  return case_of(root);
+}
+
+TEST(ReachTest, ALiveCallFourLevelsDownIsFourDeep) {
+  EXPECT_TRUE(has(case_reach(chain(4)), Reach::kFourDeep));
+  EXPECT_FALSE(has(case_reach(chain(3)), Reach::kFourDeep));
+  EXPECT_FALSE(has(case_reach(chain(4, /*dead_last=*/true)), Reach::kFourDeep));
+}
+
 TEST(ReachTest, TwoBlocksOfOneTypeWithTheirOwnWeightsAreRepeatedBlocks) {
   auto root = std::make_shared<Module>();
   root->children["0"] = flag_child("Layer");
