@@ -6,9 +6,11 @@
 #include "harness/torch_emit.h"
 #include "core/base/names.h"
 
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <map>
+#include <set>
 #include <sstream>
 #include <unordered_map>
 #include <unordered_set>
@@ -64,11 +66,11 @@ class _NoRecorder:
         return module.clone() if buffer else module
 
     def copy(self, module, path, value):
-        """An in-place buffer update."""
+        """An in-place buffer update (no grad is needed: nothing here requires it, and a
+        torch.no_grad() inside forward makes export's strict mode fail on torch 2.6)."""
         for part in path.split("."):
             module = getattr(module, part)
-        with torch.no_grad():
-            module.copy_(value)
+        module.copy_(value)
 
 
 _R = _NoRecorder()
@@ -108,9 +110,22 @@ std::string py_str(const std::string& s) {
   return out + "\"";
 }
 
-std::string float_expr(float f) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "_f(0x%08x)", float_bits(f));
+// A float argument as Python text, exact: a finite value as a literal (17 significant digits
+// name the double that equals the float32), an infinity or a NaN as a module-level constant made
+// once from its bits (`_f`), so no call of `forward` runs struct.pack (export's strict tracer
+// refuses it). `consts` collects the constants' definitions by name.
+std::string float_expr(float f, std::map<std::string, std::string>& consts) {
+  char buf[48];
+  if (std::isfinite(f)) {
+    std::snprintf(buf, sizeof buf, "%.17g", static_cast<double>(f));
+    std::string s = buf;
+    if (s.find_first_of(".en") == std::string::npos) s += ".0";
+    return s;
+  }
+  std::snprintf(buf, sizeof buf, "_F%08x", float_bits(f));
+  char def[32];
+  std::snprintf(def, sizeof def, "_f(0x%08x)", float_bits(f));
+  consts.emplace(buf, def);
   return buf;
 }
 
@@ -155,7 +170,14 @@ class Emitter {
       os << (first ? "" : ", ") << py_str(op), first = false;
     os << "], \"nan_exact\": " << (c_.config.nan_exact ? "True" : "False") << "}\n\n";
     state(os);
-    classes(os);
+    std::ostringstream body;
+    classes(body);
+    if (!consts_.empty()) {
+      os << "# Float constants that have no exact literal (infinities, NaN payloads), by bits.\n";
+      for (const auto& [name, def] : consts_) os << name << " = " << def << "\n";
+      os << "\n\n";
+    }
+    os << body.str();
     build(os);
     data(os);
     os << kMain;
@@ -203,15 +225,15 @@ if __name__ == "__main__":
 
   void compute_expected() {
     auto m = clone_module(*c_.module, /*share_state=*/false);
+    traces_.resize(static_cast<size_t>(c_.config.calls));
     for (int k = 0; k < c_.config.calls; ++k) {
       RunContext ctx;
-      if (k == 0)
-        ctx.observer = [this](const std::string& origin, std::string_view op, const Value& v) {
-          if (v.kind == ValueType::kTensor && !trace_index_.count(origin)) {
-            trace_index_[origin] = trace_.size();
-            trace_.push_back({origin, std::string(op), *v.tensor});
-          }
-        };
+      std::unordered_set<std::string> seen_origin;
+      auto& trace = traces_[static_cast<size_t>(k)];
+      ctx.observer = [&](const std::string& origin, std::string_view op, const Value& v) {
+        if (v.kind == ValueType::kTensor && seen_origin.insert(origin).second)
+          trace.push_back({origin, std::string(op), *v.tensor});
+      };
       std::vector<Value> in;
       for (const auto& t : c_.inputs) in.push_back(Value::of(t));
       std::vector<Tensor> outs;
@@ -290,7 +312,7 @@ if __name__ == "__main__":
     if (auto p = std::get_if<Node*>(&a)) return var((*p)->name);
     if (auto b = std::get_if<bool>(&a)) return *b ? "True" : "False";
     if (auto i = std::get_if<int64_t>(&a)) return std::to_string(*i);
-    if (auto f = std::get_if<float>(&a)) return float_expr(*f);
+    if (auto f = std::get_if<float>(&a)) return float_expr(*f, consts_);
     const auto& l = std::get<std::vector<int64_t>>(a);
     std::string out = "[";
     for (size_t i = 0; i < l.size(); ++i) out += (i ? ", " : "") + std::to_string(l[i]);
@@ -446,13 +468,24 @@ if __name__ == "__main__":
     os << "]\nEXPECTED_STATE = {\n";
     for (const auto& [k, t] : final_state_)
       os << "    " << py_str(k) << ": " << tensor_expr(t) << ",\n";
-    os << "}\n# Every node's value in the first call, by provenance key (\"n@1/add\"), with its "
-          "op.\n"
-       << "EXPECTED_NODES = {\n";
-    for (const auto& e : trace_)
-      os << "    " << py_str(e.origin) << ": (" << py_str(e.op) << ", " << tensor_expr(e.value)
-         << "),\n";
-    os << "}\n";
+    os << "}\n# Every node's value in each call, by provenance key (\"n@1/add\"), with its op "
+          "(a get_attr\n# or call_module node: its target).\n"
+       << "EXPECTED_NODES = [\n";
+    for (const auto& trace : traces_) {
+      os << "    {\n";
+      for (const auto& e : trace)
+        os << "        " << py_str(e.origin) << ": (" << py_str(e.op) << ", "
+           << tensor_expr(e.value) << "),\n";
+      os << "    },\n";
+    }
+    os << "]\n# The ops of the case's call_function nodes, every module.\nOPS = [";
+    std::set<std::string> ops;
+    for_each_module(*c_.module, [&](const std::string&, Module& mod) {
+      for (Node* n = mod.graph.first(); n; n = n->next)
+        if (n->op == NodeOp::kCallFunction) ops.insert(n->target);
+    });
+    for (const auto& op : ops) os << py_str(op) << ", ";
+    os << "]\n";
     partition_map(os);
   }
 
@@ -490,11 +523,11 @@ if __name__ == "__main__":
   const Case& c_;
   std::vector<std::vector<Tensor>> outputs_;
   std::map<std::string, Tensor> final_state_;
-  std::vector<TraceEntry> trace_;
-  std::unordered_map<std::string, size_t> trace_index_;
+  std::vector<std::vector<TraceEntry>> traces_;  // per call
   std::unordered_map<const Tensor*, int> storage_;
   std::unordered_map<const Module*, std::string> class_of_;
   std::vector<const Module*> order_;
+  std::map<std::string, std::string> consts_;  // module-level float constants: name -> definition
 };
 
 }  // namespace

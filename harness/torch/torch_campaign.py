@@ -1,16 +1,20 @@
 #!/usr/bin/env python3
 """A campaign over real PyTorch (docs/torch.md): generate N cases, write each as a PyTorch
-program, run them through flatcheck_torch.py, and shrink every mismatch with flatcheck's
-minimizer using the torch run itself as the interestingness test, writing a standalone
-PyTorch repro for each.
+program, run them through every path of flatcheck_torch.py, and shrink every mismatch and error
+with flatcheck's minimizer, the torch run itself as the interestingness test, into a standalone
+PyTorch repro.
 
-    python3 harness/torch/torch_campaign.py --cases 1000 [--seed 1] [--out torch-campaign]
-        [--paths eager,fx,export] [--inline position|name] [--flatcheck build/bin/flatcheck]
-        [--no-shrink] [--max-nodes N]
+    python3 harness/torch/torch_campaign.py --cases 5000 --torch-root --jobs 2
+        [--seed 1] [--out torch-campaign] [--paths eager,fx,export] [--pass MODULE:FUNCTION]
+        [--flatcheck build/bin/flatcheck] [--python CMD] [--no-shrink] [--max-nodes N]
+        [--max-shrinks K]
 
-Writes OUT/cases/*.json, OUT/programs/*.py, OUT/results.jsonl, and for each mismatch
-OUT/minimized/<name>.json and OUT/repros/<name>.py (run it: python3 OUT/repros/<name>.py).
-Prints the counts of agreement per op and per path; exits 1 when a mismatch was found.
+--torch-root runs the bridge in the torch 2.x root (scripts/torch-root.sh builds it; this is
+--python "scripts/in-torch-root python3"); without it, --python (default: this interpreter).
+Writes OUT/cases/*.json, OUT/programs/*.py, OUT/results.jsonl (one line per program and path,
+then the summary), and for each distinct failure OUT/minimized/<name>-<path>.json and
+OUT/repros/<name>-<path>.py. Prints counts per path, the skip and known-issue classes, and
+per op and path; exits 1 when a mismatch or an error was found, 2 on bad usage.
 """
 import argparse
 import json
@@ -18,13 +22,113 @@ import os
 import shlex
 import subprocess
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+BRIDGE = os.path.join(HERE, "flatcheck_torch.py")
+STATUSES = ("agree", "excused", "mismatch", "error", "skipped", "known_torch_issue")
 
 
 def run(cmd, **kw):
     return subprocess.run(cmd, check=False, text=True, capture_output=True, **kw)
+
+
+def add_counts(into, more):
+    """Sums nested dicts of counts."""
+    for k, v in more.items():
+        if isinstance(v, dict):
+            add_counts(into.setdefault(k, {}), v)
+        elif isinstance(v, int) and not isinstance(v, bool):
+            into[k] = into.get(k, 0) + v
+
+
+def run_bridge(python, files, extra, jobs):
+    """Runs the bridge over `files` in `jobs` processes; returns (lines, merged summary, rc)."""
+    chunks = [files[i::jobs] for i in range(jobs) if files[i::jobs]]
+
+    def one(chunk):
+        return run(python + [BRIDGE] + extra + chunk)
+
+    with ThreadPoolExecutor(len(chunks)) as pool:
+        done = list(pool.map(one, chunks))
+    lines, summary, worst = [], {}, 0
+    for r in done:
+        if r.returncode not in (0, 1):
+            print(r.stdout[-3000:] + r.stderr[-3000:], file=sys.stderr)
+            return None, None, r.returncode
+        worst = max(worst, r.returncode)
+        parsed = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+        lines += [x for x in parsed if not x.get("summary")]
+        for x in parsed:
+            if x.get("summary"):
+                summary["torch"] = x["torch"]
+                add_counts(summary, {k: v for k, v in x.items() if k != "torch"})
+    return lines, summary, worst
+
+
+def print_summary(args, summary, seconds):
+    print(f"torch campaign: {args.cases} cases, seed {args.seed}, torch {summary['torch']}, "
+          f"{seconds:.0f} s")
+    print("  path                         " + "".join(f"{s:>10s}" for s in STATUSES[:5]) +
+          "  known torch issue")
+    for path, st in sorted(summary["paths"].items()):
+        print(f"  {path:28s} " + "".join(f"{st.get(s, 0):10d}" for s in STATUSES[:5]) +
+              f"  {st.get('known_torch_issue', 0):10d}")
+    for key, title in (("skip_reasons", "skipped"), ("known_torch_issue_reasons",
+                                                    "known torch issues")):
+        for path, reasons in sorted(summary.get(key, {}).items()):
+            for why, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
+                print(f"  {title} on {path}: {n} x {why}")
+    print("  programs per op and path (agree+excused / mismatch+error / skipped+known):")
+    ops = sorted({op for per in summary["ops_per_path"].values() for op in per})
+    paths = sorted(summary["ops_per_path"])
+    print("    " + f"{'op':12s}" + "".join(f"{p[-22:]:>24s}" for p in paths))
+    for op in ops:
+        cells = []
+        for p in paths:
+            c = summary["ops_per_path"][p].get(op, {})
+            cells.append(f"{c.get('agree', 0) + c.get('excused', 0)}/"
+                         f"{c.get('mismatch', 0) + c.get('error', 0)}/"
+                         f"{c.get('skipped', 0) + c.get('known_torch_issue', 0)}")
+        print("    " + f"{op:12s}" + "".join(f"{c:>24s}" for c in cells))
+    print("  eager nodes per op (every call): bitwise / within bound / unchecked / mismatch")
+    for op, c in sorted(summary.get("nodes_per_op", {}).items()):
+        print(f"    {op:12s} {c.get('bitwise', 0):7d} {c.get('within_bound', 0):6d} "
+              f"{c.get('unchecked', 0):6d} {c.get('mismatch', 0):6d}")
+
+
+def signature(x):
+    """Failures with one signature are shrunk once: the path, status and the message's head."""
+    why = x.get("first_mismatch", "")
+    why = why.get("why", "") if isinstance(why, dict) else why
+    return (x["path"], x["status"], why.split(":")[0][:60])
+
+
+def shrink(args, python, x, cases):
+    program, path = x["program"], x["path"]
+    name = os.path.splitext(os.path.basename(program))[0]
+    scratch = os.path.join(os.path.abspath(args.out), "scratch", f"{name}-{path}")
+    os.makedirs(scratch, exist_ok=True)
+    why = x.get("first_mismatch", "")
+    why = why.get("why", "") if isinstance(why, dict) else why
+    text = why.split(":")[0] if x["status"] == "error" else ""
+    interesting = f"{path}:{x['status']}" + (f":{text}" if text else "")
+    extra = f" --pass {shlex.quote(args.flatten_pass)}" if args.flatten_pass else ""
+    pred = (f"{shlex.quote(args.flatcheck)} emit-torch {{}} -o {shlex.quote(scratch)} "
+            f">/dev/null && {' '.join(shlex.quote(c) for c in python)} {shlex.quote(BRIDGE)} "
+            f"{shlex.quote(os.path.join(scratch, 'candidate.py'))} --quiet{extra} "
+            f"--interesting {shlex.quote(interesting)} >/dev/null 2>&1")
+    minimized = os.path.join(args.out, "minimized", f"{name}-{path}.json")
+    os.makedirs(os.path.dirname(minimized), exist_ok=True)
+    s = run([args.flatcheck, "shrink", os.path.join(cases, name + ".json"), "-o", minimized,
+             "--predicate", pred, "--max-checks", str(args.max_checks)])
+    print("    " + (s.stdout.strip().replace("\n", "\n    ") or s.stderr.strip()[-500:]))
+    if os.path.exists(minimized):
+        repros = os.path.join(args.out, "repros")
+        run([args.flatcheck, "emit-torch", minimized, "-o", repros])
+        print(f"    repro: python3 {os.path.join(repros, name + '-' + path + '.py')}")
 
 
 def main():
@@ -33,21 +137,40 @@ def main():
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default="torch-campaign")
     ap.add_argument("--paths", default="eager,fx,export")
-    ap.add_argument("--inline", choices=["position", "name"], default="position")
+    ap.add_argument("--pass", dest="flatten_pass", metavar="MODULE:FUNCTION")
     ap.add_argument("--flatcheck", default=os.path.join(ROOT, "build", "bin", "flatcheck"))
     ap.add_argument("--max-nodes", type=int, default=20)
+    ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--no-shrink", action="store_true")
-    ap.add_argument("--python", default=sys.executable)
+    ap.add_argument("--max-shrinks", type=int, default=5,
+                    help="distinct failures to shrink (by path, status and message)")
+    ap.add_argument("--max-checks", type=int, default=400)
+    ap.add_argument("--python", default=None, help="the interpreter command (shell words)")
+    ap.add_argument("--torch-root", action="store_true",
+                    help="run the bridge in the torch 2.x root (scripts/in-torch-root python3)")
     args = ap.parse_args()
-    if args.cases < 1:
-        ap.error("--cases must be at least 1")
+    if args.cases < 1 or args.jobs < 1:
+        ap.error("--cases and --jobs must be at least 1")
+    if args.torch_root and args.python:
+        ap.error("--torch-root and --python are two ways to name the interpreter: pick one")
+    python = shlex.split(args.python) if args.python else [sys.executable]
+    if args.torch_root:
+        python = [os.path.join(ROOT, "scripts", "in-torch-root"), "python3"]
+        probe = run(python + ["-c", "import torch; print(torch.__version__)"])
+        if probe.returncode != 0:
+            print("torch_campaign: the torch root does not run (bash scripts/torch-root.sh "
+                  "builds it): " + (probe.stderr.strip() or probe.stdout.strip()),
+                  file=sys.stderr)
+            return 2
     if not os.access(args.flatcheck, os.X_OK):
         print(f"torch_campaign: {args.flatcheck} is not an executable (build flatcheck first)",
               file=sys.stderr)
         return 2
+    args.out = os.path.abspath(args.out)
     cases, programs = os.path.join(args.out, "cases"), os.path.join(args.out, "programs")
     for d in (cases, programs):
         os.makedirs(d, exist_ok=True)
+    start = time.time()
     r = run([args.flatcheck, "generate", "--seed", str(args.seed), "--count", str(args.cases),
              "--max-nodes", str(args.max_nodes), "-o", cases])
     if r.returncode != 0:
@@ -57,58 +180,30 @@ def main():
     if r.returncode != 0:
         print(r.stdout + r.stderr, file=sys.stderr)
         return 2
-    files = sorted(os.path.join(programs, f) for f in os.listdir(programs) if f.endswith(".py"))
-    bridge = [args.python, os.path.join(HERE, "flatcheck_torch.py"), "--paths", args.paths,
-              "--inline", args.inline]
-    r = run(bridge + files)
-    if r.returncode not in (0, 1):
-        print(r.stdout[-4000:] + r.stderr[-4000:], file=sys.stderr)
+    names = {f"case-{args.seed}-{i}.py" for i in range(args.cases)}
+    files = sorted(os.path.join(programs, f) for f in os.listdir(programs) if f in names)
+    extra = ["--paths", args.paths] + (["--pass", args.flatten_pass] if args.flatten_pass else [])
+    lines, summary, rc = run_bridge(python, files, extra, args.jobs)
+    if lines is None:
         return 2
-    lines = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
     with open(os.path.join(args.out, "results.jsonl"), "w", encoding="utf-8") as f:
-        for line in lines:
+        for line in lines + [summary]:
             f.write(json.dumps(line) + "\n")
-    summary = lines[-1]
-    failing = [x for x in lines[:-1] if not x.get("ok", True)]
-    print(f"torch campaign: {args.cases} cases, seed {args.seed}, torch {summary['torch']}")
-    for path, st in sorted(summary["paths"].items()):
-        print(f"  {path:7s} agree {st['agree']:5d}  mismatch {st['mismatch']:4d}  "
-              f"skipped {st['skipped']:5d}  stopped by a known torch issue "
-              f"{st['known_torch_issue']:4d}")
-    print("  nodes per op (eager, first call): op: bitwise / within bound / unchecked / mismatch")
-    for op, c in sorted(summary["nodes_per_op"].items()):
-        print(f"    {op:12s} {c.get('bitwise', 0):6d} {c.get('within_bound', 0):6d} "
-              f"{c.get('unchecked', 0):6d} {c.get('mismatch', 0):6d}")
+    print_summary(args, summary, time.time() - start)
+    failing = [x for x in lines if x.get("status") in ("mismatch", "error")]
     if not failing:
-        print("result: torch agrees with flatcheck on every path that ran")
+        print(f"result: torch agrees with flatcheck on every path that ran ({len(files)} programs)")
         return 0
-    print(f"result: {len(failing)} mismatches")
-    done = set()
+    groups = {}
     for x in failing:
-        program, path = x["program"], x["path"]
-        name = os.path.splitext(os.path.basename(program))[0]
-        if (name, path) in done:
-            continue
-        done.add((name, path))
-        print(f"  {name} ({path}): {json.dumps(x.get('first_mismatch'))[:300]}")
-        if args.no_shrink:
-            continue
-        scratch = os.path.join(args.out, "scratch", f"{name}-{path}")
-        os.makedirs(scratch, exist_ok=True)
-        pred = (f"{shlex.quote(args.flatcheck)} emit-torch {{}} -o {shlex.quote(scratch)} "
-                f">/dev/null && {shlex.quote(args.python)} "
-                f"{shlex.quote(os.path.join(HERE, 'flatcheck_torch.py'))} "
-                f"{shlex.quote(os.path.join(scratch, 'candidate.py'))} --paths eager,{path} "
-                f"--inline {args.inline} --quiet >/dev/null 2>&1; test $? -eq 1")
-        minimized = os.path.join(args.out, "minimized", f"{name}-{path}.json")
-        os.makedirs(os.path.dirname(minimized), exist_ok=True)
-        s = run([args.flatcheck, "shrink", os.path.join(cases, name + ".json"), "-o", minimized,
-                 "--predicate", pred, "--max-checks", "400"])
-        print("    " + (s.stdout.strip().replace("\n", "\n    ") or s.stderr.strip()))
-        if os.path.exists(minimized):
-            repros = os.path.join(args.out, "repros")
-            run([args.flatcheck, "emit-torch", minimized, "-o", repros])
-            print(f"    repro: python3 {os.path.join(repros, name + '-' + path + '.py')}")
+        groups.setdefault(signature(x), []).append(x)
+    print(f"result: {len(failing)} failing paths in {len(groups)} signatures")
+    for i, (sig, xs) in enumerate(sorted(groups.items(), key=lambda kv: -len(kv[1]))):
+        x = xs[0]
+        print(f"  {len(xs)} x {sig[0]} {sig[1]}: e.g. {os.path.basename(x['program'])}: "
+              f"{json.dumps(x.get('first_mismatch'))[:300]}")
+        if not args.no_shrink and i < args.max_shrinks:
+            shrink(args, python, x, cases)
     return 1
 
 

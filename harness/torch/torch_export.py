@@ -1,0 +1,202 @@
+"""The bridge's torch.export paths (docs/torch.md), torch >= 2.5:
+
+  export.<mode>.module     torch.export.export(model, inputs, strict=<mode>), then ep.module()
+  export.<mode>.unflatten  the same program through torch.export.save / load, then
+                           torch.export.unflatten (call variants n, n@1 sharing state)
+
+for mode in strict, nonstrict. Each runs CONFIG["calls"] calls on fresh input copies; outputs
+and final state (every FQN the module holds, variants mapped to their base) must equal torch
+eager's bit for bit (torch_compare.judge). When the unflatten path differs, the note says
+whether unflatten without save/load differs too, to localize the fault.
+
+A mismatch of an unflatten path is traced before it is reported: unflatten is run again with
+`_check_graph_equivalence` also comparing call_module targets (the fix of the torch bug in
+docs/found-bugs.md); when that run agrees with eager, the path is `known_torch_issue`
+unflatten-dedup-ignores-call-targets, otherwise a `mismatch`. An exception from torch is an
+`error` unless it matches a row of KNOWN_ERRORS (torch bugs found and documented, counted as
+known_torch_issue with the class) or SKIPS (documented limitations, counted as skipped).
+"""
+import contextlib
+import io
+import re
+import sys
+
+import torch
+
+from torch_compare import judge, run_calls, tensors_of
+
+MODES = ("strict", "nonstrict")
+KINDS = ("module", "unflatten")
+PATHS = tuple(f"export.{m}.{k}" for m in MODES for k in KINDS)
+
+# (pattern on "ExceptionType: message", skip class, reason). Each row is a documented torch
+# limitation (docs/torch.md, "Skip classes"); anything else is an error the triage looks at.
+SKIPS = []
+# (pattern, class): torch bugs the campaign found, each in docs/found-bugs.md with its case.
+KNOWN_ERRORS = [
+    (r"^AttributeError: 'InterpreterModule' object has no attribute 'graph_module'",
+     "unflatten-dedup-across-fqns-leaves-module-unfinalized"),
+    (r"^KeyError: '[^']*@\d+[^']*'$", "unflatten-variant-path-keyerror"),
+    (r"^IndexError: list index out of range\s+While executing %\w+ : .*operator\.getitem",
+     "unflatten-getitem-past-merged-variant-outputs"),
+    (r"^RuntimeError: aten::\w+\(\) Expected a value of type 'Tensor' for argument '\w+' but "
+     r"instead found type 'immutable_list'", "unflatten-passes-a-tuple-for-a-tensor"),
+]
+TRACED = "unflatten-dedup-ignores-call-targets"
+
+
+def available():
+    """None when torch has export, save/load and unflatten; else the reason it has not."""
+    export = getattr(torch, "export", None)
+    if export is None or not all(hasattr(export, f) for f in ("export", "save", "load",
+                                                             "unflatten")):
+        return f"torch {torch.__version__} has no torch.export with unflatten (needs >= 2.5)"
+    return None
+
+
+def classify(exc):
+    """("skipped", text) for a documented limitation, ("known_torch_issue", class) for a torch
+    bug found before, or None."""
+    text = f"{type(exc).__name__}: {exc}"
+    for pattern, cls, reason in SKIPS:
+        if re.search(pattern, text, re.S):
+            return "skipped", f"{cls}: {reason}"
+    for pattern, cls in KNOWN_ERRORS:
+        if re.search(pattern, text, re.S):
+            return "known_torch_issue", cls
+    return None
+
+
+def _dump_with_call_targets(graph):
+    """torch's _check_graph_equivalence dump, with call_module targets kept (the fix)."""
+    index = {}
+    lines = []
+
+    def arg(a):
+        return "%" + str(index[id(a)]) if isinstance(a, torch.fx.Node) else str(a)
+
+    for i, node in enumerate(graph.nodes):
+        args = [str(a) for a in torch.utils._pytree.tree_map(arg, node.args)]
+        args += [f"{k}={v}" for k, v in torch.utils._pytree.tree_map(arg, node.kwargs).items()]
+        target = node.target if node.op in ("call_function", "get_attr", "call_module") else ""
+        lines.append(f"{i}: {node.op}[{target}]({', '.join(args)})")
+        index[id(node)] = i
+    return "\n".join(lines)
+
+
+@contextlib.contextmanager
+def call_targets_compared():
+    """unflatten's deduplication with call_module targets compared (torch's blanks them)."""
+    module = sys.modules["torch.export.unflatten"]
+    original = module._check_graph_equivalence
+    module._check_graph_equivalence = lambda x, y: (_dump_with_call_targets(x.graph) ==
+                                                    _dump_with_call_targets(y.graph))
+    try:
+        yield
+    finally:
+        module._check_graph_equivalence = original
+
+
+def traced_to_dedup(p, loaded, eager, cache):
+    """True when unflatten with call targets compared agrees with eager on this program."""
+    try:
+        with call_targets_compared():
+            u = torch.export.unflatten(loaded)
+        status, _ = judge(p, run_calls(u, p), state_after(u), eager, cache)
+        return status != "mismatch"
+    except Exception:  # noqa: BLE001 - then it is not (only) that bug
+        return False
+
+
+def state_after(module):
+    return {fqn: t.detach().clone() for fqn, t in tensors_of(module).items()}
+
+
+def export_program(p, mode):
+    model = p.build()
+    return torch.export.export(model, tuple(t.clone() for t in p.INPUTS),
+                               strict=(mode == "strict"))
+
+
+def run_one(p, eager, mode, kinds, cache):
+    """The export paths of one mode: a result dict per requested kind."""
+    results = {}
+    stage = "export"
+    try:
+        ep = export_program(p, mode)
+        stage = "save"
+        saved = io.BytesIO()
+        torch.export.save(ep, saved)  # before anything runs: the state is the case's
+        if "module" in kinds:
+            stage = "module"
+            m = ep.module()
+            status, why = judge(p, run_calls(m, p), state_after(m), eager, cache)
+            results["module"] = verdict(status, why)
+        if "unflatten" in kinds:
+            stage = "load"
+            saved.seek(0)
+            loaded = torch.export.load(saved)
+            stage = "unflatten"
+            u = torch.export.unflatten(loaded)
+            status, why = judge(p, run_calls(u, p), state_after(u), eager, cache)
+            r = verdict(status, why)
+            if status == "mismatch" and traced_to_dedup(p, loaded, eager, cache):
+                r = {"status": "known_torch_issue", "known_torch_issue": TRACED, "detail": why}
+            elif status == "mismatch":
+                r["without_save_load"] = unflatten_unsaved(p, mode, eager, cache)
+            r["variants"] = variants(u)
+            results["unflatten"] = r
+    except Exception as e:  # noqa: BLE001 - torch refusing or crashing on a program
+        skip = classify(e)
+        for kind in kinds:
+            if kind in results:
+                continue
+            if skip and skip[0] == "skipped":
+                results[kind] = {"status": "skipped", "skip": skip[1]}
+            elif skip:
+                results[kind] = {"status": "known_torch_issue", "known_torch_issue": skip[1],
+                                 "stage": stage, "detail": f"{type(e).__name__}: {e}"[:300]}
+            else:
+                results[kind] = {"status": "error", "stage": stage,
+                                 "first_mismatch": f"{type(e).__name__}: {e}"[:600]}
+    return results
+
+
+def verdict(status, why):
+    r = {"status": status}
+    if why:
+        r["detail" if status == "excused" else "first_mismatch"] = why
+    return r
+
+
+def unflatten_unsaved(p, mode, eager, cache):
+    """The unflatten path without save/load: "agrees" or what differs (localizes a mismatch)."""
+    try:
+        u = torch.export.unflatten(export_program(p, mode))
+        status, why = judge(p, run_calls(u, p), state_after(u), eager, cache)
+        return "agrees" if status != "mismatch" else f"differs too: {why}"
+    except Exception as e:  # noqa: BLE001
+        return f"{type(e).__name__}: {e}"[:200]
+
+
+def variants(module):
+    """The unflattened module's call variants (`n@1`, ...): a count, for the reach of a run."""
+    return sum(1 for name, _ in module.named_modules(remove_duplicate=False)
+               if "@" in name.rsplit(".", 1)[-1])
+
+
+def run_export(p, eager, paths, cache):
+    """Every requested export path of one program: {path: result}."""
+    why = available()
+    out = {}
+    for mode in MODES:
+        kinds = [k for k in KINDS if f"export.{mode}.{k}" in paths]
+        if not kinds:
+            continue
+        if why:
+            for k in kinds:
+                out[f"export.{mode}.{k}"] = {"status": "skipped", "skip": why}
+            continue
+        for k, r in run_one(p, eager, mode, kinds, cache).items():
+            out[f"export.{mode}.{k}"] = r
+    return out

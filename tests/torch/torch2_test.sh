@@ -1,0 +1,107 @@
+#!/usr/bin/env bash
+# CTest label `torch2`: flatcheck against torch 2.x in the root scripts/torch-root.sh builds
+# (docs/torch.md). Exit 77 (reported SKIPPED by CTest) with the reason where the root is not
+# there or cannot be entered.
+#   torch2_test.sh bridge FLATCHECK_BIN SOURCE_DIR SHARD SHARDS [CASES]
+#       generated cases (seed 7) and, in shard 0, the regression corpus, through eager, fx and
+#       the four export paths; fails on any mismatch or error (known torch issues are counted,
+#       not failed) and when fewer programs ran than asked
+#   torch2_test.sh checks FLATCHECK_BIN SOURCE_DIR
+#       naming_table.py --check against torch.fx; every corpus/torch repro still reproduces
+#       (exit 1) on this torch; every case of corpus/torch/cases (CLASS-N.json) is reported as
+#       the known torch issue CLASS on an export path; the fx path's --pass is read (the by-name
+#       pass fails on the graph-break example where the built-in one passes)
+set -uo pipefail
+mode=$1 bin=$2 src=$3
+in_root=("$src/scripts/in-torch-root")
+if ! why=$("${in_root[@]}" python3 -c 'import torch, torch.export; print(torch.__version__)' 2>&1)
+then
+  echo "SKIPPED: no torch 2.x root to run in (bash scripts/torch-root.sh builds it, as root):"
+  echo "  ${why##*$'\n'}"
+  exit 77
+fi
+echo "torch $why in ${FLATCHECK_TORCH_ROOT:-$src/build/torch-root}"
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+bridge=("${in_root[@]}" python3 "$src/harness/torch/flatcheck_torch.py")
+
+if [ "$mode" = bridge ]; then
+  shard=$4 shards=$5 cases=${6:-200}
+  set -e
+  "$bin" generate --seed 7 --count "$cases" -o "$work/cases" >/dev/null
+  if [ "$shard" -eq 0 ]; then cp "$src"/corpus/regression/*.json "$work/cases/"; fi
+  "$bin" emit-torch "$work/cases" -o "$work/all" >/dev/null
+  mkdir -p "$work/programs"
+  i=0
+  for f in "$work"/all/*.py; do
+    if [ $((i % shards)) -eq "$shard" ]; then mv "$f" "$work/programs/"; fi
+    i=$((i + 1))
+  done
+  n=$(ls "$work"/programs/*.py | wc -l)
+  set +e
+  "${bridge[@]}" "$work"/programs/*.py --paths eager,fx,export --quiet >"$work/out.jsonl"
+  rc=$?
+  set -e
+  cat "$work/out.jsonl"
+  python3 - "$work/out.jsonl" "$n" <<'EOF'
+import json, sys
+lines = [json.loads(line) for line in open(sys.argv[1])]
+summary = lines[-1]
+want = int(sys.argv[2])
+for path, st in sorted(summary["paths"].items()):
+    ran = sum(st.values())
+    print(f"{path:28s} " + " ".join(f"{k} {v}" for k, v in sorted(st.items()) if v))
+    if ran != want:
+        sys.exit(f"FAIL: {path} ran {ran} of {want} programs")
+if len(summary["paths"]) != 6:
+    sys.exit(f"FAIL: {len(summary['paths'])} paths ran, expected 6")
+EOF
+  if [ "$rc" -ne 0 ]; then
+    echo "FAIL: torch disagrees with flatcheck beyond the known torch issues (exit $rc)"
+    exit 1
+  fi
+  echo "PASS: $n programs through every path on torch $why"
+  exit 0
+fi
+
+[ "$mode" = checks ] || { echo "usage: torch2_test.sh bridge|checks ..."; exit 2; }
+fail=0
+"${in_root[@]}" python3 "$src/tests/core/naming_table.py" --check || fail=1
+for repro in "$src"/corpus/torch/*.py; do
+  "${in_root[@]}" python3 "$repro" >"$work/repro.out" 2>&1
+  rc=$?
+  tail -n 1 "$work/repro.out"
+  if [ "$rc" -ne 1 ]; then
+    echo "FAIL: $repro exits $rc on torch $why (1 means the bug is still there): if torch fixed"
+    echo "  it, say so in docs/found-bugs.md and move the repro"
+    fail=1
+  fi
+done
+"$bin" emit-torch "$src/corpus/torch/cases" -o "$work/cases" >/dev/null
+"${bridge[@]}" "$work"/cases/*.py --paths export >"$work/cases.jsonl"
+python3 - "$work/cases.jsonl" <<'EOF' || fail=1
+import json, os, re, sys
+seen = {}
+for line in open(sys.argv[1]):
+    r = json.loads(line)
+    if "program" in r:
+        cls = re.sub(r"-\d+$", "", os.path.splitext(os.path.basename(r["program"]))[0])
+        got = r.get("known_torch_issue", "").split(":")[0]
+        seen.setdefault(cls, set()).add(got)
+bad = {c: sorted(g) for c, g in seen.items() if c not in g}
+for c, g in sorted(seen.items()):
+    print(f"corpus/torch/cases {c}: {'reported' if c in g else 'NOT reported, got ' + str(sorted(g))}")
+sys.exit(1 if bad or not seen else 0)
+EOF
+"$bin" example graph-break -o "$work/gb.json" >/dev/null
+"$bin" emit-torch "$work/gb.json" -o "$work/gb" >/dev/null
+"${bridge[@]}" "$work/gb/gb.py" --paths fx --quiet >/dev/null || {
+  echo "FAIL: the built-in flatten pass disagrees on the graph-break example"; fail=1; }
+"${bridge[@]}" "$work/gb/gb.py" --paths fx --quiet \
+  --pass "$src/harness/torch/passes/by_name.py:flatten" >/dev/null 2>&1
+if [ $? -ne 1 ]; then
+  echo "FAIL: --pass by_name.py:flatten did not reproduce the graph-break bug (the pass is ignored?)"
+  fail=1
+fi
+[ "$fail" -eq 0 ] && echo "PASS: naming table, corpus/torch repros, --pass"
+exit "$fail"
