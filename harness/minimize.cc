@@ -7,6 +7,8 @@
 
 #include <chrono>
 #include <functional>
+#include <map>
+#include <set>
 #include <unordered_map>
 
 #include "core/base/check.h"
@@ -37,23 +39,49 @@ Node* same_typed_input(Node* n, const ValueType& t) {
   return nullptr;
 }
 
-// Removes module children that no graph calls, and state no graph reads (children first
-// decided at each level, so nothing is visited after it was freed).
-void prune(Module& m) {
-  std::set<std::string> called, attrs;
-  for (Node* n = m.graph.first(); n; n = n->next) {
-    if (n->op == NodeOp::kCallModule) called.insert(n->target.substr(0, n->target.find('.')));
-    if (n->op == NodeOp::kGetAttr) attrs.insert(n->target);
+// The call targets and attributes every module is reached by, relative to it: its own graph's,
+// and those an ancestor names through a dotted path ("a.b" called from the root reaches b of a,
+// "a.buf" read there reaches buf of a). A module under two names gets the union; it is walked
+// again only when a path brings something new.
+void collect_uses(Module& m, const std::set<std::string>& from_above,
+                  std::map<const Module*, std::set<std::string>>& uses) {
+  auto [it, fresh] = uses.try_emplace(&m);
+  std::set<std::string>& mine = it->second;
+  size_t before = mine.size();
+  mine.insert(from_above.begin(), from_above.end());
+  if (!fresh && mine.size() == before) return;
+  if (fresh)
+    for (Node* n = m.graph.first(); n; n = n->next)
+      if (n->op == NodeOp::kCallModule || n->op == NodeOp::kGetAttr) mine.insert(n->target);
+  std::set<std::string> snapshot = mine;  // the recursion may add to `uses`, not to `mine`
+  for (auto& [name, child] : m.children) {
+    std::set<std::string> below;
+    for (const auto& u : snapshot)
+      if (u.size() > name.size() && u.compare(0, name.size() + 1, name + ".") == 0)
+        below.insert(u.substr(name.size() + 1));
+    collect_uses(*child, below, uses);
   }
-  for (auto it = m.children.begin(); it != m.children.end();) {
-    bool used = called.count(it->first);
-    for (const auto& a : attrs) used |= a.rfind(it->first + ".", 0) == 0;
-    it = used ? std::next(it) : m.children.erase(it);
+}
+
+// Removes module children that nothing calls or reads through, and state nothing reads.
+void prune(Module& root) {
+  std::map<const Module*, std::set<std::string>> uses;
+  collect_uses(root, {}, uses);
+  // Every module stays alive until the end: an erased child may be listed after its parent.
+  std::vector<std::shared_ptr<Module>> alive;
+  for (auto& [path, m] : modules_of(root))
+    for (auto& [_, child] : m->children) alive.push_back(child);
+  for (auto& [path, m] : modules_of(root)) {
+    const std::set<std::string>& used = uses[m];
+    for (auto it = m->children.begin(); it != m->children.end();) {
+      bool keep = used.count(it->first) > 0;
+      for (const auto& u : used) keep |= u.rfind(it->first + ".", 0) == 0;
+      it = keep ? std::next(it) : m->children.erase(it);
+    }
+    for (auto* state : {&m->params, &m->buffers})
+      for (auto it = state->begin(); it != state->end();)
+        it = used.count(it->first) ? std::next(it) : state->erase(it);
   }
-  for (auto* state : {&m.params, &m.buffers})
-    for (auto it = state->begin(); it != state->end();)
-      it = attrs.count(it->first) ? std::next(it) : state->erase(it);
-  for (auto& [_, c] : m.children) prune(*c);
 }
 
 // Removes pure nodes without users in every graph (placeholders of children stay).

@@ -6,6 +6,8 @@
 #include <set>
 
 #include "generators/generate.h"
+#include "generators/source.h"
+#include "harness/oracle.h"
 
 namespace flatcheck {
 namespace {
@@ -106,6 +108,60 @@ TEST(MinimizeTest, MaxChecksBoundsTheOracleRuns) {
   MinimizeResult r = minimize(c, *fails_with_tanh(c).failure, o);
   EXPECT_LE(calls, 3);
   EXPECT_EQ(r.checks, calls);
+}
+
+// Candidates stay valid when an ancestor alone reaches into a child: a grandchild called only
+// through a dotted target ("a.b" from the root) and a buffer read only by the parent ("a.buf").
+// Pruning used to drop both, every candidate then failed lint, and nothing was ever checked.
+// With a check that never holds, each applicable step is still checked.
+int checks_with_a_check_that_never_holds(const Case& c) {
+  MinimizeOptions opts;
+  opts.max_checks = 100000;
+  opts.check = [](const Case&) { return OracleResult{}; };
+  Failure f{"predicate", "external", "-", "", "", ""};
+  return minimize(c, f, opts).checks;
+}
+
+TEST(MinimizeTest, WhatOnlyAnAncestorReachesIsKeptSoStepsAreChecked) {
+  auto b = std::make_shared<Module>();
+  b->type = "B";
+  Node* bx = b->graph.placeholder("x", ValueType::tensor({2}));
+  b->graph.output({b->graph.call_function(OpCode::kRelu, {bx})});
+  auto a = std::make_shared<Module>();
+  a->type = "A";
+  a->children["b"] = b;
+  a->buffers["buf"] = std::make_shared<Tensor>(Tensor::full({2}, 0.25f));
+  Node* ax = a->graph.placeholder("x", ValueType::tensor({2}));
+  a->graph.output({a->graph.call_function(OpCode::kNeg, {ax})});
+  Case c;
+  c.module = std::make_shared<Module>();
+  c.module->children["a"] = a;
+  Graph& g = c.module->graph;
+  Node* x = g.placeholder("x", ValueType::tensor({2}));
+  Node* y = g.call_module("a.b", {x});
+  Node* z = g.call_function(OpCode::kAdd, {y, g.get_attr("a.buf")});
+  Node* w = g.call_function(OpCode::kTanh, {g.call_module("a", {z})});
+  g.output({w});
+  infer_types(*c.module);
+  c.inputs = {Tensor::full({2}, 1.0f)};
+  EXPECT_GE(checks_with_a_check_that_never_holds(c), 4);  // drop/inline/simplify steps
+  // The class in generated four-deep cases with level-skipping calls and buffer reads.
+  int cases = 0, starved = 0;
+  for (uint64_t seed = 0; seed < 60; ++seed) {
+    Rng src(mix_seed(31, seed));
+    SwarmConfig config = draw_swarm(src, GenOptions{});
+    config.depth = 4;
+    config.skip_levels = config.read_after_write = config.buffers = true;
+    Case gen = build_case(src, config, GenOptions{});
+    int nodes = 0;
+    for_each_module(*gen.module, [&](const std::string&, Module& m) {
+      for (Node* n = m.graph.first(); n; n = n->next) nodes += n->op == NodeOp::kCallFunction;
+    });
+    ++cases;
+    starved += checks_with_a_check_that_never_holds(gen) < nodes / 2;
+  }
+  EXPECT_EQ(cases, 60);
+  EXPECT_EQ(starved, 0) << "cases whose steps were mostly rejected before any check";
 }
 
 }  // namespace
