@@ -23,7 +23,6 @@ import shlex
 import subprocess
 import sys
 import time
-from concurrent.futures import ThreadPoolExecutor
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -44,47 +43,63 @@ def add_counts(into, more):
             into[k] = into.get(k, 0) + v
 
 
-def run_bridge(python, files, extra, jobs):
-    """Runs the bridge over `files` in `jobs` processes; returns (lines, merged summary, rc)."""
+def run_bridge(python, files, extra, jobs, scratch):
+    """Runs the bridge over `files` in `jobs` processes, showing progress on stderr; returns
+    (lines, merged summary, worst exit status) or (None, None, status) when a process failed."""
     chunks = [files[i::jobs] for i in range(jobs) if files[i::jobs]]
-
-    def one(chunk):
-        return run(python + [BRIDGE] + extra + chunk)
-
-    with ThreadPoolExecutor(len(chunks)) as pool:
-        done = list(pool.map(one, chunks))
+    procs = []
+    for k, chunk in enumerate(chunks):
+        out = open(os.path.join(scratch, f"bridge-{k}.jsonl"), "w", encoding="utf-8")
+        err = open(os.path.join(scratch, f"bridge-{k}.err"), "w", encoding="utf-8")
+        procs.append((subprocess.Popen(python + [BRIDGE] + extra + chunk, stdout=out, stderr=err,
+                                       text=True), out, err, k))
+    start = time.time()
+    while any(p.poll() is None for p, _, _, _ in procs):
+        time.sleep(5)
+        done = set()
+        for _, _, _, k in procs:
+            with open(os.path.join(scratch, f"bridge-{k}.jsonl"), encoding="utf-8") as f:
+                done |= {json.loads(line).get("program") for line in f if line.startswith("{")}
+        print(f"\r  {len(done) - (None in done)}/{len(files)} programs, "
+              f"{time.time() - start:.0f} s", end="", file=sys.stderr, flush=True)
+    print(file=sys.stderr)
     lines, summary, worst = [], {}, 0
-    for r in done:
-        if r.returncode not in (0, 1):
-            print(r.stdout[-3000:] + r.stderr[-3000:], file=sys.stderr)
-            return None, None, r.returncode
-        worst = max(worst, r.returncode)
-        parsed = [json.loads(line) for line in r.stdout.splitlines() if line.startswith("{")]
+    for p, out, err, k in procs:
+        out.close()
+        err.close()
+        text = open(os.path.join(scratch, f"bridge-{k}.jsonl"), encoding="utf-8").read()
+        if p.returncode not in (0, 1):
+            errors = open(os.path.join(scratch, f"bridge-{k}.err"), encoding="utf-8").read()
+            print(text[-3000:] + errors[-3000:], file=sys.stderr)
+            return None, None, p.returncode
+        worst = max(worst, p.returncode)
+        parsed = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
         lines += [x for x in parsed if not x.get("summary")]
         for x in parsed:
             if x.get("summary"):
                 summary["torch"] = x["torch"]
-                add_counts(summary, {k: v for k, v in x.items() if k != "torch"})
+                add_counts(summary, {k2: v for k2, v in x.items() if k2 != "torch"})
     return lines, summary, worst
 
 
-def print_summary(args, summary, seconds):
-    print(f"torch campaign: {args.cases} cases, seed {args.seed}, torch {summary['torch']}, "
-          f"{seconds:.0f} s")
-    print("  path                         " + "".join(f"{s:>10s}" for s in STATUSES[:5]) +
+def print_summary(args, summary, seconds, out=print):
+    out(f"torch campaign: {args.cases} cases, seed {args.seed}, torch {summary['torch']}, "
+        f"{seconds:.0f} s, {args.jobs} jobs")
+    out("  path                         " + "".join(f"{s:>10s}" for s in STATUSES[:5]) +
           "  known torch issue")
     for path, st in sorted(summary["paths"].items()):
-        print(f"  {path:28s} " + "".join(f"{st.get(s, 0):10d}" for s in STATUSES[:5]) +
+        out(f"  {path:28s} " + "".join(f"{st.get(s, 0):10d}" for s in STATUSES[:5]) +
               f"  {st.get('known_torch_issue', 0):10d}")
     for key, title in (("skip_reasons", "skipped"), ("known_torch_issue_reasons",
                                                     "known torch issues")):
         for path, reasons in sorted(summary.get(key, {}).items()):
             for why, n in sorted(reasons.items(), key=lambda kv: -kv[1]):
-                print(f"  {title} on {path}: {n} x {why}")
-    print("  programs per op and path (agree+excused / mismatch+error / skipped+known):")
+                out(f"  {title} on {path}: {n} x {why}")
+    out("  programs per op and path (agree+excused / mismatch+error / skipped+known):")
     ops = sorted({op for per in summary["ops_per_path"].values() for op in per})
     paths = sorted(summary["ops_per_path"])
-    print("    " + f"{'op':12s}" + "".join(f"{p[-22:]:>24s}" for p in paths))
+    short = [p.replace("export.", "").replace(".", "/") for p in paths]
+    out("    " + f"{'op':12s}" + "".join(f"{p:>22s}" for p in short))
     for op in ops:
         cells = []
         for p in paths:
@@ -92,11 +107,26 @@ def print_summary(args, summary, seconds):
             cells.append(f"{c.get('agree', 0) + c.get('excused', 0)}/"
                          f"{c.get('mismatch', 0) + c.get('error', 0)}/"
                          f"{c.get('skipped', 0) + c.get('known_torch_issue', 0)}")
-        print("    " + f"{op:12s}" + "".join(f"{c:>24s}" for c in cells))
-    print("  eager nodes per op (every call): bitwise / within bound / unchecked / mismatch")
+        out("    " + f"{op:12s}" + "".join(f"{c:>22s}" for c in cells))
+    out("  eager nodes per op (every call): bitwise / within bound / unchecked / mismatch")
     for op, c in sorted(summary.get("nodes_per_op", {}).items()):
-        print(f"    {op:12s} {c.get('bitwise', 0):7d} {c.get('within_bound', 0):6d} "
+        out(f"    {op:12s} {c.get('bitwise', 0):7d} {c.get('within_bound', 0):6d} "
               f"{c.get('unchecked', 0):6d} {c.get('mismatch', 0):6d}")
+
+
+def write_markdown(args, summary, seconds, failing):
+    """The campaign's figures as a results file: command, commit, torch, the summary tables."""
+    commit = run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]).stdout.strip() or "?"
+    lines = []
+    print_summary(args, summary, seconds, out=lines.append)
+    with open(args.markdown, "w", encoding="utf-8") as f:
+        f.write("# Torch campaign\n\n")
+        f.write("command: `python3 harness/torch/torch_campaign.py " +
+                " ".join(shlex.quote(a) for a in sys.argv[1:]) + f"`  \ncommit: `{commit}`\n\n")
+        f.write("Per path, programs that agree, are excused (NaN payloads traced to a constant), "
+                "mismatch, raised, were skipped with a class, or hit a known torch issue "
+                "(docs/torch.md, docs/found-bugs.md).\n\n```\n" + "\n".join(lines) + "\n```\n")
+        f.write(f"\nUnexplained failing paths: {len(failing)}.\n")
 
 
 def signature(x):
@@ -148,6 +178,8 @@ def main():
     ap.add_argument("--python", default=None, help="the interpreter command (shell words)")
     ap.add_argument("--torch-root", action="store_true",
                     help="run the bridge in the torch 2.x root (scripts/in-torch-root python3)")
+    ap.add_argument("--markdown", metavar="FILE",
+                    help="also write the summary, the command and the commit to FILE")
     args = ap.parse_args()
     if args.cases < 1 or args.jobs < 1:
         ap.error("--cases and --jobs must be at least 1")
@@ -183,14 +215,17 @@ def main():
     names = {f"case-{args.seed}-{i}.py" for i in range(args.cases)}
     files = sorted(os.path.join(programs, f) for f in os.listdir(programs) if f in names)
     extra = ["--paths", args.paths] + (["--pass", args.flatten_pass] if args.flatten_pass else [])
-    lines, summary, rc = run_bridge(python, files, extra, args.jobs)
+    lines, summary, rc = run_bridge(python, files, extra, args.jobs, args.out)
     if lines is None:
         return 2
     with open(os.path.join(args.out, "results.jsonl"), "w", encoding="utf-8") as f:
         for line in lines + [summary]:
             f.write(json.dumps(line) + "\n")
-    print_summary(args, summary, time.time() - start)
+    seconds = time.time() - start
+    print_summary(args, summary, seconds)
     failing = [x for x in lines if x.get("status") in ("mismatch", "error")]
+    if args.markdown:
+        write_markdown(args, summary, seconds, failing)
     if not failing:
         print(f"result: torch agrees with flatcheck on every path that ran ({len(files)} programs)")
         return 0

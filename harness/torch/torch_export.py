@@ -9,15 +9,18 @@ and final state (every FQN the module holds, variants mapped to their base) must
 eager's bit for bit (torch_compare.judge). When the unflatten path differs, the note says
 whether unflatten without save/load differs too, to localize the fault.
 
-A mismatch of an unflatten path is traced before it is reported: unflatten is run again with
-`_check_graph_equivalence` also comparing call_module targets (the fix of the torch bug in
-docs/found-bugs.md); when that run agrees with eager, the path is `known_torch_issue`
-unflatten-dedup-ignores-call-targets, otherwise a `mismatch`. An exception from torch is an
-`error` unless it matches a row of KNOWN_ERRORS (torch bugs found and documented, counted as
-known_torch_issue with the class) or SKIPS (documented limitations, counted as skipped).
+A mismatch or an exception of an unflatten path is traced before it is reported: unflatten is
+run again with one cause of docs/found-bugs.md removed at a time (TRACES: call_module targets
+compared in the dedup; nn_module_stack keys that name module paths instead of module objects),
+then with both; when such a run agrees with eager, the path is `known_torch_issue` of that
+class, otherwise a `mismatch` (or an `error`). An exception that no trace removes is an `error`
+unless it matches a row of KNOWN_ERRORS (torch bugs found and documented, by their message) or
+SKIPS (documented limitations, counted as skipped).
 """
 import contextlib
+import copy
 import io
+import itertools
 import re
 import sys
 
@@ -32,17 +35,9 @@ PATHS = tuple(f"export.{m}.{k}" for m in MODES for k in KINDS)
 # (pattern on "ExceptionType: message", skip class, reason). Each row is a documented torch
 # limitation (docs/torch.md, "Skip classes"); anything else is an error the triage looks at.
 SKIPS = []
-# (pattern, class): torch bugs the campaign found, each in docs/found-bugs.md with its case.
-KNOWN_ERRORS = [
-    (r"^AttributeError: 'InterpreterModule' object has no attribute 'graph_module'",
-     "unflatten-dedup-across-fqns-leaves-module-unfinalized"),
-    (r"^KeyError: '[^']*@\d+[^']*'$", "unflatten-variant-path-keyerror"),
-    (r"^IndexError: list index out of range\s+While executing %\w+ : .*operator\.getitem",
-     "unflatten-getitem-past-merged-variant-outputs"),
-    (r"^RuntimeError: aten::\w+\(\) Expected a value of type 'Tensor' for argument '\w+' but "
-     r"instead found type 'immutable_list'", "unflatten-passes-a-tuple-for-a-tensor"),
-]
-TRACED = "unflatten-dedup-ignores-call-targets"
+# (pattern, class): torch crashes the campaign found that no trace attributes to a cause; each is
+# in docs/found-bugs.md with its case. (None today: every crash found so far is traced.)
+KNOWN_ERRORS = []
 
 
 def available():
@@ -97,15 +92,63 @@ def call_targets_compared():
         module._check_graph_equivalence = original
 
 
-def traced_to_dedup(p, loaded, eager, cache):
-    """True when unflatten with call targets compared agrees with eager on this program."""
+def keyed_by_path(ep):
+    """A copy of `ep` whose nn_module_stack keys name module paths. Strict export keys a module
+    by the object (`L__self___a` for every name of an aliased module), and unflatten takes the
+    key for the module's identity."""
+    ep = copy.deepcopy(ep)
+    for node in ep.graph.nodes:
+        stack = node.meta.get("nn_module_stack")
+        if stack:
+            node.meta["nn_module_stack"] = {
+                (path or "L__self__") + (key[key.index("@"):] if "@" in key else ""): (path, ty)
+                for key, (path, ty) in stack.items()}
+    return ep
+
+
+@contextlib.contextmanager
+def children_not_reordered():
+    """unflatten without its last step, which only sorts each module's children into the eager
+    module's order (`_reorder_submodules`): results cannot depend on it."""
+    module = sys.modules["torch.export.unflatten"]
+    original = module._reorder_submodules
+    module._reorder_submodules = lambda *args, **kwargs: None
     try:
-        with call_targets_compared():
-            u = torch.export.unflatten(loaded)
-        status, _ = judge(p, run_calls(u, p), state_after(u), eager, cache)
-        return status != "mismatch"
-    except Exception:  # noqa: BLE001 - then it is not (only) that bug
-        return False
+        yield
+    finally:
+        module._reorder_submodules = original
+
+
+# (class, prepares the program, context for unflatten): one cause of docs/found-bugs.md removed.
+TRACES = [
+    ("unflatten-dedup-ignores-call-targets", lambda ep: ep, call_targets_compared),
+    ("unflatten-strict-keys-name-module-objects", keyed_by_path, contextlib.nullcontext),
+    ("unflatten-reorder-keyerror", lambda ep: ep, children_not_reordered),
+]
+
+
+def trace_unflatten(p, loaded, eager, cache):
+    """The classes of docs/found-bugs.md (joined by '+') whose causes, removed, make unflatten
+    agree with eager on this program: single causes first, then pairs, then all three; None
+    when no combination does."""
+    def agrees(chosen):
+        try:
+            prepared = loaded
+            with contextlib.ExitStack() as stack:
+                for _, prepare, context in chosen:
+                    prepared = prepare(prepared)
+                    stack.enter_context(context())
+                u = torch.export.unflatten(prepared)
+            status, _ = judge(p, run_calls(u, p), state_after(u), eager, cache)
+            return status != "mismatch"
+        except Exception:  # noqa: BLE001 - then not (only) these causes
+            return False
+
+    for size in range(1, len(TRACES) + 1):
+        for chosen in itertools.combinations(TRACES, size):
+            if agrees(chosen):
+                return "+".join(cls for cls, _, _ in chosen)
+    return None
 
 
 def state_after(module):
@@ -136,16 +179,7 @@ def run_one(p, eager, mode, kinds, cache):
             stage = "load"
             saved.seek(0)
             loaded = torch.export.load(saved)
-            stage = "unflatten"
-            u = torch.export.unflatten(loaded)
-            status, why = judge(p, run_calls(u, p), state_after(u), eager, cache)
-            r = verdict(status, why)
-            if status == "mismatch" and traced_to_dedup(p, loaded, eager, cache):
-                r = {"status": "known_torch_issue", "known_torch_issue": TRACED, "detail": why}
-            elif status == "mismatch":
-                r["without_save_load"] = unflatten_unsaved(p, mode, eager, cache)
-            r["variants"] = variants(u)
-            results["unflatten"] = r
+            results["unflatten"] = unflatten_path(p, mode, loaded, eager, cache)
     except Exception as e:  # noqa: BLE001 - torch refusing or crashing on a program
         skip = classify(e)
         for kind in kinds:
@@ -160,6 +194,29 @@ def run_one(p, eager, mode, kinds, cache):
                 results[kind] = {"status": "error", "stage": stage,
                                  "first_mismatch": f"{type(e).__name__}: {e}"[:600]}
     return results
+
+
+def unflatten_path(p, mode, loaded, eager, cache):
+    """unflatten of the loaded program, the calls, the verdict; a mismatch or an exception is
+    traced to a cause of docs/found-bugs.md when one explains it."""
+    try:
+        u = torch.export.unflatten(loaded)
+        status, why = judge(p, run_calls(u, p), state_after(u), eager, cache)
+    except Exception as e:  # noqa: BLE001
+        cls = trace_unflatten(p, loaded, eager, cache)
+        if cls:
+            return {"status": "known_torch_issue", "known_torch_issue": cls, "stage": "unflatten",
+                    "detail": f"{type(e).__name__}: {e}"[:300]}
+        raise
+    r = verdict(status, why)
+    if status == "mismatch":
+        cls = trace_unflatten(p, loaded, eager, cache)
+        if cls:
+            return {"status": "known_torch_issue", "known_torch_issue": cls, "detail": why,
+                    "variants": variants(u)}
+        r["without_save_load"] = unflatten_unsaved(p, mode, eager, cache)
+    r["variants"] = variants(u)
+    return r
 
 
 def verdict(status, why):
