@@ -249,8 +249,8 @@ class Builder {
     if (sc.flag && g.users(sc.flag).empty()) branch_step(sc);
     if (sc.scale && g.users(sc.scale).empty()) {
       const Val& a = pick(sc.pool);
-      Node* n = g.call_function(src_.chance(1, 2) ? OpCode::kMulScalar : OpCode::kAddScalar,
-                                {a.node, sc.scale}, hint("mul_scalar"));
+      OpCode op = src_.chance(1, 2) ? OpCode::kMulScalar : OpCode::kAddScalar;
+      Node* n = g.call_function(op, {a.node, sc.scale}, hint("mul_scalar"));
       sc.pool.push_back({n, a.shape});
     }
     if (sc.dim && g.users(sc.dim).empty()) dim_step(sc);
@@ -353,8 +353,13 @@ class Builder {
     Graph& g = sc.m.graph;
     Node* rd = g.get_attr(sc.buffer_name, hint("buf"));
     const Val* v = pick_compatible(sc.pool, sc.buffer->shape);
-    Node* upd = v ? g.call_function(OpCode::kAdd, {rd, v->node}, hint("add"))
-                  : g.call_function(OpCode::kAddScalar, {rd, scalar_const()}, hint("add_scalar"));
+    Node* upd = nullptr;
+    if (v) {
+      upd = g.call_function(OpCode::kAdd, {rd, v->node}, hint("add"));
+    } else {
+      float k = scalar_const();  // one draw per statement: argument order is unspecified
+      upd = g.call_function(OpCode::kAddScalar, {rd, k}, hint("add_scalar"));
+    }
     // One draw per statement: argument evaluation order is unspecified in C++, and a seed
     // must mean the same case whatever the compiler.
     Node* dst = g.get_attr(sc.buffer_name, hint("buf"));

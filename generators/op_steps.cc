@@ -89,7 +89,8 @@ void Builder::graph_break_step(Graph& g, std::vector<Val>& pool) {
   if (!split_step(g, pool, pool.back(), OpCode::kSplit)) return;
   if (src_.chance(2, 3)) pool.resize(before + 1);  // one half only
   const Val& half = pool.back();
-  add(pool, g.call_function(OpCode::kMulScalar, {half.node, scalar_const()}, hint("mul_scalar")),
+  float k = scalar_const();  // one draw per statement: argument order is unspecified
+  add(pool, g.call_function(OpCode::kMulScalar, {half.node, k}, hint("mul_scalar")),
       half.shape);
   if (splittable(g, pool, pool.back())) split_step(g, pool, pool.back(), OpCode::kSplit, true);
 }
