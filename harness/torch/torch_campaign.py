@@ -114,9 +114,8 @@ def print_summary(args, summary, seconds, out=print):
               f"{c.get('unchecked', 0):6d} {c.get('mismatch', 0):6d}")
 
 
-def write_markdown(args, summary, seconds, failing):
+def write_markdown(args, summary, seconds, failing, commit):
     """The campaign's figures as a results file: command, commit, torch, the summary tables."""
-    commit = run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]).stdout.strip() or "?"
     lines = []
     print_summary(args, summary, seconds, out=lines.append)
     with open(args.markdown, "w", encoding="utf-8") as f:
@@ -203,6 +202,10 @@ def main():
     for d in (cases, programs):
         os.makedirs(d, exist_ok=True)
     start = time.time()
+    # The commit the cases and programs come from (a results file names it).
+    commit = run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]).stdout.strip() or "?"
+    if run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"]).stdout.strip():
+        commit += " (with uncommitted changes)"
     r = run([args.flatcheck, "generate", "--seed", str(args.seed), "--count", str(args.cases),
              "--max-nodes", str(args.max_nodes), "-o", cases])
     if r.returncode != 0:
@@ -225,7 +228,7 @@ def main():
     print_summary(args, summary, seconds)
     failing = [x for x in lines if x.get("status") in ("mismatch", "error")]
     if args.markdown:
-        write_markdown(args, summary, seconds, failing)
+        write_markdown(args, summary, seconds, failing, commit)
     if not failing:
         print(f"result: torch agrees with flatcheck on every path that ran ({len(files)} programs)")
         return 0
