@@ -125,6 +125,24 @@ void read_inputs(JsonRef j, Case& c, LoadBudget& b) {
                                 " does not match root placeholder %" + phs[i]->name);
 }
 
+// A case is the model before partitioning: engines exist only after it, so none is read here.
+void no_engines(Module& root) {
+  for_each_module(root, [](const std::string& path, Module& m) {
+    if (m.engines.empty()) return;
+    std::string p = "/module";
+    size_t start = 0;
+    while (!path.empty() && start <= path.size()) {
+      size_t dot = path.find('.', start);
+      p += "/children/" + path.substr(start, dot == std::string::npos ? dot : dot - start);
+      if (dot == std::string::npos) break;
+      start = dot + 1;
+    }
+    p += "/engines";
+    const JsonPath jp(p);
+    fail(jp, "a case's modules hold no engines (they appear only after partitioning)");
+  });
+}
+
 }  // namespace
 
 Case load_case(std::string_view text, const LoadLimits& limits) {
@@ -143,6 +161,7 @@ Case load_case(std::string_view text, const LoadLimits& limits) {
   Case c;
   if (!j.contains("module")) fail("/module", "missing: a case needs a module");
   c.module = module_from_json(j.at("module"), "/module", b);
+  no_engines(*c.module);
   read_inputs(member(j, "inputs", ""), c, b);
   if (auto it = j.find("config")) read_config(*it, c.config);
   if (auto it = j.find("expect")) c.expect = read_expect(*it);

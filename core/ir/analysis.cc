@@ -1,7 +1,14 @@
 // Analyses over graphs: type (shape) propagation and dead-code elimination.
 #include "core/ir/analysis.h"
 
+#include <functional>
+#include <optional>
+#include <string>
+#include <type_traits>
+#include <unordered_map>
+
 #include "core/base/check.h"
+#include "core/base/names.h"
 #include "core/base/faults.h"
 #include "core/ir/engine.h"
 
@@ -36,7 +43,8 @@ ValueType type_of_arg(const Arg& a) {
 
 // execute_engine: the call must match the engine's input bindings in number and shape
 // (checked here, at load, rather than when the engine runs); the type is its output tuple.
-ValueType engine_call_type(const Module& m, const Node* n) {
+ValueType engine_call_type(const Module& m, const Node* n,
+                           const std::function<ValueType(const Arg&)>& type_of) {
   Node* e = std::get<Node*>(n->args.back());
   auto engine = m.engine(e->target);
   FLATCHECK_INPUT(engine, "node %" << n->name << ": engine '" << e->target << "' missing");
@@ -45,10 +53,11 @@ ValueType engine_call_type(const Module& m, const Node* n) {
                                                            << "' takes " << engine->inputs.size()
                                                            << " inputs, given " << given);
   for (size_t i = 0; i < given; ++i) {
-    ValueType t = type_of_arg(n->args[i]);
-    const Shape& want = engine->slots.at(engine->inputs[i].slot).shape;
+    const EngineBinding& in = engine->inputs[i];
+    ValueType t = type_of(n->args[i]);
+    const Shape& want = engine->slots.at(in.slot).shape;
     FLATCHECK_INPUT(t.kind == ValueType::kTensor && t.shape == want,
-                    "node %" << n->name << ": engine input " << i << " (" << engine->inputs[i].name
+                    "node %" << n->name << ": engine input " << i << " (" << in.name
                              << ") expects " << shape_str(want));
   }
   std::vector<Shape> outs;
@@ -56,87 +65,213 @@ ValueType engine_call_type(const Module& m, const Node* n) {
   return ValueType::tuple(outs);
 }
 
-// An op with a shape rule: tensor arguments give shapes; scalars, constant or static (a
-// placeholder of a scalar type stands for a value of that type), the rule's other inputs.
-ValueType op_type(const Node* n) {
-  std::vector<Shape> shapes;
-  std::vector<Scalar> scalars;
-  for (const auto& a : n->args) {
-    ValueType t = type_of_arg(a);
-    if (t.kind == ValueType::kTensor)
-      shapes.push_back(t.shape);
-    else if (auto b = std::get_if<bool>(&a))
-      scalars.emplace_back(*b);
-    else if (auto i = std::get_if<int64_t>(&a))
-      scalars.emplace_back(*i);
-    else if (auto f = std::get_if<float>(&a))
-      scalars.emplace_back(*f);
-    else if (auto l = std::get_if<std::vector<int64_t>>(&a))
-      scalars.emplace_back(*l);
-    else if (t.kind == ValueType::kBool)
-      scalars.emplace_back(false);
-    else if (t.kind == ValueType::kInt)
-      scalars.emplace_back(int64_t{0});
-    else
-      scalars.emplace_back(0.0f);
+// The values of one module's static placeholders in one call (absent: not known, a default).
+using Statics = std::unordered_map<const Node*, Scalar>;
+
+std::string statics_key(const Graph& g, const Statics& env) {
+  std::string key;
+  for (Node* ph : g.placeholders()) {
+    auto it = env.find(ph);
+    if (it == env.end()) {
+      key += "-;";
+      continue;
+    }
+    std::visit(
+        [&](const auto& v) {
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<V, float>) {
+            key += "f" + std::to_string(float_bits(v));
+          } else if constexpr (std::is_same_v<V, std::vector<int64_t>>) {
+            key += "l";
+            for (int64_t x : v) key += std::to_string(x) + ",";
+          } else {
+            key += (std::is_same_v<V, bool> ? "b" : "i") + std::to_string(v);
+          }
+        },
+        it->second);
+    key += ";";
   }
-  std::vector<Shape> outs;
-  try {
-    outs = infer_shapes(n->fn, shapes, scalars);
-  } catch (const InputError& e) {
-    throw InputError("node %" + n->name + ": " + e.what());
-  }
-  return op_info(n->fn).outputs == 1 ? ValueType::tensor(outs[0]) : ValueType::tuple(outs);
+  return key;
 }
 
-ValueType call_function_type(const Module& m, const Node* n) {
-  if (n->fn == OpCode::kGetitem) {
-    ValueType src = type_of_arg(n->args.at(0));
-    int64_t idx = std::get<int64_t>(n->args.at(1));
-    FLATCHECK_INPUT(
-        src.kind == ValueType::kTuple && idx >= 0 && idx < static_cast<int64_t>(src.elems.size()),
-        "node %" << n->name << ": getitem of a non-tuple or out of range");
-    return ValueType::tensor(src.elems[static_cast<size_t>(idx)]);
+// Types a module tree call by call (analysis.h, infer_types).
+class Typer {
+ public:
+  void run(Module& root) {
+    type(root, {}, "");
+    // Modules no call reaches: their static placeholders at default values.
+    std::vector<std::pair<std::string, Module*>> rest;
+    for_each_module(root, [&](const std::string& path, Module& m) {
+      if (!typed_.count(&m)) rest.emplace_back(path, &m);
+    });
+    for (auto& [path, m] : rest) type(*m, {}, path);
   }
-  if (n->fn == OpCode::kBranch) return type_of_arg(n->args.at(1));
-  if (n->fn == OpCode::kExecuteEngine) return engine_call_type(m, n);
-  return op_type(n);
-}
 
-ValueType call_module_type(const Module& m, const Node* n) {
-  Module* c = m.submodule(n->target);
-  FLATCHECK_INPUT(c, "node %" << n->name << ": module '" << n->target << "' missing");
-  Node* out = c->graph.output_node();
-  FLATCHECK_INPUT(out, "module '" << n->target << "' has no output");
-  if (out->args.size() == 1) return type_of_arg(out->args[0]);
-  std::vector<Shape> outs;
-  for (const auto& a : out->args) outs.push_back(type_of_arg(a).shape);
-  return ValueType::tuple(outs);
-}
+ private:
+  using Types = std::unordered_map<const Node*, ValueType>;
+
+  // The types of `m`'s nodes under `env`; the first typing of a module is written to meta.val,
+  // a later one (another call) must equal it.
+  const Types& type(Module& m, const Statics& env, const std::string& path) {
+    std::string key = statics_key(m.graph, env);
+    auto& by_env = memo_[&m];
+    if (auto it = by_env.find(key); it != by_env.end()) return it->second;
+    Types t;
+    auto type_of = [&](const Arg& a) -> ValueType {
+      if (auto p = std::get_if<Node*>(&a)) {
+        auto it = t.find(*p);
+        return it != t.end() ? it->second : (*p)->meta.val.value_or(ValueType{});
+      }
+      return type_of_arg(a);
+    };
+    for (Node* n = m.graph.first(); n; n = n->next) {
+      switch (n->op) {
+        case NodeOp::kPlaceholder:
+          t[n] = n->meta.val.value_or(ValueType{});
+          break;
+        case NodeOp::kGetAttr:
+          if (auto a = m.attribute(n->target))
+            t[n] = ValueType::tensor(a->shape);
+          else
+            t[n] = ValueType::scalar(ValueType::kEngine);
+          break;
+        case NodeOp::kCallFunction:
+          t[n] = call_function_type(m, n, env, type_of);
+          break;
+        case NodeOp::kCallModule:
+          t[n] = call_module_type(m, n, env, path, type_of);
+          break;
+        case NodeOp::kOutput:
+          for (size_t i = 0; i < n->args.size(); ++i)
+            FLATCHECK_INPUT(type_of(n->args[i]).kind == ValueType::kTensor,
+                            "module '" << path << "': output " << i << " is not a tensor");
+          break;
+      }
+    }
+    auto [first, fresh] = typed_.try_emplace(&m, key);
+    if (fresh) {
+      for (auto& [node, type] : t) const_cast<Node*>(node)->meta.val = type;
+    } else {
+      const Types& was = by_env.at(first->second);
+      for (const auto& [n, type] : t) {
+        auto w = was.find(n);
+        FLATCHECK_INPUT(w != was.end() && type == w->second,
+                        "module '" << path << "': node %" << n->name << " is " << type
+                                   << " in one call and "
+                                   << (w != was.end() ? w->second : ValueType{})
+                                   << " in another: static arguments may change values, not "
+                                      "types");
+      }
+    }
+    return by_env.emplace(std::move(key), std::move(t)).first->second;
+  }
+
+  // A static argument's value in this call, when known.
+  static std::optional<Scalar> static_value(const Arg& a, const Statics& env) {
+    if (auto p = std::get_if<Node*>(&a)) {
+      auto it = env.find(*p);
+      if (it != env.end()) return it->second;
+      return std::nullopt;
+    }
+    return std::visit([](const auto& v) -> std::optional<Scalar> {
+      using V = std::decay_t<decltype(v)>;
+      if constexpr (std::is_same_v<V, Node*>)
+        return std::nullopt;
+      else
+        return Scalar(v);
+    }, a);
+  }
+
+  // An op with a shape rule: tensor arguments give shapes; scalars, constant or static (its
+  // value in this call, or a default of its type when no call gives one), the rule's others.
+  static ValueType op_type(const Node* n, const Statics& env,
+                           const std::function<ValueType(const Arg&)>& type_of) {
+    std::vector<Shape> shapes;
+    std::vector<Scalar> scalars;
+    for (const auto& a : n->args) {
+      ValueType t = type_of(a);
+      if (t.kind == ValueType::kTensor) {
+        shapes.push_back(t.shape);
+      } else if (auto v = static_value(a, env)) {
+        scalars.push_back(*v);
+      } else if (t.kind == ValueType::kBool) {
+        scalars.emplace_back(false);
+      } else if (t.kind == ValueType::kInt) {
+        scalars.emplace_back(n->fn == OpCode::kSplit ? int64_t{2} : int64_t{0});
+      } else {
+        scalars.emplace_back(0.0f);
+      }
+    }
+    std::vector<Shape> outs;
+    try {
+      outs = infer_shapes(n->fn, shapes, scalars);
+    } catch (const InputError& e) {
+      throw InputError("node %" + n->name + ": " + e.what());
+    }
+    return op_info(n->fn).outputs == 1 ? ValueType::tensor(outs[0]) : ValueType::tuple(outs);
+  }
+
+  static ValueType call_function_type(const Module& m, const Node* n, const Statics& env,
+                                      const std::function<ValueType(const Arg&)>& type_of) {
+    if (n->fn == OpCode::kGetitem) {
+      ValueType src = type_of(n->args.at(0));
+      const int64_t* idx = std::get_if<int64_t>(&n->args.at(1));
+      FLATCHECK_INPUT(idx, "node %" << n->name << ": getitem's index must be an int constant");
+      FLATCHECK_INPUT(src.kind == ValueType::kTuple && *idx >= 0 &&
+                          *idx < static_cast<int64_t>(src.elems.size()),
+                      "node %" << n->name << ": getitem of a non-tuple or out of range");
+      return ValueType::tensor(src.elems[static_cast<size_t>(*idx)]);
+    }
+    if (n->fn == OpCode::kBranch) {
+      ValueType a = type_of(n->args.at(1)), b = type_of(n->args.at(2));
+      FLATCHECK_INPUT(a == b, "node %" << n->name << ": branch between " << a << " and " << b);
+      return a;
+    }
+    if (n->fn == OpCode::kExecuteEngine) return engine_call_type(m, n, type_of);
+    return op_type(n, env, type_of);
+  }
+
+  ValueType call_module_type(Module& m, const Node* n, const Statics& env,
+                             const std::string& path,
+                             const std::function<ValueType(const Arg&)>& type_of) {
+    Module* c = m.submodule(n->target);
+    FLATCHECK_INPUT(c, "node %" << n->name << ": module '" << n->target << "' missing");
+    std::vector<Node*> phs = c->graph.placeholders();
+    FLATCHECK_INPUT(phs.size() == n->args.size(), "node %" << n->name << ": module '" << n->target
+                                                            << "' takes " << phs.size()
+                                                            << " arguments, given "
+                                                            << n->args.size());
+    Statics child_env;
+    for (size_t i = 0; i < phs.size(); ++i) {
+      const ValueType want = phs[i]->meta.val.value_or(ValueType{});
+      const ValueType got = type_of(n->args[i]);
+      FLATCHECK_INPUT(want == got, "node %" << n->name << ": argument " << i << " of module '"
+                                            << n->target << "' is " << got << ", its placeholder %"
+                                            << phs[i]->name << " is " << want);
+      if (want.is_static())
+        if (auto v = static_value(n->args[i], env)) child_env[phs[i]] = *v;
+    }
+    const Types& ct = type(*c, child_env, join_fqn(path, n->target));
+    Node* out = c->graph.output_node();
+    FLATCHECK_INPUT(out, "module '" << n->target << "' has no output");
+    auto out_type = [&](const Arg& a) {
+      auto p = std::get_if<Node*>(&a);
+      return p ? ct.at(*p) : type_of_arg(a);
+    };
+    if (out->args.size() == 1) return out_type(out->args[0]);
+    std::vector<Shape> outs;
+    for (const auto& a : out->args) outs.push_back(out_type(a).shape);
+    return ValueType::tuple(outs);
+  }
+
+  std::unordered_map<const Module*, std::unordered_map<std::string, Types>> memo_;
+  std::unordered_map<const Module*, std::string> typed_;  // module -> the key of its first typing
+};
 
 }  // namespace
 
 void infer_types(Module& m) {
-  for (auto& [_, c] : m.children) infer_types(*c);
-  for (Node* n = m.graph.first(); n; n = n->next) {
-    switch (n->op) {
-      case NodeOp::kGetAttr:
-        if (auto t = m.attribute(n->target))
-          n->meta.val = ValueType::tensor(t->shape);
-        else
-          n->meta.val = ValueType::scalar(ValueType::kEngine);
-        break;
-      case NodeOp::kCallFunction:
-        n->meta.val = call_function_type(m, n);
-        break;
-      case NodeOp::kCallModule:
-        n->meta.val = call_module_type(m, n);
-        break;
-      case NodeOp::kPlaceholder:
-      case NodeOp::kOutput:
-        break;
-    }
-  }
+  Typer().run(m);
 }
 
 }  // namespace flatcheck

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <map>
 
 #include "core/base/check.h"
 #include "core/ir/ir.h"
@@ -76,21 +77,54 @@ void validate_op(const Engine& e, size_t k, std::vector<bool>& defined) {
   }
 }
 
-// No two slots that are live at the same step may share memory.
+// No two slots that are live at the same step may share memory. A sweep over the steps: the
+// slots live at a step have pairwise disjoint memory, kept ordered by offset, so a slot that
+// becomes live is checked against its two neighbours only: O(n log n), where comparing every
+// pair made a valid 20,000-slot engine cost 2 * 10^8 checks.
 void check_no_overlap(const Engine& e, const std::vector<bool>& defined) {
   int nslots = static_cast<int>(e.slots.size());
   EngineLiveness l = engine_liveness(e);
-  for (int a = 0; a < nslots; ++a) {
-    if (!defined[a]) continue;
-    int64_t a0 = e.slots[a].offset, a1 = a0 + numel(e.slots[a].shape);
-    if (a1 == a0) continue;
-    for (int b = a + 1; b < nslots; ++b) {
-      if (!defined[b]) continue;
-      int64_t b0 = e.slots[b].offset, b1 = b0 + numel(e.slots[b].shape);
-      bool mem = a0 < b1 && b0 < a1;
-      bool time = l.def[a] <= l.last[b] && l.def[b] <= l.last[a];
-      FLATCHECK_INPUT(!(mem && time), "slots/" << a << " and slots/" << b
-                                               << " overlap in memory while both are live");
+  struct Event {
+    int64_t step;
+    int slot;
+  };
+  std::vector<Event> births, deaths;
+  for (int s = 0; s < nslots; ++s) {
+    if (!defined[s] || numel(e.slots[s].shape) == 0) continue;
+    births.push_back({l.def[s], s});
+    deaths.push_back({l.last[s], s});
+  }
+  auto by_step = [](const Event& a, const Event& b) {
+    return a.step != b.step ? a.step < b.step : a.slot < b.slot;
+  };
+  std::sort(births.begin(), births.end(), by_step);
+  std::sort(deaths.begin(), deaths.end(), by_step);
+  std::map<int64_t, int> live;  // offset -> slot, for the slots live now
+  size_t b = 0, d = 0;
+  while (b < births.size()) {
+    int64_t step = births[b].step;
+    // Slots whose last use is before this step are dead (live ranges are closed: a slot last
+    // used at this step still overlaps one defined at it).
+    while (d < deaths.size() && deaths[d].step < step) {
+      live.erase(e.slots[deaths[d].slot].offset);
+      ++d;
+    }
+    for (; b < births.size() && births[b].step == step; ++b) {
+      int s = births[b].slot;
+      int64_t s0 = e.slots[s].offset, s1 = s0 + numel(e.slots[s].shape);
+      auto next = live.lower_bound(s0);
+      auto report = [&](int other) {
+        int lo = std::min(s, other), hi = std::max(s, other);
+        throw InputError("slots/" + std::to_string(lo) + " and slots/" + std::to_string(hi) +
+                         " overlap in memory while both are live");
+      };
+      if (next != live.end() && next->first < s1) report(next->second);
+      if (next != live.begin()) {
+        auto prev = std::prev(next);
+        int p = prev->second;
+        if (e.slots[p].offset + numel(e.slots[p].shape) > s0) report(p);
+      }
+      live.emplace(s0, s);
     }
   }
 }

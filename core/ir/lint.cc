@@ -93,6 +93,7 @@ void lint_graph(const Graph& g, const Module* owner, const std::string& where) {
         FLATCHECK_INPUT(n->args.empty(), node << "placeholder with arguments");
         break;
       case NodeOp::kGetAttr:
+        FLATCHECK_INPUT(n->args.empty(), node << "get_attr with arguments");
         FLATCHECK_INPUT(!owner || owner->attribute(n->target) || owner->engine(n->target),
                         node << "get_attr target '" << n->target << "' does not exist");
         break;
@@ -101,6 +102,9 @@ void lint_graph(const Graph& g, const Module* owner, const std::string& where) {
         FLATCHECK_INPUT(code && *code == n->fn, node << "unknown op '" << n->target << "'");
         std::string why = check_signature(n->fn, kinds);
         FLATCHECK_INPUT(why.empty(), node << op_info(n->fn).name << ": " << why);
+        // A tuple's element is chosen by a constant: its type cannot depend on a call.
+        FLATCHECK_INPUT(n->fn != OpCode::kGetitem || std::holds_alternative<int64_t>(n->args.at(1)),
+                        node << "getitem's index must be an int constant");
         if (n->fn == OpCode::kCopy && owner) {
           // copy_ updates a buffer in place: its destination is a get_attr of a buffer of
           // this module (a parameter, or any other value, is rejected here, not at run).

@@ -14,10 +14,12 @@ Artifact of_program(Stage s, Program p) {
   return a;
 }
 
-// Saves `p`, loads it back, and records both texts for the round-trip check.
+// Saves `p`, loads it back, and records both texts for the round-trip check. The program is the
+// pipeline's own, bounded by the case's expansion budget: it is read under the hard maxima of
+// the load limits, so a `--limit` that just admits the case does not refuse what it becomes.
 Program reload(const Program& p, Artifact& record) {
   record.saved = save_program(p);
-  Program re = load_program(record.saved);
+  Program re = load_program(record.saved, hard_load_limits());
   record.resaved = save_program(re);
   return re;
 }

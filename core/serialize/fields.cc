@@ -116,6 +116,13 @@ void check_name(const std::string& name, const JsonPath& path) {
   if (!is_identifier(name)) fail(path, "'" + name + "' is not a legal node name");
 }
 
+void check_name(const std::string& name, const JsonPath& path, size_t max_length) {
+  if (name.size() > max_length)
+    fail(path, "a name of " + std::to_string(name.size()) + " characters, over the limit of " +
+                   std::to_string(max_length));
+  check_name(name, path);
+}
+
 void check_header(JsonRef j, const char* format) {
   as_object(j, "");
   std::string f = as_string(member(j, "format", ""), "/format", 64);
@@ -175,7 +182,7 @@ Shape shape_from_json(JsonRef j, const JsonPath& path, const LoadLimits& lim) {
   for (size_t i = 0; i < j.size(); ++i) {
     int64_t d = as_int(j[i], idx_path(path, i), 0, lim.max_tensor_elements);
     s.push_back(d);
-    n *= d;
+    n = d != 0 && n > lim.max_tensor_elements / d ? lim.max_tensor_elements + 1 : n * d;
     if (n > lim.max_tensor_elements)
       fail(path, "shape has more than " + std::to_string(lim.max_tensor_elements) + " elements");
   }

@@ -44,6 +44,8 @@ std::string as_string(JsonRef j, const JsonPath& path, size_t max_len);
 int64_t as_int(JsonRef j, const JsonPath& path, int64_t lo, int64_t hi);
 // A legal identifier (names of nodes, modules, state).
 void check_name(const std::string& name, const JsonPath& path);
+// The same, and at most `max_length` characters (LoadLimits::max_name_length).
+void check_name(const std::string& name, const JsonPath& path, size_t max_length);
 // {"format": <format>, "version": 1} at the top of a document.
 void check_header(JsonRef j, const char* format);
 // Floats: JSON numbers when finite and exact, else {"float": "inf" | "-inf" | "nan:0x<bits>"}.

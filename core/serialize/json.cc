@@ -33,17 +33,28 @@ LoadLimits& default_load_limits() {
 namespace {
 
 template <class T>
-bool assign_limit(T& field, uint64_t v) {
-  if (v > static_cast<uint64_t>(std::numeric_limits<T>::max())) return false;
+bool assign_limit(T& field, uint64_t v, T hard_max) {
+  if (v > static_cast<uint64_t>(hard_max)) return false;
   field = static_cast<T>(v);
   return true;
 }
 
 }  // namespace
 
+const LoadLimits& hard_load_limits() {
+  static const LoadLimits hard = [] {
+    LoadLimits l;
+#define X(type, field, value_, hard_max, doc) l.field = hard_max;
+#include "core/serialize/limits.def"
+#undef X
+    return l;
+  }();
+  return hard;
+}
+
 bool set_load_limit(LoadLimits& limits, const std::string& name, uint64_t value) {
-#define X(type, field, value_, doc) \
-  if (name == #field) return assign_limit(limits.field, value);
+#define X(type, field, value_, hard_max, doc) \
+  if (name == #field) return assign_limit<type>(limits.field, value, hard_max);
 #include "core/serialize/limits.def"
 #undef X
   return false;
@@ -51,7 +62,7 @@ bool set_load_limit(LoadLimits& limits, const std::string& name, uint64_t value)
 
 std::vector<std::string> load_limit_names() {
   return {
-#define X(type, field, value_, doc) #field,
+#define X(type, field, value_, hard_max, doc) #field,
 #include "core/serialize/limits.def"
 #undef X
   };

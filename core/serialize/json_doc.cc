@@ -192,22 +192,11 @@ class DocBuilder {
     doc_.chars_ = std::make_unique_for_overwrite<char[]>(text.size() + 1);
   }
 
-  bool null() {
-    add(Kind::kNull);
-    return true;
-  }
-  bool boolean(bool v) {
-    add(Kind::kBool)->b = v;
-    return true;
-  }
-  bool number_integer(J::number_integer_t v) {
-    add(Kind::kInt)->i = v;
-    return true;
-  }
-  bool number_unsigned(J::number_unsigned_t v) {
-    add(Kind::kUint)->u = v;
-    return true;
-  }
+  // nlohmann's SAX events (and the fast reader's): each value becomes a tape entry.
+  bool null() { return add(Kind::kNull) != nullptr; }
+  bool boolean(bool v) { return (add(Kind::kBool)->b = v, true); }
+  bool number_integer(J::number_integer_t v) { return (add(Kind::kInt)->i = v, true); }
+  bool number_unsigned(J::number_unsigned_t v) { return (add(Kind::kUint)->u = v, true); }
   bool number_float(J::number_float_t v, const J::string_t& text) {
     return number_float_text(v, text);
   }
@@ -254,7 +243,8 @@ class DocBuilder {
     return true;
   }
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception& e) {
-    throw InputError(path() + ": invalid JSON: " + e.what());
+    // In an array, the value that failed to parse was never added: it is the next element.
+    throw InputError(path(/*next_element=*/true) + ": invalid JSON: " + e.what());
   }
 
  private:
@@ -352,12 +342,20 @@ class DocBuilder {
     --depth_;
   }
 
-  std::string path() const {
+  // The JSON pointer of the value being read (RFC 6901; an empty key is an empty step);
+  // `next_element`: the innermost array's next element.
+  std::string path(bool next_element = false) const {
     std::string p;
     for (size_t d = 0; d < depth_; ++d) {
       const Frame& f = frames_[d];
-      if (f.object && !f.key.empty()) p += "/" + std::string(f.key.substr(0, 64));
-      if (!f.object && f.index >= 0) p += "/" + std::to_string(f.index);
+      if (f.object && f.key.data() != nullptr) {
+        p += '/';
+        for (char c : f.key.substr(0, 64)) p += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+      }
+      if (!f.object) {
+        int64_t i = f.index + (next_element && d + 1 == depth_ ? 1 : 0);
+        if (i >= 0) p += "/" + std::to_string(i);
+      }
     }
     return p.empty() ? "/" : p;
   }
@@ -545,10 +543,14 @@ class FastReader {
 
 namespace {
 
+// Both readers start here. No JSON text holds a NUL byte (neither whitespace nor allowed in a
+// string), and nlohmann's lexer takes one for the end of the input.
 void check_size(std::string_view text, const LoadLimits& limits) {
   if (text.size() > limits.max_bytes)
     throw InputError("/: document of " + std::to_string(text.size()) +
                      " bytes is over the limit of " + std::to_string(limits.max_bytes));
+  if (size_t nul = text.find('\0'); nul != std::string_view::npos)
+    throw InputError("/: invalid JSON: a NUL byte at offset " + std::to_string(nul));
 }
 
 }  // namespace

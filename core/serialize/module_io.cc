@@ -268,15 +268,16 @@ struct ModuleReader {
   LoadBudget& b;
   std::map<std::string, TensorPtr> tensors;                // fqn -> tensor, for aliases
   std::map<std::string, std::shared_ptr<Module>> modules;  // path -> module, for aliases
+  std::set<std::string> param_fqns;                         // which tensors are parameters
   std::vector<std::pair<std::shared_ptr<Module>, std::string>> to_lint;
 
   void read_state(JsonRef j, const JsonPath& jpath, const std::string& prefix,
-                  std::map<std::string, TensorPtr>& out) {
+                  std::map<std::string, TensorPtr>& out, bool params) {
     as_object(j, jpath);
     for (const auto& [key, v] : j.items()) {
       std::string k(key);
       JsonPath p = key_path(jpath, k);
-      check_name(k, p);
+      check_name(k, p, b.limits.max_name_length);
       std::string fqn = join_fqn(prefix, k);
       if (v.is_object() && v.contains("alias")) {
         as_object(v, p, {"alias"});
@@ -285,11 +286,17 @@ struct ModuleReader {
         auto it = tensors.find(target);
         if (it == tensors.end())
           fail(key_path(p, "alias"), "alias \"" + target + "\" is not defined earlier");
+        // One tensor is a parameter or a buffer, not both: export lifts it once, as one kind.
+        if (param_fqns.count(target) != static_cast<size_t>(params))
+          fail(key_path(p, "alias"), "a " + std::string(params ? "parameter" : "buffer") +
+                                         " cannot alias the " + (params ? "buffer" : "parameter") +
+                                         " \"" + target + "\"");
         out[k] = it->second;
       } else {
         out[k] = std::make_shared<Tensor>(tensor_from_json(v, p, b));
       }
       tensors[fqn] = out[k];
+      if (params) param_fqns.insert(fqn);
     }
   }
 
@@ -310,14 +317,16 @@ struct ModuleReader {
     auto m = std::make_shared<Module>();
     m->type =
         as_string(member(j, "type", jpath), key_path(jpath, "type"), b.limits.max_name_length);
-    if (auto it = j.find("params")) read_state(*it, key_path(jpath, "params"), path, m->params);
-    if (auto it = j.find("buffers")) read_state(*it, key_path(jpath, "buffers"), path, m->buffers);
+    if (auto it = j.find("params"))
+      read_state(*it, key_path(jpath, "params"), path, m->params, true);
+    if (auto it = j.find("buffers"))
+      read_state(*it, key_path(jpath, "buffers"), path, m->buffers, false);
     if (auto it = j.find("engines")) {
       JsonPath ep = key_path(jpath, "engines");
       as_object(*it, ep);
       for (const auto& [key, v] : it->items()) {
         std::string k(key);
-        check_name(k, key_path(ep, k));
+        check_name(k, key_path(ep, k), b.limits.max_name_length);
         m->engines[k] = std::make_shared<Engine>(read_engine_blob(v, key_path(ep, k)));
       }
     }
@@ -327,8 +336,12 @@ struct ModuleReader {
       for (const auto& [key, v] : it->items()) {
         std::string k(key);
         JsonPath kp = key_path(cp, k);
-        if (k.empty() || k.find('.') != std::string::npos || k.size() > b.limits.max_name_length)
-          fail(kp, "'" + k + "' is not a legal child name");
+        // Letters, digits and '_' ("layer0", nn.Sequential's "0"): '.' joins paths, '@' names
+        // call variants ("n@1") and '/' provenance keys ("n@1/add").
+        if (k.empty() || k.size() > b.limits.max_name_length ||
+            k.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") !=
+                std::string::npos)
+          fail(kp, "'" + k + "' is not a legal child name (letters, digits and '_')");
         m->children[k] = read(v, kp, join_fqn(path, k), depth + 1);
       }
     }
@@ -346,13 +359,21 @@ struct ModuleReader {
     JsonPath bp = key_path(path, "blob");
     std::string text = as_string(member(j, "blob", path), bp, b.limits.max_blob_bytes * 4 / 3 + 8);
     std::string blob = base64_decode(text, bp);
+    if (blob.size() > b.limits.max_blob_bytes)
+      fail(bp, std::to_string(blob.size()) + " bytes, over the limit of " +
+                   std::to_string(b.limits.max_blob_bytes));
     std::string sum = as_string(member(j, "checksum", path), key_path(path, "checksum"), 16);
     char want[32];
     std::snprintf(want, sizeof want, "%016llx", static_cast<unsigned long long>(fnv1a64(blob)));
     if (sum != want)
       fail(key_path(path, "checksum"),
            "checksum " + sum + " does not match the blob (" + want + ")");
-    JsonDoc ej = parse_doc(blob, b.limits);
+    JsonDoc ej;
+    try {
+      ej = parse_doc(blob, b.limits);
+    } catch (const InputError& e) {
+      fail(bp, std::string("the engine document: ") + e.what());
+    }
     return engine_from_json(ej.root(), bp, b);
   }
 
@@ -414,6 +435,45 @@ struct ModuleReader {
     over(s.flops, b.limits.max_run_flops, "one run does this many multiply-adds:");
   }
 
+  // The structural budget, checked before type inference or any other walk: the module and
+  // state paths with every alias expanded (what a walk over FQNs visits: export's, the
+  // reach's), the nodes once every call is inlined and the module calls of one run. Computed
+  // once per module object, saturating: linear in the document, whatever its aliases.
+  void check_structure(const Module& root, const JsonPath& jpath) {
+    struct Count {
+      int64_t paths = 0, nodes = 0, calls = 0;
+    };
+    static constexpr int64_t cap = int64_t{1} << 60;
+    auto add = [](int64_t a, int64_t b) { return std::min(cap, a + std::min(cap, b)); };
+    std::unordered_map<const Module*, Count> memo;
+    std::function<Count(const Module&, int)> count = [&](const Module& m, int depth) -> Count {
+      if (auto it = memo.find(&m); it != memo.end()) return it->second;
+      Count c;
+      c.paths = 1 + static_cast<int64_t>(m.params.size() + m.buffers.size());
+      if (depth <= b.limits.max_module_depth)
+        for (const auto& [_, child] : m.children) c.paths = add(c.paths, count(*child, depth + 1).paths);
+      for (Node* n = m.graph.first(); n; n = n->next) {
+        c.nodes = add(c.nodes, 1);
+        if (n->op != NodeOp::kCallModule) continue;
+        const Module* child = m.submodule(n->target);
+        if (!child || depth > b.limits.max_module_depth) continue;  // lint reports it
+        Count k = count(*child, depth + 1);
+        c.nodes = add(c.nodes, k.nodes);
+        c.calls = add(c.calls, add(k.calls, 1));
+      }
+      return memo[&m] = c;
+    };
+    Count c = count(root, 0);
+    auto over = [&](int64_t v, size_t limit, const char* what) {
+      if (v > static_cast<int64_t>(limit))
+        fail(jpath, std::string(what) + " " + std::to_string(v) + ", over the limit of " +
+                        std::to_string(limit));
+    };
+    over(c.paths, b.limits.max_module_paths, "module and state paths, aliases expanded:");
+    over(c.nodes, b.limits.max_inlined_nodes, "the program inlines to this many nodes:");
+    over(c.calls, b.limits.max_calls, "one run makes this many module calls:");
+  }
+
   // Lints every graph once all attributes exist; errors name the module's JSON path.
   void lint_all() {
     for (auto& [m, jpath] : to_lint) {
@@ -434,9 +494,10 @@ void write_module(JsonWriter& w, const Module& m) {
 }
 
 std::shared_ptr<Module> module_from_json(JsonRef j, const JsonPath& path, LoadBudget& b) {
-  ModuleReader r{b, {}, {}, {}};
+  ModuleReader r{b, {}, {}, {}, {}};
   auto m = r.read(j, path, "", 0);
   r.lint_all();
+  r.check_structure(*m, path);
   try {
     infer_types(*m);
   } catch (const InputError& e) {

@@ -31,17 +31,21 @@ inline constexpr int kFormatVersion = 1;
 // Bounds on what the loader accepts (core/serialize/limits.def); input past them is rejected,
 // never allocated.
 struct LoadLimits {
-#define X(type, name, value, doc) type name = value;
+#define X(type, name, value, hard_max, doc) type name = value;
 #include "core/serialize/limits.def"
 #undef X
 };
+
+// The hard maxima of limits.def: what `--limit` may set at most, and the limits under which the
+// pipeline reads back the documents it wrote itself.
+const LoadLimits& hard_load_limits();
 
 // The limits a load uses when none are given: LoadLimits{} unless changed (the CLI's
 // --limit KEY=VALUE). Set it before loading starts; it is not synchronized.
 LoadLimits& default_load_limits();
 
-// Sets one limit by name ("max_nodes", "max_calls", ...); false for an unknown name. The
-// names are the LoadLimits members.
+// Sets one limit by name ("max_nodes", "max_calls", ...); false for an unknown name or a value
+// above the limit's hard maximum. The names are the LoadLimits members.
 bool set_load_limit(LoadLimits& limits, const std::string& name, uint64_t value);
 // The names set_load_limit knows, for help and errors.
 std::vector<std::string> load_limit_names();

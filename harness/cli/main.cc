@@ -74,9 +74,14 @@ std::vector<char*> take_limits(int argc, char** argv) {
       if (eq == std::string::npos || !digits ||
           !set_load_limit(default_load_limits(), key, std::stoull(value))) {
         std::string names;
+        LoadLimits probe;
         for (const auto& n : load_limit_names()) names += (names.empty() ? "" : ", ") + n;
-        throw UsageError("--limit expects KEY=VALUE with a decimal VALUE in range and KEY one of " +
-                         names + "; got '" + item + "'");
+        bool known = set_load_limit(probe, key, 0);
+        throw UsageError(known ? "--limit expects KEY=VALUE with VALUE a decimal no larger than " +
+                                     key + "'s hard maximum (docs/hardening.md); got '" + item +
+                                     "'"
+                               : "--limit expects KEY=VALUE with KEY one of " + names + "; got '" +
+                                     item + "'");
       }
       if (comma == std::string::npos) break;
       start = comma + 1;

@@ -373,6 +373,153 @@ TEST(MalformedTest, RoundTwoDocumentsAreRejectedAtLoadWithTheirPath) {
   expect_all_rejected("round-two", round_two_documents(), 12);
 }
 
+// Round three (docs/hardening.md): what a loader once accepted and a stage then refused, walks
+// whose cost the size limits did not bound, readers that stopped early and error paths that
+// named the wrong place. Several documents per class; each is rejected at load with its path.
+Json scalar_placeholder(const std::string& name, const std::string& kind) {
+  return Json{{"name", name}, {"op", "placeholder"}, {"target", name}, {"val", {{"kind", kind}}}};
+}
+Json tensor_state(int64_t n) {
+  return Json{{"dtype", "float32"}, {"shape", {n}}, {"values", std::vector<int>(n, 1)}};
+}
+// A module `c(x: f32[2], <statics...>)` that returns `body`'s last node.
+Json child_module(Json statics, Json body) {
+  Json nodes = Json::array({placeholder("x", {2})});
+  for (auto& s : statics) nodes.push_back(s);
+  std::string last = "x";
+  for (auto& n : body) {
+    last = n["name"];
+    nodes.push_back(n);
+  }
+  nodes.push_back(output(last));
+  return Json{{"type", "C"}, {"graph", graph(nodes)}};
+}
+// The root calls child `c` with `args` and returns the result.
+Json calling(Json child, Json args, const std::string& child_name = "c") {
+  return module_doc({{"type", "M"},
+                     {"children", {{child_name, std::move(child)}}},
+                     {"graph", graph({placeholder("x", {2}),
+                                      call("r", "call_module", child_name, std::move(args)),
+                                      output("r")})}});
+}
+
+std::vector<Broken> round_three_documents() {
+  std::vector<Broken> out;
+  auto add = [&](const std::string& what, const Json& doc, const std::string& path) {
+    out.push_back({what, dump(doc), path});
+  };
+  // 2. A getitem's index from a static int: directly, through a child call's result, and a
+  // constant out of range (type inference used to end the process with bad_variant_access).
+  Json split_by = {{"type", "M"},
+                   {"graph", graph({placeholder("x", {4}), scalar_placeholder("k", "int"),
+                                    call("s", "call_function", "split", {"x", 0, 2}),
+                                    call("g", "call_function", "getitem", {"s", "k"}),
+                                    output("g")})}};
+  add("a getitem indexed by a static int placeholder", module_doc(split_by), "/module/graph");
+  Json by_call = {{"type", "M"},
+                  {"children", {{"c", child_module(Json::array(), Json::array())}}},
+                  {"graph", graph({placeholder("x", {2}),
+                                   call("s", "call_function", "split", {"x", 0, 2}),
+                                   call("k", "call_module", "c", {"x"}),
+                                   call("g", "call_function", "getitem", {"s", "k"}),
+                                   output("g")})}};
+  add("a getitem indexed by a child call's result", module_doc(by_call), "/module/graph");
+  Json past = split_by;
+  past["graph"]["nodes"].erase(1);
+  past["graph"]["nodes"][2]["args"][1] = 5;
+  add("a getitem past the tuple's end", module_doc(past), "/module");
+  // 2. A wide DAG of aliases without calls, and with state in every module: its paths double
+  // at each level (type inference walked them all).
+  for (bool state : {false, true}) {
+    Json children = {{"m00", child_module(Json::array(), Json::array())}};
+    for (int i = 1; i < 24; ++i) {
+      char name[8], prev[8];
+      std::snprintf(name, sizeof name, "m%02d", i);
+      std::snprintf(prev, sizeof prev, "m%02d", i - 1);
+      Json m = {{"type", "D"},
+                {"children", {{"a", {{"alias", prev}}}, {"b", {{"alias", prev}}}}},
+                {"graph", graph({placeholder("x", {2}), output("x")})}};
+      if (state) m["params"] = {{"w", tensor_state(2)}};
+      children[name] = m;
+    }
+    add(std::string("a wide alias DAG without calls") + (state ? ", state in every module" : ""),
+        module_doc({{"type", "M"}, {"children", children},
+                    {"graph", graph({placeholder("x", {2}), output("x")})}}),
+        "/module: module and state paths");
+  }
+  // 4. Child names the pipeline uses as separators: variants ("n@1"), provenance ("n@1/add").
+  for (const std::string& name : {"a@1", "a/b", "a b", "-"}) {
+    std::string escaped = name == "a/b" ? "a~1b" : name;
+    add("a child named '" + name + "'", calling(child_module(Json::array(), Json::array()),
+                                                 Json::array({"x"}), name),
+        "/module/children/" + escaped);
+  }
+  // 4. A root output that is a tuple (a child's two outputs returned as one value).
+  Json two = child_module(Json::array(), Json::array());
+  two["graph"]["nodes"][1]["args"] = {"x", "x"};
+  add("a root output that is a tuple", calling(two, Json::array({"x"})), "/module");
+  // 4. Static arguments the child's graph cannot take: a dim out of range, a float for a flag,
+  // a tensor for a flag, a flag for a tensor.
+  Json summer = child_module(Json::array({scalar_placeholder("d", "int")}),
+                             Json::array({call("s", "call_function", "sum", {"x", "d"})}));
+  add("a static dim out of range", calling(summer, {"x", 5}), "/module");
+  add("a static dim out of range (negative)", calling(summer, {"x", -3}), "/module");
+  Json flagged = child_module(Json::array({scalar_placeholder("f", "bool")}),
+                              Json::array({call("n", "call_function", "neg", {"x"}),
+                                           call("b", "call_function", "branch", {"f", "x", "n"})}));
+  add("a float passed for a bool", calling(flagged, {"x", 1.5}), "/module");
+  add("a tensor passed for a bool", calling(flagged, {"x", "x"}), "/module");
+  add("a bool passed for a tensor", calling(flagged, {true, true}), "/module");
+  // 4. A buffer aliasing a parameter (export lifts one tensor once, as one kind).
+  Json alias_kind = calling(child_module(Json::array(), Json::array()), Json::array({"x"}));
+  alias_kind["module"]["params"] = {{"w", tensor_state(2)}};
+  alias_kind["module"]["children"]["c"]["buffers"] = {{"b", {{"alias", "w"}}}};
+  add("a buffer aliasing a parameter", alias_kind, "/module/children/c/buffers/b/alias");
+  Json alias_kind2 = alias_kind;
+  alias_kind2["module"].erase("params");
+  alias_kind2["module"]["buffers"] = {{"w", tensor_state(2)}};
+  alias_kind2["module"]["children"]["c"].erase("buffers");
+  alias_kind2["module"]["children"]["c"]["params"] = {{"p", {{"alias", "w"}}}};
+  add("a parameter aliasing a buffer", alias_kind2, "/module/children/c/params/p/alias");
+  // 4. get_attr with arguments; state names past max_name_length.
+  Json ga = {{"type", "M"},
+             {"params", {{"w", tensor_state(2)}}},
+             {"graph", graph({placeholder("x", {2}), call("w", "get_attr", "w", {"x"}),
+                              call("a", "call_function", "add", {"x", "w"}), output("a")})}};
+  add("a get_attr with arguments", module_doc(ga), "/module/graph");
+  std::string long_name(300, 'p');
+  for (const char* kind : {"params", "buffers"}) {
+    Json ln = {{"type", "M"},
+               {kind, {{long_name, tensor_state(2)}}},
+               {"graph", graph({placeholder("x", {2}), output("x")})}};
+    add(std::string("a 300-character name in ") + kind, module_doc(ln),
+        "/module/" + std::string(kind) + "/" + long_name);
+  }
+  // 5. A valid document followed by a NUL byte and more: nlohmann's lexer stopped at the NUL.
+  std::string valid = dump(calling(child_module(Json::array(), Json::array()), Json::array({"x"})));
+  out.push_back({"a NUL and garbage after the document", valid + std::string("\0garbage", 8), "/"});
+  out.push_back({"a NUL after the document", valid + std::string(1, '\0'), "/"});
+  out.push_back({"a NUL and a second document", valid + std::string("\0", 1) + valid, "/"});
+  // 6. A syntax error inside an array names the element it is in; keys in paths are escaped.
+  std::string arr = dump(module_doc({{"type", "M"},
+                                     {"graph", graph({placeholder("x", {2}), output("x")})}}));
+  size_t out_at = arr.rfind("{");
+  out.push_back({"a syntax error in the second node",
+                 arr.substr(0, out_at) + "{\"name\": @" + arr.substr(out_at + 1),
+                 "/module/graph/nodes/1"});
+  Json slash = module_doc({{"type", "M"}, {"graph", graph({placeholder("x", {2}), output("x")})},
+                           {"a/b~c", 1}});
+  add("an unknown key with '/' and '~'", slash, "/module/a~1b~0c");
+  Json empty_key = module_doc({{"type", "M"}, {"graph", graph({placeholder("x", {2}), output("x")})},
+                               {"", 1}});
+  add("an unknown empty key", empty_key, "/module/:");
+  return out;
+}
+
+TEST(MalformedTest, RoundThreeDocumentsAreRejectedAtLoadWithTheirPath) {
+  expect_all_rejected("round-three", round_three_documents(), 25);
+}
+
 TEST(MalformedTest, OnlyRegularFilesAreRead) {
   std::string fifo = (std::filesystem::temp_directory_path() / "flatcheck-fifo.json").string();
   std::filesystem::remove(fifo);
