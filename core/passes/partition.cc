@@ -19,6 +19,10 @@ namespace flatcheck {
 // The execute_engine arguments for an engine call: the call's arguments picked by each input
 // binding's position, in binding order. Shared by partition's wrappers and inline_engines.
 std::vector<Arg> engine_call_args(const Engine& e, const std::vector<Arg>& call_args) {
+  for (const auto& b : e.inputs)
+    FLATCHECK_INPUT(b.position >= 0 && static_cast<size_t>(b.position) < call_args.size(),
+                    "engine " << e.name << ": input " << b.name << " is bound to argument "
+                              << b.position << " of a call with " << call_args.size());
   std::vector<Arg> args;
   if (fault_on(Fault::kEngineInputsBySortedName)) {
     // Fault: bindings go through a name-sorted map, so the arguments follow name order.
@@ -43,19 +47,22 @@ bool is_partitioned(const Node* n) {
 }
 
 std::vector<Run> find_runs(const Graph& g, const PartitionOptions& opts) {
-  std::unordered_map<const Node*, bool> acc_of;
+  std::unordered_map<const Node*, size_t> run_of;  // node -> index of its run
   std::vector<Run> runs;
   for (Node* n = g.first(); n; n = n->next) {
     if (!is_partitioned(n)) continue;
-    bool acc;
     if (n->fn == OpCode::kGetitem) {
-      acc = acc_of.at(std::get<Node*>(n->args.at(0)));
-    } else {
-      acc = !opts.fallback_ops.count(n->target);
+      // A getitem reads one element of a tuple and nothing else: it goes with the node that
+      // made the tuple, even when other runs came between (a tuple never crosses runs).
+      size_t r = run_of.at(std::get<Node*>(n->args.at(0)));
+      runs[r].nodes.push_back(n);
+      run_of[n] = r;
+      continue;
     }
-    acc_of[n] = acc;
+    bool acc = !opts.fallback_ops.count(n->target);
     if (runs.empty() || runs.back().acc != acc) runs.push_back({acc, {}});
     runs.back().nodes.push_back(n);
+    run_of[n] = runs.size() - 1;
   }
   // Demote small acc runs, then merge neighbours of the same kind.
   for (auto& r : runs)

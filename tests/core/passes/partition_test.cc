@@ -12,6 +12,7 @@
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"
 #include "generators/rc_gen.h"
+#include "harness/oracle.h"
 #include "tests/support/programs.h"
 
 namespace flatcheck {
@@ -58,6 +59,57 @@ TEST(PartitionTest, EnginesFoldParametersAndMatchTheSubgraph) {
   Tensor x({2, 2}, {1, 2, 3, 4});
   EXPECT_TRUE(
       all_bit_equal(run_program_twice(p, {x}), run_eager_twice(*quickstart_example(), {x})));
+}
+
+}  // namespace
+}  // namespace flatcheck
+
+namespace flatcheck {
+namespace {
+
+// A getitem of a tuple can come after other runs (a split read, a fallback op, then the split's
+// other half read): it goes with the node that made the tuple, so no tuple crosses a run and
+// every engine's inputs are tensors. Several arrangements of the class, through every path.
+TEST(PartitionTest, AGetitemAfterAnotherRunGoesWithItsTuple) {
+  struct Shape_ {
+    const char* what;
+    std::vector<std::string> fallback;
+    int min_block;
+    bool split_in_fallback, two_late, late_used_by_acc;
+  };
+  const Shape_ kShapes[] = {
+      {"acc split, relu fallback, late getitem returned", {"relu"}, 1, false, false, false},
+      {"acc split, two late getitems", {"relu"}, 2, false, true, false},
+      {"late getitem feeding an acc op", {"relu"}, 1, false, false, true},
+      {"fallback split, acc ops between", {"split"}, 1, true, false, true},
+      {"fallback split, two late getitems", {"split", "relu"}, 3, true, true, false},
+  };
+  for (const auto& s : kShapes) {
+    auto root = std::make_shared<Module>();
+    root->type = "M";
+    Graph& g = root->graph;
+    Node* x = g.placeholder("x", ValueType::tensor({4}));
+    Node* sp = g.call_function(OpCode::kSplit, {x, int64_t{0}, int64_t{2}});
+    Node* first = g.call_function(OpCode::kGetitem, {sp, int64_t{0}});
+    Node* a = g.call_function(OpCode::kAdd, {first, first});
+    Node* r = g.call_function(OpCode::kRelu, {a});
+    Node* b = g.call_function(OpCode::kNeg, {r});
+    Node* late = g.call_function(OpCode::kGetitem, {sp, int64_t{1}});
+    std::vector<Arg> outs{b, late};
+    if (s.two_late) outs.emplace_back(g.call_function(OpCode::kGetitem, {sp, int64_t{0}}));
+    if (s.late_used_by_acc) outs[1] = g.call_function(OpCode::kMul, {late, b});
+    g.output(std::move(outs));
+    infer_types(*root);
+    Case c;
+    c.module = root;
+    c.inputs = {Tensor({4}, {1, -2, 3, -4})};
+    c.config.fallback_ops = std::set<std::string>(s.fallback.begin(), s.fallback.end());
+    c.config.min_block_size = s.min_block;
+    c.config.calls = 2;
+    OracleResult res = check_case(c);
+    EXPECT_FALSE(res.failure) << s.what << ": " << res.failure->signature() << ": "
+                              << res.failure->message;
+  }
 }
 
 }  // namespace
