@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -22,6 +23,7 @@
 #include <thread>
 
 #include "core/base/check.h"
+#include "core/base/faults.h"
 #include "core/serialize/fields.h"
 #include "harness/isolate.h"
 #include "harness/minimize.h"
@@ -178,20 +180,30 @@ class Campaign {
     while (done_ahead_.erase(watermark_)) ++watermark_;
   }
 
-  void record(int64_t k, const OracleResult& r, Coverage& local, const std::string* case_text) {
+  // `counted`: false for a failure attributed to a case already recorded (a worker that died
+  // after reporting it).
+  void record(int64_t k, const OracleResult& r, Coverage& local, const std::string* case_text,
+              bool counted = true) {
     note_backend(r.backend);
     add_coverage(local, r.coverage);
-    done_.fetch_add(1);
+    if (counted) done_.fetch_add(1);
     if (!r.failure) {
       mark_done(k);
       return;
     }
+    if (!case_text && r.failure->stage == "generate")  // generating it again would crash here
+      throw SystemError("generating case " + std::to_string(index_of(k)) + " (case seed " +
+                        std::to_string(case_seed(o_.seed, index_of(k))) +
+                        ") crashed a worker process (" + r.failure->signature() +
+                        "): a bug in flatcheck's generator; 'flatcheck generate --seed " +
+                        std::to_string(o_.seed) + " --count " + std::to_string(index_of(k) + 1) +
+                        "' reproduces it");
     struct MarkDone {  // after the raw case is on disk, and even when writing it fails
       Campaign* c;
       int64_t k;
       ~MarkDone() { c->mark_done(k); }
     } marker{this, k};
-    failing_.fetch_add(1);
+    if (counted) failing_.fetch_add(1);
     int64_t index = index_of(k);
     uint64_t seed = case_seed(o_.seed, index);
     std::string sig = r.failure->signature();
@@ -283,6 +295,9 @@ class Campaign {
       note_backend(batch_cov.backend);
       add_coverage(local, batch_cov.coverage);
     };
+    events.death = [&](int64_t k, const OracleResult& r) {
+      record(k, r, local, nullptr, /*counted=*/false);
+    };
     return run_worker_batch(batch, events);
   }
 
@@ -300,7 +315,8 @@ class Campaign {
       Case c = generate_case_for_seed(f.case_seed, o_.gen);
       f.original_nodes = case_size(c);
       Case out = c;
-      if (o_.minimize) {
+      f.reproducible = confirm(c, f.failure);
+      if (o_.minimize && f.reproducible) {
         MinimizeOptions mo;
         mo.oracle = o_.oracle;
         if (o_.isolate) {
@@ -326,8 +342,27 @@ class Campaign {
         f.path = o_.out_dir + "/" + slug(failure, f.case_seed);
         write_file_atomic(f.path, save_case(out));
       }
+      done_minimizing_.insert(failure.signature());
       res_.findings.push_back(std::move(f));
     }
+    if (!o_.out_dir.empty() && !order.empty()) save_state();  // the findings are minimized now
+  }
+
+  // A crash or a hang is checked once more, alone in a fresh process, before it is reported:
+  // a worker killed from outside, or a case that only failed beside others, does not fail
+  // again. Such a finding is kept, labelled, and not minimized (as ClusterFuzz labels an
+  // unreproducible crash). Other failures are deterministic and need no second run.
+  bool confirm(const Case& c, Failure& failure) {
+    bool unstable = failure.property == "crash" || failure.property == "timeout";
+    if (!unstable || !o_.isolate || failure.message.rfind("[did not reproduce", 0) == 0)
+      return failure.message.rfind("[did not reproduce", 0) != 0;
+    OracleResult again = check_case_isolated(c, o_.oracle, o_.timeout_s);
+    if (again.failure && again.failure->kind() == failure.kind()) return true;
+    failure.message = "[did not reproduce alone: " +
+                      (again.failure ? "a second run gave " + again.failure->signature()
+                                     : std::string("a second run passed")) +
+                      "] " + failure.message;
+    return false;
   }
 
   // --out is a folder this campaign can write, held with a lock for the campaign's life, so
@@ -361,7 +396,12 @@ class Campaign {
     using namespace serial;
     as_object(s, "",
               {"version", "seed", "shard_index", "shard_count", "max_nodes", "next_slot",
-               "done_after", "signatures", "cases_done"});
+               "done_after", "signatures", "cases_done", "inject", "findings"});
+    int64_t version = as_int(member(s, "version", ""), "/version", 0, 1 << 20);
+    if (version != kStateVersion)
+      fail("/version", "a campaign state of version " + std::to_string(version) +
+                           "; this build resumes version " + std::to_string(kStateVersion) +
+                           " (start a new campaign)");
     JsonRef seed = member(s, "seed", "");
     if (!seed.is_number_unsigned()) fail("/seed", "expected a non-negative integer");
     o_.seed = seed.uint64();
@@ -371,6 +411,13 @@ class Campaign {
         as_int(member(s, "shard_index", ""), "/shard_index", 0, o_.shard_count - 1));
     o_.gen.max_nodes = static_cast<int>(as_int(member(s, "max_nodes", ""), "/max_nodes", 2, 500));
     res_.first_index = as_int(member(s, "next_slot", ""), "/next_slot", 0, int64_t{1} << 50);
+    as_int(member(s, "cases_done", ""), "/cases_done", 0, int64_t{1} << 62);
+    // The fault the campaign ran with: a resumed campaign runs with the same one.
+    std::string fault = as_string(member(s, "inject", ""), "/inject", 64);
+    std::string now(fault_info(active_fault()).name);
+    if (fault != now)
+      throw InputError("the campaign in " + o_.out_dir + " ran with --inject " + fault +
+                       "; resume it with the same (this run has " + now + ")");
     if (auto it = s.find("done_after")) {
       const JsonPath dp = "/done_after";
       as_array(*it, dp, 1000000);
@@ -383,26 +430,63 @@ class Campaign {
       for (size_t i = 0; i < it->size(); ++i)
         known_.insert(as_string((*it)[i], idx_path(sp, i), 1024));
     }
+    if (auto it = s.find("findings")) read_findings(*it);
   }
 
-  // --resume: the seed, shard and next case slot come from the state file, validated like any
-  // input; slots finished after the watermark are skipped; signatures found by earlier runs
-  // (the state file and the `expect` of case files in the folder) are not reported again.
+  // The findings the campaign wrote, each {index, property, stage, op, module, minimized}. One
+  // not minimized yet (the campaign was killed first) is minimized at the end of this run.
+  void read_findings(JsonRef list) {
+    using namespace serial;
+    const JsonPath fp = "/findings";
+    as_array(list, fp, 100000);
+    for (size_t i = 0; i < list.size(); ++i) {
+      const JsonPath p = idx_path(fp, i);
+      JsonRef f = list[i];
+      as_object(f, p, {"index", "property", "stage", "op", "module", "minimized"});
+      int64_t index = as_int(member(f, "index", p), key_path(p, "index"), 0, int64_t{1} << 50);
+      Failure failure{as_string(member(f, "property", p), key_path(p, "property"), 64),
+                      as_string(member(f, "stage", p), key_path(p, "stage"), 64),
+                      as_string(member(f, "op", p), key_path(p, "op"), 64),
+                      "found before the campaign was resumed",
+                      "",
+                      as_string(member(f, "module", p), key_path(p, "module"), 1024)};
+      JsonRef m = member(f, "minimized", p);
+      if (!m.is_boolean()) fail(key_path(p, "minimized"), "expected true or false");
+      std::string sig = failure.signature();
+      if (m.boolean()) {
+        minimized_[sig] = index;
+        known_.insert(sig);
+      } else {
+        first_[sig] = {index, failure};
+        known_.erase(sig);
+      }
+      restore_if_missing(index, failure);
+    }
+  }
+
+  // A finding's file deleted by hand is written again, raw, from its seed (and said so).
+  void restore_if_missing(int64_t index, const Failure& failure) {
+    uint64_t seed = case_seed(o_.seed, index);
+    std::string path = o_.out_dir + "/" + slug(failure, seed);
+    if (std::filesystem::exists(path)) return;
+    Case c = generate_case_for_seed(seed, o_.gen);
+    c.expect = Expectation{failure.property, failure.stage, failure.op, failure.module};
+    c.note = "unminimized: written again from its seed on resume (the file was missing)";
+    write_file_atomic(path, save_case(c));
+    res_.notes.push_back(path + " was missing: written again from its seed");
+  }
+
+  // --resume: the seed, shard, fault and next case slot come from the state file, validated
+  // like any input; slots finished after the watermark are skipped; signatures the campaign
+  // found are not reported again, and its findings not yet minimized are minimized now. Only
+  // the state is read: other files in the folder are not this campaign's business.
   void load_state() {
     std::string path = state_path(o_.out_dir);
-    JsonDoc s = parse_doc(read_file(path), default_load_limits());
     try {
+      JsonDoc s = parse_doc(read_file(path), default_load_limits());
       read_state(s.root());
     } catch (const InputError& e) {
       throw InputError(path + ": " + e.what());
-    }
-    for (auto& e : std::filesystem::directory_iterator(o_.out_dir)) {
-      if (e.path().extension() != ".json" || !e.is_regular_file()) continue;
-      try {
-        Case c = load_case_file(e.path().string());
-        if (c.expect) known_.insert(c.expect->signature());
-      } catch (const InputError&) {
-      }
     }
   }
 
@@ -428,7 +512,22 @@ class Campaign {
     for (int64_t k : skip_)
       if (k >= next && !std::binary_search(ahead.begin(), ahead.end(), k)) ahead.push_back(k);
     std::sort(ahead.begin(), ahead.end());
-    Json s{{"version", 2},
+    Json findings = Json::array();
+    auto add_finding = [&](int64_t index, const Failure& f, bool minimized) {
+      findings.push_back(Json{{"index", index},
+                              {"property", f.property},
+                              {"stage", f.stage},
+                              {"op", f.op},
+                              {"module", f.module},
+                              {"minimized", minimized}});
+    };
+    for (const auto& [sig, v] : first_) add_finding(v.first, v.second, done_minimizing_.count(sig));
+    for (const auto& [sig, index] : minimized_)
+      if (!first_.count(sig)) add_finding(index, split_signature(sig), true);
+    check_folder_is_ours();
+    Json s{{"version", kStateVersion},
+           {"inject", std::string(fault_info(active_fault()).name)},
+           {"findings", findings},
            {"seed", o_.seed},
            {"shard_index", o_.shard_index},
            {"shard_count", o_.shard_count},
@@ -440,8 +539,37 @@ class Campaign {
     write_file_atomic(state_path(o_.out_dir), dump_canonical(s));
   }
 
+  static constexpr int kStateVersion = 3;
+
+  // A signature "property:stage:op[:module]" as a Failure (for findings known only by it).
+  static Failure split_signature(const std::string& sig) {
+    std::vector<std::string> part;
+    size_t start = 0;
+    for (int i = 0; i < 3; ++i) {
+      size_t c = sig.find(':', start);
+      part.push_back(sig.substr(start, c == std::string::npos ? c : c - start));
+      start = c == std::string::npos ? sig.size() : c + 1;
+    }
+    return Failure{part[0], part[1], part[2], "", "", start < sig.size() ? sig.substr(start) : ""};
+  }
+
+  // The output folder is the one this campaign locked: removed (or replaced by a new folder of
+  // the same name, where another campaign may now run), it stops with a system failure.
+  void check_folder_is_ours() const {
+    if (lock_fd_ < 0) return;
+    struct stat held {}, now {};
+    std::string lock_path = o_.out_dir + "/.campaign.lock";
+    if (fstat(lock_fd_, &held) != 0 || stat(lock_path.c_str(), &now) != 0 ||
+        held.st_ino != now.st_ino || held.st_dev != now.st_dev)
+      throw SystemError(o_.out_dir + ": the output folder was removed or replaced while the "
+                                     "campaign ran; it stops (findings written before are in "
+                                     "the old folder if it still exists)");
+  }
+
   CampaignOptions o_;
   CampaignResult res_;
+  std::map<std::string, int64_t> minimized_;    // signature -> case index, minimized earlier
+  std::set<std::string> done_minimizing_;       // signatures of first_ minimized in this run
   Clock::time_point t0_;
   std::atomic<int64_t> next_{0}, done_{0}, failing_{0};
   std::atomic<bool> stop_{false}, backend_seen_{false};
@@ -461,6 +589,12 @@ class Campaign {
 
 CampaignResult run_campaign(const CampaignOptions& opts) {
   return Campaign(opts).run();
+}
+
+size_t distinct_signatures(const CampaignResult& r) {
+  std::set<std::string> sigs;
+  for (const auto& f : r.findings) sigs.insert(f.failure.signature());
+  return sigs.size();
 }
 
 }  // namespace flatcheck

@@ -45,6 +45,9 @@ struct Finding {
   size_t original_nodes = 0, minimized_nodes = 0;
   std::string path;                // the written case file, if any
   std::vector<std::string> steps;  // minimizer steps kept
+  // False for a crash or hang that a second run, alone in a fresh process, did not repeat (its
+  // message says so; it is kept, not minimized).
+  bool reproducible = true;
 };
 
 struct CampaignResult {
@@ -57,6 +60,7 @@ struct CampaignResult {
   Coverage totals;
   int64_t first_failing_case = -1;
   std::string backend;  // the backend the cases ran on, as the oracle reported it ("" if none ran)
+  std::vector<std::string> notes;  // things the user should know (a finding restored on resume)
   // What actually ran (a resumed campaign takes these from its state file).
   uint64_t seed = 0;
   int shard_index = 0, shard_count = 1, max_nodes = 0;
@@ -64,6 +68,10 @@ struct CampaignResult {
 
 // Throws InputError when the oracle's device is not available (see check_case).
 CampaignResult run_campaign(const CampaignOptions& opts);
+
+// The distinct signatures of a campaign's findings as reported (after minimization two findings
+// can end with one signature).
+size_t distinct_signatures(const CampaignResult& r);
 
 // The seed of case `index` of a campaign with seed `seed`.
 inline uint64_t case_seed(uint64_t seed, int64_t index) {

@@ -46,6 +46,7 @@ std::string signal_name(int sig) {
 struct InflightSlot::Header {
   std::atomic<uint64_t> changes{0};
   std::atomic<int64_t> running{-1};
+  std::atomic<int64_t> last{-1};  // the last case started (kept after it finishes)
   std::atomic<uint64_t> text_len{0};
   std::atomic<int> has_text{0};
   std::atomic<int> stop{0};
@@ -90,6 +91,7 @@ bool InflightSlot::set_text(std::string_view text) {
 }
 
 void InflightSlot::start(int64_t k) {
+  h_->last.store(k, std::memory_order_release);
   h_->running.store(k, std::memory_order_release);
   h_->changes.fetch_add(1, std::memory_order_release);
 }
@@ -122,6 +124,10 @@ uint64_t InflightSlot::changes() const {
 
 int64_t InflightSlot::running() const {
   return h_->running.load(std::memory_order_acquire);
+}
+
+int64_t InflightSlot::last() const {
+  return h_->last.load(std::memory_order_acquire);
 }
 
 std::optional<std::string> InflightSlot::text() const {
@@ -301,10 +307,13 @@ class Outbox {
     if (slot.stop_requested()) break;
     if (batch.skip && batch.skip(k)) continue;
     err.reset();
-    Case c = batch.make_case(k);
-    // The case is complete in shared memory before it runs.
-    if (batch.record_case) slot.set_text(save_case(c, /*compact=*/true));
+    // Generating the case is part of it: a crash there is this case's (stage "generate"),
+    // with no text to keep. The text is complete in shared memory before the case runs.
+    slot.set_stage("generate");
     slot.start(k);
+    Case c = batch.make_case(k);
+    if (batch.record_case) slot.set_text(save_case(c, /*compact=*/true));
+    slot.set_stage("start");
     OracleResult r = check_case(c, oo);
     slot.finish();
     batch_cov.backend = r.backend;
@@ -377,6 +386,64 @@ WorkerRead read_worker(int fd, const WorkerBatch& batch, InflightSlot& slot,
   return w;
 }
 
+// The worker died between cases (heap damage surfacing in a destructor or the next allocation,
+// a signal from outside, a garbled line): every case it finished since its last report is re-run
+// alone, in its own process. One that fails alone is the finding; when none does, the death goes
+// to the last case it started, labelled as not reproducing alone (reported again when it was
+// reported already: `events.death`). The batch goes on after the last case started.
+int64_t attribute_death(const WorkerBatch& batch, const WorkerEvents& events, const WorkerRead& w,
+                        int64_t last, int status) {
+  std::string how = !w.garbled.empty()    ? "garbled"
+                    : WIFSIGNALED(status) ? signal_name(WTERMSIG(status))
+                                          : "exit " + std::to_string(WEXITSTATUS(status));
+  auto alone = [&](int64_t k) {
+    WorkerBatch one = batch;  // generated in the child, like any case
+    one.from = k;
+    one.to = k + 1;
+    one.record_case = false;
+    one.stop = nullptr;
+    one.alone = true;
+    OracleResult out;
+    WorkerEvents ev;
+    ev.result = [&](int64_t, const OracleResult& r, const std::string*) { out.failure = r.failure; };
+    ev.batch_done = [](const OracleResult&) {};
+    run_worker_batch(one, ev);
+    return out;
+  };
+  auto unexplained = [&] {
+    return Failure{"crash", "between-cases", how,
+                   "[did not reproduce alone] the worker process died (" + how +
+                       ") after this case ended" +
+                       (w.garbled.empty() ? "" : ": it sent '" + w.garbled + "'"),
+                   "", ""};
+  };
+  if (last <= w.resolved || batch.alone) {
+    // Nothing unreported ran: the death follows a reported case (or a case run alone).
+    int64_t k = std::max<int64_t>(last, batch.from);
+    if (k >= batch.from && k < batch.to) {
+      OracleResult r;
+      r.failure = batch.alone ? std::optional<Failure>(unexplained()) : alone(k).failure;
+      if (!r.failure) r.failure = unexplained();
+      if (events.death) events.death(k, r);
+    }
+    return std::max(w.resolved, last) + 1;
+  }
+  bool found = false;
+  for (int64_t k = w.resolved + 1; k <= last && k < batch.to; ++k) {
+    if (batch.skip && batch.skip(k)) continue;
+    OracleResult r = alone(k);
+    if (r.failure) {
+      r.failure->message = "re-run alone after its worker died between cases (" + how +
+                           "): " + r.failure->message;
+      found = true;
+    } else if (k == last && !found) {
+      r.failure = unexplained();
+    }
+    events.result(k, r, nullptr);
+  }
+  return last + 1;
+}
+
 }  // namespace
 
 int64_t run_worker_batch(const WorkerBatch& batch, const WorkerEvents& events) {
@@ -437,12 +504,9 @@ int64_t run_worker_batch(const WorkerBatch& batch, const WorkerEvents& events) {
     events.result(running, r, text ? &*text : nullptr);
     return running + 1;
   }
-  if (!w.garbled.empty())
-    throw SystemError("a worker process sent a garbled message outside any case: '" + w.garbled +
-                      "'");
-  if (w.resolved + 1 < batch.to && !(WIFEXITED(status) && WEXITSTATUS(status) == 0))
-    throw SystemError("a worker process failed outside any case (status " + std::to_string(status) +
-                      ")");
+  bool died = !w.garbled.empty() || !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  if (died && w.resolved + 1 < batch.to)
+    return attribute_death(batch, events, w, slot.last(), status);
   return batch.to;
 }
 

@@ -28,6 +28,7 @@ struct WorkerBatch {
   size_t case_capacity = size_t{64} << 20;  // bytes of shared memory for that text
   OracleOptions oracle;
   double timeout_s = 10;  // per case
+  bool alone = false;     // a case re-run alone after a worker died (its death ends there)
 };
 
 // What the coordinator hears from a worker.
@@ -36,13 +37,17 @@ struct WorkerEvents {
   // before running it (null when not recorded: record_case off, or over case_capacity).
   std::function<void(int64_t k, const OracleResult& r, const std::string* case_text)> result;
   std::function<void(const OracleResult& coverage)> batch_done;
+  // A worker died after case k had been reported (optional): the failure it is attributed to,
+  // for a case already counted.
+  std::function<void(int64_t k, const OracleResult& r)> death;
 };
 
 // Runs `batch` in a forked worker until it ends (early when `stop` says so), or until a case
 // crashes (killed by a signal, an exit, a garbled message) or hangs past the timeout: that case is
 // reported as a `crash:<stage>:<signal>` or `timeout:<stage>:-` result, the worker is killed, and
-// the index after it is returned (the caller starts the next worker there). Throws SystemError when
-// no worker can be started or one fails outside any case.
+// the index after it is returned (the caller starts the next worker there). A worker that dies
+// between cases has its death attributed to a case by re-running cases alone (`death`, `result`).
+// Throws SystemError when no worker can be started.
 int64_t run_worker_batch(const WorkerBatch& batch, const WorkerEvents& events);
 
 // check_case(c) in a forked worker (a batch of one): a crash or hang becomes the failure.
@@ -100,6 +105,8 @@ class InflightSlot {
   void request_stop();       // the worker ends its batch after the case in flight
   // The case in flight: its index, or -1 between cases.
   int64_t running() const;
+  // The last case started, in flight or finished (-1: none yet).
+  int64_t last() const;
   std::optional<std::string> text() const;  // the in-flight case's text, when recorded
 
  private:

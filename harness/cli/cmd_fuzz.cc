@@ -117,16 +117,21 @@ void print_summary(const CampaignOptions& o, const CampaignResult& r) {
   if (r.known_skipped > 0)
     std::cout << "known: " << r.known_skipped
               << " failing cases with signatures found by earlier runs\n";
+  for (const auto& n : r.notes) std::cout << "note: " << n << "\n";
   if (r.findings.empty()) {
     std::cout << "result: no new failures\n";
     return;
   }
+  size_t distinct = distinct_signatures(r);
   std::cout << "result: " << r.failing_cases << " failing case" << (r.failing_cases == 1 ? "" : "s")
-            << ", " << r.findings.size() << " unique signature"
-            << (r.findings.size() == 1 ? "" : "s") << "\n";
+            << ", " << distinct << " unique signature" << (distinct == 1 ? "" : "s");
+  if (distinct != r.findings.size())
+    std::cout << " (" << r.findings.size() << " findings: minimizing made some signatures equal)";
+  std::cout << "\n";
   for (const auto& f : r.findings) {
     std::cout << "  " << f.failure.signature() << "  case " << f.case_index << ", "
-              << f.original_nodes << " -> " << f.minimized_nodes << " nodes";
+              << f.original_nodes << " -> " << f.minimized_nodes << " nodes"
+              << (f.reproducible ? "" : "  (did not reproduce alone)");
     if (!f.path.empty())
       std::cout << "\n    repro: " << f.path << "  (flatcheck replay " << f.path << ")";
     std::string msg = f.failure.message;
@@ -140,6 +145,7 @@ Json campaign_json(const CampaignOptions& o, const CampaignResult& r) {
   Json findings = Json::array();
   for (const auto& f : r.findings)
     findings.push_back(Json{{"signature", f.failure.signature()},
+                            {"reproducible", f.reproducible},
                             {"case", f.case_index},
                             {"case_seed", f.case_seed},
                             {"nodes", f.original_nodes},
@@ -147,7 +153,7 @@ Json campaign_json(const CampaignOptions& o, const CampaignResult& r) {
                             {"path", f.path},
                             {"first_divergence", f.failure.first_divergence}});
   Json j{{"cases", r.cases},
-         {"failures", r.findings.size()},
+         {"failures", distinct_signatures(r)},
          {"failing_cases", r.failing_cases},
          {"cases_per_sec", r.seconds > 0 ? double(r.cases) / r.seconds : 0.0},
          {"seconds", r.seconds},
@@ -160,7 +166,6 @@ Json campaign_json(const CampaignOptions& o, const CampaignResult& r) {
           r.first_failing_case >= 0 ? Json(r.first_failing_case) : Json(nullptr)},
          {"findings", findings},
          {"coverage", coverage_json(r.totals)}};
-  std::cout << j.dump() << "\n";
   return j;
 }
 

@@ -110,15 +110,20 @@ TEST(CampaignHardeningTest, KillNineThenResumeContinuesFromTheSavedState) {
     raw_finding |= e.path().filename().string().rfind("lint-flattened", 0) == 0;
   EXPECT_TRUE(raw_finding) << "the finding's raw case is not on disk";
   CliRun r = run_cli("fuzz --resume " + dir + " --cases 50 --inject inline-by-name --json");
-  // The fault's first signature is known: it is not reported again (the oracle may tell other
-  // ways the fault shows apart, as new signatures).
+  // The finding the kill left unminimized is minimized now and listed once, from its case
+  // before the kill; the resumed cases do not report its signature again.
   EXPECT_TRUE(r.code == 0 || r.code == 1) << r.out;
-  EXPECT_EQ(r.out.find("\"signature\":\"lint:flattened"), std::string::npos) << r.out;
+  size_t at = r.out.find("\"signature\":\"lint:flattened");
+  ASSERT_NE(at, std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("\"signature\":\"lint:flattened", at + 1), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("resumed at case slot " + std::to_string(saved)), std::string::npos)
       << "saved " << saved << ": " << r.out;
   EXPECT_NE(r.out.find(", seed 9,"), std::string::npos) << r.out;  // what actually ran
   EXPECT_NE(r.out.find("\"seed\":9"), std::string::npos) << r.out;
   EXPECT_EQ(state_int(dir, "next_slot"), saved + 50);
+  // Once minimized, a further resume reports it no more.
+  CliRun again = run_cli("fuzz --resume " + dir + " --cases 10 --inject inline-by-name --json");
+  EXPECT_EQ(again.out.find("\"signature\":\"lint:flattened"), std::string::npos) << again.out;
 }
 
 TEST(CampaignHardeningTest, TwoCampaignsCannotShareAnOutFolder) {
@@ -147,30 +152,99 @@ TEST(CampaignHardeningTest, AnUnusableOutFolderIsRefusedBeforeAnyCase) {
     }
 }
 
+// A state as a campaign writes it (no fault, nothing found), with `extra` members replacing or
+// adding to it.
+std::string state_text(const Json& extra) {
+  Json s{{"version", 3}, {"inject", "none"},   {"seed", 1},       {"shard_index", 0},
+         {"shard_count", 1}, {"max_nodes", 20}, {"next_slot", 0}, {"cases_done", 0},
+         {"done_after", Json::array()}, {"signatures", Json::array()},
+         {"findings", Json::array()}};
+  for (auto& [k, v] : extra.items()) {
+    if (v.is_null())
+      s.erase(k);
+    else
+      s[k] = v;
+  }
+  return s.dump();
+}
+
 TEST(CampaignHardeningTest, ATamperedResumeStateIsRejectedWithItsJsonPath) {
   const std::vector<std::pair<std::string, std::string>> states = {
-      {R"({"seed":1,"shard_index":0,"shard_count":1,"max_nodes":100000000,"next_slot":0})",
-       "/max_nodes"},
-      {R"({"seed":1,"shard_index":0,"shard_count":0,"max_nodes":20,"next_slot":0})",
-       "/shard_count"},
-      {R"({"seed":1,"shard_index":3,"shard_count":2,"max_nodes":20,"next_slot":0})",
-       "/shard_index"},
-      {R"({"seed":-1,"shard_index":0,"shard_count":1,"max_nodes":20,"next_slot":0})", "/seed"},
-      {R"({"seed":1,"shard_index":0,"shard_count":1,"max_nodes":20,"next_slot":-5})", "/next_slot"},
-      {R"({"seed":1,"shard_index":0,"shard_count":1,"max_nodes":20,"next_slot":0,"x":1})", "/x"},
-      {R"({"seed":1,"shard_index":0,"shard_count":1,"max_nodes":20,"next_slot":9,)"
-       R"("done_after":[3]})",
-       "/done_after"},
+      {state_text({{"max_nodes", 100000000}}), "/max_nodes"},
+      {state_text({{"shard_count", 0}}), "/shard_count"},
+      {state_text({{"shard_count", 2}, {"shard_index", 3}}), "/shard_index"},
+      {state_text({{"seed", -1}}), "/seed"},
+      {state_text({{"next_slot", -5}}), "/next_slot"},
+      {state_text({{"x", 1}}), "/x"},
+      {state_text({{"next_slot", 9}, {"done_after", {3}}}), "/done_after"},
       {R"([1, 2])", "campaign.state: /: expected an object"},
+      // Round three: the version is read, every count checked, the fault recorded.
+      {state_text({{"version", 99}}), "/version: a campaign state of version 99"},
+      {state_text({{"version", "3"}}), "/version"},
+      {state_text({{"version", nullptr}}), "missing key 'version'"},
+      {state_text({{"version", 2}}), "this build resumes version 3"},
+      {state_text({{"cases_done", -5}}), "/cases_done"},
+      {state_text({{"cases_done", "many"}}), "/cases_done"},
+      {state_text({{"inject", "inline-by-name"}}), "ran with --inject inline-by-name"},
+      {state_text({{"findings", {{{"index", 1}}}}}), "/findings/0"},
+      {state_text({{"findings", Json::array({Json{{"index", 1}, {"property", "lint"},
+                                                   {"stage", "flattened"}, {"op", "-"},
+                                                   {"module", ""}, {"minimized", 1}}})}}),
+       "/findings/0/minimized"},
+      {state_text({}) + std::string("\0{\"seed\": 7}", 12), "NUL byte"},
   };
   int i = 0;
   for (const auto& [text, want] : states) {
     std::string dir = fresh_dir("tampered" + std::to_string(i++));
     fs::create_directories(dir);
-    std::ofstream(dir + "/campaign.state") << text;
+    std::ofstream(dir + "/campaign.state", std::ios::binary) << text;
     CliRun r = run_cli("fuzz --resume " + dir + " --cases 5");
     EXPECT_EQ(r.code, 2) << text << ": " << r.out;
     EXPECT_NE(r.out.find(want), std::string::npos) << text << ": " << r.out;
+    // Every state error names the file.
+    EXPECT_NE(r.out.find(dir + "/campaign.state"), std::string::npos) << r.out;
+  }
+}
+
+// Resuming reads the state and nothing else in the folder: a foreign case file's `expect` does
+// not silence its signature, and a hostile file there is not read.
+TEST(CampaignHardeningTest, ResumeReadsOnlyItsStateNotOtherFilesInTheFolder) {
+  std::string dir = fresh_dir("foreign");
+  CliRun first = run_cli("fuzz --cases 1 --seed 2 --out " + dir + " --inject inline-by-name");
+  ASSERT_TRUE(first.code == 0 || first.code == 1) << first.out;
+  ASSERT_EQ(first.out.find("lint:flattened"), std::string::npos) << first.out;
+  // A foreign case claiming the signature the fault shows next, and a file no loader should
+  // see: read on resume, the first would silence that signature.
+  Json foreign = Json::parse(slurp(std::string(FLATCHECK_SOURCE_DIR) +
+                                   "/corpus/regression/seed-quickstart.json"));
+  foreign["expect"] = {{"property", "lint"}, {"stage", "flattened"}, {"op", "-"}};
+  std::ofstream(dir + "/foreign.json") << foreign.dump();
+  std::ofstream(dir + "/hostile.json") << std::string(1 << 20, '[');
+  CliRun r = run_cli("fuzz --resume " + dir + " --cases 300 --inject inline-by-name --json");
+  EXPECT_EQ(r.code, 1) << r.out;
+  EXPECT_NE(r.out.find("\"signature\":\"lint:flattened"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("hostile.json"), std::string::npos) << r.out;
+}
+
+// A finding whose file was deleted by hand is written again from its seed, and the summary says
+// so; a resume with another --inject than the campaign's is refused.
+TEST(CampaignHardeningTest, ResumeRestoresDeletedFindingsAndKeepsTheFault) {
+  std::string dir = fresh_dir("deleted");
+  CliRun first = run_cli("fuzz --cases 20 --seed 3 --out " + dir + " --inject inline-by-name");
+  ASSERT_EQ(first.code, 1) << first.out;
+  std::vector<fs::path> found;
+  for (auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".json") found.push_back(e.path());
+  ASSERT_FALSE(found.empty());
+  for (const auto& f : found) fs::remove(f);
+  CliRun other = run_cli("fuzz --resume " + dir + " --cases 5");
+  EXPECT_EQ(other.code, 2) << other.out;
+  EXPECT_NE(other.out.find("ran with --inject inline-by-name"), std::string::npos) << other.out;
+  CliRun r = run_cli("fuzz --resume " + dir + " --cases 5 --inject inline-by-name");
+  EXPECT_TRUE(r.code == 0 || r.code == 1) << r.out;
+  for (const auto& f : found) {
+    EXPECT_TRUE(fs::exists(f)) << f << " was not written again";
+    EXPECT_NE(r.out.find("note: " + f.string() + " was missing"), std::string::npos) << r.out;
   }
 }
 
