@@ -126,6 +126,57 @@ TEST(CampaignHardeningTest, KillNineThenResumeContinuesFromTheSavedState) {
   EXPECT_EQ(again.out.find("\"signature\":\"lint:flattened"), std::string::npos) << again.out;
 }
 
+// A child process of `parent` (a forked worker), or -1.
+pid_t child_of(pid_t parent) {
+  for (auto& e : fs::directory_iterator("/proc")) {
+    std::string name = e.path().filename();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::string stat = slurp(e.path().string() + "/stat");
+    size_t close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    int ppid = 0;
+    if (std::sscanf(stat.c_str() + close + 2, "%*c %d", &ppid) == 1 && ppid == parent)
+      return static_cast<pid_t>(std::stoi(name));
+  }
+  return -1;
+}
+
+// A worker killed from outside (the OOM killer, a user) makes a crash that a second run does
+// not repeat: the campaign finishes, reports it labelled as not reproducing, and does not
+// minimize it.
+TEST(CampaignHardeningTest, AWorkerKilledFromOutsideIsReportedAsNotReproducing) {
+  std::string dir = fresh_dir("killed-worker");
+  pid_t pid = spawn({"fuzz", "--time", "6", "--seed", "5", "--out", dir, "--json"}, dir + ".log");
+  pid_t worker = -1;
+  ASSERT_TRUE(wait_until([&] { return (worker = child_of(pid)) > 0; }, 20)) << slurp(dir + ".log");
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  worker = child_of(pid);
+  ASSERT_GT(worker, 0);
+  ASSERT_EQ(kill(worker, SIGKILL), 0);
+  int status = wait_for(pid, 60);
+  ASSERT_TRUE(WIFEXITED(status)) << slurp(dir + ".log");
+  std::string log = slurp(dir + ".log");
+  EXPECT_EQ(WEXITSTATUS(status), 1) << log;
+  EXPECT_NE(log.find("SIGKILL"), std::string::npos) << log;
+  EXPECT_NE(log.find("(did not reproduce alone)"), std::string::npos) << log;
+  EXPECT_NE(log.find("\"reproducible\":false"), std::string::npos) << log;
+}
+
+// The folder of a running campaign removed and made again: the campaign no longer holds the
+// lock of the folder at that path (another campaign could take it), so it stops, exit 3.
+TEST(CampaignHardeningTest, ACampaignWhoseFolderIsReplacedStops) {
+  std::string dir = fresh_dir("replaced");
+  pid_t pid = spawn({"fuzz", "--time", "60", "--out", dir}, dir + ".log");
+  ASSERT_TRUE(wait_until([&] { return fs::exists(dir + "/.campaign.lock"); }, 20));
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  int status = wait_for(pid, 20);  // the state is saved every 2 s
+  ASSERT_TRUE(WIFEXITED(status)) << slurp(dir + ".log");
+  EXPECT_EQ(WEXITSTATUS(status), 3) << slurp(dir + ".log");
+  EXPECT_NE(slurp(dir + ".log").find("removed or replaced"), std::string::npos)
+      << slurp(dir + ".log");
+}
+
 TEST(CampaignHardeningTest, TwoCampaignsCannotShareAnOutFolder) {
   std::string dir = fresh_dir("shared");
   pid_t first = spawn({"fuzz", "--time", "30", "--out", dir}, dir + ".log");

@@ -2,7 +2,11 @@
 // round-trips results and rejects garbled lines.
 #include <gtest/gtest.h>
 
+#include <signal.h>
 #include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include <cstdio>
 #include <cstdlib>
@@ -178,6 +182,47 @@ TEST(WorkerBatchTest, NoTextWithoutRecordCaseOrPastTheCapacity) {
   ASSERT_EQ(b.failed.size(), 1u);
   EXPECT_EQ(b.failed[0].first, 1);
   EXPECT_FALSE(b.texts[0].has_value());
+}
+
+// A worker that dies between cases (here: once, just before case 3 starts; in life heap damage
+// from an earlier case, a signal from outside) does not end the batch or the campaign: the
+// cases it ran since its last report are re-run alone, and the death is attributed to the last
+// case it started, labelled as not reproducing alone; the batch goes on after it.
+TEST(WorkerBatchTest, ADeathBetweenCasesIsAttributedAndTheBatchGoesOn) {
+  auto flag = std::filesystem::temp_directory_path() / "flatcheck-death-between-cases";
+  std::filesystem::remove(flag);
+  WorkerBatch b = crashing_batch(6, -1);
+  pid_t test_pid = getpid();
+  b.skip = [test_pid, flag](int64_t k) {
+    if (getpid() != test_pid && k == 3 && !std::filesystem::exists(flag)) {
+      std::ofstream(flag) << "crashed once";
+      raise(SIGSEGV);
+    }
+    return false;
+  };
+  std::vector<int64_t> passed;
+  std::vector<std::pair<int64_t, Failure>> failed;
+  WorkerEvents ev;
+  ev.result = [&](int64_t k, const OracleResult& r, const std::string*) {
+    if (r.failure)
+      failed.emplace_back(k, *r.failure);
+    else
+      passed.push_back(k);
+  };
+  ev.death = [&](int64_t k, const OracleResult& r) { failed.emplace_back(k, *r.failure); };
+  ev.batch_done = [](const OracleResult&) {};
+  int64_t next = run_worker_batch(b, ev);  // no SystemError: the death is a finding
+  EXPECT_EQ(next, 3);
+  b.from = next;
+  EXPECT_EQ(run_worker_batch(b, ev), 6);
+  ASSERT_EQ(failed.size(), 1u);
+  EXPECT_EQ(failed[0].first, 2);
+  EXPECT_EQ(failed[0].second.signature(), "crash:between-cases:SIGSEGV");
+  EXPECT_EQ(failed[0].second.message.rfind("[did not reproduce alone]", 0), 0u)
+      << failed[0].second.message;
+  for (int64_t k : {0, 1, 3, 4, 5})
+    EXPECT_NE(std::find(passed.begin(), passed.end(), k), passed.end()) << "case " << k;
+  std::filesystem::remove(flag);
 }
 
 // `stop` ends a batch early: the worker is asked between cases, so a batch of 2,000 cases stops

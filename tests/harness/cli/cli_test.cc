@@ -58,6 +58,11 @@ TEST(CliTest, VersionNamesTheAllocatorTheBuildChose) {
 TEST(CliTest, FuzzEndsWithAJsonLineOfFigures) {
   CliRun r = cli("fuzz --cases 100 --seed 1 --json --out ''");
   ASSERT_EQ(r.code, 0) << r.out;
+  // Exactly one JSON line, the last.
+  size_t json_lines = 0;
+  std::istringstream lines(r.out);
+  for (std::string line; std::getline(lines, line);) json_lines += !line.empty() && line[0] == '{';
+  EXPECT_EQ(json_lines, 1u) << r.out;
   std::string last = r.out.substr(r.out.rfind('\n', r.out.size() - 2) + 1);
   Json j = Json::parse(last);
   EXPECT_EQ(j["cases"], 100);
