@@ -95,7 +95,7 @@ class ReachWalk {
   void set(Reach r) { bits_ |= reach_bit(r); }
 
   void tree(const Module& m, const std::string& path, int depth) {
-    if (depth > 64) return;
+    if (depth > kMaxModuleDepth) return;
     paths_.insert(path);
     bool first = ++visits_[&m] == 1;
     if (!first) set(Reach::kModuleAlias);
@@ -186,7 +186,7 @@ class ReachWalk {
 
   // True when a module (or a child it calls) updates state in place: export keeps such calls.
   bool effectful(const Module& m, int depth) {
-    if (depth > 64) return false;
+    if (depth > kMaxModuleDepth) return false;
     auto [it, fresh] = effects_.emplace(&m, false);
     if (!fresh) return it->second;
     bool e = false;
@@ -248,7 +248,7 @@ class ReachWalk {
   // not specialize).
   std::string calls(const Module& m, const std::string& fqn, const Statics& statics,
                     const Live& live, int depth) {
-    if (depth > 64) return "";
+    if (depth > kMaxModuleDepth) return "";
     auto used = [](const Graph& g, const Node* ph, const Live& child_live) {
       for (Node* u : g.users(ph))
         if (child_live.count(u)) return true;

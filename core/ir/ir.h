@@ -25,6 +25,11 @@
 
 namespace flatcheck {
 
+// The deepest module nesting anything accepts: the hard maximum of the loader's
+// max_module_depth, and so the deepest call chain the interpreter and export walk (a call chain
+// never goes deeper than the module tree, which has no cycle).
+inline constexpr int kMaxModuleDepth = 256;
+
 class Graph;
 struct Node;
 struct Engine;  // core/ir/engine.h

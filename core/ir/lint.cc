@@ -144,7 +144,8 @@ void lint(const Module& m) {
   std::unordered_set<const Module*> seen;
   std::function<void(const Module&, const std::string&, int)> rec =
       [&](const Module& mod, const std::string& path, int depth) {
-        FLATCHECK_INPUT(depth <= 64, "lint: module tree deeper than 64 at " << path);
+        FLATCHECK_INPUT(depth <= kMaxModuleDepth,
+                        "lint: module tree deeper than " << kMaxModuleDepth << " at " << path);
         if (!seen.insert(&mod).second) return;
         lint_graph(mod.graph, &mod, path);
         for (const auto& [name, c] : mod.children) rec(*c, join_fqn(path, name), depth + 1);

@@ -136,7 +136,8 @@ class Exporter {
 
   std::vector<Traced> trace(const Module& m, const std::string& fqn, const std::string& key,
                             const std::vector<Traced>& args) {
-    FLATCHECK_INPUT(stack_.size() <= 64, "export: module calls nested deeper than 64");
+    FLATCHECK_INPUT(stack_.size() <= kMaxModuleDepth,
+                    "export: module calls nested deeper than " << kMaxModuleDepth);
     std::unordered_map<const Node*, Traced> env;
     size_t next_arg = 0;
     for (Node* n = m.graph.first(); n; n = n->next) {

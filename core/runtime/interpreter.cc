@@ -156,7 +156,8 @@ Value call_function(const Module& m, const Node& n, NodeValues& env, RunContext&
 }  // namespace
 
 std::vector<Value> run_module(const Module& m, const std::vector<Value>& inputs, RunContext& ctx) {
-  FLATCHECK_INPUT(ctx.depth <= 64, "module calls nested deeper than 64");
+  FLATCHECK_INPUT(ctx.depth <= kMaxModuleDepth,
+                  "module calls nested deeper than " << kMaxModuleDepth);
   NodeValues env(m.graph.size());
   size_t next_input = 0;
   std::vector<Value> result;

@@ -613,3 +613,59 @@ TEST(MalformedTest, LimitsAreSettableFromTheCommandLine) {
 
 }  // namespace
 }  // namespace flatcheck
+
+namespace flatcheck {
+namespace {
+
+// Limits raised to their hard maxima keep every walk within the stack: a module tree 200 levels
+// deep (each level calls the next) loads and runs through every stage.
+TEST(MalformedTest, NestingNearTheHardMaximaRunsEveryStage) {
+  Json inner = {{"type", "L"}, {"graph", graph({placeholder("x", {2}),
+                                                call("n", "call_function", "neg", {"x"}),
+                                                output("n")})}};
+  for (int i = 0; i < 200; ++i)
+    inner = {{"type", "L"},
+             {"children", {{"c", inner}}},
+             {"graph", graph({placeholder("x", {2}), call("c", "call_module", "c", {"x"}),
+                              output("c")})}};
+  Json doc = {{"format", "flatcheck-case"},
+              {"version", 1},
+              {"inputs", {{{"dtype", "float32"}, {"shape", {2}}, {"values", {1, -2}}}}},
+              {"module", inner}};
+  auto file = std::filesystem::temp_directory_path() / "flatcheck-deep.json";
+  std::ofstream(file) << doc.dump();
+  CliRun refused = run_cli("validate " + file.string());
+  EXPECT_EQ(refused.code, 2) << refused.out;  // the default depth is 32
+  CliRun over = run_cli("--limit max_module_depth=257 validate " + file.string());
+  EXPECT_EQ(over.code, 2) << over.out;  // past the hard maximum of 256
+  CliRun r = run_cli("--limit max_module_depth=256,max_json_depth=1024 replay " + file.string());
+  EXPECT_EQ(r.code, 0) << r.out.substr(0, 2000);
+  std::filesystem::remove(file);
+}
+
+// What the pipeline writes, it reads back: a chain of 30,000 acc ops makes an engine of more
+// than 20,000 slots (the default bound on documents from outside), which the pipeline's own
+// round trip reads under the hard maxima; the overlap check over its slots is a sweep.
+TEST(MalformedTest, AnEngineOfMoreThan20000SlotsWrittenByThePipelineRoundTrips) {
+  Json nodes = Json::array({placeholder("x", {2})});
+  std::string prev = "x";
+  for (int i = 0; i < 30000; ++i) {
+    std::string name = "n" + std::to_string(i);
+    nodes.push_back(call(name, "call_function", i % 2 ? "neg" : "abs", {prev}));
+    prev = name;
+  }
+  nodes.push_back(output(prev));
+  Json doc = {{"format", "flatcheck-case"},
+              {"version", 1},
+              {"config", {{"calls", 1}, {"fallback_ops", Json::array()}}},
+              {"inputs", {{{"dtype", "float32"}, {"shape", {2}}, {"values", {1, -2}}}}},
+              {"module", {{"type", "M"}, {"graph", graph(nodes)}}}};
+  auto file = std::filesystem::temp_directory_path() / "flatcheck-big-engine.json";
+  std::ofstream(file) << doc.dump();
+  CliRun r = run_cli("replay " + file.string());
+  EXPECT_EQ(r.code, 0) << r.out.substr(0, 2000);
+  std::filesystem::remove(file);
+}
+
+}  // namespace
+}  // namespace flatcheck
