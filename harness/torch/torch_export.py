@@ -11,8 +11,9 @@ whether unflatten without save/load differs too, to localize the fault.
 
 A mismatch or an exception of an unflatten path is traced before it is reported: unflatten is
 run again with one cause of docs/found-bugs.md removed at a time (TRACES: call_module targets
-compared in the dedup; nn_module_stack keys that name module paths instead of module objects),
-then with both; when such a run agrees with eager, the path is `known_torch_issue` of that
+compared in the dedup; nn_module_stack keys that name module paths instead of module objects;
+children not reordered; a call variant keeping its module's children), then in pairs, threes and
+all four; when such a run agrees with eager, the path is `known_torch_issue` of that
 class, otherwise a `mismatch` (or an `error`). An exception that no trace removes is an `error`
 unless it matches a row of KNOWN_ERRORS (torch bugs found and documented, by their message) or
 SKIPS (documented limitations, counted as skipped).
@@ -119,17 +120,46 @@ def children_not_reordered():
         module._reorder_submodules = original
 
 
+@contextlib.contextmanager
+def variant_keeps_children():
+    """unflatten with a call variant's frame keeping the children its module already has. The
+    frame of a later call of a module takes the first call's children
+    (`self.module._modules = base_module_frame.module._modules`); when the module was first made
+    as the prefix of a dotted call (`c.w` called from the parent before any plain call `c`
+    survives), the child that call attached is dropped."""
+    cls = sys.modules["torch.export.unflatten"].InterpreterModule
+    had_own = "__setattr__" in cls.__dict__
+    original = cls.__setattr__
+
+    def keep_children(self, name, value):
+        own = self.__dict__.get("_modules")
+        if name == "_modules" and isinstance(value, dict) and own and value is not own:
+            for child, module in own.items():
+                value.setdefault(child, module)
+        original(self, name, value)
+
+    cls.__setattr__ = keep_children
+    try:
+        yield
+    finally:
+        if had_own:
+            cls.__setattr__ = original
+        else:
+            del cls.__setattr__
+
+
 # (class, prepares the program, context for unflatten): one cause of docs/found-bugs.md removed.
 TRACES = [
     ("unflatten-dedup-ignores-call-targets", lambda ep: ep, call_targets_compared),
     ("unflatten-strict-keys-name-module-objects", keyed_by_path, contextlib.nullcontext),
     ("unflatten-reorder-keyerror", lambda ep: ep, children_not_reordered),
+    ("unflatten-variant-drops-children", lambda ep: ep, variant_keeps_children),
 ]
 
 
 def trace_unflatten(p, loaded, eager, cache):
     """The classes of docs/found-bugs.md (joined by '+') whose causes, removed, make unflatten
-    agree with eager on this program: single causes first, then pairs, then all three; None
+    agree with eager on this program: single causes first, then pairs, then threes, then all; None
     when no combination does."""
     def agrees(chosen):
         try:
