@@ -4,6 +4,7 @@
 // reports its value under its origin key, and the first origin, in the path's execution
 // order, whose value differs from the eager one is the divergence.
 #include "harness/oracle.h"
+#include "harness/reference_ops.h"
 #include "core/base/names.h"
 
 #include <algorithm>
@@ -97,8 +98,15 @@ class Oracle {
     try {
       ref_ = run_eager();
     } catch (const std::exception& e) {
-      r.failure =
-          Failure{"error", "eager", "-", std::string("the case does not run: ") + e.what(), "", ""};
+      // The loader accepted the case, so every stage must run it (docs/hardening.md): a run
+      // that throws is the runtime's failure, not a bad case.
+      r.failure = Failure{"runtime", "eager", "-",
+                          std::string("the eager reference does not run: ") + e.what(), "", ""};
+      r.coverage = cov_;
+      return r;
+    }
+    if (reference_failure_) {  // a kernel disagrees with the reference kernels
+      r.failure = reference_failure_;
       r.coverage = cov_;
       return r;
     }
@@ -139,6 +147,22 @@ class Oracle {
       RunContext ctx;
       ctx.backend = &b_;
       if (k == 0) ctx.observer = recorder(obs.trace);
+      ctx.op_observer = [this](const Node& n, const std::string& origin,
+                               const std::vector<const Tensor*>& ins,
+                               const std::vector<Scalar>& scalars, const std::vector<Tensor>& outs) {
+        if (reference_failure_ || !has_reference(n.fn)) return;
+        std::string why = check_against_reference(n.fn, ins, scalars, outs, c_.config.nan_exact);
+        if (!why.empty())
+          reference_failure_ = Failure{"reference", "eager", n.target,
+                                       "node %" + n.name + " (" + origin + ") on backend " +
+                                           std::string(b_.name()) +
+                                           ": the kernel disagrees with the reference kernels: " +
+                                           why,
+                                       origin,
+                                       origin.rfind('/') == std::string::npos
+                                           ? ""
+                                           : strip_variants(origin.substr(0, origin.rfind('/')))};
+      };
       std::vector<Value> in;
       for (const auto& t : c_.inputs) in.push_back(Value::of(t));
       std::vector<Tensor> outs;
@@ -478,6 +502,7 @@ class Oracle {
   const OracleOptions& o_;
   Backend& b_;  // every path runs here
   Observed ref_;
+  std::optional<Failure> reference_failure_;  // the eager run's first op the reference refutes
   std::map<std::string, std::vector<std::string>> aliases_;  // FQN -> FQNs of its tensor
   Coverage cov_;
 };

@@ -145,6 +145,7 @@ Value call_function(const Module& m, const Node& n, NodeValues& env, RunContext&
   } catch (const InputError& e) {
     throw InputError("node %" + n.name + " (" + origin + "): " + e.what());
   }
+  if (ctx.op_observer) ctx.op_observer(n, origin, ins, scalars, outs);
   if (op_info(n.fn).outputs == 1) return Value::of(std::move(outs.at(0)));
   Value v;
   v.kind = ValueType::kTuple;
