@@ -191,7 +191,10 @@ class Campaign {
       mark_done(k);
       return;
     }
-    if (!case_text && r.failure->stage == "generate")  // generating it again would crash here
+    // A death in generate that repeated alone (run_worker_batch re-runs it): generating the
+    // case again would crash here.
+    if (!case_text && r.failure->stage == "generate" &&
+        r.failure->message.rfind("[did not reproduce", 0) != 0)
       throw SystemError("generating case " + std::to_string(index_of(k)) + " (case seed " +
                         std::to_string(case_seed(o_.seed, index_of(k))) +
                         ") crashed a worker process (" + r.failure->signature() +

@@ -386,6 +386,26 @@ WorkerRead read_worker(int fd, const WorkerBatch& batch, InflightSlot& slot,
   return w;
 }
 
+}  // namespace
+
+OracleResult run_alone(const WorkerBatch& batch, int64_t k) {
+  WorkerBatch one = batch;
+  one.from = k;
+  one.to = k + 1;
+  one.record_case = false;
+  one.stop = nullptr;
+  one.skip = nullptr;
+  one.alone = true;
+  OracleResult out;
+  WorkerEvents ev;
+  ev.result = [&](int64_t, const OracleResult& r, const std::string*) { out.failure = r.failure; };
+  ev.batch_done = [](const OracleResult&) {};
+  run_worker_batch(one, ev);
+  return out;
+}
+
+namespace {
+
 // The worker died between cases (heap damage surfacing in a destructor or the next allocation,
 // a signal from outside, a garbled line): every case it finished since its last report is re-run
 // alone, in its own process. One that fails alone is the finding; when none does, the death goes
@@ -396,20 +416,7 @@ int64_t attribute_death(const WorkerBatch& batch, const WorkerEvents& events, co
   std::string how = !w.garbled.empty()    ? "garbled"
                     : WIFSIGNALED(status) ? signal_name(WTERMSIG(status))
                                           : "exit " + std::to_string(WEXITSTATUS(status));
-  auto alone = [&](int64_t k) {
-    WorkerBatch one = batch;  // generated in the child, like any case
-    one.from = k;
-    one.to = k + 1;
-    one.record_case = false;
-    one.stop = nullptr;
-    one.alone = true;
-    OracleResult out;
-    WorkerEvents ev;
-    ev.result = [&](int64_t, const OracleResult& r, const std::string*) { out.failure = r.failure; };
-    ev.batch_done = [](const OracleResult&) {};
-    run_worker_batch(one, ev);
-    return out;
-  };
+  auto alone = [&](int64_t k) { return run_alone(batch, k); };
   auto unexplained = [&] {
     return Failure{"crash", "between-cases", how,
                    "[did not reproduce alone] the worker process died (" + how +
@@ -498,6 +505,19 @@ int64_t run_worker_batch(const WorkerBatch& batch, const WorkerEvents& events) {
                               (said.empty() ? "" : ": " + said),
                           "",
                           ""};
+    }
+    // A death while generating the case leaves no text to keep, and the coordinator would
+    // have to generate it again itself: first it is generated (and run) once more, alone. A
+    // worker killed from outside passes then, and the death is labelled as not repeating.
+    if (stage == "generate" && !batch.alone) {
+      OracleResult again = run_alone(batch, running);
+      if (!again.failure) {
+        r.failure->message = "[did not reproduce alone: a second run passed] " + r.failure->message;
+      } else if (again.failure->stage != "generate") {  // generated alone, it fails elsewhere
+        again.failure->message = "re-run alone after its worker died while generating it (" +
+                                 r.failure->op + "): " + again.failure->message;
+        r = again;
+      }
     }
     std::optional<std::string> text =
         running == slot.running() ? slot.text() : std::optional<std::string>{};

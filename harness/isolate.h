@@ -50,6 +50,10 @@ struct WorkerEvents {
 // Throws SystemError when no worker can be started.
 int64_t run_worker_batch(const WorkerBatch& batch, const WorkerEvents& events);
 
+// Case k of `batch` once more, alone in a fresh worker (generated there, like any case): the
+// failure it gives alone, or none.
+OracleResult run_alone(const WorkerBatch& batch, int64_t k);
+
 // check_case(c) in a forked worker (a batch of one): a crash or hang becomes the failure.
 OracleResult check_case_isolated(const Case& c, const OracleOptions& o, double timeout_s);
 

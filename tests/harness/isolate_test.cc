@@ -225,6 +225,35 @@ TEST(WorkerBatchTest, ADeathBetweenCasesIsAttributedAndTheBatchGoesOn) {
   std::filesystem::remove(flag);
 }
 
+// A worker killed from outside while it generates a case (here: once, in case 2) leaves no
+// text and no repeatable crash: the case is generated and run once more alone, passes, and the
+// death is reported labelled as not reproducing; a generator that dies every time is reported
+// unlabelled (the campaign stops on it as a generator bug).
+TEST(WorkerBatchTest, ADeathWhileGeneratingIsReRunAloneBeforeItIsReported) {
+  auto flag = std::filesystem::temp_directory_path() / "flatcheck-death-in-generate";
+  for (bool every_time : {false, true}) {
+    std::filesystem::remove(flag);
+    WorkerBatch b = crashing_batch(4, -1);
+    pid_t test_pid = getpid();
+    b.make_case = [test_pid, flag, every_time](int64_t k) {
+      if (getpid() != test_pid && k == 2 && (every_time || !std::filesystem::exists(flag))) {
+        std::ofstream(flag) << "killed once";
+        raise(SIGKILL);
+      }
+      return generate_case_for_seed(1000 + static_cast<uint64_t>(k));
+    };
+    BatchRun r = run_batch(b);
+    ASSERT_EQ(r.failed.size(), 1u) << every_time;
+    EXPECT_EQ(r.failed[0].first, 2);
+    EXPECT_EQ(r.failed[0].second.signature(), "crash:generate:SIGKILL");
+    bool labelled = r.failed[0].second.message.rfind("[did not reproduce alone", 0) == 0;
+    EXPECT_EQ(labelled, !every_time) << r.failed[0].second.message;
+    EXPECT_EQ(r.passed, (std::vector<int64_t>{0, 1})) << every_time;
+    EXPECT_EQ(r.next, 3);
+  }
+  std::filesystem::remove(flag);
+}
+
 // `stop` ends a batch early: the worker is asked between cases, so a batch of 2,000 cases stops
 // long before its end once stop says so (a count, not a time).
 TEST(WorkerBatchTest, StopEndsTheBatchBetweenCases) {
