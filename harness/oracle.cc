@@ -5,6 +5,7 @@
 // order, whose value differs from the eager one is the divergence.
 #include "harness/oracle.h"
 #include "harness/reference_ops.h"
+#include "harness/reference_partition.h"
 #include "core/base/names.h"
 
 #include <algorithm>
@@ -358,6 +359,11 @@ class Oracle {
     else if (a.stage == Stage::kFlattened)
       b = flatten_breach(*pipeline.build(Stage::kPartitioned).program, *a.program);
     if (b) raise("rule", std::string(stage_name(a.stage)), b->message, b->op);
+    // The runs themselves, against the reference partitioner (harness/reference_partition.h).
+    if (a.stage == Stage::kPartitioned)
+      b = partition_spec_breach(*pipeline.build(Stage::kExported).program, *a.program,
+                                c_.config.fallback_ops, c_.config.min_block_size);
+    if (b) raise("partition-spec", std::string(stage_name(a.stage)), b->message, b->op);
   }
 
   // The structural properties and coverage of particular stages; a new path needs nothing here.
