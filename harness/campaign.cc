@@ -56,20 +56,6 @@ void write_file_atomic(const std::string& path, const std::string& text) {
   }
 }
 
-void add_coverage(Coverage& a, const Coverage& b) {
-  for (const auto& [k, v] : b.ops) a.ops[k] += v;
-  a.nodes += b.nodes;
-  a.calls += b.calls;
-  a.flat_nodes += b.flat_nodes;
-  a.acc_partitions += b.acc_partitions;
-  a.fallback_partitions += b.fallback_partitions;
-  a.renamed_nodes += b.renamed_nodes;
-  a.specialized_fqns += b.specialized_fqns;
-  a.buffer_mutations += b.buffer_mutations;
-  for (size_t i = 0; i < a.reach.size(); ++i) a.reach[i] += b.reach[i];
-  a.paths += b.paths;
-}
-
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -89,7 +75,10 @@ std::string state_path(const std::string& dir) {
 
 class Campaign {
  public:
-  explicit Campaign(const CampaignOptions& o) : o_(o) {}
+  explicit Campaign(const CampaignOptions& o) : o_(o), every_case_(o.oracle) {
+    o_.oracle.spelling_every = o.spelling_every;
+    every_case_.spelling_every = 1;
+  }
 
   CampaignResult run() {
     if (o_.isolate && o_.oracle.device == Device::kCuda && !o_.oracle.backend)
@@ -321,11 +310,11 @@ class Campaign {
       f.reproducible = confirm(c, f.failure);
       if (o_.minimize && f.reproducible) {
         MinimizeOptions mo;
-        mo.oracle = o_.oracle;
+        mo.oracle = every_case_;
         if (o_.isolate) {
           bool hang = failure.property == "timeout";
           double t = hang ? std::min(o_.timeout_s, 2.0) : o_.timeout_s;
-          mo.check = [this, t](const Case& x) { return check_case_isolated(x, o_.oracle, t); };
+          mo.check = [this, t](const Case& x) { return check_case_isolated(x, every_case_, t); };
           if (hang) mo.max_checks = 30;  // each failing check costs the whole timeout
         }
         MinimizeResult m = minimize(c, failure, mo);
@@ -359,7 +348,7 @@ class Campaign {
     bool unstable = failure.property == "crash" || failure.property == "timeout";
     if (!unstable || !o_.isolate || failure.message.rfind("[did not reproduce", 0) == 0)
       return failure.message.rfind("[did not reproduce", 0) != 0;
-    OracleResult again = check_case_isolated(c, o_.oracle, o_.timeout_s);
+    OracleResult again = check_case_isolated(c, every_case_, o_.timeout_s);
     if (again.failure && again.failure->kind() == failure.kind()) return true;
     failure.message = "[did not reproduce alone: " +
                       (again.failure ? "a second run gave " + again.failure->signature()
@@ -570,6 +559,7 @@ class Campaign {
   }
 
   CampaignOptions o_;
+  OracleOptions every_case_;  // o_.oracle with every case re-spelled: confirming and minimizing
   CampaignResult res_;
   std::map<std::string, int64_t> minimized_;    // signature -> case index, minimized earlier
   std::set<std::string> done_minimizing_;       // signatures of first_ minimized in this run

@@ -34,6 +34,10 @@ struct CampaignOptions {
   const std::atomic<bool>* interrupt = nullptr;  // set (e.g. by SIGINT) to stop cleanly
   GenOptions gen;
   OracleOptions oracle;
+  // Cases are checked with oracle.spelling_every set to this (re-spelling a case's documents
+  // costs about as much as the rest of its checks); a finding is confirmed, minimized and
+  // replayed with every case re-spelled (1).
+  int spelling_every = 16;
   // Progress callback, called from the coordinating thread about 5 times a second.
   std::function<void(int64_t done, int64_t failing, double seconds)> progress;
 };
@@ -81,7 +85,5 @@ inline uint64_t case_seed(uint64_t seed, int64_t index) {
 // Writes `text` to `path` atomically (a temporary file renamed into place); creates folders.
 void write_file_atomic(const std::string& path, const std::string& text);
 
-// Adds `b` into `a`.
-void add_coverage(Coverage& a, const Coverage& b);
 
 }  // namespace flatcheck

@@ -6,6 +6,7 @@
 #include "harness/oracle.h"
 #include "harness/reference_ops.h"
 #include "harness/reference_partition.h"
+#include "harness/spelling.h"
 #include "core/base/names.h"
 
 #include <algorithm>
@@ -323,6 +324,7 @@ class Oracle {
       std::string name(stage_name(s));
       const Artifact& a = stage(name, [&]() -> const Artifact& { return pipeline.build(s); });
       if (a.saved != a.resaved) roundtrip_failure(a, name);
+      check_spelling(a, name);
       after_build(pipeline, a);
       if (a.program) {
         Program p = clone_program(*a.program);
@@ -395,6 +397,32 @@ class Oracle {
         break;
       default:
         break;
+    }
+  }
+
+  // The saved document in the canonical layout, and re-spelled another valid way it loads to
+  // the same program (harness/spelling.h).
+  void check_spelling(const Artifact& a, const std::string& name) {
+    if (a.saved.empty() || o_.spelling_every <= 0) return;
+    uint64_t pick = digest_bytes(a.saved).lo;
+    if (pick % static_cast<uint64_t>(o_.spelling_every) != 0) return;
+    if (auto b = canonical_layout_breach(a.saved))
+      raise("spelling", name, "the saved document breaks the canonical layout (docs/format.md): " + *b);
+    Respelled r = respell(a.saved, pick);
+    std::string again;
+    try {
+      again = save_program(load_program(r.text, hard_load_limits()));
+    } catch (const InputError& e) {
+      raise("spelling", name, "the saved document re-spelled (" + r.how + ") is rejected: " + e.what());
+    }
+    const std::string& canonical = a.resaved;
+    if (again != canonical) {
+      size_t at = 0;
+      while (at < again.size() && at < canonical.size() && again[at] == canonical[at]) ++at;
+      size_t line = static_cast<size_t>(std::count(canonical.begin(), canonical.begin() + static_cast<long>(at), '\n')) + 1;
+      raise("spelling", name, "the saved document re-spelled (" + r.how +
+                                  ") loads to another program: its save differs at line " +
+                                  std::to_string(line));
     }
   }
 
@@ -517,6 +545,20 @@ class Oracle {
 
 OracleResult check_case(const Case& c, const OracleOptions& opts) {
   return Oracle(c, opts).run();
+}
+
+void add_coverage(Coverage& a, const Coverage& b) {
+  for (const auto& [k, v] : b.ops) a.ops[k] += v;
+  a.nodes += b.nodes;
+  a.calls += b.calls;
+  a.flat_nodes += b.flat_nodes;
+  a.acc_partitions += b.acc_partitions;
+  a.fallback_partitions += b.fallback_partitions;
+  a.renamed_nodes += b.renamed_nodes;
+  a.specialized_fqns += b.specialized_fqns;
+  a.buffer_mutations += b.buffer_mutations;
+  for (size_t i = 0; i < a.reach.size(); ++i) a.reach[i] += b.reach[i];
+  a.paths += b.paths;
 }
 
 }  // namespace flatcheck

@@ -68,10 +68,18 @@ struct OracleOptions {
   // the built-in pass of that stage.
   StageOverrides stages;
   bool localize = true;  // find the first diverging node on a mismatch
+  // The documents a case saves (stages through the file) are checked against the canonical
+  // layout and re-spelled (property `spelling`, harness/spelling.h) in one case of this many,
+  // picked by the saved text's digest; 1: every case (replay, shrink), 0: never. Campaigns set
+  // it from CampaignOptions::spelling_every.
+  int spelling_every = 1;
   // Called as each stage starts (all_stages() in order, by name): an isolated worker records it so
   // a crash or hang can be attributed to its stage.
   std::function<void(const char* stage)> on_stage;
 };
+
+// Adds `b` into `a`.
+void add_coverage(Coverage& a, const Coverage& b);
 
 // Never throws for problems in the system under test: they become failures. Throws InputError
 // when the device is not available here ("--device cuda: no CUDA device: ...").

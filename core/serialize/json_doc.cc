@@ -11,6 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/base/check.h"
+#include "core/base/faults.h"
 #include "core/serialize/serialize.h"
 #include "core/serialize/writer.h"
 
@@ -521,6 +522,8 @@ class FastReader {
     if (is_float) {
       double d = 0;
       auto r = std::from_chars(text.data(), text.data() + text.size(), d);
+      if (fault_on(Fault::kJsonExponentCase) && text.find('E') != std::string_view::npos)
+        r = std::from_chars(text.data(), text.data() + text.find('E'), d), r.ptr = p_;
       if (r.ec != std::errc() || r.ptr != p_ || !std::isfinite(d)) return false;
       b_.number_float_text(d, text);
       return true;

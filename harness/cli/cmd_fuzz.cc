@@ -194,6 +194,7 @@ CampaignOptions campaign_options(const Args& a) {
   o.jobs = static_cast<int>(a.integer("--jobs", 1, 1, 256));
   o.out_dir = a.str("--out", "corpus/found");
   o.minimize = !a.flag("--no-minimize");
+  o.spelling_every = static_cast<int>(a.integer("--spelling-every", 16, 0, 1 << 20));
   o.gen.max_nodes = static_cast<int>(a.integer("--max-nodes", 20, 2, 500));
   // CUDA contexts do not survive fork(): GPU campaigns check cases in-process.
   o.isolate = !a.flag("--no-isolate") && !cuda;

@@ -10,6 +10,7 @@
 #include <map>
 #include <set>
 
+#include "core/base/check.h"
 #include "generators/generate.h"
 #include "generators/source.h"
 #include "harness/oracle.h"
@@ -126,6 +127,29 @@ TEST(ReferenceOpsTest, APerturbedKernelIsCaughtThoughEveryPathSharesIt) {
     }
   }
   EXPECT_EQ(covered, 24);  // every op with a kernel but copy_
+}
+
+// A backend whose relu kernel throws: the case is valid (the loader accepts it), so the eager
+// run's failure is the runtime's (property runtime), never error, which reads as a bad case.
+class ThrowingBackend : public CpuForwardingBackend {
+ public:
+  std::string_view name() const override { return "cpu-throwing"; }
+  void run_kernel(OpCode op, const std::vector<TensorView>& in, const std::vector<Scalar>& sc,
+                  const std::vector<TensorView>& out) override {
+    if (op == OpCode::kRelu) throw InputError("relu: this backend refuses it");
+    CpuForwardingBackend::run_kernel(op, in, sc, out);
+  }
+};
+
+TEST(ReferenceOpsTest, AValidCaseTheEagerRunCannotRunIsARuntimeFinding) {
+  Case c = one_case_per_op().at(OpCode::kRelu);
+  ThrowingBackend b;
+  OracleOptions o;
+  o.backend = &b;
+  OracleResult r = check_case(c, o);
+  ASSERT_TRUE(r.failure);
+  EXPECT_EQ(r.failure->signature(), "runtime:eager:-") << r.failure->message;
+  EXPECT_NE(r.failure->message.find("this backend refuses it"), std::string::npos);
 }
 
 // The value rules, each against a hand-computed expectation.
