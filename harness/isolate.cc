@@ -38,6 +38,14 @@ std::string signal_name(int sig) {
       return "SIGKILL";
     case SIGTRAP:
       return "SIGTRAP";
+    case SIGTERM:
+      return "SIGTERM";
+    case SIGHUP:
+      return "SIGHUP";
+    case SIGPIPE:
+      return "SIGPIPE";
+    case SIGXCPU:
+      return "SIGXCPU";
     default:
       return "signal " + std::to_string(sig);
   }
