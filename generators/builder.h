@@ -198,12 +198,11 @@ class Builder {
       if (pool.size() > before) root_break_ = pool.back();  // a root output: not dead code
     }
     for (int s = 0; s < steps; ++s) {
-      uint64_t kind =
-          src_.weighted({10, deeper ? 8 : 0, sc.flag && !sw_.forward_flags ? 2 : 0,
-                         sc.buffer ? 1 : 0, sc.flag && deeper && sw_.child_choice ? 2 : 0,
-                         sw_.read_after_write && !sc.children.empty() ? 2 : 0,
-                         sw_.graph_breaks ? 1 : 0, sc.dim ? 3 : 0,
-                         sw_.nested_variants && depth + 2 <= sw_.depth ? 2 : 0});
+      uint64_t kind = src_.weighted(
+          {10, deeper ? 8 : 0, sc.flag && !sw_.forward_flags ? 2 : 0, sc.buffer ? 1 : 0,
+           sc.flag && deeper && sw_.child_choice ? 2 : 0,
+           sw_.read_after_write && !sc.children.empty() ? 2 : 0, sw_.graph_breaks ? 1 : 0,
+           sc.dim ? 3 : 0, sw_.nested_variants && depth + 2 <= sw_.depth ? 2 : 0});
       if (kind == 1) {
         call_step(sc);
       } else if (kind == 2) {
@@ -443,7 +442,8 @@ class Builder {
     Child w;
     w.name = child_name(sc.m, sc.children.size());
     w.module = std::make_shared<Module>();
-    w.module->type = "Wrap" + std::to_string(sc.depth + 1) + "_" + std::to_string(sc.children.size());
+    w.module->type =
+        "Wrap" + std::to_string(sc.depth + 1) + "_" + std::to_string(sc.children.size());
     w.inputs = {in};
     w.statics.flag = true;
     int64_t budget = std::max<int64_t>(16, (sc.budget - sc.inlined()) / 4);

@@ -90,8 +90,7 @@ void Builder::graph_break_step(Graph& g, std::vector<Val>& pool) {
   if (src_.chance(2, 3)) pool.resize(before + 1);  // one half only
   const Val& half = pool.back();
   float k = scalar_const();  // one draw per statement: argument order is unspecified
-  add(pool, g.call_function(OpCode::kMulScalar, {half.node, k}, hint("mul_scalar")),
-      half.shape);
+  add(pool, g.call_function(OpCode::kMulScalar, {half.node, k}, hint("mul_scalar")), half.shape);
   if (splittable(g, pool, pool.back())) split_step(g, pool, pool.back(), OpCode::kSplit, true);
 }
 

@@ -549,20 +549,22 @@ class Campaign {
   // the same name, where another campaign may now run), it stops with a system failure.
   void check_folder_is_ours() const {
     if (lock_fd_ < 0) return;
-    struct stat held {}, now {};
+    struct stat held {
+    }, now{};
     std::string lock_path = o_.out_dir + "/.campaign.lock";
     if (fstat(lock_fd_, &held) != 0 || stat(lock_path.c_str(), &now) != 0 ||
         held.st_ino != now.st_ino || held.st_dev != now.st_dev)
-      throw SystemError(o_.out_dir + ": the output folder was removed or replaced while the "
-                                     "campaign ran; it stops (findings written before are in "
-                                     "the old folder if it still exists)");
+      throw SystemError(o_.out_dir +
+                        ": the output folder was removed or replaced while the "
+                        "campaign ran; it stops (findings written before are in "
+                        "the old folder if it still exists)");
   }
 
   CampaignOptions o_;
   OracleOptions every_case_;  // o_.oracle with every case re-spelled: confirming and minimizing
   CampaignResult res_;
-  std::map<std::string, int64_t> minimized_;    // signature -> case index, minimized earlier
-  std::set<std::string> done_minimizing_;       // signatures of first_ minimized in this run
+  std::map<std::string, int64_t> minimized_;  // signature -> case index, minimized earlier
+  std::set<std::string> done_minimizing_;     // signatures of first_ minimized in this run
   Clock::time_point t0_;
   std::atomic<int64_t> next_{0}, done_{0}, failing_{0};
   std::atomic<bool> stop_{false}, backend_seen_{false};

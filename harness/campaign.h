@@ -85,5 +85,4 @@ inline uint64_t case_seed(uint64_t seed, int64_t index) {
 // Writes `text` to `path` atomically (a temporary file renamed into place); creates folders.
 void write_file_atomic(const std::string& path, const std::string& text);
 
-
 }  // namespace flatcheck

@@ -426,11 +426,14 @@ int64_t attribute_death(const WorkerBatch& batch, const WorkerEvents& events, co
                                           : "exit " + std::to_string(WEXITSTATUS(status));
   auto alone = [&](int64_t k) { return run_alone(batch, k); };
   auto unexplained = [&] {
-    return Failure{"crash", "between-cases", how,
+    return Failure{"crash",
+                   "between-cases",
+                   how,
                    "[did not reproduce alone] the worker process died (" + how +
                        ") after this case ended" +
                        (w.garbled.empty() ? "" : ": it sent '" + w.garbled + "'"),
-                   "", ""};
+                   "",
+                   ""};
   };
   if (last <= w.resolved || batch.alone) {
     // Nothing unreported ran: the death follows a reported case (or a case run alone).
@@ -448,8 +451,8 @@ int64_t attribute_death(const WorkerBatch& batch, const WorkerEvents& events, co
     if (batch.skip && batch.skip(k)) continue;
     OracleResult r = alone(k);
     if (r.failure) {
-      r.failure->message = "re-run alone after its worker died between cases (" + how +
-                           "): " + r.failure->message;
+      r.failure->message =
+          "re-run alone after its worker died between cases (" + how + "): " + r.failure->message;
       found = true;
     } else if (k == last && !found) {
       r.failure = unexplained();

@@ -4,10 +4,10 @@
 // reports its value under its origin key, and the first origin, in the path's execution
 // order, whose value differs from the eager one is the divergence.
 #include "harness/oracle.h"
+#include "core/base/names.h"
 #include "harness/reference_ops.h"
 #include "harness/reference_partition.h"
 #include "harness/spelling.h"
-#include "core/base/names.h"
 
 #include <algorithm>
 #include <cmath>
@@ -102,8 +102,9 @@ class Oracle {
     } catch (const std::exception& e) {
       // The loader accepted the case, so every stage must run it (docs/hardening.md): a run
       // that throws is the runtime's failure, not a bad case.
-      r.failure = Failure{"runtime", "eager", "-",
-                          std::string("the eager reference does not run: ") + e.what(), "", ""};
+      r.failure = Failure{"runtime", "eager",
+                          "-",       std::string("the eager reference does not run: ") + e.what(),
+                          "",        ""};
       r.coverage = cov_;
       return r;
     }
@@ -151,19 +152,21 @@ class Oracle {
       if (k == 0) ctx.observer = recorder(obs.trace);
       ctx.op_observer = [this](const Node& n, const std::string& origin,
                                const std::vector<const Tensor*>& ins,
-                               const std::vector<Scalar>& scalars, const std::vector<Tensor>& outs) {
+                               const std::vector<Scalar>& scalars,
+                               const std::vector<Tensor>& outs) {
         if (reference_failure_ || !has_reference(n.fn)) return;
         std::string why = check_against_reference(n.fn, ins, scalars, outs, c_.config.nan_exact);
         if (!why.empty())
-          reference_failure_ = Failure{"reference", "eager", n.target,
-                                       "node %" + n.name + " (" + origin + ") on backend " +
-                                           std::string(b_.name()) +
-                                           ": the kernel disagrees with the reference kernels: " +
-                                           why,
-                                       origin,
-                                       origin.rfind('/') == std::string::npos
-                                           ? ""
-                                           : strip_variants(origin.substr(0, origin.rfind('/')))};
+          reference_failure_ =
+              Failure{"reference",
+                      "eager",
+                      n.target,
+                      "node %" + n.name + " (" + origin + ") on backend " + std::string(b_.name()) +
+                          ": the kernel disagrees with the reference kernels: " + why,
+                      origin,
+                      origin.rfind('/') == std::string::npos
+                          ? ""
+                          : strip_variants(origin.substr(0, origin.rfind('/')))};
       };
       std::vector<Value> in;
       for (const auto& t : c_.inputs) in.push_back(Value::of(t));
@@ -407,22 +410,26 @@ class Oracle {
     uint64_t pick = digest_bytes(a.saved).lo;
     if (pick % static_cast<uint64_t>(o_.spelling_every) != 0) return;
     if (auto b = canonical_layout_breach(a.saved))
-      raise("spelling", name, "the saved document breaks the canonical layout (docs/format.md): " + *b);
+      raise("spelling", name,
+            "the saved document breaks the canonical layout (docs/format.md): " + *b);
     Respelled r = respell(a.saved, pick);
     std::string again;
     try {
       again = save_program(load_program(r.text, hard_load_limits()));
     } catch (const InputError& e) {
-      raise("spelling", name, "the saved document re-spelled (" + r.how + ") is rejected: " + e.what());
+      raise("spelling", name,
+            "the saved document re-spelled (" + r.how + ") is rejected: " + e.what());
     }
     const std::string& canonical = a.resaved;
     if (again != canonical) {
       size_t at = 0;
       while (at < again.size() && at < canonical.size() && again[at] == canonical[at]) ++at;
-      size_t line = static_cast<size_t>(std::count(canonical.begin(), canonical.begin() + static_cast<long>(at), '\n')) + 1;
-      raise("spelling", name, "the saved document re-spelled (" + r.how +
-                                  ") loads to another program: its save differs at line " +
-                                  std::to_string(line));
+      size_t line = static_cast<size_t>(std::count(
+                        canonical.begin(), canonical.begin() + static_cast<long>(at), '\n')) +
+                    1;
+      raise("spelling", name,
+            "the saved document re-spelled (" + r.how +
+                ") loads to another program: its save differs at line " + std::to_string(line));
     }
   }
 

@@ -137,12 +137,24 @@ bool binary(OpCode op, const Tensor& a, const Tensor& b, Ref& r) {
   each_index(out, [&](const Dims& i) {
     float x = read_broadcast(a, da, i), y = read_broadcast(b, db, i);
     switch (op) {
-      case OpCode::kAdd: v.push_back(arith('+', x, y)); break;
-      case OpCode::kSub: v.push_back(arith('-', x, y)); break;
-      case OpCode::kMul: v.push_back(arith('*', x, y)); break;
-      case OpCode::kDiv: v.push_back(arith('/', x, y)); break;
-      case OpCode::kMaximum: v.push_back(pick(true, x, y)); break;
-      default: v.push_back(pick(false, x, y)); break;
+      case OpCode::kAdd:
+        v.push_back(arith('+', x, y));
+        break;
+      case OpCode::kSub:
+        v.push_back(arith('-', x, y));
+        break;
+      case OpCode::kMul:
+        v.push_back(arith('*', x, y));
+        break;
+      case OpCode::kDiv:
+        v.push_back(arith('/', x, y));
+        break;
+      case OpCode::kMaximum:
+        v.push_back(pick(true, x, y));
+        break;
+      default:
+        v.push_back(pick(false, x, y));
+        break;
     }
   });
   r.dims = {out};
@@ -152,13 +164,20 @@ bool binary(OpCode op, const Tensor& a, const Tensor& b, Ref& r) {
 
 float unary_value(OpCode op, float x) {
   switch (op) {
-    case OpCode::kNeg: return from_bits(bits(x) ^ 0x80000000u);
-    case OpCode::kAbs: return from_bits(bits(x) & 0x7fffffffu);
-    case OpCode::kRelu: return x < 0 ? 0.0f : x;
-    case OpCode::kClone: return x;
-    case OpCode::kSqrt: return std::isnan(x) ? quiet(x) : std::sqrt(x);
-    case OpCode::kExp: return static_cast<float>(std::exp(static_cast<long double>(x)));
-    case OpCode::kTanh: return static_cast<float>(std::tanh(static_cast<long double>(x)));
+    case OpCode::kNeg:
+      return from_bits(bits(x) ^ 0x80000000u);
+    case OpCode::kAbs:
+      return from_bits(bits(x) & 0x7fffffffu);
+    case OpCode::kRelu:
+      return x < 0 ? 0.0f : x;
+    case OpCode::kClone:
+      return x;
+    case OpCode::kSqrt:
+      return std::isnan(x) ? quiet(x) : std::sqrt(x);
+    case OpCode::kExp:
+      return static_cast<float>(std::exp(static_cast<long double>(x)));
+    case OpCode::kTanh:
+      return static_cast<float>(std::tanh(static_cast<long double>(x)));
     default: {  // sigmoid, as torch's CPU kernel has it: 1 / (1 + exp(-x)) with exp in float,
                 // so below about -88.72, where exp(-x) overflows, it is 0, not e^x (subnormal)
       long double e = std::exp(-static_cast<long double>(x));
@@ -179,8 +198,10 @@ void unary(OpCode op, const Tensor& a, Ref& r) {
 bool scalar_op(OpCode op, const Tensor& a, const Scalar& s, Ref& r) {
   const float* f = std::get_if<float>(&s);
   if (!f) return false;
-  char c = op == OpCode::kAddScalar ? '+' : op == OpCode::kSubScalar ? '-'
-           : op == OpCode::kMulScalar ? '*' : '/';
+  char c = op == OpCode::kAddScalar   ? '+'
+           : op == OpCode::kSubScalar ? '-'
+           : op == OpCode::kMulScalar ? '*'
+                                      : '/';
   std::vector<float> v;
   for (float x : a.data) v.push_back(arith(c, x, *f));
   r.dims = {dims_of(a)};
@@ -256,7 +277,8 @@ bool transpose(const Tensor& a, const std::vector<Scalar>& sc, Ref& r) {
   if (sc.size() != 2 || !std::get_if<int64_t>(&sc[0]) || !std::get_if<int64_t>(&sc[1]))
     return false;
   Dims d = dims_of(a);
-  int64_t x = norm(std::get<int64_t>(sc[0]), d.size()), y = norm(std::get<int64_t>(sc[1]), d.size());
+  int64_t x = norm(std::get<int64_t>(sc[0]), d.size()),
+          y = norm(std::get<int64_t>(sc[1]), d.size());
   if (x < 0 || y < 0 || x >= static_cast<int64_t>(d.size()) || y >= static_cast<int64_t>(d.size()))
     return false;
   Dims out = d;
@@ -337,15 +359,27 @@ bool reference(OpCode op, const std::vector<const Tensor*>& in, const std::vecto
                Ref& r) {
   auto has = [&](size_t n, size_t s) { return in.size() == n && sc.size() == s; };
   switch (op) {
-    case OpCode::kAdd: case OpCode::kSub: case OpCode::kMul: case OpCode::kDiv:
-    case OpCode::kMaximum: case OpCode::kMinimum:
+    case OpCode::kAdd:
+    case OpCode::kSub:
+    case OpCode::kMul:
+    case OpCode::kDiv:
+    case OpCode::kMaximum:
+    case OpCode::kMinimum:
       return has(2, 0) && binary(op, *in[0], *in[1], r);
-    case OpCode::kNeg: case OpCode::kRelu: case OpCode::kAbs: case OpCode::kExp:
-    case OpCode::kTanh: case OpCode::kSigmoid: case OpCode::kSqrt: case OpCode::kClone:
+    case OpCode::kNeg:
+    case OpCode::kRelu:
+    case OpCode::kAbs:
+    case OpCode::kExp:
+    case OpCode::kTanh:
+    case OpCode::kSigmoid:
+    case OpCode::kSqrt:
+    case OpCode::kClone:
       if (!has(1, 0)) return false;
       unary(op, *in[0], r);
       return true;
-    case OpCode::kAddScalar: case OpCode::kSubScalar: case OpCode::kMulScalar:
+    case OpCode::kAddScalar:
+    case OpCode::kSubScalar:
+    case OpCode::kMulScalar:
     case OpCode::kDivScalar:
       return has(1, 1) && scalar_op(op, *in[0], sc[0], r);
     case OpCode::kMatmul:
@@ -406,7 +440,10 @@ std::string compare(const Ref& r, size_t o, size_t e, float got, bool nan_exact)
 
 bool has_reference(OpCode op) {
   switch (op) {
-    case OpCode::kGetitem: case OpCode::kBranch: case OpCode::kExecuteEngine: case OpCode::kCopy:
+    case OpCode::kGetitem:
+    case OpCode::kBranch:
+    case OpCode::kExecuteEngine:
+    case OpCode::kCopy:
       return false;
     default:
       return op_info(op).has_kernel;

@@ -27,7 +27,8 @@ std::vector<std::string> child_ops(const Module& child, bool acc) {
   std::vector<std::string> ops;
   if (acc) {
     if (auto e = child.engine("engine"))
-      for (const EngineOp& op : e->ops) ops.push_back(op_at(std::string(op_info(op.op).name), op.origin));
+      for (const EngineOp& op : e->ops)
+        ops.push_back(op_at(std::string(op_info(op.op).name), op.origin));
     return ops;
   }
   for (const Node* n = child.graph.first(); n; n = n->next)
@@ -57,8 +58,7 @@ std::vector<ReferenceRun> reference_partition(const Program& exported,
     if (n->fn == OpCode::kGetitem) {  // to the run that holds the tuple, looked for by hand
       const Node* tuple = std::get<Node*>(n->args.at(0));
       for (Grown& g : grown)
-        if (std::find(g.nodes.begin(), g.nodes.end(), tuple) != g.nodes.end())
-          g.nodes.push_back(n);
+        if (std::find(g.nodes.begin(), g.nodes.end(), tuple) != g.nodes.end()) g.nodes.push_back(n);
       continue;
     }
     bool acc = fallback_ops.count(n->target) == 0;
@@ -85,8 +85,7 @@ std::vector<ReferenceRun> reference_partition(const Program& exported,
   return runs;
 }
 
-std::optional<RuleBreach> partition_spec_breach(const Program& exported,
-                                                const Program& partitioned,
+std::optional<RuleBreach> partition_spec_breach(const Program& exported, const Program& partitioned,
                                                 const std::set<std::string>& fallback_ops,
                                                 int min_block_size) {
   std::vector<ReferenceRun> want = reference_partition(exported, fallback_ops, min_block_size);
@@ -95,8 +94,8 @@ std::optional<RuleBreach> partition_spec_breach(const Program& exported,
   for (const Node* n = partitioned.root->graph.first(); n; n = n->next)
     if (n->op == NodeOp::kCallModule) got_names.push_back(n->target);
   if (got_names != want_names)
-    return RuleBreach{"the parent calls the runs " + list(got_names) + "; the partitioner rules give " +
-                      list(want_names)};
+    return RuleBreach{"the parent calls the runs " + list(got_names) +
+                      "; the partitioner rules give " + list(want_names)};
   if (partitioned.root->children.size() != want.size())
     return RuleBreach{"the partitioned program has " +
                       std::to_string(partitioned.root->children.size()) + " children for " +
@@ -115,9 +114,9 @@ std::optional<RuleBreach> partition_spec_breach(const Program& exported,
       size_t i = 0;
       while (i < got.size() && i < r.ops.size() && got[i] == r.ops[i]) ++i;
       std::string op = i < r.ops.size() ? op_of(r.ops[i]) : i < got.size() ? op_of(got[i]) : "-";
-      return RuleBreach{"run '" + r.name + "' holds " + list(got) + "; the partitioner rules give " +
-                            list(r.ops),
-                        op};
+      return RuleBreach{
+          "run '" + r.name + "' holds " + list(got) + "; the partitioner rules give " + list(r.ops),
+          op};
     }
   }
   return std::nullopt;

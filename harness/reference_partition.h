@@ -33,8 +33,7 @@ std::vector<ReferenceRun> reference_partition(const Program& exported,
 
 // Where the partitioned program differs from reference_partition (names, order, kinds, or the
 // ops of a run), or nullopt.
-std::optional<RuleBreach> partition_spec_breach(const Program& exported,
-                                                const Program& partitioned,
+std::optional<RuleBreach> partition_spec_breach(const Program& exported, const Program& partitioned,
                                                 const std::set<std::string>& fallback_ops,
                                                 int min_block_size);
 

@@ -37,8 +37,8 @@ std::string b64_encode(const std::string& in) {
   std::string out;
   size_t i = 0;
   for (; i + 3 <= in.size(); i += 3) {
-    uint32_t v = (uint32_t(uint8_t(in[i])) << 16) | (uint32_t(uint8_t(in[i + 1])) << 8) |
-                 uint8_t(in[i + 2]);
+    uint32_t v =
+        (uint32_t(uint8_t(in[i])) << 16) | (uint32_t(uint8_t(in[i + 1])) << 8) | uint8_t(in[i + 2]);
     for (int k = 3; k >= 0; --k) out += kB64[(v >> (6 * k)) & 63];
   }
   size_t left = in.size() - i;
@@ -124,12 +124,20 @@ class Speller {
 
   void value(const Json& j, int depth) {
     switch (j.type()) {
-      case Json::value_t::object: return object(j, depth);
-      case Json::value_t::array: return array(j, depth);
-      case Json::value_t::string: return string(j.get_ref<const std::string&>());
-      case Json::value_t::boolean: out += j.get<bool>() ? "true" : "false"; return;
-      case Json::value_t::null: out += "null"; return;
-      case Json::value_t::number_float: return number(j.get<double>());
+      case Json::value_t::object:
+        return object(j, depth);
+      case Json::value_t::array:
+        return array(j, depth);
+      case Json::value_t::string:
+        return string(j.get_ref<const std::string&>());
+      case Json::value_t::boolean:
+        out += j.get<bool>() ? "true" : "false";
+        return;
+      case Json::value_t::null:
+        out += "null";
+        return;
+      case Json::value_t::number_float:
+        return number(j.get<double>());
       case Json::value_t::number_unsigned:
         if (j.get<uint64_t>() == 0 && zero_ && r_.one_in(2)) {
           out += "-0";
@@ -228,7 +236,8 @@ class Speller {
       size_t len = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
       if (i + len > s.size()) len = s.size() - i;
       uint32_t cp = len == 1 ? c : c & (0x7f >> len);
-      for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3f);
+      for (size_t k = 1; k < len; ++k)
+        cp = (cp << 6) | (static_cast<unsigned char>(s[i + k]) & 0x3f);
       bool escape = escapes_ && r_.one_in(3);
       if (cp == '"' || cp == '\\' || cp < 0x20) {
         static const std::pair<char, const char*> shorts[] = {
@@ -298,7 +307,7 @@ constexpr size_t kWidth = 100;
 
 struct Tok {
   enum Kind { kScalar, kArray, kObject } kind = kScalar;
-  std::string raw;                              // a scalar's text
+  std::string raw;                // a scalar's text
   std::vector<std::string> keys;  // raw keys (objects)
   std::vector<Tok> items;         // values
 };
@@ -332,7 +341,8 @@ class LayoutChecker {
     throw std::runtime_error("line " + std::to_string(line) + ": " + what);
   }
   void skip_ws() {
-    while (at_ < t_.size() && (t_[at_] == ' ' || t_[at_] == '\n' || t_[at_] == '\t' || t_[at_] == '\r'))
+    while (at_ < t_.size() &&
+           (t_[at_] == ' ' || t_[at_] == '\n' || t_[at_] == '\t' || t_[at_] == '\r'))
       ++at_;
   }
   char peek() {
@@ -420,7 +430,12 @@ class LayoutChecker {
         out += static_cast<char>(std::strtol(raw.substr(i + 1, 4).c_str(), nullptr, 16));
         i += 4;
       } else {
-        out += e == 'b' ? '\b' : e == 'f' ? '\f' : e == 'n' ? '\n' : e == 'r' ? '\r' : e == 't' ? '\t' : e;
+        out += e == 'b'   ? '\b'
+               : e == 'f' ? '\f'
+               : e == 'n' ? '\n'
+               : e == 'r' ? '\r'
+               : e == 't' ? '\t'
+                          : e;
       }
     }
     return out;
@@ -428,7 +443,8 @@ class LayoutChecker {
 
   std::string scalar_token() {
     size_t b = at_;
-    while (at_ < t_.size() && std::string_view(",]} \n\t\r").find(t_[at_]) == std::string_view::npos)
+    while (at_ < t_.size() &&
+           std::string_view(",]} \n\t\r").find(t_[at_]) == std::string_view::npos)
       ++at_;
     std::string s(t_.substr(b, at_ - b));
     if (s == "true" || s == "false" || s == "null") return s;

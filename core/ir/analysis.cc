@@ -8,8 +8,8 @@
 #include <unordered_map>
 
 #include "core/base/check.h"
-#include "core/base/names.h"
 #include "core/base/faults.h"
+#include "core/base/names.h"
 #include "core/ir/engine.h"
 
 namespace flatcheck {
@@ -57,8 +57,8 @@ ValueType engine_call_type(const Module& m, const Node* n,
     ValueType t = type_of(n->args[i]);
     const Shape& want = engine->slots.at(in.slot).shape;
     FLATCHECK_INPUT(t.kind == ValueType::kTensor && t.shape == want,
-                    "node %" << n->name << ": engine input " << i << " (" << in.name
-                             << ") expects " << shape_str(want));
+                    "node %" << n->name << ": engine input " << i << " (" << in.name << ") expects "
+                             << shape_str(want));
   }
   std::vector<Shape> outs;
   for (const auto& o : engine->outputs) outs.push_back(engine->slots.at(o.slot).shape);
@@ -173,13 +173,15 @@ class Typer {
       if (it != env.end()) return it->second;
       return std::nullopt;
     }
-    return std::visit([](const auto& v) -> std::optional<Scalar> {
-      using V = std::decay_t<decltype(v)>;
-      if constexpr (std::is_same_v<V, Node*>)
-        return std::nullopt;
-      else
-        return Scalar(v);
-    }, a);
+    return std::visit(
+        [](const auto& v) -> std::optional<Scalar> {
+          using V = std::decay_t<decltype(v)>;
+          if constexpr (std::is_same_v<V, Node*>)
+            return std::nullopt;
+          else
+            return Scalar(v);
+        },
+        a);
   }
 
   // An op with a shape rule: tensor arguments give shapes; scalars, constant or static (its
@@ -231,16 +233,14 @@ class Typer {
     return op_type(n, env, type_of);
   }
 
-  ValueType call_module_type(Module& m, const Node* n, const Statics& env,
-                             const std::string& path,
+  ValueType call_module_type(Module& m, const Node* n, const Statics& env, const std::string& path,
                              const std::function<ValueType(const Arg&)>& type_of) {
     Module* c = m.submodule(n->target);
     FLATCHECK_INPUT(c, "node %" << n->name << ": module '" << n->target << "' missing");
     std::vector<Node*> phs = c->graph.placeholders();
-    FLATCHECK_INPUT(phs.size() == n->args.size(), "node %" << n->name << ": module '" << n->target
-                                                            << "' takes " << phs.size()
-                                                            << " arguments, given "
-                                                            << n->args.size());
+    FLATCHECK_INPUT(phs.size() == n->args.size(),
+                    "node %" << n->name << ": module '" << n->target << "' takes " << phs.size()
+                             << " arguments, given " << n->args.size());
     Statics child_env;
     for (size_t i = 0; i < phs.size(); ++i) {
       const ValueType want = phs[i]->meta.val.value_or(ValueType{});

@@ -63,7 +63,7 @@ struct Engine {
 // Bounds a valid engine stays within (validate_engine).
 inline constexpr int64_t kMaxArenaFloats = int64_t{1} << 26;
 inline constexpr size_t kMaxSlots = size_t{1} << 24;  // hard bound; LoadLimits::max_engine_slots
-inline constexpr int kMaxPositions = 100000;  // an input binding's placeholder position
+inline constexpr int kMaxPositions = 100000;          // an input binding's placeholder position
 
 // Live interval of every slot: defined at step `def[s]` (-1 for inputs and constants), last
 // read at step `last[s]` (ops.size() for engine outputs; the defining step when never read).

@@ -61,15 +61,14 @@ using NodeObserver =
 // Called for every op a kernel computes (call_function nodes but getitem, branch, copy_ and
 // execute_engine) with its tensor inputs, scalar arguments and outputs: the oracle checks them
 // against reference kernels (harness/reference_ops.h).
-using OpObserver = std::function<void(const Node& n, const std::string& origin,
-                                      const std::vector<const Tensor*>& in,
-                                      const std::vector<Scalar>& scalars,
-                                      const std::vector<Tensor>& out)>;
+using OpObserver = std::function<void(
+    const Node& n, const std::string& origin, const std::vector<const Tensor*>& in,
+    const std::vector<Scalar>& scalars, const std::vector<Tensor>& out)>;
 
 struct RunContext {
   Backend* backend = &cpu_backend();
-  NodeObserver observer;    // optional
-  OpObserver op_observer;   // optional
+  NodeObserver observer;   // optional
+  OpObserver op_observer;  // optional
   // Provenance bookkeeping for graphs without meta.origin (eager modules): the number of
   // calls seen per FQN in this run, and the current call's key.
   std::map<std::string, int> calls_per_fqn;

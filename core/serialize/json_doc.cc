@@ -351,7 +351,8 @@ class DocBuilder {
       const Frame& f = frames_[d];
       if (f.object && f.key.data() != nullptr) {
         p += '/';
-        for (char c : f.key.substr(0, 64)) p += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+        for (char c : f.key.substr(0, 64))
+          p += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
       }
       if (!f.object) {
         int64_t i = f.index + (next_element && d + 1 == depth_ ? 1 : 0);

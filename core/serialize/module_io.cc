@@ -268,7 +268,7 @@ struct ModuleReader {
   LoadBudget& b;
   std::map<std::string, TensorPtr> tensors;                // fqn -> tensor, for aliases
   std::map<std::string, std::shared_ptr<Module>> modules;  // path -> module, for aliases
-  std::set<std::string> param_fqns;                         // which tensors are parameters
+  std::set<std::string> param_fqns;                        // which tensors are parameters
   std::vector<std::pair<std::shared_ptr<Module>, std::string>> to_lint;
 
   void read_state(JsonRef j, const JsonPath& jpath, const std::string& prefix,
@@ -339,7 +339,8 @@ struct ModuleReader {
         // Letters, digits and '_' ("layer0", nn.Sequential's "0"): '.' joins paths, '@' names
         // call variants ("n@1") and '/' provenance keys ("n@1/add").
         if (k.empty() || k.size() > b.limits.max_name_length ||
-            k.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") !=
+            k.find_first_not_of(
+                "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") !=
                 std::string::npos)
           fail(kp, "'" + k + "' is not a legal child name (letters, digits and '_')");
         m->children[k] = read(v, kp, join_fqn(path, k), depth + 1);
@@ -451,7 +452,8 @@ struct ModuleReader {
       Count c;
       c.paths = 1 + static_cast<int64_t>(m.params.size() + m.buffers.size());
       if (depth <= b.limits.max_module_depth)
-        for (const auto& [_, child] : m.children) c.paths = add(c.paths, count(*child, depth + 1).paths);
+        for (const auto& [_, child] : m.children)
+          c.paths = add(c.paths, count(*child, depth + 1).paths);
       for (Node* n = m.graph.first(); n; n = n->next) {
         c.nodes = add(c.nodes, 1);
         if (n->op != NodeOp::kCallModule) continue;

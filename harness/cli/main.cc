@@ -78,8 +78,7 @@ std::vector<char*> take_limits(int argc, char** argv) {
         for (const auto& n : load_limit_names()) names += (names.empty() ? "" : ", ") + n;
         bool known = set_load_limit(probe, key, 0);
         throw UsageError(known ? "--limit expects KEY=VALUE with VALUE a decimal no larger than " +
-                                     key + "'s hard maximum (docs/hardening.md); got '" + item +
-                                     "'"
+                                     key + "'s hard maximum (docs/hardening.md); got '" + item + "'"
                                : "--limit expects KEY=VALUE with KEY one of " + names + "; got '" +
                                      item + "'");
       }

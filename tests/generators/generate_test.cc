@@ -130,8 +130,8 @@ TEST(GenerateTest, NestedVariantsSwitchMakesTheShapeAfterUnflatten) {
       bool has = unflatten_reach(*pipeline.build(Stage::kUnflattened).module) != 0;
       (value ? on : off) += has;
       for_each_module(*c.module, [&](const std::string& path, Module&) {
-        deepest = std::max<int>(deepest, 1 + static_cast<int>(std::count(path.begin(),
-                                                                          path.end(), '.')));
+        deepest =
+            std::max<int>(deepest, 1 + static_cast<int>(std::count(path.begin(), path.end(), '.')));
       });
     }
   EXPECT_GT(on, 3 * off) << on << " cases on, " << off << " off";

@@ -213,9 +213,16 @@ TEST(CampaignHardeningTest, AnUnusableOutFolderIsRefusedBeforeAnyCase) {
 // A state as a campaign writes it (no fault, nothing found), with `extra` members replacing or
 // adding to it.
 std::string state_text(const Json& extra) {
-  Json s{{"version", 3}, {"inject", "none"},   {"seed", 1},       {"shard_index", 0},
-         {"shard_count", 1}, {"max_nodes", 20}, {"next_slot", 0}, {"cases_done", 0},
-         {"done_after", Json::array()}, {"signatures", Json::array()},
+  Json s{{"version", 3},
+         {"inject", "none"},
+         {"seed", 1},
+         {"shard_index", 0},
+         {"shard_count", 1},
+         {"max_nodes", 20},
+         {"next_slot", 0},
+         {"cases_done", 0},
+         {"done_after", Json::array()},
+         {"signatures", Json::array()},
          {"findings", Json::array()}};
   for (auto& [k, v] : extra.items()) {
     if (v.is_null())
@@ -245,9 +252,12 @@ TEST(CampaignHardeningTest, ATamperedResumeStateIsRejectedWithItsJsonPath) {
       {state_text({{"cases_done", "many"}}), "/cases_done"},
       {state_text({{"inject", "inline-by-name"}}), "ran with --inject inline-by-name"},
       {state_text({{"findings", {{{"index", 1}}}}}), "/findings/0"},
-      {state_text({{"findings", Json::array({Json{{"index", 1}, {"property", "lint"},
-                                                   {"stage", "flattened"}, {"op", "-"},
-                                                   {"module", ""}, {"minimized", 1}}})}}),
+      {state_text({{"findings", Json::array({Json{{"index", 1},
+                                                  {"property", "lint"},
+                                                  {"stage", "flattened"},
+                                                  {"op", "-"},
+                                                  {"module", ""},
+                                                  {"minimized", 1}}})}}),
        "/findings/0/minimized"},
       {state_text({}) + std::string("\0{\"seed\": 7}", 12), "NUL byte"},
   };
@@ -273,8 +283,8 @@ TEST(CampaignHardeningTest, ResumeReadsOnlyItsStateNotOtherFilesInTheFolder) {
   ASSERT_EQ(first.out.find("lint:flattened"), std::string::npos) << first.out;
   // A foreign case claiming the signature the fault shows next, and a file no loader should
   // see: read on resume, the first would silence that signature.
-  Json foreign = Json::parse(slurp(std::string(FLATCHECK_SOURCE_DIR) +
-                                   "/corpus/regression/seed-quickstart.json"));
+  Json foreign = Json::parse(
+      slurp(std::string(FLATCHECK_SOURCE_DIR) + "/corpus/regression/seed-quickstart.json"));
   foreign["expect"] = {{"property", "lint"}, {"stage", "flattened"}, {"op", "-"}};
   std::ofstream(dir + "/foreign.json") << foreign.dump();
   std::ofstream(dir + "/hostile.json") << std::string(1 << 20, '[');

@@ -153,9 +153,9 @@ Case forwarded(bool p_reads_flag) {
   Node* f = pg.placeholder("flag", ValueType::scalar(ValueType::kBool));
   Node* out = pg.call_module("c", {px, f});
   if (p_reads_flag)
-    out = pg.call_function(OpCode::kAdd, {out, pg.call_function(OpCode::kBranch,
-                                                                 {f, px, pg.call_function(
-                                                                             OpCode::kNeg, {px})})});
+    out = pg.call_function(
+        OpCode::kAdd,
+        {out, pg.call_function(OpCode::kBranch, {f, px, pg.call_function(OpCode::kNeg, {px})})});
   pg.output({out});
   auto root = std::make_shared<Module>();
   root->children["p"] = p;

@@ -68,8 +68,9 @@ using Runs = std::vector<std::string>;
 TEST(ReferencePartitionTest, RunsWorkedOutByHand) {
   auto chain = chain_module();
   // relu | add mul sub | neg | sigmoid: the one-node acc run is demoted and merges with neg.
-  EXPECT_EQ(runs_of(*chain, {"relu", "neg"}, 3),
-            (Runs{"_run_on_gpu_0: relu", "_run_on_acc_1: add mul sub", "_run_on_gpu_2: neg sigmoid"}));
+  EXPECT_EQ(
+      runs_of(*chain, {"relu", "neg"}, 3),
+      (Runs{"_run_on_gpu_0: relu", "_run_on_acc_1: add mul sub", "_run_on_gpu_2: neg sigmoid"}));
   // Both acc runs demoted: one fallback run holds everything.
   EXPECT_EQ(runs_of(*chain, {"relu", "neg"}, 4),
             (Runs{"_run_on_gpu_0: relu add mul sub neg sigmoid"}));
@@ -77,8 +78,8 @@ TEST(ReferencePartitionTest, RunsWorkedOutByHand) {
   EXPECT_EQ(runs_of(*chain, {}, 6), (Runs{"_run_on_acc_0: relu add mul sub neg sigmoid"}));
   EXPECT_EQ(runs_of(*chain, {}, 7), (Runs{"_run_on_gpu_0: relu add mul sub neg sigmoid"}));
   // The counter is shared by both kinds.
-  EXPECT_EQ(runs_of(*chain, {"mul"}, 2),
-            (Runs{"_run_on_acc_0: relu add", "_run_on_gpu_1: mul", "_run_on_acc_2: sub neg sigmoid"}));
+  EXPECT_EQ(runs_of(*chain, {"mul"}, 2), (Runs{"_run_on_acc_0: relu add", "_run_on_gpu_1: mul",
+                                               "_run_on_acc_2: sub neg sigmoid"}));
 }
 
 TEST(ReferencePartitionTest, GetitemsFollowTheirTupleAndCountTowardItsRun) {
@@ -112,8 +113,8 @@ Program renamed_per_kind(Program p) {
   for (Node* n = p.root->graph.first(); n; n = n->next) {
     if (n->op != NodeOp::kCallModule) continue;
     bool is_acc = n->target.rfind("_run_on_acc_", 0) == 0;
-    std::string name = (is_acc ? "_run_on_acc_" : "_run_on_gpu_") +
-                       std::to_string(is_acc ? acc++ : gpu++);
+    std::string name =
+        (is_acc ? "_run_on_acc_" : "_run_on_gpu_") + std::to_string(is_acc ? acc++ : gpu++);
     children[name] = p.root->children.at(n->target);
     n->target = name;
   }

@@ -69,7 +69,8 @@ TEST(SpellingTest, EverySpellingIsProduced) {
     seen["keys shuffled"] += t.find("\"z\"") < t.find("\"a\"");
     seen["E"] += t.find('E') != std::string::npos;
     seen["e+"] += t.find("e+") != std::string::npos || t.find("E+") != std::string::npos;
-    seen["trailing zeros"] += t.find("00e") != std::string::npos || t.find("500") != std::string::npos;
+    seen["trailing zeros"] +=
+        t.find("00e") != std::string::npos || t.find("500") != std::string::npos;
     seen["-0 integer"] += t.find("-0,") != std::string::npos || t.find("-0]") != std::string::npos;
     size_t escapes = 0;
     for (size_t at = t.find("\\u"); at != std::string::npos; at = t.find("\\u", at + 1)) ++escapes;
@@ -104,7 +105,8 @@ std::vector<std::string> corpus_documents() {
   std::vector<std::string> docs;
   for (const auto& e :
        std::filesystem::recursive_directory_iterator(std::string(FLATCHECK_SOURCE_DIR) + "/corpus"))
-    if (e.path().extension() == ".json" && e.path().string().find("/fuzz-seeds/") == std::string::npos) {
+    if (e.path().extension() == ".json" &&
+        e.path().string().find("/fuzz-seeds/") == std::string::npos) {
       std::ifstream in(e.path());
       std::stringstream ss;
       ss << in.rdbuf();
@@ -153,12 +155,11 @@ TEST(SpellingTest, LayoutBreachesAreNamed) {
                                        std::string(60, '2') + "\n ]\n}\n"));
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"{\"b\": 1, \"a\": 2}\n", "byte order"},
-      {"{\"a\": 1}", "layout rule"},                        // no trailing newline
-      {"{\"a\":1}\n", "layout rule"},                       // separator
-      {"{\n \"a\": 1\n}\n", "layout rule"},                 // short container split
-      {"{\"k\": " + long_array + "}\n", "layout rule"},     // long container on one line
-      {"{\n  \"k\": [\n   " + std::string(60, '1') + ",\n   " + std::string(60, '2') +
-           "\n  ]\n}\n",
+      {"{\"a\": 1}", "layout rule"},                     // no trailing newline
+      {"{\"a\":1}\n", "layout rule"},                    // separator
+      {"{\n \"a\": 1\n}\n", "layout rule"},              // short container split
+      {"{\"k\": " + long_array + "}\n", "layout rule"},  // long container on one line
+      {"{\n  \"k\": [\n   " + std::string(60, '1') + ",\n   " + std::string(60, '2') + "\n  ]\n}\n",
        "layout rule"},  // two spaces a level
       {"{\"a\": 1.50}\n", "float"},
       {"{\"a\": 1e5}\n", "float"},
@@ -223,9 +224,11 @@ TEST(SpellingTest, AWriterThatBreaksTheLayoutConsistentlyIsCaught) {
 
 // fuzz --spelling-every: 0 never re-spells (the reader fault goes unseen), 1 every case.
 TEST(SpellingTest, FuzzSpellingEveryIsRead) {
-  CliRun never = run_cli("fuzz --cases 60 --out '' --quiet --inject json-exponent-case --spelling-every 0");
+  CliRun never =
+      run_cli("fuzz --cases 60 --out '' --quiet --inject json-exponent-case --spelling-every 0");
   EXPECT_EQ(never.code, 0) << never.out;
-  CliRun every = run_cli("fuzz --cases 60 --out '' --quiet --inject json-exponent-case --spelling-every 1");
+  CliRun every =
+      run_cli("fuzz --cases 60 --out '' --quiet --inject json-exponent-case --spelling-every 1");
   EXPECT_EQ(every.code, 1) << every.out;
   EXPECT_NE(every.out.find("spelling:"), std::string::npos) << every.out;
   CliRun bad = run_cli("fuzz --cases 1 --out '' --spelling-every -1");

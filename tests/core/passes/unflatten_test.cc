@@ -12,9 +12,9 @@
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"
 #include "generators/generate.h"
+#include "generators/rc_gen.h"
 #include "generators/source.h"
 #include "harness/oracle.h"
-#include "generators/rc_gen.h"
 #include "tests/support/programs.h"
 
 namespace flatcheck {

@@ -396,11 +396,11 @@ Json child_module(Json statics, Json body) {
 }
 // The root calls child `c` with `args` and returns the result.
 Json calling(Json child, Json args, const std::string& child_name = "c") {
-  return module_doc({{"type", "M"},
-                     {"children", {{child_name, std::move(child)}}},
-                     {"graph", graph({placeholder("x", {2}),
-                                      call("r", "call_module", child_name, std::move(args)),
-                                      output("r")})}});
+  return module_doc(
+      {{"type", "M"},
+       {"children", {{child_name, std::move(child)}}},
+       {"graph", graph({placeholder("x", {2}),
+                        call("r", "call_module", child_name, std::move(args)), output("r")})}});
 }
 
 std::vector<Broken> round_three_documents() {
@@ -410,19 +410,18 @@ std::vector<Broken> round_three_documents() {
   };
   // 2. A getitem's index from a static int: directly, through a child call's result, and a
   // constant out of range (type inference used to end the process with bad_variant_access).
-  Json split_by = {{"type", "M"},
-                   {"graph", graph({placeholder("x", {4}), scalar_placeholder("k", "int"),
-                                    call("s", "call_function", "split", {"x", 0, 2}),
-                                    call("g", "call_function", "getitem", {"s", "k"}),
-                                    output("g")})}};
+  Json split_by = {
+      {"type", "M"},
+      {"graph", graph({placeholder("x", {4}), scalar_placeholder("k", "int"),
+                       call("s", "call_function", "split", {"x", 0, 2}),
+                       call("g", "call_function", "getitem", {"s", "k"}), output("g")})}};
   add("a getitem indexed by a static int placeholder", module_doc(split_by), "/module/graph");
-  Json by_call = {{"type", "M"},
-                  {"children", {{"c", child_module(Json::array(), Json::array())}}},
-                  {"graph", graph({placeholder("x", {2}),
-                                   call("s", "call_function", "split", {"x", 0, 2}),
-                                   call("k", "call_module", "c", {"x"}),
-                                   call("g", "call_function", "getitem", {"s", "k"}),
-                                   output("g")})}};
+  Json by_call = {
+      {"type", "M"},
+      {"children", {{"c", child_module(Json::array(), Json::array())}}},
+      {"graph", graph({placeholder("x", {2}), call("s", "call_function", "split", {"x", 0, 2}),
+                       call("k", "call_module", "c", {"x"}),
+                       call("g", "call_function", "getitem", {"s", "k"}), output("g")})}};
   add("a getitem indexed by a child call's result", module_doc(by_call), "/module/graph");
   Json past = split_by;
   past["graph"]["nodes"].erase(1);
@@ -443,15 +442,16 @@ std::vector<Broken> round_three_documents() {
       children[name] = m;
     }
     add(std::string("a wide alias DAG without calls") + (state ? ", state in every module" : ""),
-        module_doc({{"type", "M"}, {"children", children},
+        module_doc({{"type", "M"},
+                    {"children", children},
                     {"graph", graph({placeholder("x", {2}), output("x")})}}),
         "/module: module and state paths");
   }
   // 4. Child names the pipeline uses as separators: variants ("n@1"), provenance ("n@1/add").
   for (const std::string& name : {"a@1", "a/b", "a b", "-"}) {
     std::string escaped = name == "a/b" ? "a~1b" : name;
-    add("a child named '" + name + "'", calling(child_module(Json::array(), Json::array()),
-                                                 Json::array({"x"}), name),
+    add("a child named '" + name + "'",
+        calling(child_module(Json::array(), Json::array()), Json::array({"x"}), name),
         "/module/children/" + escaped);
   }
   // 4. A root output that is a tuple (a child's two outputs returned as one value).
@@ -501,17 +501,17 @@ std::vector<Broken> round_three_documents() {
   out.push_back({"a NUL after the document", valid + std::string(1, '\0'), "/"});
   out.push_back({"a NUL and a second document", valid + std::string("\0", 1) + valid, "/"});
   // 6. A syntax error inside an array names the element it is in; keys in paths are escaped.
-  std::string arr = dump(module_doc({{"type", "M"},
-                                     {"graph", graph({placeholder("x", {2}), output("x")})}}));
+  std::string arr =
+      dump(module_doc({{"type", "M"}, {"graph", graph({placeholder("x", {2}), output("x")})}}));
   size_t out_at = arr.rfind("{");
   out.push_back({"a syntax error in the second node",
                  arr.substr(0, out_at) + "{\"name\": @" + arr.substr(out_at + 1),
                  "/module/graph/nodes/1"});
-  Json slash = module_doc({{"type", "M"}, {"graph", graph({placeholder("x", {2}), output("x")})},
-                           {"a/b~c", 1}});
+  Json slash = module_doc(
+      {{"type", "M"}, {"graph", graph({placeholder("x", {2}), output("x")})}, {"a/b~c", 1}});
   add("an unknown key with '/' and '~'", slash, "/module/a~1b~0c");
-  Json empty_key = module_doc({{"type", "M"}, {"graph", graph({placeholder("x", {2}), output("x")})},
-                               {"", 1}});
+  Json empty_key =
+      module_doc({{"type", "M"}, {"graph", graph({placeholder("x", {2}), output("x")})}, {"", 1}});
   add("an unknown empty key", empty_key, "/module/:");
   return out;
 }
@@ -620,14 +620,14 @@ namespace {
 // Limits raised to their hard maxima keep every walk within the stack: a module tree 200 levels
 // deep (each level calls the next) loads and runs through every stage.
 TEST(MalformedTest, NestingNearTheHardMaximaRunsEveryStage) {
-  Json inner = {{"type", "L"}, {"graph", graph({placeholder("x", {2}),
-                                                call("n", "call_function", "neg", {"x"}),
-                                                output("n")})}};
+  Json inner = {{"type", "L"},
+                {"graph", graph({placeholder("x", {2}), call("n", "call_function", "neg", {"x"}),
+                                 output("n")})}};
   for (int i = 0; i < 200; ++i)
     inner = {{"type", "L"},
              {"children", {{"c", inner}}},
-             {"graph", graph({placeholder("x", {2}), call("c", "call_module", "c", {"x"}),
-                              output("c")})}};
+             {"graph",
+              graph({placeholder("x", {2}), call("c", "call_module", "c", {"x"}), output("c")})}};
   Json doc = {{"format", "flatcheck-case"},
               {"version", 1},
               {"inputs", {{{"dtype", "float32"}, {"shape", {2}}, {"values", {1, -2}}}}},

@@ -59,9 +59,9 @@ TEST(LoaderPipelineProperty, EveryDocumentTheLoaderAcceptsRunsEveryStage) {
       OracleResult r = check_case(c);
       // "error": a stage rejected it; "runtime": the eager reference could not run it;
       // "exception": something else escaped a stage.
-      EXPECT_FALSE(r.failure && (r.failure->property == "error" ||
-                                 r.failure->property == "runtime" ||
-                                 r.failure->property == "exception"))
+      EXPECT_FALSE(r.failure &&
+                   (r.failure->property == "error" || r.failure->property == "runtime" ||
+                    r.failure->property == "exception"))
           << "document " << d << " mutation " << m << ": accepted at load, then "
           << r.failure->signature() << ": " << r.failure->message << "\n"
           << text.substr(0, 4000);
