@@ -54,23 +54,11 @@ int64_t norm(int64_t dim, size_t rank) {
   return dim < 0 ? dim + static_cast<int64_t>(rank) : dim;
 }
 
-uint32_t bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
-float from_bits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
 float quiet(float f) {
-  return from_bits(bits(f) | 0x00400000u);
+  return bits_float(float_bits(f) | 0x00400000u);
 }
 
-const float kCanonicalNan = from_bits(0x7fc00000u);
+const float kCanonicalNan = bits_float(0x7fc00000u);
 
 // One element of add, sub, mul, div (and their scalar forms): NaNs as torch's scalar path
 // propagates them, otherwise IEEE single-precision arithmetic.
@@ -165,9 +153,9 @@ bool binary(OpCode op, const Tensor& a, const Tensor& b, Ref& r) {
 float unary_value(OpCode op, float x) {
   switch (op) {
     case OpCode::kNeg:
-      return from_bits(bits(x) ^ 0x80000000u);
+      return bits_float(float_bits(x) ^ 0x80000000u);
     case OpCode::kAbs:
-      return from_bits(bits(x) & 0x7fffffffu);
+      return bits_float(float_bits(x) & 0x7fffffffu);
     case OpCode::kRelu:
       return x < 0 ? 0.0f : x;
     case OpCode::kClone:
@@ -401,12 +389,12 @@ bool reference(OpCode op, const std::vector<const Tensor*>& in, const std::vecto
 
 std::string hex(float f) {
   char buf[16];
-  std::snprintf(buf, sizeof buf, "0x%08x", bits(f));
+  std::snprintf(buf, sizeof buf, "0x%08x", float_bits(f));
   return buf;
 }
 
 int64_t ordered(float f) {  // the float line as integers: adjacent floats differ by one
-  int64_t u = bits(f);
+  int64_t u = float_bits(f);
   return u & 0x80000000 ? -(u & 0x7fffffff) : u;
 }
 
@@ -427,13 +415,14 @@ std::string compare(const Ref& r, size_t o, size_t e, float got, bool nan_exact)
   }
   if (std::isnan(want) || std::isnan(got)) {
     if (std::isnan(want) != std::isnan(got)) return "NaN in one and not the other";
-    return !nan_exact || r.ulps > 0 || bits(got) == bits(want) ? "" : "another NaN payload";
+    return !nan_exact || r.ulps > 0 || float_bits(got) == float_bits(want) ? ""
+                                                                           : "another NaN payload";
   }
   if (r.ulps > 0) {
     int64_t d = ordered(got) - ordered(want);
     return (d < 0 ? -d : d) <= r.ulps ? "" : std::to_string(d) + " ulp";
   }
-  return bits(got) == bits(want) ? "" : "another value";
+  return float_bits(got) == float_bits(want) ? "" : "another value";
 }
 
 }  // namespace

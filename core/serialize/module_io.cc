@@ -20,6 +20,12 @@ namespace flatcheck {
 using namespace serial;
 namespace {
 
+// The loader's size budgets count in saturating arithmetic: a count stops at kSaturated.
+constexpr int64_t kSaturated = int64_t{1} << 60;
+int64_t saturating_add(int64_t a, int64_t b) {
+  return std::min(kSaturated, a + std::min(kSaturated, b));
+}
+
 // ------------------------------------------------------------------------------- graphs
 
 // Keys in increasing order: args, name, op, origin, stack, target, val.
@@ -378,6 +384,13 @@ struct ModuleReader {
     return engine_from_json(ej.root(), bp, b);
   }
 
+  // A budget's count over its limit fails with the count and the limit.
+  void over_limit(const JsonPath& jpath, int64_t v, size_t limit, const char* what) {
+    if (v > static_cast<int64_t>(limit))
+      fail(jpath, std::string(what) + " " + std::to_string(v) + ", over the limit of " +
+                      std::to_string(limit));
+  }
+
   // The expansion budget, computed before any work starts: the program's size once every call
   // is inlined (what export builds), its module calls, the tensor elements one run produces
   // and the multiply-adds of matmul and sum. Computed once per module object (the tree is a
@@ -386,10 +399,9 @@ struct ModuleReader {
     struct Size {
       int64_t nodes = 0, calls = 0, elements = 0, flops = 0;
     };
-    static constexpr int64_t cap = int64_t{1} << 60;
-    auto add = [](int64_t a, int64_t b) { return std::min(cap, a + std::min(cap, b)); };
+    const auto add = saturating_add;
     auto mul = [](int64_t a, int64_t b) {
-      return a == 0 || b == 0 ? 0 : (a > cap / b ? cap : a * b);
+      return a == 0 || b == 0 ? 0 : (a > kSaturated / b ? kSaturated : a * b);
     };
     std::unordered_map<const Module*, Size> memo;
     std::function<Size(const Module&)> size = [&](const Module& m) -> Size {
@@ -426,9 +438,7 @@ struct ModuleReader {
     };
     Size s = size(root);
     auto over = [&](int64_t v, size_t limit, const char* what) {
-      if (v > static_cast<int64_t>(limit))
-        fail(jpath, std::string(what) + " " + std::to_string(v) + ", over the limit of " +
-                        std::to_string(limit));
+      over_limit(jpath, v, limit, what);
     };
     over(s.nodes, b.limits.max_inlined_nodes, "the program inlines to this many nodes:");
     over(s.calls, b.limits.max_calls, "one run makes this many module calls:");
@@ -444,8 +454,7 @@ struct ModuleReader {
     struct Count {
       int64_t paths = 0, nodes = 0, calls = 0;
     };
-    static constexpr int64_t cap = int64_t{1} << 60;
-    auto add = [](int64_t a, int64_t b) { return std::min(cap, a + std::min(cap, b)); };
+    const auto add = saturating_add;
     std::unordered_map<const Module*, Count> memo;
     std::function<Count(const Module&, int)> count = [&](const Module& m, int depth) -> Count {
       if (auto it = memo.find(&m); it != memo.end()) return it->second;
@@ -467,9 +476,7 @@ struct ModuleReader {
     };
     Count c = count(root, 0);
     auto over = [&](int64_t v, size_t limit, const char* what) {
-      if (v > static_cast<int64_t>(limit))
-        fail(jpath, std::string(what) + " " + std::to_string(v) + ", over the limit of " +
-                        std::to_string(limit));
+      over_limit(jpath, v, limit, what);
     };
     over(c.paths, b.limits.max_module_paths, "module and state paths, aliases expanded:");
     over(c.nodes, b.limits.max_inlined_nodes, "the program inlines to this many nodes:");

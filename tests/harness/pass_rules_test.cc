@@ -6,25 +6,12 @@
 
 #include "core/passes/passes.h"
 #include "generators/generate.h"
+#include "tests/support/programs.h"
 
 namespace flatcheck {
 namespace {
 
-// x -> relu -> add(.., x) -> mul -> sub -> neg -> sigmoid: one fallback op among seven.
-std::shared_ptr<Module> chain_module() {
-  auto m = std::make_shared<Module>();
-  Graph& g = m->graph;
-  Node* x = g.placeholder("x", ValueType::tensor({2}));
-  Node* r = g.call_function(OpCode::kRelu, {x});
-  Node* a = g.call_function(OpCode::kAdd, {r, x});
-  Node* b = g.call_function(OpCode::kMul, {a, a});
-  Node* c = g.call_function(OpCode::kSub, {b, x});
-  Node* d = g.call_function(OpCode::kNeg, {c});
-  Node* e = g.call_function(OpCode::kSigmoid, {d});
-  g.output({e});
-  infer_types(*m);
-  return m;
-}
+using testing_support::chain_module;
 
 PartitionOptions relu_fallback(int min_block) {
   PartitionOptions o;

@@ -19,18 +19,6 @@
 namespace flatcheck {
 namespace {
 
-uint32_t bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, 4);
-  return u;
-}
-
-float from_bits(uint32_t u) {
-  float f;
-  std::memcpy(&f, &u, 4);
-  return f;
-}
-
 // Forwards to the CPU backend; perturbs the outputs of one op: `ulps` added to the first finite
 // element (its bits moved along the float line), or the first two elements that differ swapped.
 class PerturbingBackend : public CpuForwardingBackend {
@@ -45,7 +33,7 @@ class PerturbingBackend : public CpuForwardingBackend {
     int64_t n = numel(out[0].shape);
     if (swap_) {
       for (int64_t i = 1; i < n; ++i)
-        if (bits(d[i]) != bits(d[0])) {
+        if (float_bits(d[i]) != float_bits(d[0])) {
           std::swap(d[0], d[i]);
           changed_ = true;
           return;
@@ -54,7 +42,7 @@ class PerturbingBackend : public CpuForwardingBackend {
     }
     for (int64_t i = 0; i < n; ++i)
       if (std::isfinite(d[i])) {
-        d[i] = from_bits(bits(d[i]) + static_cast<uint32_t>(d[i] < 0 ? -ulps_ : ulps_));
+        d[i] = bits_float(float_bits(d[i]) + static_cast<uint32_t>(d[i] < 0 ? -ulps_ : ulps_));
         changed_ = true;
         return;
       }
@@ -159,7 +147,7 @@ TEST(ReferenceOpsTest, NanPayloadsAndSignsOfZeroFollowTorchsScalarPath) {
     Tensor out({static_cast<int64_t>(got.size())}, got);
     return check_against_reference(op, {&ta, &tb}, {}, {out}, /*nan_exact=*/true);
   };
-  float n1 = from_bits(0x7fc00001), n2 = from_bits(0x7fc00002), canon = from_bits(0x7fc00000);
+  float n1 = bits_float(0x7fc00001), n2 = bits_float(0x7fc00002), canon = bits_float(0x7fc00000);
   EXPECT_EQ(check(OpCode::kAdd, {n1}, {n2}, {n2}), "");  // the second payload
   EXPECT_NE(check(OpCode::kAdd, {n1}, {n2}, {n1}), "");
   EXPECT_EQ(check(OpCode::kDiv, {n1}, {n2}, {n1}), "");  // the first payload

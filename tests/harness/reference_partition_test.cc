@@ -10,25 +10,12 @@
 #include "core/pipeline/pipeline.h"
 #include "generators/generate.h"
 #include "harness/oracle.h"
+#include "tests/support/programs.h"
 
 namespace flatcheck {
 namespace {
 
-// x -> relu -> add(.., x) -> mul -> sub -> neg -> sigmoid.
-std::shared_ptr<Module> chain_module() {
-  auto m = std::make_shared<Module>();
-  Graph& g = m->graph;
-  Node* x = g.placeholder("x", ValueType::tensor({2}));
-  Node* r = g.call_function(OpCode::kRelu, {x});
-  Node* a = g.call_function(OpCode::kAdd, {r, x});
-  Node* b = g.call_function(OpCode::kMul, {a, a});
-  Node* c = g.call_function(OpCode::kSub, {b, x});
-  Node* d = g.call_function(OpCode::kNeg, {c});
-  Node* e = g.call_function(OpCode::kSigmoid, {d});
-  g.output({e});
-  infer_types(*m);
-  return m;
-}
+using testing_support::chain_module;
 
 // s = split(x, 0, 2); r = relu(x); getitems of s after the relu; add; mul(.., r).
 std::shared_ptr<Module> split_module() {

@@ -1,10 +1,12 @@
 // Small programs and runners the IR and pass tests share: run a program or an eager module
 // twice on its own copy of the state (the second call sees the first call's buffer updates),
-// compare bit for bit, and a three-node module.
+// compare bit for bit, a three-node module and a seven-op chain.
 #pragma once
 
+#include <memory>
 #include <vector>
 
+#include "core/ir/analysis.h"
 #include "core/ir/ir.h"
 #include "core/ir/program.h"
 #include "core/runtime/interpreter.h"
@@ -38,6 +40,22 @@ inline Module small_module() {
   Node* a = g.call_function(OpCode::kAdd, {x, x});
   Node* r = g.call_function(OpCode::kRelu, {a});
   g.output({r});
+  return m;
+}
+
+// x -> relu -> add(.., x) -> mul -> sub -> neg -> sigmoid: one fallback op among seven.
+inline std::shared_ptr<Module> chain_module() {
+  auto m = std::make_shared<Module>();
+  Graph& g = m->graph;
+  Node* x = g.placeholder("x", ValueType::tensor({2}));
+  Node* r = g.call_function(OpCode::kRelu, {x});
+  Node* a = g.call_function(OpCode::kAdd, {r, x});
+  Node* b = g.call_function(OpCode::kMul, {a, a});
+  Node* c = g.call_function(OpCode::kSub, {b, x});
+  Node* d = g.call_function(OpCode::kNeg, {c});
+  Node* e = g.call_function(OpCode::kSigmoid, {d});
+  g.output({e});
+  infer_types(*m);
   return m;
 }
 
