@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstdint>
 #include <optional>
 #include <string>
 #include <unordered_set>
@@ -16,8 +17,8 @@
 
 #include "core/base/check.h"
 #include "core/base/names.h"
-#include "core/ir/analysis.h"
 #include "generators/generate.h"
+#include "generators/types.h"
 #include "generators/values.h"
 
 namespace flatcheck {
@@ -39,7 +40,7 @@ class Builder {
     int n_inputs = static_cast<int>(src_.range(1, 2));
     std::vector<Shape> shapes(static_cast<size_t>(n_inputs), sw_.base_shape);
     define(*root, shapes, Statics{}, 0, nullptr, sw_.max_inlined);
-    infer_types(*root);
+    annotate_types(*root);  // the generator's own derivation, not the core's
     c.module = root;
     for (const auto& s : shapes) c.inputs.push_back(draw_tensor(src_, s, sw_.special_values));
     c.config = sw_.pipeline;
@@ -80,11 +81,13 @@ class Builder {
     int64_t budget = 0;      // nodes this module may stand for, inlined
     int64_t call_extra = 0;  // what its calls add to its own nodes when inlined
     bool wrapped = false;    // a wrapper_step ran here
+    bool wide = false;       // SwarmConfig::wide: many children, named 0, 1, ... 12
 
     int64_t inlined() const { return static_cast<int64_t>(m.graph.size()) + call_extra; }
   };
 
   std::string hint(std::string_view natural) {
+    if (sw_.reserved_names && src_.chance(1, 6)) return reserved_name_hint(src_);
     return name_hint(src_, sw_.naming, natural, sibling_names_);
   }
 
@@ -108,10 +111,7 @@ class Builder {
       if (v.shape == s)
         exact.push_back(&v);
       else {
-        try {
-          if (broadcast_shapes(s, v.shape) == s) bcast.push_back(&v);
-        } catch (const InputError&) {
-        }
+        if (gen_broadcast(s, v.shape) == s) bcast.push_back(&v);
       }
     }
     if (!bcast.empty() && (exact.empty() || src_.chance(1, 4)))
@@ -176,6 +176,7 @@ class Builder {
     }
     Scope sc{m, pool, {}, depth, nullptr, nullptr, nullptr, nullptr};
     sc.budget = budget;
+    sc.wide = depth == 0 && sw_.wide && depth < sw_.depth;
     sc.flag = st.flag ? g.placeholder("flag", ValueType::scalar(ValueType::kBool)) : nullptr;
     sc.scale = st.scale ? g.placeholder("scale", ValueType::scalar(ValueType::kFloat)) : nullptr;
     sc.dim = st.dim ? g.placeholder("dim", ValueType::scalar(ValueType::kInt)) : nullptr;
@@ -236,6 +237,7 @@ class Builder {
   void finish_steps(Scope& sc, bool deeper) {
     Graph& g = sc.m.graph;
     if (sc.depth == 0 && sw_.nested_variants && !sc.wrapped) wrapper_step(sc);
+    if (sc.wide) wide_step(sc);
     // Short step lists leave many modules without the calls every specialization bug needs: a
     // module that may have children calls one, and with repeated calls on, some child twice.
     if (deeper && sc.children.empty()) call_step(sc);
@@ -392,23 +394,24 @@ class Builder {
     sc.pool.push_back({br, a.shape});
   }
 
-  std::string child_name(const Module& m, size_t index) {
-    std::string name = child_name_hint(src_, sw_.child_naming, index);
-    while (m.children.count(name) || m.params.count(name) || m.buffers.count(name))
-      name += "_" + std::to_string(index);
-    return name;
-  }
+  // More than ten children, each small and called once (SwarmConfig::wide), so names 0 ... 12
+  // share prefixes (1, 10, 11, 12) and sort differently as text and as numbers.
+  void wide_step(Scope& sc);
+  static constexpr int64_t kWideChildBudget = 24;
+
+  // A child's name: numeric in a wide module, else by the naming switches, made unique.
+  std::string child_name(const Module& m, size_t index, bool numeric = false);
 
   // A new child: a fresh definition, or a clone of an earlier one's body with fresh weights (a
   // repeated block).
-  Child new_child(Scope& sc) {
+  Child new_child(Scope& sc, int64_t cap = INT64_MAX) {
     Child c;
-    c.name = child_name(sc.m, sc.children.size());
+    c.name = child_name(sc.m, sc.children.size(), sc.wide);
     c.module = std::make_shared<Module>();
     if (sw_.repeated_blocks && !sc.children.empty() && src_.chance(3, 4)) {
       const Child& like = sc.children[src_.below(sc.children.size())];
       c = like;
-      c.name = child_name(sc.m, sc.children.size());
+      c.name = child_name(sc.m, sc.children.size(), sc.wide);
       c.module = clone_module(*like.module, /*share_state=*/false);
       c.kids.clear();
       for_each_module(*c.module, [&](const std::string&, Module& mod) {
@@ -426,7 +429,7 @@ class Builder {
     c.statics.scale = sw_.specialize && src_.chance(1, 2);
     c.statics.dim = sw_.specialize && sw_.int_args && src_.chance(2, 3);
     // Half of what the caller has left, so it can call the child at least twice.
-    int64_t budget = std::max<int64_t>(16, (sc.budget - sc.inlined()) / 2);
+    int64_t budget = std::min(cap, std::max<int64_t>(16, (sc.budget - sc.inlined()) / 2));
     c.outputs = define(*c.module, c.inputs, c.statics, sc.depth + 1, &c.kids, budget, &c.inlined);
     return c;
   }
@@ -440,7 +443,7 @@ class Builder {
     sc.wrapped = true;
     Shape in = pick(sc.pool).shape;
     Child w;
-    w.name = child_name(sc.m, sc.children.size());
+    w.name = child_name(sc.m, sc.children.size(), sc.wide);
     w.module = std::make_shared<Module>();
     w.module->type =
         "Wrap" + std::to_string(sc.depth + 1) + "_" + std::to_string(sc.children.size());
@@ -489,7 +492,7 @@ class Builder {
       if (sw_.alias_modules && src_.chance(1, 2)) {
         // The same module object under a second name, called through either.
         Child alias = *child;
-        alias.name = child_name(sc.m, sc.children.size());
+        alias.name = child_name(sc.m, sc.children.size(), sc.wide);
         sc.m.children[alias.name] = alias.module;
         sc.children.push_back(std::move(alias));
         child = &sc.children[sc.children.size() - 2];

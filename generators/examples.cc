@@ -1,6 +1,6 @@
 #include "generators/examples.h"
 
-#include "core/ir/analysis.h"
+#include "generators/types.h"
 
 namespace flatcheck {
 
@@ -27,7 +27,7 @@ std::shared_ptr<Module> unflatten_example(bool second_flag) {
   Node* x3 = g.call_module("n", {x2, second_flag});
   Node* y = g.call_function(OpCode::kAddScalar, {x3, 5.0f}, "add");
   g.output({y});
-  infer_types(*m);
+  annotate_types(*m);
   return m;
 }
 
@@ -59,7 +59,7 @@ std::shared_ptr<Module> graph_break_example() {
   Node* r1 = g.call_function(OpCode::kRelu, {g1});
   Node* out = g.call_function(OpCode::kAdd, {r1, g2});
   g.output({out});
-  infer_types(*m);
+  annotate_types(*m);
   return m;
 }
 
@@ -92,7 +92,7 @@ std::shared_ptr<Module> quickstart_example() {
   Node* h2 = g.call_module("block", {t, 2.0f});
   Node* y = g.call_function(OpCode::kSigmoid, {h2});
   g.output({y});
-  infer_types(*m);
+  annotate_types(*m);
   return m;
 }
 

@@ -22,9 +22,10 @@ enum class NamingPolicy : uint8_t {
 
 // How child modules are named.
 enum class ChildNaming : uint8_t {
-  kLayers,   // layer0, layer1, sometimes n
-  kNumeric,  // 0, 1, 2 (nn.Sequential)
-  kMangled,  // a, a_b, b_c, b, ...: dotted paths that mangle to one identifier (a.b_c, a_b.c)
+  kLayers,    // layer0, layer1, sometimes n
+  kNumeric,   // 0, 1, 2 (nn.Sequential)
+  kMangled,   // a, a_b, b_c, b, ...: dotted paths that mangle to one identifier (a.b_c, a_b.c)
+  kPrefixed,  // layer1, layer10, layer1_0, a, a_b, ab: siblings whose names share a prefix
 };
 
 // The bound on a case's inlined size (SwarmConfig::max_inlined): kInlinedPerNode per
@@ -66,6 +67,9 @@ struct SwarmConfig {
   bool nested_variants = false;   // a wrapper called with two flags it only forwards to a
                                   // specialized child: variants that differ only in which child
                                   // variant they call, after export (unflatten's dedup shape)
+  bool wide = false;              // the root has 11 to 13 children, named 0 ... 12
+  bool reserved_names = false;    // node and child names that are Python builtins (sum, input,
+                                  // max) or their suffixed forms (sum_1), which torch.fx renames
   int max_outputs = 2;            // root outputs
   int64_t max_inlined = 320;      // nodes of the whole tree inlined (a call counts its callee's)
   NamingPolicy naming = NamingPolicy::kNatural;

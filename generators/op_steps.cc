@@ -221,5 +221,23 @@ void Builder::dim_step(Scope& sc) {
         sq.shape);
 }
 
+void Builder::wide_step(Scope& sc) {
+  size_t want = static_cast<size_t>(src_.range(11, 13));
+  while (sc.children.size() < want && sc.inlined() + kWideChildBudget <= sc.budget) {
+    sc.children.push_back(new_child(sc, kWideChildBudget));
+    emit_call(sc, sc.children.back());
+  }
+}
+
+std::string Builder::child_name(const Module& m, size_t index, bool numeric) {
+  std::string name = numeric ? std::to_string(index)
+                     : sw_.reserved_names && src_.chance(1, 4)
+                         ? reserved_name_hint(src_)
+                         : child_name_hint(src_, sw_.child_naming, index);
+  while (m.children.count(name) || m.params.count(name) || m.buffers.count(name))
+    name += "_" + std::to_string(index);
+  return name;
+}
+
 }  // namespace gen
 }  // namespace flatcheck

@@ -11,8 +11,8 @@ std::ostream& operator<<(std::ostream& os, const SwarmConfig& s) {
   for (size_t i = 0; i < s.ops.size(); ++i) os << (i ? "," : "") << op_info(s.ops[i]).name;
   os << "] nodes=" << s.nodes << " shape=" << shape_str(s.base_shape) << " depth=" << s.depth
      << " fanout=" << s.fanout << " naming=" << static_cast<int>(s.naming)
-     << " child_naming=" << static_cast<int>(s.child_naming) << " calls=" << s.pipeline.calls
-     << " fallback=[";
+     << " child_naming=" << static_cast<int>(s.child_naming) << " wide=" << s.wide
+     << " reserved_names=" << s.reserved_names << " calls=" << s.pipeline.calls << " fallback=[";
   bool first = true;
   for (const auto& f : s.pipeline.fallback_ops) os << (first ? "" : ",") << f, first = false;
   return os << "] min_block=" << s.pipeline.min_block_size << "}";
@@ -67,7 +67,7 @@ SwarmConfig draw_swarm(Source& src, const GenOptions& opts) {
   // make every value a graph computes an output of it.
   s.dead_code = src.chance(1, 4);
   s.max_outputs = static_cast<int>(src.range(1, 4));
-  s.child_naming = static_cast<ChildNaming>(src.weighted({3, 1, 3}));
+  s.child_naming = static_cast<ChildNaming>(src.weighted({3, 1, 3, 2}));
   static const std::array<int, 7> kCalls = {2, 2, 2, 1, 3, 3, 4};
   s.pipeline.calls = kCalls[src.below(kCalls.size())];
   // Fallback ops: relu most of the time (the seed bug's setting), else one or two others.
@@ -87,6 +87,9 @@ SwarmConfig draw_swarm(Source& src, const GenOptions& opts) {
   static const std::array<int, 7> kBlocks = {1, 2, 2, 3, 3, 5, 8};
   s.pipeline.min_block_size = kBlocks[src.below(kBlocks.size())];
   s.nested_variants = s.depth >= 2 && src.chance(2, 3);
+  // Names (drawn last, after every earlier switch).
+  s.wide = s.depth >= 1 && src.chance(1, 8);
+  s.reserved_names = src.chance(1, 4);
   return s;
 }
 

@@ -41,6 +41,16 @@ const std::array<const char*, 15> kConfusingNames = {
 // Pairs of paths that mangle alike: a.b_c / a_b.c, a.buf / a_buf, a.w / a_w.
 const std::array<const char*, 6> kMangledNames = {"a", "a_b", "b", "b_c", "a_w", "a_buf"};
 
+// Sibling names one of which is a prefix of another, across the separators lookups split on.
+const std::array<const char*, 10> kPrefixedNames = {
+    "layer1", "layer10", "layer", "layer1_0", "a", "a_b", "ab", "layer11", "a1", "layer_1"};
+
+// Python builtins (never node names: torch.fx suffixes them) that are also valid nn.Module
+// attribute names, and suffixed forms that a renamed builtin then has to skip.
+const std::array<const char*, 12> kReservedNames = {"sum",    "sum_1", "input", "input_1",
+                                                    "max",    "max_2", "abs",   "list",
+                                                    "list_1", "min",   "id",    "abs_1"};
+
 }  // namespace
 
 std::string name_hint(Source& src, NamingPolicy policy, std::string_view natural,
@@ -68,8 +78,14 @@ std::string child_name_hint(Source& src, ChildNaming naming, size_t index) {
       return std::to_string(index);
     case ChildNaming::kMangled:
       return kMangledNames[src.below(kMangledNames.size())];
+    case ChildNaming::kPrefixed:
+      return kPrefixedNames[src.below(kPrefixedNames.size())];
   }
   return "layer" + std::to_string(index);
+}
+
+std::string reserved_name_hint(Source& src) {
+  return kReservedNames[src.below(kReservedNames.size())];
 }
 
 std::string param_name_hint(Source& src, ChildNaming naming, size_t count) {

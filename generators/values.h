@@ -21,6 +21,9 @@ Tensor draw_tensor(Source& src, const Shape& shape, bool special);
 // name of the graph built so far (`siblings`).
 std::string name_hint(Source& src, NamingPolicy policy, std::string_view natural,
                       const std::vector<std::string>& siblings);
+// A Python builtin that torch.fx never uses as a node name (sum, input) or a suffixed form of
+// one (sum_1): for node and child names under SwarmConfig::reserved_names.
+std::string reserved_name_hint(Source& src);
 // The name of a module's `index`-th child under a child-naming policy (before de-duplication).
 std::string child_name_hint(Source& src, ChildNaming naming, size_t index);
 // The name of a module's parameter when it has `count` already: w, w_1, ...; under mangled child

@@ -10,6 +10,7 @@
 #include <unordered_map>
 
 #include "core/base/names.h"
+#include "core/ir/namespace.h"
 #include "harness/pass_rules.h"
 
 namespace flatcheck {
@@ -115,6 +116,11 @@ class ReachWalk {
           set(Reach::kRepeatedBlocks);
       modules_.push_back(&m);
     }
+    if (m.children.size() > 10) set(Reach::kManyChildren);
+    for (auto it = m.children.begin(); it != m.children.end(); ++it)
+      for (auto next = std::next(it); next != m.children.end(); ++next)
+        if (starts_with(next->first, it->first) || starts_with(it->first, next->first))
+          set(Reach::kPrefixSiblings);
     for (const auto& [k, child] : m.children) {
       if (!k.empty() && k.find_first_not_of("0123456789") == std::string::npos)
         set(Reach::kNumericNames);
@@ -127,7 +133,19 @@ class ReachWalk {
     std::unordered_map<const Node*, size_t> pos;
     for (size_t i = 0; i < nodes.size(); ++i) pos[nodes[i]] = i;
     std::map<std::string, std::vector<std::set<int64_t>>> read_at;  // call target -> indices
+    std::map<std::string, std::pair<int, bool>> builtin;  // base -> names, one not its op's own
     for (Node* n : nodes) {
+      std::string_view base = n->name;
+      if (size_t us = base.rfind('_');
+          us != std::string_view::npos && us + 1 < base.size() &&
+          base.find_first_not_of("0123456789", us + 1) == std::string_view::npos)
+        base = base.substr(0, us);
+      if (is_reserved_name(base)) {
+        auto& [count, foreign] = builtin[std::string(base)];
+        ++count;
+        foreign |= !(n->op == NodeOp::kCallFunction && n->target == base);
+        if (count >= 2 && foreign) set(Reach::kBuiltinMeetsSuffixed);
+      }
       if (starts_with(n->name, "p_") || starts_with(n->name, "b_") ||
           starts_with(n->name, "_run_on_"))
         set(Reach::kReservedNames);

@@ -3,13 +3,16 @@
 #include <rapidcheck/gtest.h>
 
 #include <algorithm>
+#include <functional>
 #include <set>
 
+#include "core/base/faults.h"
 #include "core/passes/passes.h"
 #include "core/pipeline/pipeline.h"
 #include "core/runtime/interpreter.h"
 #include "generators/generate.h"
 #include "generators/rc_gen.h"
+#include "generators/types.h"
 #include "harness/oracle.h"
 #include "harness/reach.h"
 
@@ -112,6 +115,81 @@ TEST(GenerateTest, EveryReachSwitchIsRead) {
   }
   EXPECT_GT(numeric, 0);
   EXPECT_EQ(many_outputs, 0);
+}
+
+// The name switches (issue: names and paths) are read: a wide root has more than ten children
+// named 0 ... 12, prefixed child naming gives siblings whose names share a prefix, and reserved
+// names put a builtin's suffixed forms beside a renamed builtin. Each on vs off, same seeds.
+TEST(GenerateTest, NameSwitchesAreRead) {
+  struct Row {
+    const char* name;
+    std::function<void(SwarmConfig&, bool)> set;
+    Reach shape;
+    bool only_source;
+  };
+  const Row kRows[] = {
+      {"wide", [](SwarmConfig& s, bool v) { s.wide = v; }, Reach::kManyChildren, true},
+      {"child_naming=prefixed",
+       [](SwarmConfig& s, bool v) {
+         s.child_naming = v ? ChildNaming::kPrefixed : ChildNaming::kNumeric;
+         s.wide = false;
+       },
+       Reach::kPrefixSiblings, false},
+      {"reserved_names", [](SwarmConfig& s, bool v) { s.reserved_names = v; },
+       Reach::kBuiltinMeetsSuffixed, false},
+  };
+  for (const Row& row : kRows) {
+    int on = 0, off = 0, eleven = 0;
+    for (uint64_t seed = 0; seed < 300; ++seed)
+      for (bool value : {false, true}) {
+        Rng src(seed);
+        SwarmConfig config = draw_swarm(src, GenOptions{});
+        config.depth = std::max(config.depth, 1);
+        row.set(config, value);
+        Case c = build_case(src, config, GenOptions{});
+        (value ? on : off) += (case_reach(c) & reach_bit(row.shape)) != 0;
+        if (row.shape == Reach::kManyChildren && value && c.module->children.size() > 10)
+          eleven += c.module->children.count("10") && c.module->children.count("1");
+      }
+    if (row.only_source)
+      EXPECT_EQ(off, 0) << row.name << " off, yet " << off << " cases have the shape";
+    else
+      EXPECT_GT(on, 2 * off) << row.name << ": " << on << " cases on, " << off << " off";
+    EXPECT_GT(on, 30) << row.name;
+    if (row.shape == Reach::kManyChildren) EXPECT_GT(eleven, 30) << "children named 1 and 10";
+  }
+}
+
+// The generator types its cases with its own derivation (generators/types.h): a core type
+// inference made wrong on purpose (the fault infer-transpose-keeps-shape) changes no generated
+// case, and the derivation agrees with the core's inference on generated cases.
+TEST(GenerateTest, AWrongCoreTypeInferenceStillGeneratesTheSameCases) {
+  int transposes = 0;
+  for (uint64_t seed = 0; seed < 300; ++seed) {
+    std::string want = save_case(generate_case_for_seed(seed));
+    Case c;
+    {
+      ScopedFault f(Fault::kInferTransposeKeepsShape);
+      ASSERT_NO_THROW(c = generate_case_for_seed(seed)) << "seed " << seed;
+    }
+    EXPECT_EQ(save_case(c), want) << "seed " << seed;
+    for_each_module(*c.module, [&](const std::string&, Module& m) {
+      for (Node* n = m.graph.first(); n; n = n->next)
+        transposes += n->op == NodeOp::kCallFunction && n->fn == OpCode::kTranspose &&
+                      n->meta.val && n->meta.val->shape != n->input_nodes()[0]->meta.val->shape;
+    });
+  }
+  EXPECT_GT(transposes, 20) << "cases whose transposes change the shape";
+}
+
+TEST(GenerateTest, TheGeneratorsBroadcastingIsTorchs) {
+  EXPECT_EQ(gen_broadcast({2, 3}, {3}), (Shape{2, 3}));
+  EXPECT_EQ(gen_broadcast({2, 1}, {1, 4}), (Shape{2, 4}));
+  EXPECT_EQ(gen_broadcast({4}, {3, 1}), (Shape{3, 4}));
+  EXPECT_EQ(gen_broadcast({}, {2}), (Shape{2}));
+  EXPECT_EQ(gen_broadcast({0, 1}, {1, 5}), (Shape{0, 5}));
+  EXPECT_EQ(gen_broadcast({2, 3}, {3, 2}), std::nullopt);
+  EXPECT_EQ(gen_broadcast({0}, {2}), std::nullopt);
 }
 
 // The nested_variants switch is read, and makes what it is for: variants that differ only in
