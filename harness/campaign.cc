@@ -78,6 +78,8 @@ class Campaign {
   explicit Campaign(const CampaignOptions& o) : o_(o), every_case_(o.oracle) {
     o_.oracle.spelling_every = o.spelling_every;
     every_case_.spelling_every = 1;
+    o_.oracle.swap_all = false;
+    every_case_.swap_all = true;
   }
 
   CampaignResult run() {

@@ -8,6 +8,8 @@
 #include "harness/reference_ops.h"
 #include "harness/reference_partition.h"
 #include "harness/spelling.h"
+#include "harness/swap_check.h"
+#include "harness/type_check.h"
 
 #include <algorithm>
 #include <cmath>
@@ -108,6 +110,8 @@ class Oracle {
       r.coverage = cov_;
       return r;
     }
+    if (auto t = type_breach(*c_.module))  // the core's types vs the generator's derivation
+      reference_failure_ = Failure{"types", "exported", t->op, t->message, "", ""};
     if (reference_failure_) {  // a kernel disagrees with the reference kernels
       r.failure = reference_failure_;
       r.coverage = cov_;
@@ -329,13 +333,16 @@ class Oracle {
       if (a.saved != a.resaved) roundtrip_failure(a, name);
       check_spelling(a, name);
       after_build(pipeline, a);
+      std::shared_ptr<Module> fresh;  // the unflattened module before its runs, for swaps
       if (a.program) {
         Program p = clone_program(*a.program);
         check_program(p, name);
       } else {
+        if (s == Stage::kUnflattened && o_.swap) fresh = clone_module(*a.module, false);
         check_module(*a.module, name);
       }
       check_rules(pipeline, a);
+      if (fresh) check_swap(*fresh, a);
       // Programs are run on clones, so their fingerprint may only change if a later pass
       // writes to its input. A module stage is run in place and is nobody's input.
       if (a.program)
@@ -431,6 +438,22 @@ class Oracle {
             "the saved document re-spelled (" + r.how +
                 ") loads to another program: its save differs at line " + std::to_string(line));
     }
+  }
+
+  // unflatten's variant API against the same edit of the eager module (harness/swap_check.h).
+  void check_swap(const Module& unflattened, const Artifact& a) {
+    SwapResult r;
+    try {
+      std::optional<uint64_t> pick;
+      if (!o_.swap_all) pick = digest_bytes(a.saved).lo;
+      r = check_swaps(c_, unflattened, b_, pick);
+    } catch (const std::exception& e) {
+      raise("swap", "unflattened", std::string("the variant API fails: ") + e.what());
+    }
+    if (r.module_variants > 0) add_reach(reach_bit(Reach::kSwapModule));
+    if (r.attr_variants > 0) add_reach(reach_bit(Reach::kSwapAttr));
+    if (r.module_variants > 1 || r.attr_variants > 1) add_reach(reach_bit(Reach::kSwapVariants));
+    if (r.breach) raise("swap", "unflattened", r.breach->what + ": " + r.breach->message);
   }
 
   [[noreturn]] static void roundtrip_failure(const Artifact& a, const std::string& stage_name) {

@@ -73,6 +73,13 @@ struct OracleOptions {
   // picked by the saved text's digest; 1: every case (replay, shrink), 0: never. Campaigns set
   // it from CampaignOptions::spelling_every.
   int spelling_every = 1;
+  // The swap property (harness/swap_check.h): after the unflattened path, one child swapped and
+  // one attribute set through unflatten's variant API, against the same edit of the eager module.
+  bool swap = true;
+  // Every candidate swap (up to eight of each kind), not one picked by the case's digest: replay
+  // and shrink, where a finding must not move to another candidate as the case changes.
+  // Campaigns check one of each per case.
+  bool swap_all = true;
   // Called as each stage starts (all_stages() in order, by name): an isolated worker records it so
   // a crash or hang can be attributed to its stage.
   std::function<void(const char* stage)> on_stage;

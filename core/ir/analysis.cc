@@ -230,6 +230,8 @@ class Typer {
       return a;
     }
     if (n->fn == OpCode::kExecuteEngine) return engine_call_type(m, n, type_of);
+    if (n->fn == OpCode::kTranspose && fault_on(Fault::kInferTransposeKeepsShape))
+      return type_of(n->args.at(0));  // Fault: the transposed shape is not derived.
     return op_type(n, env, type_of);
   }
 

@@ -53,7 +53,9 @@ std::shared_ptr<Module> unflatten(const Program& exported);
 std::vector<std::string> fqn_variants(const Module& root, const std::string& fqn);
 // Replaces the module at every variant path of `fqn` by `replacement`.
 void swap_module(Module& root, const std::string& fqn, std::shared_ptr<Module> replacement);
-// Sets the parameter or buffer `attr` of every variant of `fqn` to the shared `value`.
+// Sets the parameter or buffer `attr` of every variant of `fqn` that holds it to the shared
+// `value` (a variant whose graph never reads an attribute does not hold it). Throws InputError
+// when no variant holds it.
 void set_attr_all(Module& root, const std::string& fqn, const std::string& attr,
                   const TensorPtr& value);
 

@@ -453,7 +453,9 @@ void collect_variants(Module& m, const std::string& path, const std::vector<std:
                       std::vector<std::string>* paths) {
   for (auto& [name, child] : m.children) {
     std::string base = name.substr(0, name.find('@'));
-    if (base != parts[depth]) continue;
+    // Fault: a child whose name starts with the part counts as one of its variants.
+    bool prefix = fault_on(Fault::kVariantPrefixMatch) && base.rfind(parts[depth], 0) == 0;
+    if (base != parts[depth] && !prefix) continue;
     std::string p = join_fqn(path, name);
     if (depth + 1 == parts.size()) {
       out.emplace_back(&m, name);
@@ -499,7 +501,9 @@ void swap_module(Module& root, const std::string& fqn, std::shared_ptr<Module> r
   std::vector<std::pair<Module*, std::string>> found;
   collect_variants(root, "", split_fqn(fqn), 0, found, nullptr);
   FLATCHECK_INPUT(!found.empty(), "swap_module: no module '" << fqn << "'");
-  for (auto& [parent, name] : found) parent->children[name] = replacement;
+  for (auto& [parent, name] : found)
+    if (!fault_on(Fault::kSwapFirstVariantOnly) || name.find('@') == std::string::npos)
+      parent->children[name] = replacement;
 }
 
 void set_attr_all(Module& root, const std::string& fqn, const std::string& attr,
@@ -507,15 +511,17 @@ void set_attr_all(Module& root, const std::string& fqn, const std::string& attr,
   std::vector<std::pair<Module*, std::string>> found;
   collect_variants(root, "", split_fqn(fqn), 0, found, nullptr);
   FLATCHECK_INPUT(!found.empty(), "set_attr_all: no module '" << fqn << "'");
+  bool held = false;
   for (auto& [parent, name] : found) {
     Module& m = *parent->children[name];
-    if (m.params.count(attr))
-      m.params[attr] = value;
-    else if (m.buffers.count(attr))
-      m.buffers[attr] = value;
-    else
-      throw InputError("set_attr_all: '" + fqn + "' has no attribute '" + attr + "'");
+    bool has = m.params.count(attr) || m.buffers.count(attr);
+    held |= has;
+    if (!has || (fault_on(Fault::kSwapFirstVariantOnly) && name.find('@') != std::string::npos))
+      continue;
+    (m.params.count(attr) ? m.params[attr] : m.buffers[attr]) = value;
   }
+  FLATCHECK_INPUT(held,
+                  "set_attr_all: no variant of '" << fqn << "' has an attribute '" << attr << "'");
 }
 
 }  // namespace flatcheck

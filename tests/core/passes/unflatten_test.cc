@@ -141,6 +141,21 @@ TEST(UnflattenTest, LevelSkippingCallsInFourDeepTreesRunLikeEager) {
   EXPECT_GE(deep_skips, 100) << "cases with a level-skipping call below the root";
 }
 
+// Variants are found by the exact name before '@': a sibling whose name only starts with the
+// FQN's (layer10 beside layer1) is another module.
+TEST(UnflattenTest, VariantsAreNotFoundByPrefix) {
+  Module root;
+  for (const char* name : {"layer1", "layer1@1", "layer10", "layer1_0", "layer"})
+    root.children[name] = std::make_shared<Module>();
+  root.children["layer10"]->children["a"] = std::make_shared<Module>();
+  root.children["layer1"]->children["a"] = std::make_shared<Module>();
+  EXPECT_EQ(fqn_variants(root, "layer1"), (std::vector<std::string>{"layer1", "layer1@1"}));
+  EXPECT_EQ(fqn_variants(root, "layer1.a"), (std::vector<std::string>{"layer1.a"}));
+  EXPECT_EQ(fqn_variants(root, "layer"), (std::vector<std::string>{"layer"}));
+  ScopedFault f(Fault::kVariantPrefixMatch);
+  EXPECT_EQ(fqn_variants(root, "layer1").size(), 4u);  // the fault: layer10 and layer1_0 too
+}
+
 TEST(UnflattenTest, SwapAndSetAttrReachEveryVariant) {
   auto u = unflatten(export_program(*quickstart_example()));
   auto w = std::make_shared<Tensor>(Tensor({2, 2}, {1, 0, 0, 1}));
