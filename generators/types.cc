@@ -116,13 +116,20 @@ class Deriver {
     return ValueType::tuple(shapes);
   }
 
+  // The shape of `n`'s i-th argument when it is a typed tensor, else nullptr.
+  const Shape* arg_shape(const Node* n, size_t i) const {
+    return i < n->args.size() ? tensor(n->args[i]) : nullptr;
+  }
+
+  std::optional<ValueType> reject(const Node* n, const std::string& what) {
+    fail(n, std::string(op_info(n->fn).name) + ": " + what);
+    return std::nullopt;
+  }
+
   std::optional<ValueType> function(const Node* n) {
     const auto& a = n->args;
-    auto in = [&](size_t i) -> const Shape* { return i < a.size() ? tensor(a[i]) : nullptr; };
-    auto bad = [&](const std::string& what) -> std::optional<ValueType> {
-      fail(n, std::string(op_info(n->fn).name) + ": " + what);
-      return std::nullopt;
-    };
+    auto in = [&](size_t i) { return arg_shape(n, i); };
+    auto bad = [&](const std::string& what) { return reject(n, what); };
     switch (n->fn) {
       case OpCode::kAdd:
       case OpCode::kSub:
@@ -166,11 +173,8 @@ class Deriver {
   // The ops that move dims: sum, reshape, transpose, cat, chunk; and getitem, branch.
   std::optional<ValueType> reshaping(const Node* n) {
     const auto& a = n->args;
-    auto in = [&](size_t i) -> const Shape* { return i < a.size() ? tensor(a[i]) : nullptr; };
-    auto bad = [&](const std::string& what) -> std::optional<ValueType> {
-      fail(n, std::string(op_info(n->fn).name) + ": " + what);
-      return std::nullopt;
-    };
+    auto in = [&](size_t i) { return arg_shape(n, i); };
+    auto bad = [&](const std::string& what) { return reject(n, what); };
     switch (n->fn) {
       case OpCode::kSum: {  // sum over one dim, which goes away
         if (!in(0) || a.size() < 2) return bad("a tensor and a dim expected");
