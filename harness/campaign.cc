@@ -316,7 +316,8 @@ class Campaign {
         if (o_.isolate) {
           bool hang = failure.property == "timeout";
           double t = hang ? std::min(o_.timeout_s, 2.0) : o_.timeout_s;
-          mo.check = [this, t](const Case& x) { return check_case_isolated(x, every_case_, t); };
+          OracleOptions shrink = shrink_oracle(every_case_, failure);
+          mo.check = [shrink, t](const Case& x) { return check_case_isolated(x, shrink, t); };
           if (hang) mo.max_checks = 30;  // each failing check costs the whole timeout
         }
         MinimizeResult m = minimize(c, failure, mo);

@@ -231,7 +231,7 @@ const Reduction kReductions[] = {
 class Minimizer {
  public:
   Minimizer(const Case& start, const Failure& failure, const MinimizeOptions& opts)
-      : opts_(opts), target_(failure.kind()) {
+      : opts_(opts), oracle_(shrink_oracle(opts.oracle, failure)), target_(failure.kind()) {
     r_.reduced = clone_case(start);
     r_.failure = failure;
   }
@@ -298,7 +298,7 @@ class Minimizer {
       return false;
     }
     ++r_.checks;
-    OracleResult res = opts_.check ? opts_.check(c) : check_case(c, opts_.oracle);
+    OracleResult res = opts_.check ? opts_.check(c) : check_case(c, oracle_);
     if (!res.failure || res.failure->kind() != target_) return false;
     r_.reduced = std::move(c);
     r_.failure = *res.failure;
@@ -334,12 +334,18 @@ class Minimizer {
   }
 
   const MinimizeOptions& opts_;
+  OracleOptions oracle_;  // opts_.oracle for this failure (shrink_oracle)
   const std::string target_;
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   MinimizeResult r_;
 };
 
 }  // namespace
+
+OracleOptions shrink_oracle(OracleOptions o, const Failure& failure) {
+  o.swap = o.swap && failure.property == "swap";
+  return o;
+}
 
 MinimizeResult minimize(const Case& start, const Failure& failure, const MinimizeOptions& opts) {
   return Minimizer(start, failure, opts).run();

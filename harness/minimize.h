@@ -31,6 +31,13 @@ struct MinimizeResult {
   std::vector<std::string> log;  // names of the kept steps, in order
 };
 
+// The oracle options for checking shrink candidates of `failure`: `o` with the swap check only
+// when the failure is a swap finding. It is the costliest check per case (every candidate swap
+// and attribute set, each run `calls` times on two modules); a candidate that fails it keeps
+// no other finding, so leaving it out changes which candidates show the target only by letting
+// more of them through.
+OracleOptions shrink_oracle(OracleOptions o, const Failure& failure);
+
 // `c` must fail with `failure` (its signature is the target).
 MinimizeResult minimize(const Case& c, const Failure& failure, const MinimizeOptions& opts = {});
 

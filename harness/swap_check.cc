@@ -11,21 +11,12 @@
 #include "core/base/names.h"
 #include "core/passes/passes.h"
 #include "core/runtime/interpreter.h"
+#include "harness/oracle.h"
 #include "harness/pass_rules.h"
 
 namespace flatcheck {
 
 namespace {
-
-bool same_bits(const Tensor& a, const Tensor& b, bool nan_exact) {
-  if (a.shape != b.shape || a.data.size() != b.data.size()) return false;
-  for (size_t i = 0; i < a.data.size(); ++i) {
-    if (float_bits(a.data[i]) == float_bits(b.data[i])) continue;
-    if (!nan_exact && a.data[i] != a.data[i] && b.data[i] != b.data[i]) continue;
-    return false;
-  }
-  return true;
-}
 
 // The module objects reachable by two or more paths (an aliased module and everything below
 // it), found without enumerating paths (aliasing at every level would make them exponential).
@@ -190,7 +181,7 @@ std::optional<std::string> differ(const Module& eager, const Module& unflat, con
       return "call " + std::to_string(k + 1) + ": " + std::to_string(got.outputs[k].size()) +
              " outputs, the eager module gives " + std::to_string(want.outputs[k].size());
     for (size_t i = 0; i < want.outputs[k].size(); ++i)
-      if (!same_bits(want.outputs[k][i], got.outputs[k][i], c.config.nan_exact)) {
+      if (!same_tensor(want.outputs[k][i], got.outputs[k][i], c.config.nan_exact)) {
         os << "call " << k + 1 << ", output " << i << ": the eager module gives "
            << want.outputs[k][i] << ", the unflattened one " << got.outputs[k][i];
         return os.str();
@@ -203,7 +194,7 @@ std::optional<std::string> differ(const Module& eager, const Module& unflat, con
   });
   for (const auto& [fqn, t] : state) {
     TensorPtr u = unflat.attribute(fqn);
-    if (u && !same_bits(*t, *u, c.config.nan_exact)) {
+    if (u && !same_tensor(*t, *u, c.config.nan_exact)) {
       os << "final state '" << fqn << "' after " << c.config.calls
          << " calls: the eager module gives " << *t << ", the unflattened one " << *u;
       return os.str();
@@ -262,8 +253,9 @@ constexpr size_t kMaxSwaps = 8;
 template <class T>
 std::vector<T> chosen(const std::vector<T>& all, std::optional<uint64_t> pick) {
   if (all.empty()) return {};
-  if (pick) return {all[*pick % all.size()]};
-  return {all.begin(), all.begin() + static_cast<long>(std::min<size_t>(all.size(), kMaxSwaps))};
+  size_t n = std::min<size_t>(all.size(), kMaxSwaps);  // a pick is one of what `all` tries
+  if (pick) return {all[*pick % n]};
+  return {all.begin(), all.begin() + static_cast<long>(n)};
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include "core/base/faults.h"
 #include "core/passes/passes.h"
 #include "generators/generate.h"
+#include "harness/minimize.h"
 #include "harness/oracle.h"
 #include "harness/swap_check.h"
 
@@ -50,6 +51,34 @@ TEST(SwapTest, TheSwapOptionsAreRead) {
   int all = properties(Fault::kVariantPrefixMatch, 300)["swap:unflattened:-"];
   int picked = properties(Fault::kVariantPrefixMatch, 300, one)["swap:unflattened:-"];
   EXPECT_GT(all, picked);
+}
+
+// Shrinking a finding of another property leaves the swap check out; a swap finding keeps it.
+TEST(SwapTest, ShrinkingKeepsTheSwapCheckOnlyForSwapFindings) {
+  Failure swap{"swap", "unflattened", "-", "", "", ""};
+  Failure other{"mismatch", "flattened", "add", "", "", ""};
+  EXPECT_TRUE(shrink_oracle(OracleOptions{}, swap).swap);
+  EXPECT_FALSE(shrink_oracle(OracleOptions{}, other).swap);
+  OracleOptions off;
+  off.swap = false;
+  EXPECT_FALSE(shrink_oracle(off, swap).swap);
+  // A swap finding still shrinks: the planted fault's repro is small.
+  ScopedFault f(Fault::kSwapFirstVariantOnly);
+  for (int seed = 0; seed < 300; ++seed) {
+    Case c;
+    {
+      ScopedFaultSuppression clean;
+      c = generate_case_for_seed(static_cast<uint64_t>(seed));
+    }
+    OracleResult r = check_case(c);
+    if (!r.failure) continue;
+    ASSERT_EQ(r.failure->property, "swap");
+    MinimizeResult m = minimize(c, *r.failure);
+    EXPECT_EQ(m.failure.kind(), r.failure->kind());
+    EXPECT_LT(case_size(m.reduced), case_size(c));
+    return;
+  }
+  FAIL() << "no swap finding in 300 cases";
 }
 
 TEST(SwapTest, ASwapNeedsAPreservedSignatureAndUnsharedState) {
