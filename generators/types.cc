@@ -2,7 +2,6 @@
 // module object, torch's shape rules spelled out per op, no code shared with the core's typer.
 #include "generators/types.h"
 
-#include <sstream>
 #include <stdexcept>
 #include <unordered_set>
 
@@ -127,7 +126,6 @@ class Deriver {
   }
 
   std::optional<ValueType> function(const Node* n) {
-    const auto& a = n->args;
     auto in = [&](size_t i) { return arg_shape(n, i); };
     auto bad = [&](const std::string& what) { return reject(n, what); };
     switch (n->fn) {

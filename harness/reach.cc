@@ -117,10 +117,12 @@ class ReachWalk {
       modules_.push_back(&m);
     }
     if (m.children.size() > 10) set(Reach::kManyChildren);
+    // Children are sorted by name, and a name sorts right before the names it is a prefix of,
+    // so neighbours suffice (one pass, however many children a hostile file gives).
     for (auto it = m.children.begin(); it != m.children.end(); ++it)
-      for (auto next = std::next(it); next != m.children.end(); ++next)
-        if (starts_with(next->first, it->first) || starts_with(it->first, next->first))
-          set(Reach::kPrefixSiblings);
+      if (auto next = std::next(it);
+          next != m.children.end() && starts_with(next->first, it->first))
+        set(Reach::kPrefixSiblings);
     for (const auto& [k, child] : m.children) {
       if (!k.empty() && k.find_first_not_of("0123456789") == std::string::npos)
         set(Reach::kNumericNames);
@@ -135,11 +137,8 @@ class ReachWalk {
     std::map<std::string, std::vector<std::set<int64_t>>> read_at;  // call target -> indices
     std::map<std::string, std::pair<int, bool>> builtin;  // base -> names, one not its op's own
     for (Node* n : nodes) {
-      std::string_view base = n->name;
-      if (size_t us = base.rfind('_');
-          us != std::string_view::npos && us + 1 < base.size() &&
-          base.find_first_not_of("0123456789", us + 1) == std::string_view::npos)
-        base = base.substr(0, us);
+      std::string_view base, digits;
+      if (!split_suffix(n->name, &base, &digits)) base = n->name;
       if (is_reserved_name(base)) {
         auto& [count, foreign] = builtin[std::string(base)];
         ++count;

@@ -57,23 +57,23 @@ bool owns_state(const Module& m, const std::set<const Tensor*>& shared) {
   return owns;
 }
 
-// True when every module on the path to `fqn` (itself included) has one path only: editing it
-// in the eager tree edits that FQN and no other.
-bool unaliased(const Module& root, const std::string& fqn, const std::set<const Module*>& multi) {
-  const Module* m = &root;
-  size_t start = 0;
-  while (start <= fqn.size()) {
-    size_t dot = fqn.find('.', start);
-    std::string part =
-        fqn.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    auto it = m->children.find(part);
-    if (it == m->children.end()) return false;
-    m = it->second.get();
-    if (multi.count(m)) return false;
-    if (dot == std::string::npos) return true;
-    start = dot + 1;
-  }
-  return false;
+// What a swap's eligibility needs from the eager tree, worked out once per case.
+struct EagerTree {
+  std::set<const Module*> multi;    // modules reachable by two or more paths, and all below them
+  std::set<const Tensor*> shared;   // tensors held under two or more FQNs
+  std::vector<std::string> called;  // FQNs with a live call, under one path only (root aside)
+};
+
+EagerTree eager_tree(const Module& eager) {
+  EagerTree t;
+  std::set<const Module*> seen;
+  find_multi(eager, seen, t.multi);
+  t.shared = shared_tensors(eager, t.multi);
+  // Editing a module under one path edits that FQN and no other: below an aliased module every
+  // module is marked too, so the module itself says it.
+  for (const auto& [fqn, calls] : expected_live_calls(eager))
+    if (calls > 0 && !fqn.empty() && !t.multi.count(eager.submodule(fqn))) t.called.push_back(fqn);
+  return t;
 }
 
 // A module's placeholder types, then its output types (empty when a value has no type).
@@ -205,10 +205,10 @@ std::optional<std::string> differ(const Module& eager, const Module& unflat, con
 
 }  // namespace
 
-std::vector<std::string> swappable_fqns(const Module& eager, const Module& unflattened) {
-  std::set<const Module*> seen, multi;
-  find_multi(eager, seen, multi);
-  std::set<const Tensor*> shared = shared_tensors(eager, multi);
+namespace {
+
+std::vector<std::string> module_candidates(const Module& eager, const Module& unflattened,
+                                           const EagerTree& tree) {
   // Calls into a module from above its parent ("a.b" called by the root): (caller, callee).
   std::vector<std::pair<std::string, std::string>> reaching;
   for_each_module(const_cast<Module&>(eager), [&](const std::string& path, Module& m) {
@@ -220,14 +220,12 @@ std::vector<std::string> swappable_fqns(const Module& eager, const Module& unfla
     return path == fqn || path.rfind(fqn + ".", 0) == 0;
   };
   std::vector<std::string> out;
-  for (const auto& [fqn, calls] : expected_live_calls(eager)) {
-    if (calls == 0 || fqn.empty() || !unaliased(eager, fqn, multi)) continue;
+  for (const std::string& fqn : tree.called) {
     const Module* m = eager.submodule(fqn);
-    if (!owns_state(*m, shared)) continue;
+    if (!owns_state(*m, tree.shared)) continue;
     // A swap replaces the whole subtree: nothing outside it may call into it directly.
-    const std::string& f = fqn;
     if (std::any_of(reaching.begin(), reaching.end(), [&](const auto& r) {
-          return !inside(r.first, f) && r.second.rfind(f + ".", 0) == 0;
+          return !inside(r.first, fqn) && r.second.rfind(fqn + ".", 0) == 0;
         }))
       continue;
     std::vector<ValueType> sig = signature(*m);
@@ -244,8 +242,6 @@ std::vector<std::string> swappable_fqns(const Module& eager, const Module& unfla
   return out;
 }
 
-namespace {
-
 // At most this many module swaps and this many attribute sets when every candidate is tried.
 constexpr size_t kMaxSwaps = 8;
 
@@ -260,14 +256,16 @@ std::vector<T> chosen(const std::vector<T>& all, std::optional<uint64_t> pick) {
 
 }  // namespace
 
+std::vector<std::string> swappable_fqns(const Module& eager, const Module& unflattened) {
+  return module_candidates(eager, unflattened, eager_tree(eager));
+}
+
 SwapResult check_swaps(const Case& c, const Module& unflattened, Backend& backend,
                        std::optional<uint64_t> pick) {
   SwapResult r;
-  std::set<const Module*> seen, multi;
-  find_multi(*c.module, seen, multi);
-  std::set<const Tensor*> shared = shared_tensors(*c.module, multi);
+  EagerTree tree = eager_tree(*c.module);
   // A child swapped for a copy with moved weights.
-  for (const std::string& fqn : chosen(swappable_fqns(*c.module, unflattened), pick)) {
+  for (const std::string& fqn : chosen(module_candidates(*c.module, unflattened, tree), pick)) {
     auto eager = clone_module(*c.module, /*share_state=*/false);
     auto replacement = clone_module(*eager->submodule(fqn), /*share_state=*/false);
     for_each_module(*replacement, [](const std::string&, Module& m) {
@@ -286,8 +284,7 @@ SwapResult check_swaps(const Case& c, const Module& unflattened, Backend& backen
   }
   // A parameter or buffer set to a moved copy of its value.
   std::vector<std::pair<std::string, std::string>> attrs;  // module FQN, attribute
-  for (const auto& [fqn, calls] : expected_live_calls(*c.module)) {
-    if (calls == 0 || fqn.empty() || !unaliased(*c.module, fqn, multi)) continue;
+  for (const std::string& fqn : tree.called) {
     const Module* m = c.module->submodule(fqn);
     std::set<std::string> held;  // what some variant holds (one no graph reads is dropped)
     for (const std::string& path : fqn_variants(unflattened, fqn))
@@ -296,9 +293,9 @@ SwapResult check_swaps(const Case& c, const Module& unflattened, Backend& backen
           for (const auto& [k, _] : *state) held.insert(k);
     for (const auto* state : {&m->params, &m->buffers})
       for (const auto& [k, t] : *state)
-        if (held.count(k) && !shared.count(t.get())) attrs.emplace_back(fqn, k);
+        if (held.count(k) && !tree.shared.count(t.get())) attrs.emplace_back(fqn, k);
   }
-  std::optional<uint64_t> attr_pick;
+  std::optional<uint64_t> attr_pick;  // other bits of the digest than the module's pick
   if (pick) attr_pick = *pick / 7;
   for (const auto& [fqn, attr] : chosen(attrs, attr_pick)) {
     auto eager = clone_module(*c.module, /*share_state=*/false);

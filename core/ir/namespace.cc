@@ -20,20 +20,6 @@ bool ascii_digit(char c) {
   return c >= '0' && c <= '9';
 }
 
-// torch.fx's _name_regex on an identifier: "base_12" -> ("base", "12"). No suffix when the
-// name does not end in _<digits> or nothing precedes that '_'. Suffixes of more than 18
-// digits stay part of the base (Python's integers are unbounded; ours are int64_t).
-bool split_suffix(std::string_view s, std::string_view* base, std::string_view* digits) {
-  size_t us = s.rfind('_');
-  if (us == std::string_view::npos || us == 0 || us + 1 >= s.size()) return false;
-  if (s.size() - us - 1 > 18) return false;
-  for (size_t i = us + 1; i < s.size(); ++i)
-    if (!ascii_digit(s[i])) return false;
-  *base = s.substr(0, us);
-  *digits = s.substr(us + 1);
-  return true;
-}
-
 int64_t to_int(std::string_view digits) {
   int64_t v = 0;
   for (char c : digits) v = v * 10 + (c - '0');
@@ -76,6 +62,19 @@ constexpr std::array<std::string_view, 195> kReserved = {
     "inf", "nan", "NoneType", "torch", "device", "fx_pytree", "pytree"};
 
 }  // namespace
+
+// torch.fx's _name_regex on an identifier: "base_12" -> ("base", "12"). Suffixes of more than
+// 18 digits stay part of the base (Python's integers are unbounded; ours are int64_t).
+bool split_suffix(std::string_view s, std::string_view* base, std::string_view* digits) {
+  size_t us = s.rfind('_');
+  if (us == std::string_view::npos || us == 0 || us + 1 >= s.size()) return false;
+  if (s.size() - us - 1 > 18) return false;
+  for (size_t i = us + 1; i < s.size(); ++i)
+    if (!ascii_digit(s[i])) return false;
+  *base = s.substr(0, us);
+  *digits = s.substr(us + 1);
+  return true;
+}
 
 std::string snake_case(std::string_view s) {
   std::string out;

@@ -92,4 +92,8 @@ std::string sanitize_name(std::string_view s);
 // to the value None, which its check cannot tell from "no object" (docs/torch.md).
 bool is_reserved_name(std::string_view s);
 
+// Splits a name with a numeric suffix ("sum_12") into its base ("sum") and digits ("12"); false
+// when it has none (no '_', nothing before it, a non-digit after it, or more than 18 digits).
+bool split_suffix(std::string_view s, std::string_view* base, std::string_view* digits);
+
 }  // namespace flatcheck
