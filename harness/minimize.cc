@@ -84,10 +84,11 @@ void prune(Module& root) {
   }
 }
 
-// Removes pure nodes without users in every graph (placeholders of children stay).
-void clean(Module& root) {
+// Removes pure nodes without users in every graph (placeholders of children stay), then, with
+// `unused`, the children and state nothing uses.
+void clean(Module& root, bool unused) {
   for (auto& [path, m] : modules_of(root)) eliminate_dead_code(m->graph);
-  prune(root);
+  if (unused) prune(root);
 }
 
 // --- the reductions: each returns false when it does not apply to (module, node) ------------
@@ -237,6 +238,9 @@ class Minimizer {
   }
 
   MinimizeResult run() {
+    // Unused children and state go with every step, unless the failure needs them (state no
+    // graph reads can still be missing from an exported program): then they all stay.
+    prune_ = keeps_target_when_pruned();
     bool progress = true;
     while (progress && !spent()) {
       progress = false;
@@ -284,14 +288,34 @@ class Minimizer {
     return false;
   }
 
+  // True when the case with its unused children and state pruned still shows the target.
+  bool keeps_target_when_pruned() {
+    Case c = clone_case(r_.reduced);
+    if (!edited_shows_target(
+            c, [](Case&) { return true; }, true))
+      return false;
+    r_.reduced = std::move(c);
+    return true;
+  }
+
   // Applies a step to a copy; keeps it when the failure signature is unchanged.
   bool try_step(const Step& s) {
     if (spent()) return false;
     Case c = clone_case(r_.reduced);
+    if (!edited_shows_target(c, s.apply, prune_)) return false;
+    r_.reduced = std::move(c);
+    ++r_.steps;
+    r_.log.push_back(s.name);
+    if (opts_.progress) opts_.progress(case_size(r_.reduced), r_.checks);
+    return true;
+  }
+
+  // Edits `c`, cleans it and checks it; true when it shows the target (r_.failure becomes it).
+  bool edited_shows_target(Case& c, const std::function<bool(Case&)>& edit, bool prune) {
     try {
       ScopedFaultSuppression harness_edits;  // faults apply to the checked pipeline only
-      if (!s.apply(c)) return false;
-      clean(*c.module);
+      if (!edit(c)) return false;
+      clean(*c.module, prune);
       infer_types(*c.module);
       lint(*c.module);
     } catch (const InputError&) {
@@ -300,11 +324,7 @@ class Minimizer {
     ++r_.checks;
     OracleResult res = opts_.check ? opts_.check(c) : check_case(c, oracle_);
     if (!res.failure || res.failure->kind() != target_) return false;
-    r_.reduced = std::move(c);
     r_.failure = *res.failure;
-    ++r_.steps;
-    r_.log.push_back(s.name);
-    if (opts_.progress) opts_.progress(case_size(r_.reduced), r_.checks);
     return true;
   }
 
@@ -335,6 +355,7 @@ class Minimizer {
 
   const MinimizeOptions& opts_;
   OracleOptions oracle_;  // opts_.oracle for this failure (shrink_oracle)
+  bool prune_ = true;     // steps drop unused children and state (see run())
   const std::string target_;
   const std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
   MinimizeResult r_;

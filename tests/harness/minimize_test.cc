@@ -5,6 +5,8 @@
 
 #include <set>
 
+#include "core/base/faults.h"
+#include "core/ir/analysis.h"
 #include "generators/generate.h"
 #include "generators/source.h"
 #include "harness/oracle.h"
@@ -162,6 +164,45 @@ TEST(MinimizeTest, WhatOnlyAnAncestorReachesIsKeptSoStepsAreChecked) {
   }
   EXPECT_EQ(cases, 60);
   EXPECT_EQ(starved, 0) << "cases whose steps were mostly rejected before any check";
+}
+
+// A failure that needs state no graph reads (mangled-fqn-collision: `a_b.w`, unused, mangles
+// like `a.b_w`, and goes missing from the exported program) still shrinks: the minimizer keeps
+// unused children and state when pruning them loses the failure, instead of losing every step.
+TEST(MinimizeTest, AFailureThatNeedsUnusedStateStillShrinks) {
+  auto a = std::make_shared<Module>();
+  a->params["b_w"] = std::make_shared<Tensor>(Tensor({2}, {1, 2}));
+  {
+    Graph& g = a->graph;
+    Node* x = g.placeholder("x", ValueType::tensor({2}));
+    g.output({g.call_function(OpCode::kAdd, {x, g.get_attr("b_w")})});
+  }
+  auto a_b = std::make_shared<Module>();
+  a_b->params["w"] = std::make_shared<Tensor>(Tensor({2}, {3, 4}));
+  {
+    Graph& g = a_b->graph;
+    Node* x = g.placeholder("x", ValueType::tensor({2}));
+    g.output({g.call_function(OpCode::kRelu, {x})});
+  }
+  Case c;
+  c.module = std::make_shared<Module>();
+  c.module->children["a"] = a;
+  c.module->children["a_b"] = a_b;  // never called: its parameter is unused
+  Graph& g = c.module->graph;
+  Node* x = g.placeholder("x", ValueType::tensor({2}));
+  Node* v = g.call_module("a", {x});
+  for (int i = 0; i < 6; ++i) v = g.call_function(i % 2 ? OpCode::kNeg : OpCode::kTanh, {v});
+  g.output({v});
+  infer_types(*c.module);
+  c.inputs = {Tensor({2}, {0.5f, -1})};
+  c.config.calls = 1;
+  ScopedFault f(Fault::kMangledFqnCollision);
+  OracleResult r = check_case(c);
+  ASSERT_TRUE(r.failure);
+  MinimizeResult m = minimize(c, *r.failure);
+  EXPECT_EQ(m.failure.kind(), r.failure->kind());
+  EXPECT_LT(case_size(m.reduced), case_size(c));
+  EXPECT_TRUE(m.reduced.module->children.count("a_b"));
 }
 
 }  // namespace
