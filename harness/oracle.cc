@@ -20,6 +20,7 @@
 #include <unordered_set>
 
 #include "core/base/check.h"
+#include "core/ir/fingerprint.h"
 #include "core/pipeline/pipeline.h"
 #include "core/runtime/interpreter.h"
 #include "core/serialize/serialize.h"
@@ -325,7 +326,7 @@ class Oracle {
   void run_paths() {
     Pipeline pipeline(c_.module, c_.config, o_.stages);
     std::vector<std::pair<const Artifact*, Digest>> prints;
-    // Fingerprints: a digest of the compact form of the saved file, written without its text.
+    // Fingerprints: structural digests of the objects in memory (core/ir/fingerprint.h).
     Digest eager_print = stage("eager", [&] { return fingerprint_module(*c_.module); });
     for (Stage s : path_stages()) {
       std::string name(stage_name(s));

@@ -238,11 +238,6 @@ struct ModuleWriter {
       w.key("engines");
       w.begin_object();
       for (const auto& [k, v] : m.engines) {
-        if (w.digests()) {  // the blob is a function of the engine's document: digest that
-          w.key(k);
-          write_engine(w, *v);
-          continue;
-        }
         JsonWriter blob_writer;
         write_engine(blob_writer, *v);
         std::string blob = blob_writer.take();
@@ -535,12 +530,6 @@ std::string save_module(const Module& m, bool compact) {
   JsonWriter w(compact);
   write_module_document(w, m);
   return w.take();
-}
-
-Digest fingerprint_module(const Module& m) {
-  JsonWriter w(JsonWriter::DigestOnly{});
-  write_module_document(w, m);
-  return w.take_digest();
 }
 
 std::shared_ptr<Module> load_module(std::string_view text, const LoadLimits& limits) {

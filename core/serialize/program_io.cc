@@ -370,12 +370,6 @@ std::string save_program(const Program& p, bool compact) {
   return w.take();
 }
 
-Digest fingerprint_program(const Program& p) {
-  JsonWriter w(JsonWriter::DigestOnly{});
-  write_program_document(w, p);
-  return w.take_digest();
-}
-
 Program load_program(std::string_view text, const LoadLimits& limits) {
   JsonDoc doc = parse_doc(text, limits);
   JsonRef j = doc.root();

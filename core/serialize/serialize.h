@@ -67,13 +67,6 @@ std::shared_ptr<Module> load_module(std::string_view text,
 std::string save_program(const Program& p, bool compact = false);
 Program load_program(std::string_view text, const LoadLimits& limits = default_load_limits());
 
-// Fingerprints: the digest of the saved document's tokens (JsonWriter::DigestOnly), with each
-// engine's blob replaced by the engine document it encodes. Nothing is formatted, escaped or
-// base64-encoded. Two fingerprints differ when the saves do (up to the digest's collisions);
-// the oracle compares them to find a pass that wrote to its input.
-Digest fingerprint_module(const Module& m);
-Digest fingerprint_program(const Program& p);
-
 // Pieces, for formats that embed them (the harness's case files). The writers write one value
 // at the writer's position.
 void write_module(JsonWriter& w, const Module& m);

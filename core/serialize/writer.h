@@ -1,7 +1,6 @@
 // A JSON writer without a DOM: values go straight into one string, in the canonical layout
 // of dump_canonical (sorted keys, one space of indentation a level, a container on one line
-// when its one-line form is at most 100 characters) or in nlohmann's compact form. A third
-// kind of writer (DigestOnly) writes no text at all: it digests the document's tokens.
+// when its one-line form is at most 100 characters) or in nlohmann's compact form.
 //
 // The caller writes each object's keys in increasing byte order (the order of nlohmann's
 // std::map); a key out of order throws std::logic_error, so a writer can never produce a
@@ -18,31 +17,9 @@
 
 namespace flatcheck {
 
-// A 128-bit digest of a byte string (two 64-bit lanes over 8-byte words, then an avalanche).
-// Not cryptographic: it tells apart documents that differ, it does not resist an adversary.
-struct Digest {
-  uint64_t lo = 0, hi = 0;
-  bool operator==(const Digest&) const = default;
-};
-Digest digest_bytes(std::string_view bytes);
-
 class JsonWriter {
  public:
   explicit JsonWriter(bool compact = false) : compact_(compact) {}
-  // A writer that keeps no text and formats nothing. Each call appends one token in a binary
-  // encoding (a tag byte, then fixed-width little-endian numbers, length-prefixed strings and
-  // bytes, a double's bits), and the encoding is digested a few kilobytes at a time. The
-  // encoding is prefix-free, so two documents whose texts differ give different token streams,
-  // and take_digest() tells them apart up to the digest's collisions. It is stricter than the
-  // text: a NaN, an infinity and a null written through value_double() are three tokens.
-  // Key order is not checked (the same code writes the text, where it is).
-  struct DigestOnly {};
-  explicit JsonWriter(DigestOnly);
-  // Whether this writer digests tokens (DigestOnly) rather than writing text; a caller may then
-  // skip work that only shapes the text (the module writer digests an engine's document
-  // instead of building its base64 blob).
-  bool digests() const { return digest_; }
-
   void begin_object() { open('{'); }
   void begin_array() { open('['); }
   // Closes the innermost container.
@@ -60,13 +37,11 @@ class JsonWriter {
   void value(std::nullptr_t);
   // A finite double as nlohmann writes it (shortest round trip, "1.0" for integral values).
   void value_double(double d);
-  // Raw bytes as a base64 string (a DigestOnly writer digests the bytes themselves).
+  // Raw bytes as a base64 string.
   void value_bytes(std::string_view raw);
 
   // The document, with a trailing newline. The writer is empty afterwards.
   std::string take();
-  // For a DigestOnly writer: the digest of the document's token stream.
-  Digest take_digest();
 
  private:
   struct Frame {
@@ -91,20 +66,7 @@ class JsonWriter {
   template <class Int>
   void write_integer(Int i);
 
-  // DigestOnly writers: one token, a tag and its payload.
-  void token(char tag);
-  void token(char tag, uint64_t word);
-  void token(char tag, std::string_view bytes);
-  void append_word(uint64_t word);  // eight bytes, little-endian
-  // Digests the longest whole-word prefix of out_ and drops it (DigestOnly writers).
-  void spill();
-  // The digest's starting state: the seeds, nothing digested.
-  void reset_digest();
-
   bool compact_;
-  bool digest_ = false;
-  uint64_t lane_lo_ = 0, lane_hi_ = 0;  // DigestOnly: the digest's state (reset_digest)
-  uint64_t digested_ = 0;               // bytes digested so far
   bool after_key_ = false;
   std::string out_;
   std::vector<Frame> frames_;  // frames_[0, depth_) are open; the rest are kept for reuse
