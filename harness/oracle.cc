@@ -336,7 +336,7 @@ class Oracle {
       after_build(pipeline, a);
       std::shared_ptr<Module> fresh;  // the unflattened module before its runs, for swaps
       if (a.program) {
-        Program p = clone_program(*a.program);
+        Program p = copy_for_run(*a.program);  // a run that writes to the tree is mutated-input
         check_program(p, name);
       } else {
         if (s == Stage::kUnflattened && o_.swap) fresh = clone_module(*a.module, false);
@@ -344,8 +344,9 @@ class Oracle {
       }
       check_rules(pipeline, a);
       if (fresh) check_swap(*fresh, a);
-      // Programs are run on clones, so their fingerprint may only change if a later pass
-      // writes to its input. A module stage is run in place and is nobody's input.
+      // Programs are run on copies of their state (sharing the module tree), so their
+      // fingerprint changes if a later pass writes to its input, or a run to the tree. A module
+      // stage is run in place and is nobody's input.
       if (a.program)
         prints.emplace_back(&a, stage(name, [&] { return fingerprint_program(*a.program); }));
     }

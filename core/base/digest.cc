@@ -1,7 +1,6 @@
 #include "core/base/digest.h"
 
 #include <bit>
-#include <cstring>
 
 namespace flatcheck {
 namespace {
@@ -16,8 +15,7 @@ uint64_t load_word(const char* p) {
   return w;
 }
 
-// One word. Each step is invertible in the lane, so two streams that differ in one word leave
-// different states.
+// One word, as DigestStream::word.
 void absorb(uint64_t& lo, uint64_t& hi, uint64_t w) {
   lo = std::rotl(lo ^ w, 29) * kMulLo;
   hi = std::rotl(hi + w, 31) * kMulHi;
@@ -56,28 +54,6 @@ Digest digest_bytes(std::string_view bytes) {
   for (size_t i = whole; i < bytes.size(); ++i) last[i - whole] = bytes[i];
   absorb(lo, hi, load_word(last));
   return finish(lo, hi, bytes.size());
-}
-
-DigestStream::DigestStream() : lo_(kSeedLo), hi_(kSeedHi) {}
-
-void DigestStream::word(uint64_t w) {
-  absorb(lo_, hi_, w);
-  ++words_;
-}
-
-void DigestStream::bytes(const void* p, size_t n) {
-  word(n);
-  const char* c = static_cast<const char*>(p);
-  size_t whole = n & ~size_t{7};
-  for (size_t i = 0; i < whole; i += 8) {
-    uint64_t w;
-    std::memcpy(&w, c + i, 8);
-    word(w);
-  }
-  if (whole == n) return;
-  uint64_t w = 0;
-  std::memcpy(&w, c + whole, n - whole);
-  word(w);
 }
 
 Digest DigestStream::take() const {

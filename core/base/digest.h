@@ -3,8 +3,10 @@
 // an adversary.
 #pragma once
 
+#include <bit>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <string_view>
 
 namespace flatcheck {
@@ -25,16 +27,33 @@ Digest digest_bytes(std::string_view bytes);
 // process, never stored.
 class DigestStream {
  public:
-  DigestStream();
-  void word(uint64_t w);
+  DigestStream() = default;
+  // One word. Each step is invertible in the lane, so two streams that differ in one word leave
+  // different states.
+  void word(uint64_t w) {
+    lo_ = std::rotl(lo_ ^ w, 29) * 0x9e3779b97f4a7c15u;
+    hi_ = std::rotl(hi_ + w, 31) * 0xc2b2ae3d27d4eb4fu;
+    ++words_;
+  }
   // A tag: which kind of piece comes next (a node, an argument kind, a missing value).
   void tag(char t) { word(static_cast<unsigned char>(t) | 0x5a5a5a5a00000000u); }
   void str(std::string_view s) { bytes(s.data(), s.size()); }
-  void bytes(const void* p, size_t n);
+  void bytes(const void* p, size_t n) {
+    word(n);
+    const char* c = static_cast<const char*>(p);
+    size_t whole = n & ~size_t{7};
+    uint64_t w;
+    for (size_t i = 0; i < whole; i += 8) std::memcpy(&w, c + i, 8), word(w);
+    if (whole == n) return;
+    w = 0;
+    std::memcpy(&w, c + whole, n - whole);
+    word(w);
+  }
   Digest take() const;
 
  private:
-  uint64_t lo_, hi_, words_ = 0;
+  // The seeds of digest_bytes.
+  uint64_t lo_ = 0x243f6a8885a308d3u, hi_ = 0x13198a2e03707344u, words_ = 0;
 };
 
 }  // namespace flatcheck

@@ -26,6 +26,15 @@ Program clone_program(const Program& p) {
   return c;
 }
 
+Program copy_for_run(const Program& p) {
+  Program c;
+  c.sig = p.sig;
+  c.module_types = p.module_types;
+  c.root = p.root;
+  for (const auto& [k, v] : p.state) c.state[k] = std::make_shared<Tensor>(*v);
+  return c;
+}
+
 void lint_program(const Program& p) {
   lint(*p.root);
   auto phs = p.root->graph.placeholders();

@@ -52,6 +52,9 @@ struct Program {
 
 // Deep copy with its own state tensors (modules and engines are copied or shared read-only).
 Program clone_program(const Program& p);
+// A copy to run: its own state tensors (a run writes buffer mutations there), the same module
+// tree (a run reads it only).
+Program copy_for_run(const Program& p);
 
 // Checks that the signature matches the graph and the state: lint plus signature alignment.
 void lint_program(const Program& p);

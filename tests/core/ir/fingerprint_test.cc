@@ -14,6 +14,7 @@
 #include "core/ir/fingerprint.h"
 #include "core/passes/passes.h"
 #include "core/pipeline/pipeline.h"
+#include "core/runtime/interpreter.h"
 #include "core/serialize/serialize.h"
 #include "generators/generate.h"
 
@@ -350,6 +351,26 @@ TEST(FingerprintTest, CopiesAndReloadedSavesKeepTheFingerprint) {
     // Different stages of one case are different programs.
     EXPECT_NE(fingerprint_program(programs[1]), fingerprint_program(programs[2]));
   }
+}
+
+// The oracle runs each program on copy_for_run: its own state, the program's module tree. Runs
+// that mutate buffers change the copy's state and leave the program as it was.
+TEST(FingerprintTest, RunningACopyForRunLeavesTheProgramAsItWas) {
+  int mutated = 0;
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    Case c = generate_case_for_seed(seed);
+    Program ep = export_program(*c.module);
+    Digest print = fingerprint_program(ep);
+    Program run = copy_for_run(ep);
+    EXPECT_EQ(run.root, ep.root);
+    for (int k = 0; k < c.config.calls; ++k) {
+      RunContext ctx;
+      (void)run_program(run, c.inputs, ctx);
+    }
+    EXPECT_EQ(fingerprint_program(ep), print) << "seed " << seed;
+    mutated += fingerprint_program(run) != print;
+  }
+  EXPECT_GT(mutated, 0) << "no case's runs mutated a buffer: the test shows nothing";
 }
 
 }  // namespace
