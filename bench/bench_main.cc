@@ -15,7 +15,10 @@
 //                           (the reloaded and the unflattened paths), for the first 100 cases of
 //                           `fuzz --seed 1 --max-nodes N`. `accept` only tokenizes and checks
 //                           them with nlohmann::json::accept (the floor of any reader built on
-//                           nlohmann's lexer, DOM or SAX); `load` is flatcheck's loader; `save`
+//                           nlohmann's lexer, DOM or SAX); `tape` is flatcheck's strict reader
+//                           alone (parse_doc: the documents parsed and checked into its tape, no
+//                           IR built); `simdjson` parses them with simdjson's DOM parser (when
+//                           the build found simdjson); `load` is flatcheck's loader; `save`
 //                           writes the four texts of the two round trips; `case` checks the
 //                           whole case on every path. Per case, not per document.
 // bench/run.sh runs them and writes bench/results/*.md.
@@ -26,6 +29,9 @@
 #include <unordered_set>
 
 #include <nlohmann/json.hpp>
+#ifdef FLATCHECK_BENCH_SIMDJSON
+#include <simdjson.h>
+#endif
 
 #include "core/ir/engine.h"
 #include "core/ir/namespace.h"
@@ -288,12 +294,34 @@ const FloorCases& floor_cases(int max_nodes) {
   return f;
 }
 
+#ifdef FLATCHECK_BENCH_SIMDJSON
+// One parser for the run: simdjson reuses its buffers between documents, as a reader would.
+simdjson::dom::parser& simdjson_parser() {
+  static simdjson::dom::parser p;
+  return p;
+}
+#endif
+
 void TextFloor(benchmark::State& state, const char* what) {
   const FloorCases& f = floor_cases(static_cast<int>(state.range(0)));
+  const LoadLimits limits = default_load_limits();
   std::string w(what);
   for (auto _ : state) {
     if (w == "accept") {
       for (const auto& t : f.texts) benchmark::DoNotOptimize(nlohmann::json::accept(t));
+    } else if (w == "tape") {
+      for (const auto& t : f.texts) benchmark::DoNotOptimize(parse_doc(t, limits));
+    } else if (w == "simdjson") {
+#ifdef FLATCHECK_BENCH_SIMDJSON
+      for (const auto& t : f.texts) {
+        simdjson::dom::element e;
+        if (simdjson_parser().parse(t).get(e)) state.SkipWithError("simdjson rejects a document");
+        benchmark::DoNotOptimize(e);
+      }
+#else
+      state.SkipWithError("built without simdjson");
+      break;
+#endif
     } else if (w == "load") {
       for (const auto& t : f.texts) benchmark::DoNotOptimize(load_program(t));
     } else if (w == "save") {
@@ -318,6 +346,8 @@ void TextFloor(benchmark::State& state, const char* what) {
       ->Arg(128)                            \
       ->Unit(benchmark::kMillisecond)
 FLOOR(accept);
+FLOOR(tape);
+FLOOR(simdjson);
 FLOOR(load);
 FLOOR(save);
 FLOOR(case);
