@@ -150,7 +150,10 @@ class Oracle {
 
   Observed run_eager() {
     Observed obs;
-    auto m = clone_module(*c_.module, /*share_state=*/false);
+    // Not a clone: a run reads the module (run_module takes it const) and writes only tensor
+    // values, so putting every tensor back restores it exactly.
+    StateSnapshot restore(*c_.module);
+    const Module* m = c_.module.get();
     for (int k = 0; k < c_.config.calls; ++k) {
       RunContext ctx;
       ctx.backend = &b_;

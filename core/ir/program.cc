@@ -1,6 +1,7 @@
 #include "core/ir/program.h"
 
 #include <functional>
+#include <unordered_set>
 
 #include "core/base/check.h"
 #include "core/ir/engine.h"
@@ -33,6 +34,19 @@ Program copy_for_run(const Program& p) {
   c.root = p.root;
   for (const auto& [k, v] : p.state) c.state[k] = std::make_shared<Tensor>(*v);
   return c;
+}
+
+StateSnapshot::StateSnapshot(Module& root) {
+  std::unordered_set<const Tensor*> seen;
+  for_each_module(root, [&](const std::string&, Module& m) {
+    for (auto* state : {&m.params, &m.buffers})
+      for (auto& [k, t] : *state)
+        if (seen.insert(t.get()).second) saved_.emplace_back(t.get(), *t);
+  });
+}
+
+StateSnapshot::~StateSnapshot() {
+  for (auto& [t, value] : saved_) *t = std::move(value);
 }
 
 void lint_program(const Program& p) {

@@ -56,6 +56,20 @@ Program clone_program(const Program& p);
 // tree (a run reads it only).
 Program copy_for_run(const Program& p);
 
+// Every parameter and buffer value of a module tree, saved, and put back when the snapshot is
+// destroyed (also when an exception unwinds): a run of the tree itself (run_module takes it
+// const and writes only tensor values) leaves it exactly as it was.
+class StateSnapshot {
+ public:
+  explicit StateSnapshot(Module& root);
+  ~StateSnapshot();
+  StateSnapshot(const StateSnapshot&) = delete;
+  StateSnapshot& operator=(const StateSnapshot&) = delete;
+
+ private:
+  std::vector<std::pair<Tensor*, Tensor>> saved_;
+};
+
 // Checks that the signature matches the graph and the state: lint plus signature alignment.
 void lint_program(const Program& p);
 

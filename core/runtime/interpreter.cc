@@ -143,7 +143,8 @@ Value call_function(const Module& m, const Node& n, NodeValues& env, RunContext&
   try {
     outs = run_op(*ctx.backend, n.fn, ins, scalars);
   } catch (const InputError& e) {
-    throw InputError("node %" + n.name + " (" + origin + "): " + e.what());
+    throw InputError("node %" + n.name + " (" + (origin.empty() ? node_origin(n, ctx) : origin) +
+                     "): " + e.what());
   }
   if (ctx.op_observer) ctx.op_observer(n, origin, ins, scalars, outs);
   if (op_info(n.fn).outputs == 1) return Value::of(std::move(outs.at(0)));
@@ -162,8 +163,11 @@ std::vector<Value> run_module(const Module& m, const std::vector<Value>& inputs,
   NodeValues env(m.graph.size());
   size_t next_input = 0;
   std::vector<Value> result;
+  // Provenance keys are built only for observers (an error builds its own).
+  const bool observed = ctx.observer || ctx.op_observer;
+  std::string origin;
   for (Node* n = m.graph.first(); n; n = n->next) {
-    std::string origin = node_origin(*n, ctx);
+    if (observed) origin = node_origin(*n, ctx);
     Value v;
     switch (n->op) {
       case NodeOp::kPlaceholder:

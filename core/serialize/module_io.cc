@@ -78,7 +78,7 @@ void write_graph(JsonWriter& w, const Graph& g) {
 // A node's arguments: node references by name (defined before this use), booleans, ints,
 // floats and int lists.
 std::vector<Arg> args_from_json(JsonRef j, const JsonPath& ap,
-                                const std::unordered_map<std::string, Node*>& by_name,
+                                const std::unordered_map<std::string_view, Node*>& by_name,
                                 const LoadBudget& b) {
   std::vector<Arg> args;
   as_array(j, ap, b.limits.max_args);
@@ -86,7 +86,7 @@ std::vector<Arg> args_from_json(JsonRef j, const JsonPath& ap,
     JsonRef a = j[k];
     JsonPath akp = idx_path(ap, k);
     if (a.is_string()) {
-      auto ref = by_name.find(std::string(a.str()));
+      auto ref = by_name.find(a.str());
       if (ref == by_name.end())
         fail(akp, "node \"" + std::string(a.str()) + "\" is not defined before this use");
       args.emplace_back(ref->second);
@@ -128,7 +128,9 @@ void graph_from_json(JsonRef j, const JsonPath& path, Graph& g, LoadBudget& b) {
   as_object(j, path, {"nodes"});
   JsonPath npath = key_path(path, "nodes");
   JsonRef nodes = as_array(member(j, "nodes", path), npath, b.limits.max_nodes);
-  std::unordered_map<std::string, Node*> by_name;
+  // Keyed by the nodes' own names (a node's name and address never change once created).
+  std::unordered_map<std::string_view, Node*> by_name;
+  by_name.reserve(nodes.size());
   for (size_t i = 0; i < nodes.size(); ++i) {
     JsonPath p = idx_path(npath, i);
     if (++b.nodes > b.limits.max_nodes)
@@ -160,11 +162,11 @@ void graph_from_json(JsonRef j, const JsonPath& path, Graph& g, LoadBudget& b) {
       std::string fresh = g.ns().create_name(hint);
       g.ns().release(fresh);
       n = g.create_exact(*op, target, std::move(args), fresh);
-      by_name[fresh] = n;
+      by_name[n->name] = n;
     } else {
       if (by_name.count(name)) fail(key_path(p, "name"), "duplicate node name \"" + name + "\"");
       n = g.create_exact(*op, target, std::move(args), name);
-      by_name[name] = n;
+      by_name[n->name] = n;
     }
     if (auto it = nj.find("val")) n->meta.val = type_from_json(*it, key_path(p, "val"), b.limits);
     if (*op == NodeOp::kPlaceholder && !n->meta.val) fail(p, "placeholder without \"val\"");

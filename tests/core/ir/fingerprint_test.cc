@@ -7,6 +7,7 @@
 
 #include <functional>
 #include <map>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -371,6 +372,30 @@ TEST(FingerprintTest, RunningACopyForRunLeavesTheProgramAsItWas) {
     mutated += fingerprint_program(run) != print;
   }
   EXPECT_GT(mutated, 0) << "no case's runs mutated a buffer: the test shows nothing";
+}
+
+// The reference runs the case's own module inside a StateSnapshot: buffers its runs write are
+// put back when the snapshot ends, also when a run throws.
+TEST(FingerprintTest, AStateSnapshotPutsBackWhatRunsWrote) {
+  int written = 0;
+  for (uint64_t seed = 1; seed <= 60; ++seed) {
+    Case c = generate_case_for_seed(seed);
+    Digest print = fingerprint_module(*c.module);
+    {
+      StateSnapshot snapshot(*c.module);
+      for (int k = 0; k < c.config.calls; ++k) (void)run_module(*c.module, c.inputs);
+      written += fingerprint_module(*c.module) != print;
+    }
+    EXPECT_EQ(fingerprint_module(*c.module), print) << "seed " << seed;
+    try {
+      StateSnapshot snapshot(*c.module);
+      for (int k = 0; k < c.config.calls; ++k) (void)run_module(*c.module, c.inputs);
+      throw std::runtime_error("unwinding");
+    } catch (const std::runtime_error&) {
+    }
+    EXPECT_EQ(fingerprint_module(*c.module), print) << "seed " << seed << ", after an exception";
+  }
+  EXPECT_GT(written, 0) << "no case's runs wrote a buffer: the test shows nothing";
 }
 
 }  // namespace
