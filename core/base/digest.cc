@@ -5,20 +5,11 @@
 namespace flatcheck {
 namespace {
 
-constexpr uint64_t kSeedLo = 0x243f6a8885a308d3u, kSeedHi = 0x13198a2e03707344u;
-constexpr uint64_t kMulLo = 0x9e3779b97f4a7c15u, kMulHi = 0xc2b2ae3d27d4eb4fu;
-
 // Little-endian 8-byte words, whatever the host's byte order.
 uint64_t load_word(const char* p) {
   uint64_t w = 0;
   for (int i = 7; i >= 0; --i) w = (w << 8) | static_cast<unsigned char>(p[i]);
   return w;
-}
-
-// One word, as DigestStream::word.
-void absorb(uint64_t& lo, uint64_t& hi, uint64_t w) {
-  lo = std::rotl(lo ^ w, 29) * kMulLo;
-  hi = std::rotl(hi + w, 31) * kMulHi;
 }
 
 // murmur3's finalizer.
@@ -31,10 +22,11 @@ uint64_t fmix(uint64_t k) {
   return k;
 }
 
+}  // namespace
+
 // The total length, then both lanes mixed.
-Digest finish(uint64_t lo, uint64_t hi, uint64_t total) {
-  lo ^= total;
-  hi ^= std::rotl(total, 32);
+Digest DigestStream::finish(uint64_t total) const {
+  uint64_t lo = lo_ ^ total, hi = hi_ ^ std::rotl(total, 32);
   lo += hi;
   hi += lo;
   lo = fmix(lo);
@@ -44,20 +36,19 @@ Digest finish(uint64_t lo, uint64_t hi, uint64_t total) {
   return {lo, hi};
 }
 
-}  // namespace
-
+// The stream's lanes over the bytes' words, the last zero-padded, finished with the byte count.
 Digest digest_bytes(std::string_view bytes) {
-  uint64_t lo = kSeedLo, hi = kSeedHi;
+  DigestStream d;
   size_t whole = bytes.size() & ~size_t{7};
-  for (size_t i = 0; i < whole; i += 8) absorb(lo, hi, load_word(bytes.data() + i));
+  for (size_t i = 0; i < whole; i += 8) d.word(load_word(bytes.data() + i));
   char last[8] = {};
   for (size_t i = whole; i < bytes.size(); ++i) last[i - whole] = bytes[i];
-  absorb(lo, hi, load_word(last));
-  return finish(lo, hi, bytes.size());
+  d.word(load_word(last));
+  return d.finish(bytes.size());
 }
 
 Digest DigestStream::take() const {
-  return finish(lo_, hi_, words_);
+  return finish(words_);
 }
 
 }  // namespace flatcheck

@@ -52,7 +52,11 @@ class DigestStream {
   Digest take() const;
 
  private:
-  // The seeds of digest_bytes.
+  friend Digest digest_bytes(std::string_view bytes);
+  // The lanes mixed with `total` (the words fed, or digest_bytes' byte count).
+  Digest finish(uint64_t total) const;
+
+  // The lanes' seeds (digest_bytes starts a stream too).
   uint64_t lo_ = 0x243f6a8885a308d3u, hi_ = 0x13198a2e03707344u, words_ = 0;
 };
 

@@ -29,11 +29,17 @@ struct Fingerprinter {
     d.tag('T');
     tensor(*t);
   }
-  void state_map(const std::map<std::string, TensorPtr>& m) {
+  // A map of names to pointers: its size, then each name and what `each` digests of the
+  // pointee (a null one is a tag of its own).
+  template <class Map, class F>
+  void named(const Map& m, F&& each) {
     d.word(m.size());
-    for (const auto& [k, t] : m) {
+    for (const auto& [k, v] : m) {
       d.str(k);
-      shared_tensor(t.get());
+      if (v)
+        each(*v);
+      else
+        d.tag('-');
     }
   }
   void value_type(const std::optional<ValueType>& t) {
@@ -44,31 +50,25 @@ struct Fingerprinter {
     d.word(t->elems.size());
     for (const Shape& s : t->elems) shape(s);
   }
-  void scalar(const std::variant<bool, int64_t, float, std::vector<int64_t>>& s) {
-    std::visit(
-        [&](const auto& v) {
-          using T = std::decay_t<decltype(v)>;
-          if constexpr (std::is_same_v<T, bool>) {
-            d.tag('b'), d.word(v);
-          } else if constexpr (std::is_same_v<T, int64_t>) {
-            d.tag('i'), d.word(static_cast<uint64_t>(v));
-          } else if constexpr (std::is_same_v<T, float>) {
-            d.tag('f'), d.word(float_bits(v));
-          } else {
-            d.tag('L'), d.bytes(v.data(), v.size() * sizeof(int64_t));
-          }
-        },
-        s);
+  // Constants, of arguments and of engine ops, each kind with its tag.
+  void constant(bool v) { d.tag('b'), d.word(v); }
+  void constant(int64_t v) { d.tag('i'), d.word(static_cast<uint64_t>(v)); }
+  void constant(float v) { d.tag('f'), d.word(float_bits(v)); }
+  void constant(const std::vector<int64_t>& v) {
+    d.tag('L'), d.bytes(v.data(), v.size() * sizeof(int64_t));
   }
   void arg(const Arg& a, const PtrTable<Node, uint64_t>& position) {
-    if (const auto* n = std::get_if<Node*>(&a)) {
-      const uint64_t* pos = position.find(*n);  // a node of another graph, or erased: its name
-      if (pos) return d.tag('n'), d.word(*pos);
-      return d.tag('N'), d.str((*n)->name);
-    }
     std::visit(
         [&](const auto& v) {
-          if constexpr (!std::is_same_v<std::decay_t<decltype(v)>, Node*>) scalar(v);
+          if constexpr (std::is_same_v<std::decay_t<decltype(v)>, Node*>) {
+            const uint64_t* pos = position.find(v);  // another graph's node, or erased: its name
+            if (pos)
+              d.tag('n'), d.word(*pos);
+            else
+              d.tag('N'), d.str(v->name);
+          } else {
+            constant(v);
+          }
         },
         a);
   }
@@ -110,7 +110,7 @@ struct Fingerprinter {
       ints(op.in);
       ints(op.out);
       d.word(op.scalars.size());
-      for (const Scalar& s : op.scalars) scalar(s);
+      for (const Scalar& s : op.scalars) std::visit([&](const auto& v) { constant(v); }, s);
       d.str(op.origin);
     }
     d.word(static_cast<uint64_t>(e.arena_floats));
@@ -121,25 +121,12 @@ struct Fingerprinter {
     *seen = modules.size();
     d.tag('M');
     d.str(m.type);
-    state_map(m.params);
-    state_map(m.buffers);
-    d.word(m.engines.size());
-    for (const auto& [k, e] : m.engines) {
-      d.str(k);
-      if (e)
-        engine(*e);
-      else
-        d.tag('-');
-    }
+    auto state = [&](const Tensor& t) { shared_tensor(&t); };
+    named(m.params, state);
+    named(m.buffers, state);
+    named(m.engines, [&](const Engine& e) { engine(e); });
     graph(m.graph);
-    d.word(m.children.size());
-    for (const auto& [k, c] : m.children) {
-      d.str(k);
-      if (c)
-        module(*c);
-      else
-        d.tag('-');
-    }
+    named(m.children, [&](const Module& c) { module(c); });
   }
 };
 
@@ -164,11 +151,8 @@ Digest fingerprint_program(const Program& p) {
   for (const InputSpec& s : p.sig.inputs) f.d.word(s.kind), f.d.str(s.name), f.d.str(s.target);
   f.d.word(p.sig.outputs.size());
   for (const OutputSpec& s : p.sig.outputs) f.d.word(s.kind), f.d.str(s.name), f.d.str(s.target);
-  f.d.word(p.state.size());
-  for (const auto& [k, t] : p.state) {
-    f.d.str(k);
-    f.tensor(*t);  // each state entry is its own tensor (as a program file writes it)
-  }
+  // Each state entry is its own tensor (as a program file writes it), sharing not digested.
+  f.named(p.state, [&](const Tensor& t) { f.tensor(t); });
   return f.d.take();
 }
 

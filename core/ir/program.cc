@@ -18,21 +18,18 @@ std::string_view output_kind_name(OutputSpec::Kind k) {
   return n[k];
 }
 
-Program clone_program(const Program& p) {
-  Program c;
-  c.sig = p.sig;
-  c.module_types = p.module_types;
-  c.root = clone_module(*p.root, /*share_state=*/false);
-  for (const auto& [k, v] : p.state) c.state[k] = std::make_shared<Tensor>(*v);
-  return c;
-}
-
 Program copy_for_run(const Program& p) {
   Program c;
   c.sig = p.sig;
   c.module_types = p.module_types;
   c.root = p.root;
   for (const auto& [k, v] : p.state) c.state[k] = std::make_shared<Tensor>(*v);
+  return c;
+}
+
+Program clone_program(const Program& p) {
+  Program c = copy_for_run(p);
+  c.root = clone_module(*p.root, /*share_state=*/false);
   return c;
 }
 
