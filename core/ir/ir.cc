@@ -9,6 +9,7 @@
 
 #include "core/base/check.h"
 #include "core/base/faults.h"
+#include "core/base/ptr_table.h"
 
 namespace flatcheck {
 namespace {
@@ -98,6 +99,11 @@ std::ostream& operator<<(std::ostream& os, const Node& n) {
   return os << ")";
 }
 
+const std::vector<StackEntry>& ModuleStack::empty_entries() {
+  static const std::vector<StackEntry> none;
+  return none;
+}
+
 // ----------------------------------------------------------------------------------- Graph
 
 Graph::Graph(const Graph& other) {
@@ -106,15 +112,14 @@ Graph::Graph(const Graph& other) {
 
 Graph& Graph::operator=(const Graph& other) {
   if (this == &other) return *this;
-  storage_.clear();
+  chunks_.clear();
   head_ = tail_ = insert_before_ = nullptr;
   live_ = 0;
   ns_ = other.ns_;
-  std::unordered_map<const Node*, Node*> map;
-  map.reserve(other.live_);
-  storage_.reserve(other.live_);
+  if (other.live_) chunks_.push_back({std::make_unique<Node[]>(other.live_), other.live_, 0});
+  PtrTable<Node, Node*> map(other.live_);
   for (Node* n = other.head_; n; n = n->next) {
-    auto c = std::make_unique<Node>();
+    Node* c = make_node();
     c->op = n->op;
     c->target = n->target;
     c->name = n->name;
@@ -122,27 +127,43 @@ Graph& Graph::operator=(const Graph& other) {
     c->fn = n->fn;
     c->args = n->args;
     for (auto& a : c->args)
-      if (auto p = std::get_if<Node*>(&a)) *p = map.at(*p);
-    map[n] = insert(std::move(c));
+      if (auto p = std::get_if<Node*>(&a)) {
+        Node* const* to = map.find(*p);
+        FLATCHECK_INPUT(to, "node %" << n->name << " uses %" << (*p)->name
+                                     << ", which is not defined before it in the graph");
+        *p = *to;
+      }
+    map[n] = insert(c);
   }
   return *this;
 }
 
 Graph& Graph::operator=(Graph&& other) noexcept {
   if (this == &other) return *this;
-  storage_ = std::move(other.storage_);
+  chunks_ = std::move(other.chunks_);
   head_ = std::exchange(other.head_, nullptr);
   tail_ = std::exchange(other.tail_, nullptr);
   insert_before_ = std::exchange(other.insert_before_, nullptr);
   live_ = std::exchange(other.live_, 0);
   ns_ = std::move(other.ns_);
-  other.storage_.clear();
-  for (auto& n : storage_) n->graph = this;
+  other.chunks_.clear();
+  for (Chunk& c : chunks_)
+    for (size_t i = 0; i < c.used; ++i) c.nodes[i].graph = this;  // erased ones too
   return *this;
 }
 
-Node* Graph::insert(std::unique_ptr<Node> n) {
-  Node* raw = n.get();
+Node* Graph::make_node() {
+  if (chunks_.empty() || chunks_.back().used == chunks_.back().size) {
+    size_t size = chunks_.empty() ? 8 : 2 * chunks_.back().size;
+    chunks_.push_back({std::make_unique<Node[]>(size), size, 0});
+  }
+  Chunk& c = chunks_.back();
+  Node* n = &c.nodes[c.used++];
+  n->graph = this;
+  return n;
+}
+
+Node* Graph::insert(Node* raw) {
   raw->graph = this;
   if (insert_before_) {
     Node* at = insert_before_;
@@ -161,69 +182,70 @@ Node* Graph::insert(std::unique_ptr<Node> n) {
       head_ = raw;
     tail_ = raw;
   }
-  storage_.push_back(std::move(n));
   ++live_;
   return raw;
 }
 
 Node* Graph::placeholder(std::string_view name_hint, ValueType type) {
-  auto n = std::make_unique<Node>();
+  Node* n = make_node();
   n->op = NodeOp::kPlaceholder;
   n->name = ns_.create_name(target_to_str(name_hint));  // a placeholder's hint is its target
   n->target = n->name;
   n->meta.val = std::move(type);
-  return insert(std::move(n));
+  return insert(n);
 }
 
 Node* Graph::get_attr(std::string target, std::string_view name_hint) {
-  auto n = std::make_unique<Node>();
+  Node* n = make_node();
   n->op = NodeOp::kGetAttr;
   n->name = ns_.create_name(name_hint.empty() ? target_to_str(target) : std::string(name_hint));
   n->target = std::move(target);
-  return insert(std::move(n));
+  return insert(n);
 }
 
 Node* Graph::call_function(OpCode op, std::vector<Arg> args, std::string_view name_hint) {
-  auto n = std::make_unique<Node>();
+  Node* n = make_node();
   n->op = NodeOp::kCallFunction;
   n->fn = op;
   n->target = std::string(op_info(op).name);
   n->name = ns_.create_name(name_hint.empty() ? target_to_str(n->target) : std::string(name_hint));
   n->args = std::move(args);
-  return insert(std::move(n));
+  return insert(n);
 }
 
 Node* Graph::call_module(std::string target, std::vector<Arg> args, std::string_view name_hint) {
-  auto n = std::make_unique<Node>();
+  Node* n = make_node();
   n->op = NodeOp::kCallModule;
   n->name = ns_.create_name(name_hint.empty() ? target_to_str(target) : std::string(name_hint));
   n->target = std::move(target);
   n->args = std::move(args);
-  return insert(std::move(n));
+  return insert(n);
 }
 
 Node* Graph::output(std::vector<Arg> args) {
-  auto n = std::make_unique<Node>();
+  Node* n = make_node();
   n->op = NodeOp::kOutput;
   n->name = ns_.create_name("output");
   n->target = "output";
   n->args = std::move(args);
-  return insert(std::move(n));
+  return insert(n);
 }
 
 Node* Graph::create_exact(NodeOp op, std::string target, std::vector<Arg> args, std::string name) {
-  auto n = std::make_unique<Node>();
-  n->op = op;
-  n->target = std::move(target);
-  n->args = std::move(args);
+  OpCode fn = OpCode::kAdd;
   if (op == NodeOp::kCallFunction) {
-    auto code = op_by_name(n->target);
-    FLATCHECK_INPUT(code.has_value(), "unknown op '" << n->target << "'");
-    n->fn = *code;
+    auto code = op_by_name(target);
+    FLATCHECK_INPUT(code.has_value(), "unknown op '" << target << "'");
+    fn = *code;
   }
   FLATCHECK_INPUT(ns_.reserve(name), "duplicate node name '" << name << "'");
+  Node* n = make_node();
+  n->op = op;
+  n->fn = fn;
+  n->target = std::move(target);
+  n->args = std::move(args);
   n->name = std::move(name);
-  return insert(std::move(n));
+  return insert(n);
 }
 
 void Graph::erase(Node* n) {

@@ -62,11 +62,34 @@ struct StackEntry {
   bool operator==(const StackEntry&) const = default;
 };
 
+// A node's nn_module_stack, outermost call first; empty at the root. Immutable and shared:
+// the nodes one call emits, and every copy of them, point at one list, so copying a node
+// copies a pointer. Read it like a vector; change it by assigning a new one.
+class ModuleStack {
+ public:
+  ModuleStack() = default;
+  ModuleStack(std::vector<StackEntry> entries)  // NOLINT: implicit, as a vector was
+      : p_(entries.empty() ? nullptr
+                           : std::make_shared<const std::vector<StackEntry>>(std::move(entries))) {}
+  const std::vector<StackEntry>& entries() const { return p_ ? *p_ : empty_entries(); }
+  size_t size() const { return p_ ? p_->size() : 0; }
+  bool empty() const { return !p_; }
+  const StackEntry& operator[](size_t i) const { return (*p_)[i]; }
+  const StackEntry& back() const { return p_->back(); }
+  std::vector<StackEntry>::const_iterator begin() const { return entries().begin(); }
+  std::vector<StackEntry>::const_iterator end() const { return entries().end(); }
+  bool operator==(const ModuleStack& o) const { return p_ == o.p_ || entries() == o.entries(); }
+
+ private:
+  static const std::vector<StackEntry>& empty_entries();
+  std::shared_ptr<const std::vector<StackEntry>> p_;  // null when empty
+};
+
 // Metadata carried by every node.
 struct Meta {
-  std::optional<ValueType> val;             // the value's type; required on placeholders
-  std::vector<StackEntry> nn_module_stack;  // outermost call first; empty at the root
-  std::string origin;  // provenance: the eager node this came from, e.g. "n@1/add"
+  std::optional<ValueType> val;  // the value's type; required on placeholders
+  ModuleStack nn_module_stack;   // the calls this node was traced in
+  std::string origin;            // provenance: the eager node this came from, e.g. "n@1/add"
 };
 
 // An argument: a node reference or a constant.
@@ -148,9 +171,18 @@ class Graph {
   };
 
  private:
-  Node* insert(std::unique_ptr<Node> n);
+  // A default node from the arena; insert() links it in.
+  Node* make_node();
+  Node* insert(Node* n);
 
-  std::vector<std::unique_ptr<Node>> storage_;
+  // Nodes live in chunks that never move (a node's address is its identity): one allocation
+  // per chunk, not per node. Chunks double in size; a copy gets one chunk of the right size.
+  struct Chunk {
+    std::unique_ptr<Node[]> nodes;
+    size_t size = 0;  // slots
+    size_t used = 0;  // slots handed out
+  };
+  std::vector<Chunk> chunks_;
   Node* head_ = nullptr;
   Node* tail_ = nullptr;
   Node* insert_before_ = nullptr;

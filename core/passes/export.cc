@@ -7,6 +7,7 @@
 #include <functional>
 #include <map>
 #include <unordered_map>
+#include <utility>
 
 #include "core/base/check.h"
 #include "core/base/faults.h"
@@ -129,7 +130,7 @@ class Exporter {
   Node* emit(OpCode op, std::vector<Arg> args, const Node& src, const std::string& key) {
     Node* n = g_.call_function(op, std::move(args), src.name);
     if (fault_on(Fault::kOutputSpecByRequestedName)) requested_[n] = src.name;  // fault only
-    n->meta.nn_module_stack = stack_;
+    n->meta.nn_module_stack = shared_stack_;  // one list per call, shared by its nodes
     n->meta.origin = origin_key(key, src.name);
     return n;
   }
@@ -173,7 +174,9 @@ class Exporter {
           std::string cfqn = join_fqn(fqn, n->target);
           std::string ckey = call_key(cfqn, calls_[cfqn]++);
           stack_.push_back({ckey, cfqn, child->type});
+          ModuleStack caller = std::exchange(shared_stack_, ModuleStack(stack_));
           std::vector<Traced> outs = trace(*child, cfqn, ckey, cargs);
+          shared_stack_ = std::move(caller);
           stack_.pop_back();
           if (outs.size() == 1)
             env[n] = outs[0];
@@ -280,6 +283,7 @@ class Exporter {
   std::unordered_map<const Node*, const Tensor*> copy_target_;
   std::map<std::string, int> calls_;
   std::vector<StackEntry> stack_;
+  ModuleStack shared_stack_;  // stack_, as the nodes emitted now carry it
 };
 
 }  // namespace

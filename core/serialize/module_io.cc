@@ -131,6 +131,7 @@ void graph_from_json(JsonRef j, const JsonPath& path, Graph& g, LoadBudget& b) {
   // Keyed by the nodes' own names (a node's name and address never change once created).
   std::unordered_map<std::string_view, Node*> by_name;
   by_name.reserve(nodes.size());
+  ModuleStack last_stack;
   for (size_t i = 0; i < nodes.size(); ++i) {
     JsonPath p = idx_path(npath, i);
     if (++b.nodes > b.limits.max_nodes)
@@ -170,8 +171,12 @@ void graph_from_json(JsonRef j, const JsonPath& path, Graph& g, LoadBudget& b) {
     }
     if (auto it = nj.find("val")) n->meta.val = type_from_json(*it, key_path(p, "val"), b.limits);
     if (*op == NodeOp::kPlaceholder && !n->meta.val) fail(p, "placeholder without \"val\"");
-    if (auto it = nj.find("stack"))
-      n->meta.nn_module_stack = stack_from_json(*it, key_path(p, "stack"), b.limits);
+    if (auto it = nj.find("stack")) {
+      // Nodes of one call carry one stack: a node whose stack equals the last one read shares it.
+      std::vector<StackEntry> stack = stack_from_json(*it, key_path(p, "stack"), b.limits);
+      if (stack != last_stack.entries()) last_stack = std::move(stack);
+      n->meta.nn_module_stack = last_stack;
+    }
     if (auto it = nj.find("origin"))
       n->meta.origin = as_string(*it, key_path(p, "origin"), b.limits.max_origin_length);
   }

@@ -146,15 +146,22 @@ std::map<std::string, Change> changes() {
     n.meta.val->elems.back().push_back(1);
     return true;
   });
+  // A stack is shared and immutable: a change is a new stack, assigned.
   for (int field = 0; field < 3; ++field)
     c["node stack entry " + std::to_string(field)] = on_node([field](Node& n) {
-      return first_of<StackEntry>(n.meta.nn_module_stack, [field](StackEntry& e) {
-        (field == 0 ? e.key : field == 1 ? e.fqn : e.type) += "x";
-      });
+      std::vector<StackEntry> stack = n.meta.nn_module_stack.entries();
+      if (!first_of<StackEntry>(stack, [field](StackEntry& e) {
+            (field == 0 ? e.key : field == 1 ? e.fqn : e.type) += "x";
+          }))
+        return false;
+      n.meta.nn_module_stack = std::move(stack);
+      return true;
     });
   c["node stack entry dropped"] = on_node([](Node& n) {
     if (n.meta.nn_module_stack.empty()) return false;
-    n.meta.nn_module_stack.pop_back();
+    std::vector<StackEntry> stack = n.meta.nn_module_stack.entries();
+    stack.pop_back();
+    n.meta.nn_module_stack = std::move(stack);
     return true;
   });
   c["node origin"] = on_node([](Node& n) { return (n.meta.origin += "x", true); });
