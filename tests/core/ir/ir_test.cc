@@ -6,6 +6,8 @@
 #include <set>
 #include <sstream>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/base/check.h"
 #include "core/ir/ir.h"
@@ -63,6 +65,66 @@ TEST(GraphTest, CopyKeepsNamesAndNamespace) {
   EXPECT_TRUE(graph_equal(copy, m.graph, GraphEq{.names = true}));
   EXPECT_EQ(copy.call_function(OpCode::kRelu, {copy.find("x")})->name, "relu_1");
   for (Node* n = copy.first(); n; n = n->next) EXPECT_EQ(n->graph, &copy);
+}
+
+// Nodes live in chunks: growing the graph past several chunks moves no node, a moved graph's
+// nodes (erased ones too) belong to it, and copies of any size wire every argument to the copy.
+TEST(GraphTest, NodesKeepTheirPlaceAsTheGraphGrowsAndMoves) {
+  for (int count : {1, 7, 8, 9, 40, 300}) {
+    Graph g;
+    std::vector<Node*> made{g.placeholder("x", ValueType::tensor({2}))};
+    for (int i = 0; i < count; ++i) made.push_back(g.call_function(OpCode::kRelu, {made.back()}));
+    Node* dead = g.call_function(OpCode::kNeg, {made.back()});
+    g.erase(dead);
+    g.output({made.back()});
+    for (size_t i = 1; i < made.size(); ++i) {
+      ASSERT_EQ(made[i]->prev, made[i - 1]) << count;
+      ASSERT_EQ(std::get<Node*>(made[i]->args[0]), made[i - 1]) << count;
+    }
+    Graph moved = std::move(g);
+    EXPECT_EQ(moved.first(), made[0]);
+    EXPECT_EQ(moved.size(), made.size() + 1);
+    for (Node* n : made) EXPECT_EQ(n->graph, &moved) << count;
+    EXPECT_EQ(dead->graph, &moved) << count;
+    Graph copy = moved;
+    ASSERT_TRUE(graph_equal(copy, moved, GraphEq{.names = true})) << count;
+    for (Node* n = copy.first(); n; n = n->next) {
+      EXPECT_EQ(n->graph, &copy);
+      for (Node* in : n->input_nodes()) EXPECT_EQ(in->graph, &copy) << n->name;
+    }
+  }
+}
+
+TEST(GraphTest, CopyingAGraphThatUsesANodeBeforeItsDefinitionIsAnInputError) {
+  Graph g;
+  Node* x = g.placeholder("x", ValueType::tensor({2}));
+  Node* a = g.call_function(OpCode::kRelu, {x});
+  Node* b = g.call_function(OpCode::kNeg, {x});
+  a->args[0] = b;  // %relu now reads %neg, defined after it
+  g.output({a});
+  try {
+    Graph copy = g;
+    FAIL() << "copied a graph with a use before definition";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("%relu uses %neg"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ModuleStackTest, ComparesByValueAndSharesOnCopy) {
+  std::vector<StackEntry> entries{{"n", "n", "N"}, {"n.m@1", "n.m", "M"}};
+  ModuleStack a = entries, b = entries, none;
+  EXPECT_TRUE(none.empty());
+  EXPECT_EQ(none.size(), 0u);
+  EXPECT_EQ(a, b);  // two lists, equal entries
+  EXPECT_NE(a, none);
+  EXPECT_EQ(a.size(), 2u);
+  EXPECT_EQ(a[1].key, "n.m@1");
+  EXPECT_EQ(a.back().type, "M");
+  ModuleStack copy = a;
+  EXPECT_EQ(&copy[0], &a[0]);  // a copy shares the list
+  entries[1].fqn = "n.k";
+  EXPECT_NE(ModuleStack(entries), a);
+  EXPECT_EQ(ModuleStack(std::vector<StackEntry>{}), none);  // an empty list is the empty stack
 }
 
 }  // namespace
