@@ -4,10 +4,10 @@
 // and a "bound" per element; and the comparison.
 #include "harness/reference_ops.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <functional>
 #include <limits>
 #include <sstream>
 
@@ -34,7 +34,8 @@ int64_t offset(const Dims& d, const Dims& i) {
 }
 
 // Calls fn for every index of `d`, in row-major order.
-void each_index(const Dims& d, const std::function<void(const Dims&)>& fn) {
+template <class Fn>
+void each_index(const Dims& d, const Fn& fn) {
   if (count(d) == 0) return;
   Dims i(d.size(), 0);
   while (true) {
@@ -112,10 +113,10 @@ bool broadcast(const Dims& a, const Dims& b, Dims& out) {
 
 // The element of `t` (dims `d`) that index `i` of a broadcast result of rank n reads.
 float read_broadcast(const Tensor& t, const Dims& d, const Dims& i) {
-  Dims j(d.size());
   size_t lead = i.size() - d.size();
-  for (size_t k = 0; k < d.size(); ++k) j[k] = d[k] == 1 ? 0 : i[lead + k];
-  return t.data[static_cast<size_t>(offset(d, j))];
+  int64_t off = 0;  // offset(d, j) with j[k] = 0 where d[k] is 1, else i[lead + k]
+  for (size_t k = 0; k < d.size(); ++k) off = off * d[k] + (d[k] == 1 ? 0 : i[lead + k]);
+  return t.data[static_cast<size_t>(off)];
 }
 
 bool binary(OpCode op, const Tensor& a, const Tensor& b, Ref& r) {
@@ -145,8 +146,8 @@ bool binary(OpCode op, const Tensor& a, const Tensor& b, Ref& r) {
         break;
     }
   });
-  r.dims = {out};
-  r.data = {v};
+  r.dims.push_back(std::move(out));
+  r.data.push_back(std::move(v));
   return true;
 }
 
@@ -177,9 +178,10 @@ float unary_value(OpCode op, float x) {
 
 void unary(OpCode op, const Tensor& a, Ref& r) {
   std::vector<float> v;
+  v.reserve(a.data.size());
   for (float x : a.data) v.push_back(unary_value(op, x));
-  r.dims = {dims_of(a)};
-  r.data = {v};
+  r.dims.push_back(dims_of(a));
+  r.data.push_back(std::move(v));
   r.ulps = op == OpCode::kExp ? 2 : (op == OpCode::kTanh || op == OpCode::kSigmoid) ? 3 : 0;
 }
 
@@ -191,9 +193,10 @@ bool scalar_op(OpCode op, const Tensor& a, const Scalar& s, Ref& r) {
            : op == OpCode::kMulScalar ? '*'
                                       : '/';
   std::vector<float> v;
+  v.reserve(a.data.size());
   for (float x : a.data) v.push_back(arith(c, x, *f));
-  r.dims = {dims_of(a)};
-  r.data = {v};
+  r.dims.push_back(dims_of(a));
+  r.data.push_back(std::move(v));
   return true;
 }
 
@@ -277,8 +280,8 @@ bool transpose(const Tensor& a, const std::vector<Scalar>& sc, Ref& r) {
     std::swap(i[static_cast<size_t>(x)], i[static_cast<size_t>(y)]);
     v.push_back(a.data[static_cast<size_t>(offset(d, i))]);
   });
-  r.dims = {out};
-  r.data = {v};
+  r.dims.push_back(std::move(out));
+  r.data.push_back(std::move(v));
   return true;
 }
 
@@ -305,8 +308,8 @@ bool concat(const std::vector<const Tensor*>& in, const Scalar& s, Ref& r) {
       at -= size;
     }
   });
-  r.dims = {out};
-  r.data = {v};
+  r.dims.push_back(std::move(out));
+  r.data.push_back(std::move(v));
   return true;
 }
 
@@ -329,7 +332,7 @@ bool split(const Tensor& a, const std::vector<Scalar>& sc, Ref& r) {
       v.push_back(a.data[static_cast<size_t>(offset(d, i))]);
     });
     r.dims.push_back(piece);
-    r.data.push_back(v);
+    r.data.push_back(std::move(v));
   }
   return true;
 }
@@ -337,8 +340,8 @@ bool split(const Tensor& a, const std::vector<Scalar>& sc, Ref& r) {
 bool reshape(const Tensor& a, const Scalar& s, Ref& r) {
   const auto* l = std::get_if<std::vector<int64_t>>(&s);
   if (!l || count(*l) != count(dims_of(a))) return false;
-  r.dims = {*l};
-  r.data = {a.data};
+  r.dims.push_back(*l);
+  r.data.push_back(a.data);
   return true;
 }
 
@@ -448,7 +451,8 @@ std::string check_against_reference(OpCode op, const std::vector<const Tensor*>&
     return std::to_string(out.size()) + " outputs, the reference has " +
            std::to_string(r.data.size());
   for (size_t o = 0; o < out.size(); ++o) {
-    if (dims_of(out[o]) != r.dims[o]) return "output " + std::to_string(o) + " has another shape";
+    if (!std::equal(out[o].shape.begin(), out[o].shape.end(), r.dims[o].begin(), r.dims[o].end()))
+      return "output " + std::to_string(o) + " has another shape";
     for (size_t e = 0; e < r.data[o].size(); ++e) {
       std::string why = compare(r, o, e, out[o].data[e], nan_exact);
       if (!why.empty()) {
