@@ -74,6 +74,39 @@ void check_input(const Node& ph, const Value& v) {
                                                                 << shape_str(v.tensor->shape));
 }
 
+// An op a kernel computes: its tensor inputs and scalar arguments, run on the backend.
+Value call_op(const Node& n, NodeValues& env, RunContext& ctx, const std::string& origin) {
+  std::vector<const Tensor*>& ins = ctx.op_inputs;
+  std::vector<Scalar>& scalars = ctx.op_scalars;
+  ins.clear();
+  scalars.clear();
+  for (const auto& a : n.args) {
+    if (auto p = std::get_if<Node*>(&a)) {
+      const Value& v = lookup(env, *p);
+      if (v.kind == ValueType::kTensor)
+        ins.push_back(v.tensor.get());
+      else
+        scalars.push_back(scalar_of(v, n));
+    } else {
+      scalars.push_back(const_scalar(a));
+    }
+  }
+  std::vector<Tensor> outs;
+  try {
+    outs = run_op(*ctx.backend, n.fn, ins, scalars);
+  } catch (const InputError& e) {
+    throw InputError("node %" + n.name + " (" + (origin.empty() ? node_origin(n, ctx) : origin) +
+                     "): " + e.what());
+  }
+  if (ctx.op_observer) ctx.op_observer(n, origin, ins, scalars, outs);
+  if (op_info(n.fn).outputs == 1) return Value::of(std::move(outs.at(0)));
+  Value v;
+  v.kind = ValueType::kTuple;
+  v.tuple.reserve(outs.size());
+  for (auto& t : outs) v.tuple.push_back(std::make_shared<const Tensor>(std::move(t)));
+  return v;
+}
+
 Value call_function(const Module& m, const Node& n, NodeValues& env, RunContext& ctx,
                     const std::string& origin) {
   switch (n.fn) {
@@ -125,34 +158,7 @@ Value call_function(const Module& m, const Node& n, NodeValues& env, RunContext&
     default:
       break;
   }
-  std::vector<const Tensor*> ins;
-  ins.reserve(n.args.size());
-  std::vector<Scalar> scalars;
-  for (const auto& a : n.args) {
-    if (auto p = std::get_if<Node*>(&a)) {
-      const Value& v = lookup(env, *p);
-      if (v.kind == ValueType::kTensor)
-        ins.push_back(v.tensor.get());
-      else
-        scalars.push_back(scalar_of(v, n));
-    } else {
-      scalars.push_back(const_scalar(a));
-    }
-  }
-  std::vector<Tensor> outs;
-  try {
-    outs = run_op(*ctx.backend, n.fn, ins, scalars);
-  } catch (const InputError& e) {
-    throw InputError("node %" + n.name + " (" + (origin.empty() ? node_origin(n, ctx) : origin) +
-                     "): " + e.what());
-  }
-  if (ctx.op_observer) ctx.op_observer(n, origin, ins, scalars, outs);
-  if (op_info(n.fn).outputs == 1) return Value::of(std::move(outs.at(0)));
-  Value v;
-  v.kind = ValueType::kTuple;
-  v.tuple.reserve(outs.size());
-  for (auto& t : outs) v.tuple.push_back(std::make_shared<const Tensor>(std::move(t)));
-  return v;
+  return call_op(n, env, ctx, origin);
 }
 
 }  // namespace

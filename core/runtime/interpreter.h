@@ -75,6 +75,10 @@ struct RunContext {
   std::string scope_key;
   std::string scope_fqn;
   int depth = 0;
+  // Reused by every op of the run for its tensor inputs and scalar arguments (no allocation per
+  // node once they have grown); a nested run has its own context.
+  std::vector<const Tensor*> op_inputs;
+  std::vector<Scalar> op_scalars;
 };
 
 // Runs `m` on `inputs` (one per placeholder) and returns its outputs. Buffer updates are
