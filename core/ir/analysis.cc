@@ -6,10 +6,13 @@
 #include <string>
 #include <type_traits>
 #include <unordered_map>
+#include <utility>
+#include <vector>
 
 #include "core/base/check.h"
 #include "core/base/faults.h"
 #include "core/base/names.h"
+#include "core/base/ptr_table.h"
 #include "core/ir/engine.h"
 
 namespace flatcheck {
@@ -108,7 +111,29 @@ class Typer {
   }
 
  private:
-  using Types = std::unordered_map<const Node*, ValueType>;
+  // The types of one module's nodes in one call, in graph order (so a mismatch between two
+  // calls is reported at the first node that differs, whatever the nodes' addresses).
+  class Types {
+   public:
+    const ValueType* find(const Node* n) const {
+      const size_t* i = index_.find(n);
+      return i ? &list_[*i].second : nullptr;
+    }
+    void set(const Node* n, ValueType t) {
+      auto [i, fresh] = index_.emplace(n);
+      if (fresh) {
+        *i = list_.size();
+        list_.emplace_back(n, std::move(t));
+      } else {
+        list_[*i].second = std::move(t);
+      }
+    }
+    const std::vector<std::pair<const Node*, ValueType>>& list() const { return list_; }
+
+   private:
+    PtrTable<Node, size_t> index_;
+    std::vector<std::pair<const Node*, ValueType>> list_;
+  };
 
   // The types of `m`'s nodes under `env`; the first typing of a module is written to meta.val,
   // a later one (another call) must equal it.
@@ -119,27 +144,27 @@ class Typer {
     Types t;
     auto type_of = [&](const Arg& a) -> ValueType {
       if (auto p = std::get_if<Node*>(&a)) {
-        auto it = t.find(*p);
-        return it != t.end() ? it->second : (*p)->meta.val.value_or(ValueType{});
+        const ValueType* known = t.find(*p);
+        return known ? *known : (*p)->meta.val.value_or(ValueType{});
       }
       return type_of_arg(a);
     };
     for (Node* n = m.graph.first(); n; n = n->next) {
       switch (n->op) {
         case NodeOp::kPlaceholder:
-          t[n] = n->meta.val.value_or(ValueType{});
+          t.set(n, n->meta.val.value_or(ValueType{}));
           break;
         case NodeOp::kGetAttr:
           if (auto a = m.attribute(n->target))
-            t[n] = ValueType::tensor(a->shape);
+            t.set(n, ValueType::tensor(a->shape));
           else
-            t[n] = ValueType::scalar(ValueType::kEngine);
+            t.set(n, ValueType::scalar(ValueType::kEngine));
           break;
         case NodeOp::kCallFunction:
-          t[n] = call_function_type(m, n, env, type_of);
+          t.set(n, call_function_type(m, n, env, type_of));
           break;
         case NodeOp::kCallModule:
-          t[n] = call_module_type(m, n, env, path, type_of);
+          t.set(n, call_module_type(m, n, env, path, type_of));
           break;
         case NodeOp::kOutput:
           for (size_t i = 0; i < n->args.size(); ++i)
@@ -150,15 +175,14 @@ class Typer {
     }
     auto [first, fresh] = typed_.try_emplace(&m, key);
     if (fresh) {
-      for (auto& [node, type] : t) const_cast<Node*>(node)->meta.val = type;
+      for (auto& [node, type] : t.list()) const_cast<Node*>(node)->meta.val = type;
     } else {
       const Types& was = by_env.at(first->second);
-      for (const auto& [n, type] : t) {
-        auto w = was.find(n);
-        FLATCHECK_INPUT(w != was.end() && type == w->second,
+      for (const auto& [n, type] : t.list()) {
+        const ValueType* w = was.find(n);
+        FLATCHECK_INPUT(w && type == *w,
                         "module '" << path << "': node %" << n->name << " is " << type
-                                   << " in one call and "
-                                   << (w != was.end() ? w->second : ValueType{})
+                                   << " in one call and " << (w ? *w : ValueType{})
                                    << " in another: static arguments may change values, not "
                                       "types");
       }
@@ -258,7 +282,11 @@ class Typer {
     FLATCHECK_INPUT(out, "module '" << n->target << "' has no output");
     auto out_type = [&](const Arg& a) {
       auto p = std::get_if<Node*>(&a);
-      return p ? ct.at(*p) : type_of_arg(a);
+      if (!p) return type_of_arg(a);
+      const ValueType* known = ct.find(*p);
+      FLATCHECK_INPUT(known, "module '" << n->target << "': output reads %" << (*p)->name
+                                        << ", which is not in its graph");
+      return *known;
     };
     if (out->args.size() == 1) return out_type(out->args[0]);
     std::vector<Shape> outs;
