@@ -3,6 +3,7 @@
 
 #include <fstream>
 #include <map>
+#include <memory>
 #include <set>
 #include <sstream>
 #include <string>
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "core/base/check.h"
+#include "core/ir/analysis.h"
 #include "core/ir/ir.h"
 #include "core/ir/namespace.h"
 #include "core/serialize/serialize.h"
@@ -125,6 +127,36 @@ TEST(ModuleStackTest, ComparesByValueAndSharesOnCopy) {
   entries[1].fqn = "n.k";
   EXPECT_NE(ModuleStack(entries), a);
   EXPECT_EQ(ModuleStack(std::vector<StackEntry>{}), none);  // an empty list is the empty stack
+}
+
+// A module called twice with static arguments that change a type is refused, and the message
+// names the first node in graph order that differs, whatever the chain after it.
+TEST(InferTypesTest, ACallThatChangesATypeIsRefusedAtItsFirstDifferingNode) {
+  for (int tail = 0; tail < 6; ++tail) {
+    auto child = std::make_shared<Module>();
+    child->type = "C";
+    Graph& cg = child->graph;
+    Node* x = cg.placeholder("x", ValueType::tensor({2, 3}));
+    Node* k = cg.placeholder("k", ValueType::scalar(ValueType::kInt));
+    Node* at = cg.call_function(OpCode::kRelu, {x});  // the same in both calls
+    at = cg.call_function(OpCode::kSum, {at, k}, "first_change");
+    for (int i = 0; i < tail; ++i) at = cg.call_function(OpCode::kNeg, {at});
+    cg.output({at});
+    Module root;
+    root.children["c"] = child;
+    Node* rx = root.graph.placeholder("x", ValueType::tensor({2, 3}));
+    Node* a = root.graph.call_module("c", {rx, int64_t{0}});
+    Node* b = root.graph.call_module("c", {rx, int64_t{1}});
+    root.graph.output({a, b});
+    try {
+      infer_types(root);
+      FAIL() << "typed a module whose calls give %first_change two shapes";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("node %first_change is f32[2] in one call and f32[3]"),
+                std::string::npos)
+          << tail << ": " << e.what();
+    }
+  }
 }
 
 }  // namespace
