@@ -140,7 +140,14 @@ void Namespace::mark_used(Table& t, std::string name) {
     if (it == t.taken.end()) it = t.taken.try_emplace(std::string(base)).first;
     it->second.try_emplace(j, j + 1);
   }
-  t.used.insert(std::move(name));
+  Entry& e = t.names.try_emplace(std::move(name)).first->second;
+  if (!e.used) ++t.used;
+  e.used = true;
+}
+
+bool Namespace::used_in(const Table& t, std::string_view name) {
+  auto it = t.names.find(name);
+  return it != t.names.end() && it->second.used;
 }
 
 int64_t Namespace::next_free(Table& t, std::string_view base, int64_t k) {
@@ -162,7 +169,7 @@ std::string Namespace::create_name(std::string_view raw) {
 
   if (fault_on(Fault::kNamespaceAppendSuffix)) {
     // Fault: on collision append "_1" to whatever the candidate is, without checking it.
-    if (t.used.count(candidate) || is_reserved_name(candidate)) candidate += "_1";
+    if (used_in(t, candidate) || is_reserved_name(candidate)) candidate += "_1";
     mark_used(t, candidate);
     return candidate;
   }
@@ -171,15 +178,15 @@ std::string Namespace::create_name(std::string_view raw) {
   bool has_num = split_suffix(candidate, &base_view, &digits);
   std::string base(has_num ? base_view : std::string_view(candidate));
   int64_t num = 0;
-  bool used = t.used.count(candidate) > 0;
+  auto known = t.names.find(candidate);
+  bool used = known != t.names.end() && known->second.used;
   if (!has_num || used) {
     // torch.fx counts from the count of the *candidate* ("getitem_1"), not of its base.
-    auto bc = t.base_count.find(candidate);
-    num = bc == t.base_count.end() ? 0 : bc->second;
+    num = known != t.names.end() && known->second.counted ? known->second.count : 0;
     if (is_reserved_name(candidate)) {
       ++num;
       candidate = base + "_" + std::to_string(num);
-      used = t.used.count(candidate) > 0;
+      used = used_in(t, candidate);
     }
   } else {
     num = to_int(digits);
@@ -189,12 +196,14 @@ std::string Namespace::create_name(std::string_view raw) {
     candidate = base + "_" + std::to_string(num);
   }
   mark_used(t, candidate);
-  t.base_count.insert_or_assign(std::move(base), num);
+  Entry& b = t.names.try_emplace(std::move(base)).first->second;
+  b.counted = true;
+  b.count = num;
   return candidate;
 }
 
 bool Namespace::contains(std::string_view name) const {
-  return table_ && table_->used.count(name) > 0;
+  return table_ && used_in(*table_, name);
 }
 
 bool Namespace::reserve(const std::string& name) {
@@ -205,14 +214,18 @@ bool Namespace::reserve(const std::string& name) {
 
 void Namespace::release(const std::string& name) {
   Table& t = writable();
-  t.used.erase(name);
+  if (auto it = t.names.find(name); it != t.names.end() && it->second.used) {
+    it->second.used = false;
+    --t.used;
+  }
   std::string_view base_view, digits;
   if (!split_suffix(name, &base_view, &digits)) return;
   std::string base(base_view);
   int64_t num = to_int(digits);
   // Reset the counter too, so the next collision on this base hands the name out again.
-  auto it = t.base_count.find(base);
-  if (it != t.base_count.end() && it->second >= num) it->second = num - 1;
+  auto it = t.names.find(base);
+  if (it != t.names.end() && it->second.counted && it->second.count >= num)
+    it->second.count = num - 1;
   // Rebuild the base's suffix index without the released number.
   auto tk = t.taken.find(base);
   if (tk == t.taken.end()) return;

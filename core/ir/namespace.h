@@ -27,7 +27,6 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
-#include <unordered_set>
 
 namespace flatcheck {
 
@@ -41,7 +40,7 @@ class Namespace {
   bool reserve(const std::string& name);
   // Releases a name. Only injected faults call this (`erased-name-reuse`, `reload-renames`).
   void release(const std::string& name);
-  size_t size() const { return table_ ? table_->used.size() : 0; }
+  size_t size() const { return table_ ? table_->used : 0; }
 
  private:
   // String keys looked up by std::string_view, without building a std::string.
@@ -51,9 +50,16 @@ class Namespace {
   };
   template <class V>
   using StringMap = std::unordered_map<std::string, V, Hash, std::equal_to<>>;
+  // What the namespace knows of one string: whether it is a used name, and its count as a base
+  // (torch.fx's _base_count) when it has one. One entry serves both lookups of create_name.
+  struct Entry {
+    bool used = false;
+    bool counted = false;
+    int64_t count = 0;
+  };
   struct Table {
-    std::unordered_set<std::string, Hash, std::equal_to<>> used;
-    StringMap<int64_t> base_count;
+    StringMap<Entry> names;
+    size_t used = 0;  // entries with `used` set
     // Per base, the used canonical suffixes j ("<base>_<j>" without leading zeros), each mapped
     // to a j' > j such that every suffix in [j, j') is used (union-find with path compression).
     StringMap<std::unordered_map<int64_t, int64_t>> taken;
@@ -63,6 +69,7 @@ class Namespace {
   // (a graph copied to be run never copies its names).
   Table& writable();
   static void mark_used(Table& t, std::string name);
+  static bool used_in(const Table& t, std::string_view name);
   // The smallest j >= k such that "<base>_<j>" is not used.
   static int64_t next_free(Table& t, std::string_view base, int64_t k);
 
