@@ -22,6 +22,7 @@ namespace {
 struct Call {
   std::string key, fqn, type;
   Call* parent = nullptr;
+  size_t order = 0;  // when the call begins: calls are numbered in the flat graph's order
   // Items in order: a flat node (node != nullptr) or a child call.
   struct Item {
     const Node* node = nullptr;
@@ -93,6 +94,7 @@ class Unflattener {
         c->fqn = stack[d].fqn;
         c->type = stack[d].type;
         c->parent = parent;
+        c->order = calls_.size();  // the root is 0
         parent->items.push_back({nullptr, c});
         open.push_back(c);
       }
@@ -118,6 +120,7 @@ class Unflattener {
       Call* c = call_of(v);
       while (c->parent && !owns(c->fqn, spec.target)) c = c->parent;
       c->mutations.emplace_back(v, spec.target);
+      mutated_in_[spec.target] = c;
     }
   }
 
@@ -165,11 +168,24 @@ class Unflattener {
       Call* def = v->op == NodeOp::kPlaceholder ? &root_ : call_of(v);
       for (Call* c = site; c && c != &root_ && !within(def, c); c = c->parent) {
         auto st = state_of_.find(v);
-        if (st != state_of_.end() && owns(c->fqn, st->second)) break;  // read by get_attr
+        if (st != state_of_.end() && owns(c->fqn, st->second) && !stale(st->second, *c))
+          break;  // read by get_attr
         if (std::find(c->inputs.begin(), c->inputs.end(), v) == c->inputs.end())
           c->inputs.push_back(v);
       }
     }
+  }
+
+  // Whether a get_attr of buffer `fqn` at the start of call `c` would read the buffer after
+  // its update: the copy_ sits at the end of another call that ran before `c` began (a call
+  // that holds `c`, or runs inside it or after it, leaves the read the original value). Such a
+  // read moves up to the first caller that holds the update's call, which reads the buffer
+  // before it runs and passes the value down.
+  bool stale(const std::string& fqn, const Call& c) const {
+    auto m = mutated_in_.find(fqn);
+    if (m == mutated_in_.end()) return false;
+    const Call* at = m->second;
+    return at != &root_ && !within(&c, at) && !within(at, &c) && at->order < c.order;
   }
 
   TensorPtr state_tensor(const std::string& fqn, bool copy) {
@@ -439,6 +455,8 @@ class Unflattener {
   std::vector<std::unique_ptr<Call>> calls_;
   std::unordered_map<const Node*, Call*> call_of_;
   std::unordered_map<const Node*, std::string> state_of_;
+  std::unordered_map<std::string, const Call*>
+      mutated_in_;  // buffer FQN -> the call with its copy_
   std::map<std::string, std::vector<std::pair<std::string, std::shared_ptr<Module>>>> variants_;
   std::map<std::string, std::shared_ptr<Module>> first_variant_;
   std::map<std::string, std::shared_ptr<Module>> stubs_;

@@ -169,5 +169,84 @@ TEST(UnflattenTest, SwapAndSetAttrReachEveryVariant) {
   EXPECT_THROW(set_attr_all(*u, "nothing", "w", w), InputError);
 }
 
+// A module that adds its input to its buffer in place and returns the buffer as it was.
+std::shared_ptr<Module> updater(float start, OpCode op) {
+  auto u = std::make_shared<Module>();
+  u->type = "U";
+  u->buffers["buf"] = std::make_shared<Tensor>(Tensor({2}, {start, start + 1}));
+  Graph& g = u->graph;
+  Node* x = g.placeholder("x", ValueType::tensor({2}));
+  Node* before = g.get_attr("buf");
+  g.call_function(OpCode::kCopy, {g.get_attr("buf"), g.call_function(op, {before, x})});
+  g.output({before});
+  return u;
+}
+
+// A module whose graph takes `inputs` tensors and returns their sum (calling `child` on its
+// first input first, when given).
+std::shared_ptr<Module> reader(const std::string& type, int inputs, const std::string& child) {
+  auto m = std::make_shared<Module>();
+  m->type = type;
+  Graph& g = m->graph;
+  std::vector<Node*> in;
+  for (int i = 0; i < inputs; ++i) in.push_back(g.placeholder("x", ValueType::tensor({2})));
+  Node* acc = child.empty() ? in[0] : g.call_module(child, {in[0]});
+  for (int i = 1; i < inputs; ++i) acc = g.call_function(OpCode::kAdd, {acc, in[i]});
+  g.output({g.call_function(OpCode::kMul, {acc, acc})});
+  return m;
+}
+
+// The class behind "final state 'layer1_0.a1.layer_1.buf': expected 1, got 2": a buffer's value
+// from before its update, read (as an exported placeholder) inside a call that owns the buffer
+// but runs after the call holding the update. Unflatten read it by get_attr at that call's
+// start, after the copy_. Several trees of the class, each through every path of the oracle.
+TEST(UnflattenTest, ABuffersOldValueReadAfterItsUpdateIsStillTheOldValue) {
+  struct Tree {
+    const char* what;
+    std::vector<std::string> updates;  // call_module targets of the root, in order, each a U
+    std::string read;                  // the root then calls this with every update's result
+    std::string read_child;            // which the reader calls on its first input ("" none)
+  };
+  const std::vector<Tree> kShapes = {
+      {"update in a grandchild, read by its parent", {"p.u"}, "p", ""},
+      {"update two levels down, read two levels down", {"p.q.u"}, "p", "q"},
+      {"two updates of one buffer, read by the parent", {"p.u", "p.u"}, "p", ""},
+      {"updates of two buffers, read by the parent", {"p.u", "p.v"}, "p", ""},
+  };
+  int checked = 0;
+  for (const Tree& shape : kShapes) {
+    for (OpCode op : {OpCode::kAdd, OpCode::kMul}) {
+      auto root = std::make_shared<Module>();
+      root->type = "M";
+      auto p = reader("P", static_cast<int>(shape.updates.size()), shape.read_child);
+      root->children["p"] = p;
+      if (!shape.read_child.empty()) {
+        auto q = reader("Q", 1, "");
+        q->children["u"] = updater(0.5f, op);
+        p->children["q"] = q;
+      } else {
+        p->children["u"] = updater(0.5f, op);
+        p->children["v"] = updater(2.0f, op);
+      }
+      Graph& g = root->graph;
+      Node* x = g.placeholder("x", ValueType::tensor({2}));
+      std::vector<Arg> olds;
+      for (const std::string& target : shape.updates) olds.emplace_back(g.call_module(target, {x}));
+      g.output({g.call_module(shape.read, olds)});
+      infer_types(*root);
+      Case c;
+      c.module = root;
+      c.inputs = {Tensor({2}, {1.5f, -2.0f})};
+      c.config.calls = 2;
+      OracleResult r = check_case(c);
+      EXPECT_FALSE(r.failure) << shape.what << ", " << op_info(op).name << ": "
+                              << r.failure->signature() << "\n"
+                              << r.failure->message;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 8);
+}
+
 }  // namespace
 }  // namespace flatcheck
