@@ -3,8 +3,10 @@
 //
 // 1. Calls: nodes are grouped into a tree of calls by their stack keys ("n", "n@1").
 // 2. Each call's graph is built bottom-up: inputs are values it reads from outside, outputs are
-//    values read outside it; parameters and buffers it owns are read by get_attr; a buffer
-//    mutation becomes a copy_ in the innermost call that computes the value and owns the buffer.
+//    values read outside it; parameters and buffers it owns are read by get_attr, first thing
+//    in the call; a buffer mutation becomes a copy_ at the end of the innermost call that
+//    computes the value and owns the buffer. A buffer's old value that a call needs after an
+//    earlier call's copy_ is read by the first caller holding both, and passed down (stale()).
 // 3. Calls of one FQN whose graphs are equal share one module; a different graph becomes a
 //    sibling named after the call key ("n@1"). All variants share parameter and buffer storage.
 #include <algorithm>
