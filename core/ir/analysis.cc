@@ -119,14 +119,11 @@ class Typer {
       const size_t* i = index_.find(n);
       return i ? &list_[*i].second : nullptr;
     }
-    void set(const Node* n, ValueType t) {
+    void set(const Node* n, ValueType t) {  // once per node: the graph is walked once
       auto [i, fresh] = index_.emplace(n);
-      if (fresh) {
-        *i = list_.size();
-        list_.emplace_back(n, std::move(t));
-      } else {
-        list_[*i].second = std::move(t);
-      }
+      FLATCHECK_CHECK(fresh) << "infer_types: node %" << n->name << " typed twice";
+      *i = list_.size();
+      list_.emplace_back(n, std::move(t));
     }
     const std::vector<std::pair<const Node*, ValueType>>& list() const { return list_; }
 

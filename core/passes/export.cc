@@ -130,7 +130,7 @@ class Exporter {
   Node* emit(OpCode op, std::vector<Arg> args, const Node& src, const std::string& key) {
     Node* n = g_.call_function(op, std::move(args), src.name);
     if (fault_on(Fault::kOutputSpecByRequestedName)) requested_[n] = src.name;  // fault only
-    n->meta.nn_module_stack = shared_stack_;  // one list per call, shared by its nodes
+    n->meta.nn_module_stack = stack_;  // one list per call, shared by its nodes
     n->meta.origin = origin_key(key, src.name);
     return n;
   }
@@ -173,11 +173,11 @@ class Exporter {
           for (const auto& a : n->args) cargs.push_back(resolve(a, env));
           std::string cfqn = join_fqn(fqn, n->target);
           std::string ckey = call_key(cfqn, calls_[cfqn]++);
-          stack_.push_back({ckey, cfqn, child->type});
-          ModuleStack caller = std::exchange(shared_stack_, ModuleStack(stack_));
+          std::vector<StackEntry> inner = stack_.entries();
+          inner.push_back({ckey, cfqn, child->type});
+          ModuleStack caller = std::exchange(stack_, ModuleStack(std::move(inner)));
           std::vector<Traced> outs = trace(*child, cfqn, ckey, cargs);
-          shared_stack_ = std::move(caller);
-          stack_.pop_back();
+          stack_ = std::move(caller);
           if (outs.size() == 1)
             env[n] = outs[0];
           else
@@ -282,8 +282,7 @@ class Exporter {
   std::unordered_map<const Node*, std::string> requested_;  // node -> the name asked for
   std::unordered_map<const Node*, const Tensor*> copy_target_;
   std::map<std::string, int> calls_;
-  std::vector<StackEntry> stack_;
-  ModuleStack shared_stack_;  // stack_, as the nodes emitted now carry it
+  ModuleStack stack_;  // the calls being traced, as the nodes emitted now carry them
 };
 
 }  // namespace

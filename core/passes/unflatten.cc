@@ -347,7 +347,7 @@ class Unflattener {
     std::string target = attach_call(m, s.c.fqn, k);
     Node* call = s.g.call_module(target, std::move(args), last_component(k.fqn));
     call->meta.nn_module_stack =
-        k.outputs.empty() ? std::vector<StackEntry>{} : k.outputs[0]->meta.nn_module_stack;
+        k.outputs.empty() ? ModuleStack{} : k.outputs[0]->meta.nn_module_stack;
     if (k.outputs.size() == 1) {
       s.env[k.outputs[0]] = call;
       call->meta.val = k.outputs[0]->meta.val;
