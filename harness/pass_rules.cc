@@ -53,6 +53,23 @@ std::optional<RuleBreach> acc_child_breach(const std::string& name, const Module
                                            int min_block_size, OpCounts& ops) {
   auto engine = child.engine("engine");
   if (!engine) return RuleBreach{"acc child '" + name + "' has no engine"};
+  // Its graph runs the engine and computes nothing itself: one execute_engine of the engine
+  // attribute, getitems of its result, nothing else (else the engine is built and never run).
+  int runs = 0;
+  for (Node* n = child.graph.first(); n; n = n->next) {
+    if (n->op == NodeOp::kGetAttr && n->target != "engine")
+      return RuleBreach{"acc child '" + name + "' reads '" + n->target + "' beside its engine"};
+    if (n->op != NodeOp::kCallFunction) continue;
+    std::vector<Node*> in = n->input_nodes();
+    if (is_fn(n, OpCode::kExecuteEngine) && !in.empty() && in.back()->op == NodeOp::kGetAttr &&
+        in.back()->target == "engine" && ++runs == 1)
+      continue;
+    if (is_fn(n, OpCode::kGetitem) && !in.empty() && is_fn(in[0], OpCode::kExecuteEngine)) continue;
+    return RuleBreach{"acc child '" + name + "' computes %" + n->name + " (" + n->target +
+                          ") itself instead of running its engine once",
+                      n->target};
+  }
+  if (runs == 0) return RuleBreach{"acc child '" + name + "' never runs its engine"};
   // A run counts its getitems: at most one per output of a multi-output op.
   size_t most_nodes = 0;
   for (const auto& op : engine->ops) {

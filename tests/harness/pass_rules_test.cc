@@ -71,6 +71,61 @@ TEST(PassRulesTest, ADroppedOpBreaksThePartitionRules) {
   EXPECT_EQ(b->op, "neg");
 }
 
+// An engine child must run its engine: one whose graph still computes (its ops, an op beside
+// the engine, a second run) or never runs the engine gives the right numbers without the engine,
+// and breaks the rule. Every acc child of 40 generated cases, four ways.
+TEST(PassRulesTest, AnEngineChildThatDoesNotRunItsEngineOnceBreaksTheRules) {
+  int checked = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    Case c = generate_case_for_seed(seed);
+    Program e = export_program(*c.module);
+    Program p = partition(e, partition_options(c.config));
+    for (const auto& [name, child] : p.root->children) {
+      if (name.rfind("_run_on_acc_", 0) != 0) continue;
+      const std::string where = "seed " + std::to_string(seed) + ", " + name;
+      for (int way = 0; way < 4; ++way) {
+        Program q = clone_program(p);
+        Module& acc = *q.root->children.at(name);
+        Graph& g = acc.graph;
+        Node* exe = nullptr;
+        for (Node* n : g.nodes())
+          if (n->op == NodeOp::kCallFunction && n->fn == OpCode::kExecuteEngine) exe = n;
+        ASSERT_TRUE(exe) << where;
+        Node* out = g.output_node();
+        std::string want;
+        if (way == 0) {  // the child's own ops: the exported root's graph, engine still attached
+          g = e.root->graph;
+          want = "itself instead of running its engine";
+        } else if (way == 1) {  // an op beside the engine, on its first output
+          Graph::InsertingBefore at(g, out);
+          Node* first = std::get<Node*>(out->args[0]);
+          Node* neg = g.call_function(OpCode::kNeg, {first});
+          neg->meta.val = first->meta.val;
+          out->args[0] = neg;
+          want = "computes %neg";
+        } else if (way == 2) {  // the engine run twice
+          Graph::InsertingBefore at(g, out);
+          g.call_function(OpCode::kExecuteEngine, exe->args);
+          want = "itself instead of running its engine once";
+        } else {  // its inputs passed straight out: the engine never runs
+          std::vector<Node*> ph = g.placeholders();
+          if (ph.empty()) continue;
+          for (Arg& a : out->args) a = ph[0];
+          for (Node* n : g.nodes())
+            if (n->op == NodeOp::kCallFunction && n->fn == OpCode::kGetitem) g.erase(n);
+          g.erase(exe);
+          want = "never runs its engine";
+        }
+        auto b = partition_breach(e, q, c.config.fallback_ops, c.config.min_block_size);
+        ASSERT_TRUE(b) << where << ", way " << way;
+        EXPECT_NE(b->message.find(want), std::string::npos) << where << ": " << b->message;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GT(checked, 100);
+}
+
 TEST(PassRulesTest, AnIdentityFlattenBreaksTheRules) {
   Program p = partition(export_program(*chain_module()), relu_fallback(3));
   auto b = flatten_breach(p, p);
