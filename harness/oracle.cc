@@ -5,6 +5,7 @@
 // order, whose value differs from the eager one is the divergence.
 #include "harness/oracle.h"
 #include "core/base/names.h"
+#include "harness/case_roundtrip.h"
 #include "harness/reference_ops.h"
 #include "harness/reference_partition.h"
 #include "harness/spelling.h"
@@ -364,6 +365,9 @@ class Oracle {
             "mutated-input", name,
             "the " + name + " program changed after it was built: a later pass wrote to its input");
     }
+    // Last, so that a fault a path shows is reported by that path: the case document itself.
+    if (auto b = stage("eager", [&] { return case_roundtrip_breach(c_); }))
+      raise("roundtrip", "eager", *b);
   }
 
   // Each pass's rules (harness/pass_rules.h), after its results matched: a pass that did not do
@@ -433,16 +437,11 @@ class Oracle {
             "the saved document re-spelled (" + r.how + ") is rejected: " + e.what());
     }
     const std::string& canonical = a.resaved;
-    if (again != canonical) {
-      size_t at = 0;
-      while (at < again.size() && at < canonical.size() && again[at] == canonical[at]) ++at;
-      size_t line = static_cast<size_t>(std::count(
-                        canonical.begin(), canonical.begin() + static_cast<long>(at), '\n')) +
-                    1;
+    if (again != canonical)
       raise("spelling", name,
             "the saved document re-spelled (" + r.how +
-                ") loads to another program: its save differs at line " + std::to_string(line));
-    }
+                ") loads to another program: its save differs at line " +
+                std::to_string(first_differing_line(canonical, again)));
   }
 
   // unflatten's variant API against the same edit of the eager module (harness/swap_check.h).
@@ -462,12 +461,9 @@ class Oracle {
   }
 
   [[noreturn]] static void roundtrip_failure(const Artifact& a, const std::string& stage_name) {
-    const std::string &s = a.saved, &again = a.resaved;
-    size_t at = 0;
-    while (at < s.size() && at < again.size() && s[at] == again[at]) ++at;
-    size_t line =
-        static_cast<size_t>(std::count(s.begin(), s.begin() + static_cast<long>(at), '\n')) + 1;
-    raise("roundtrip", stage_name, "save(load(s)) differs from s at line " + std::to_string(line));
+    raise("roundtrip", stage_name,
+          "save(load(s)) differs from s at line " +
+              std::to_string(first_differing_line(a.saved, a.resaved)));
   }
 
   // Every eager call that leaves a live node is one call in the unflattened module: calls are

@@ -10,6 +10,7 @@ namespace {
 
 struct Fingerprinter {
   DigestStream d;
+  bool types = true;  // digest each node's meta.val
   // First visits, numbered: a later visit of the same module or tensor digests the number.
   PtrTable<Module, uint64_t> modules;
   PtrTable<Tensor, uint64_t> tensors;
@@ -85,7 +86,7 @@ struct Fingerprinter {
       d.str(n->name);
       d.word(n->args.size());
       for (const Arg& a : n->args) arg(a, position);
-      value_type(n->meta.val);
+      if (types) value_type(n->meta.val);
       d.word(n->meta.nn_module_stack.size());
       for (const StackEntry& e : n->meta.nn_module_stack) d.str(e.key), d.str(e.fqn), d.str(e.type);
       d.str(n->meta.origin);
@@ -132,8 +133,9 @@ struct Fingerprinter {
 
 }  // namespace
 
-Digest fingerprint_module(const Module& m) {
+Digest fingerprint_module(const Module& m, bool types) {
   Fingerprinter f;
+  f.types = types;
   f.module(m);
   return f.d.take();
 }

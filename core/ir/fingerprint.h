@@ -18,7 +18,10 @@
 
 namespace flatcheck {
 
-Digest fingerprint_module(const Module& m);
+// Without `types`, the nodes' types (meta.val) are left out: what a module file keeps of a tree
+// whose types are partly unset (a generated module no call reaches is untyped; loaded, it is
+// typed at defaults).
+Digest fingerprint_module(const Module& m, bool types = true);
 Digest fingerprint_program(const Program& p);
 
 }  // namespace flatcheck

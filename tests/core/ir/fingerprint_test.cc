@@ -361,6 +361,30 @@ TEST(FingerprintTest, CopiesAndReloadedSavesKeepTheFingerprint) {
   }
 }
 
+// Without types, a module's fingerprint ignores every node's meta.val (so a module saved and read
+// back, typed by the loader, keeps it) and still follows everything else.
+TEST(FingerprintTest, WithoutTypesOnlyTheNodesTypesAreLeftOut) {
+  int retyped = 0;
+  for (uint64_t seed = 1; seed <= 40; ++seed) {
+    Case c = generate_case_for_seed(seed);
+    const Module& m = *c.module;
+    Digest with = fingerprint_module(m), without = fingerprint_module(m, false);
+    EXPECT_NE(with, without) << "seed " << seed;
+    EXPECT_EQ(fingerprint_module(*load_module(save_module(m)), false), without) << "seed " << seed;
+    auto copy = clone_module(m, false);
+    Node* n = copy->graph.first();
+    n->meta.val = ValueType::scalar(ValueType::kBool);  // was a tensor's (or nothing)
+    EXPECT_NE(fingerprint_module(*copy), with) << "seed " << seed;
+    EXPECT_EQ(fingerprint_module(*copy, false), without) << "seed " << seed;
+    n->meta.val.reset();
+    EXPECT_EQ(fingerprint_module(*copy, false), without) << "seed " << seed;
+    n->name += "_renamed";
+    EXPECT_NE(fingerprint_module(*copy, false), without) << "seed " << seed;
+    ++retyped;
+  }
+  EXPECT_EQ(retyped, 40);
+}
+
 // The oracle runs each program on copy_for_run: its own state, the program's module tree. Runs
 // that mutate buffers change the copy's state and leave the program as it was.
 TEST(FingerprintTest, RunningACopyForRunLeavesTheProgramAsItWas) {
