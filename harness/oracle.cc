@@ -9,6 +9,7 @@
 #include "harness/reference_ops.h"
 #include "harness/reference_partition.h"
 #include "harness/spelling.h"
+#include "harness/structure_check.h"
 #include "harness/swap_check.h"
 #include "harness/type_check.h"
 
@@ -502,65 +503,12 @@ class Oracle {
     }
   }
 
-  // The unflattened tree: every child is a known FQN or a variant `name@k`; no FQN has more
-  // variants than calls; no two variants of one FQN have equal graphs; variants share state.
+  // The unflattened tree against the eager one (harness/structure_check.h).
   void check_structure(const Module& root) {
-    std::map<std::string, std::vector<const Module*>> by_fqn;
-    std::function<void(const Module&, const std::string&)> walk = [&](const Module& m,
-                                                                      const std::string& fqn) {
-      for (const auto& [name, child] : m.children) {
-        std::string base = name.substr(0, name.find('@'));
-        if (base.size() != name.size() && !is_variant_name(name))
-          raise("structure", "unflattened", "child '" + name + "' is not a variant name");
-        std::string cfqn = join_fqn(fqn, base);
-        bool known = false;
-        std::function<bool(const Module&, const std::string&)> find = [&](const Module& e,
-                                                                          const std::string& f) {
-          if (f.empty()) return true;
-          size_t dot = f.find('.');
-          auto it = e.children.find(f.substr(0, dot));
-          if (it == e.children.end()) return false;
-          return dot == std::string::npos ? true : find(*it->second, f.substr(dot + 1));
-        };
-        known = find(*c_.module, cfqn);
-        if (!known)
-          raise("structure", "unflattened",
-                "child '" + cfqn + "' is not a module of the eager program");
-        auto& v = by_fqn[cfqn];
-        if (std::find(v.begin(), v.end(), child.get()) == v.end()) v.push_back(child.get());
-        walk(*child, cfqn);
-      }
-    };
-    walk(root, "");
-    for (const auto& [fqn, mods] : by_fqn) {
-      int calls = 0;
-      if (auto it = ref_.calls_per_fqn.find(fqn); it != ref_.calls_per_fqn.end())
-        calls = it->second;
-      // Stubs (modules no call reached) are not variants; count modules with real graphs.
-      std::vector<const Module*> variants;
-      for (const Module* m : mods)
-        if (m->graph.size() > 1 || !m->graph.placeholders().empty()) variants.push_back(m);
-      if (static_cast<int>(variants.size()) > std::max(calls, 1))
-        raise("structure", "unflattened",
-              "'" + fqn + "' has " + std::to_string(variants.size()) + " variants for " +
-                  std::to_string(calls) + " calls");
-      if (variants.size() >= 2) ++cov_.specialized_fqns;
-      for (size_t i = 0; i < variants.size(); ++i)
-        for (size_t j = i + 1; j < variants.size(); ++j)
-          if (same_structure(variants[i]->graph, variants[j]->graph))
-            raise("structure", "unflattened", "two variants of '" + fqn + "' have equal graphs");
-      for (const Module* m : mods)
-        for (const Module* other : mods) {
-          for (const auto& [k, t] : m->params)
-            if (auto it = other->params.find(k); it != other->params.end() && it->second != t)
-              raise("shared-state", "unflattened",
-                    "variants of '" + fqn + "' hold separate copies of parameter '" + k + "'");
-          for (const auto& [k, t] : m->buffers)
-            if (auto it = other->buffers.find(k); it != other->buffers.end() && it->second != t)
-              raise("shared-state", "unflattened",
-                    "variants of '" + fqn + "' hold separate copies of buffer '" + k + "'");
-        }
-    }
+    int specialized = 0;
+    if (auto b = unflatten_structure_breach(*c_.module, root, ref_.calls_per_fqn, &specialized))
+      raise(b->property, "unflattened", b->message);
+    cov_.specialized_fqns += specialized;
   }
 
   const Case& c_;
