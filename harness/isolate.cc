@@ -182,7 +182,7 @@ std::string encode_result(const OracleResult& r) {
   const Coverage& c = r.coverage;
   Json j{{"cov",
           {c.nodes, c.calls, c.acc_partitions, c.fallback_partitions, c.renamed_nodes,
-           c.specialized_fqns, c.buffer_mutations, c.paths, c.flat_nodes}},
+           c.specialized_fqns, c.buffer_mutations, c.paths, c.flat_nodes, c.case_roundtrips}},
          {"ops", c.ops},
          {"reach", c.reach}};
   if (!r.backend.empty()) j["b"] = r.backend;
@@ -197,7 +197,7 @@ std::optional<OracleResult> decode_result(const std::string& line) {
     Json j = Json::parse(line);
     OracleResult r;
     const Json& v = j.at("cov");
-    if (!v.is_array() || v.size() != 9) return std::nullopt;
+    if (!v.is_array() || v.size() != 10) return std::nullopt;
     Coverage& c = r.coverage;
     int* fields[] = {&c.nodes,
                      &c.calls,
@@ -207,8 +207,9 @@ std::optional<OracleResult> decode_result(const std::string& line) {
                      &c.specialized_fqns,
                      &c.buffer_mutations,
                      &c.paths,
-                     &c.flat_nodes};
-    for (size_t i = 0; i < 9; ++i) *fields[i] = v[i].get<int>();
+                     &c.flat_nodes,
+                     &c.case_roundtrips};
+    for (size_t i = 0; i < 10; ++i) *fields[i] = v[i].get<int>();
     c.ops = j.at("ops").get<std::map<std::string, int>>();
     const Json& reach = j.at("reach");
     if (!reach.is_array() || reach.size() != c.reach.size()) return std::nullopt;

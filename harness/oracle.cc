@@ -366,7 +366,10 @@ class Oracle {
             "mutated-input", name,
             "the " + name + " program changed after it was built: a later pass wrote to its input");
     }
-    // Last, so that a fault a path shows is reported by that path: the case document itself.
+    // Last, so that a fault a path shows is reported by that path: the case document itself,
+    // in the cases --spelling-every picks (by the eager fingerprint: no text to digest yet).
+    if (o_.spelling_every <= 0 || eager_print.lo % static_cast<uint64_t>(o_.spelling_every)) return;
+    ++cov_.case_roundtrips;
     if (auto b = stage("eager", [&] { return case_roundtrip_breach(c_); }))
       raise("roundtrip", "eager", *b);
   }
@@ -538,6 +541,7 @@ void add_coverage(Coverage& a, const Coverage& b) {
   a.buffer_mutations += b.buffer_mutations;
   for (size_t i = 0; i < a.reach.size(); ++i) a.reach[i] += b.reach[i];
   a.paths += b.paths;
+  a.case_roundtrips += b.case_roundtrips;
 }
 
 }  // namespace flatcheck

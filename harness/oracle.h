@@ -46,7 +46,8 @@ struct Coverage {
   int renamed_nodes = 0;     // flattened nodes whose name carries a collision suffix
   int specialized_fqns = 0;  // FQNs unflattened into two or more variants
   int buffer_mutations = 0;
-  int paths = 0;                       // paths run to completion
+  int paths = 0;            // paths run to completion
+  int case_roundtrips = 0;  // case documents saved, loaded and compared (--spelling-every)
   std::array<int, kNumReach> reach{};  // cases with each shape of harness/reach.def
 };
 
@@ -70,8 +71,10 @@ struct OracleOptions {
   bool localize = true;  // find the first diverging node on a mismatch
   // The documents a case saves (stages through the file) are checked against the canonical
   // layout and re-spelled (property `spelling`, harness/spelling.h) in one case of this many,
-  // picked by the saved text's digest; 1: every case (replay, shrink), 0: never. Campaigns set
-  // it from CampaignOptions::spelling_every.
+  // picked by the saved text's digest, and the case document itself is saved, loaded and
+  // compared (`roundtrip:eager`, harness/case_roundtrip.h) in one case of this many, picked by
+  // the eager module's fingerprint; 1: every case (replay, shrink), 0: never. Campaigns set it
+  // from CampaignOptions::spelling_every.
   int spelling_every = 1;
   // The swap property (harness/swap_check.h): after the unflattened path, one child swapped and
   // one attribute set through unflatten's variant API, against the same edit of the eager module.

@@ -59,6 +59,7 @@ Json coverage_json(const Coverage& c) {
               {"buffer_mutations", c.buffer_mutations},
               {"reach", reach_json(c)},
               {"paths_checked", c.paths},
+              {"case_roundtrips", c.case_roundtrips},
               {"ops", c.ops}};
 }
 
@@ -105,7 +106,9 @@ void print_summary(const CampaignOptions& o, const CampaignResult& r) {
             << "  specialized calls  " << c.specialized_fqns
             << " modules unflattened into 2+ variants\n"
             << "  buffer mutations   " << c.buffer_mutations << "\n"
-            << "  paths checked      " << c.paths << " (" << path_names() << ")\n";
+            << "  paths checked      " << c.paths << " (" << path_names() << ")\n"
+            << "  case documents     " << c.case_roundtrips
+            << " saved, loaded and compared (one case in --spelling-every)\n";
   std::vector<std::pair<int, std::string>> ops;
   for (const auto& [k, v] : c.ops) ops.emplace_back(v, k);
   std::sort(ops.rbegin(), ops.rend());

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/serialize/serialize.h"
+#include "harness/oracle.h"
 #include "generators/generate.h"
 
 namespace flatcheck {
@@ -144,6 +145,31 @@ TEST(CaseRoundtripTest, ZeroedStateIsCaughtWhereTheStateWasNotZero) {
     ++caught;
   }
   EXPECT_GE(caught, 20);
+}
+
+// The oracle round-trips the case document of one case in spelling_every: every case at 1,
+// none at 0, a few at 16 (picked by the eager fingerprint, so the same ones every time).
+TEST(CaseRoundtripTest, TheOracleChecksTheCasesSpellingEveryPicks) {
+  const int n = 64;
+  for (int every : {1, 0, 16}) {
+    OracleOptions o;
+    o.spelling_every = every;
+    int checked = 0, again = 0;
+    for (uint64_t seed = 1; seed <= n; ++seed) {
+      Case c = generate_case_for_seed(seed);
+      OracleResult r = check_case(c, o);
+      ASSERT_FALSE(r.failure) << "seed " << seed << ": " << r.failure->message;
+      checked += r.coverage.case_roundtrips;
+      again += check_case(c, o).coverage.case_roundtrips;
+    }
+    EXPECT_EQ(again, checked) << "every " << every;
+    if (every == 1) EXPECT_EQ(checked, n);
+    if (every == 0) EXPECT_EQ(checked, 0);
+    if (every == 16) {
+      EXPECT_GT(checked, 0);
+      EXPECT_LT(checked, n / 4);
+    }
+  }
 }
 
 TEST(CaseRoundtripTest, TheFirstDifferingLineIsCounted) {
