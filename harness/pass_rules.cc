@@ -159,6 +159,17 @@ std::optional<RuleBreach> flatten_breach(const Program& partitioned, const Progr
     return RuleBreach{std::to_string(engine_calls) + " execute_engine calls for " +
                           std::to_string(want_engine_calls) + " engine calls",
                       "execute_engine"};
+  // Dead code removed: every value but a placeholder has a user, or is an in-place update.
+  std::set<const Node*> used;
+  for (Node* n = root.graph.first(); n; n = n->next)
+    for (Node* in : n->input_nodes()) used.insert(in);
+  for (Node* n = root.graph.first(); n; n = n->next) {
+    bool value =
+        n->op == NodeOp::kGetAttr || (n->op == NodeOp::kCallFunction && op_info(n->fn).pure);
+    if (value && !used.count(n))
+      return RuleBreach{"dead code left after flatten: %" + n->name + " has no user",
+                        n->op == NodeOp::kCallFunction ? n->target : "-"};
+  }
   OpCounts got;
   count_ops(root.graph, got);
   return compare_counts(want, got, "the flattened graph");

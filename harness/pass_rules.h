@@ -30,7 +30,8 @@ std::optional<RuleBreach> partition_breach(const Program& exported, const Progra
                                            int min_block_size);
 
 // After flatten: no child call and no child module left; one execute_engine per engine call of
-// the partitioned program; the fallbacks' ops (getitems aside) all inlined.
+// the partitioned program; the fallbacks' ops (getitems aside) all inlined; no dead code (a
+// get_attr or pure op nobody uses).
 std::optional<RuleBreach> flatten_breach(const Program& partitioned, const Program& flattened);
 
 // Calls of each FQN (variants merged) that leave a live node after specialization and dead-code

@@ -126,6 +126,41 @@ TEST(PassRulesTest, AnEngineChildThatDoesNotRunItsEngineOnceBreaksTheRules) {
   EXPECT_GT(checked, 100);
 }
 
+// Flatten removes dead code: a value nobody uses left in the flattened graph (an op on an
+// input, a second read of an engine, an engine result's getitem) breaks the rule, in the
+// flattened programs of 30 generated cases.
+TEST(PassRulesTest, DeadCodeLeftAfterFlattenBreaksTheRules) {
+  int checked = 0;
+  for (uint64_t seed = 1; seed <= 30; ++seed) {
+    Case c = generate_case_for_seed(seed);
+    Program p = partition(export_program(*c.module), partition_options(c.config));
+    Program f = flatten(p);
+    ASSERT_FALSE(flatten_breach(p, f)) << "seed " << seed;
+    for (int way = 0; way < 3; ++way) {
+      Program q = clone_program(f);
+      Graph& g = q.root->graph;
+      Graph::InsertingBefore at(g, g.output_node());
+      Node* exe = nullptr;
+      for (Node* n : g.nodes())
+        if (n->op == NodeOp::kCallFunction && n->fn == OpCode::kExecuteEngine) exe = n;
+      Node* dead = nullptr;
+      if (way == 0 && !g.placeholders().empty())
+        dead = g.call_function(OpCode::kNeg, {g.placeholders()[0]});
+      else if (way == 1 && exe)
+        dead = g.get_attr(std::get<Node*>(exe->args.back())->target);
+      else if (way == 2 && exe)
+        dead = g.call_function(OpCode::kGetitem, {exe, int64_t{0}});
+      if (!dead) continue;
+      auto b = flatten_breach(p, q);
+      ASSERT_TRUE(b) << "seed " << seed << ", way " << way;
+      EXPECT_NE(b->message.find("dead code left after flatten: %" + dead->name), std::string::npos)
+          << b->message;
+      ++checked;
+    }
+  }
+  EXPECT_GT(checked, 50);
+}
+
 TEST(PassRulesTest, AnIdentityFlattenBreaksTheRules) {
   Program p = partition(export_program(*chain_module()), relu_fallback(3));
   auto b = flatten_breach(p, p);
