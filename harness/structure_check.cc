@@ -58,6 +58,9 @@ std::optional<StructureBreach> shared(const Map& a, const Map& b, const std::str
 std::optional<StructureBreach> unflatten_structure_breach(
     const Module& eager, const Module& unflattened, const std::map<std::string, int>& calls_per_fqn,
     int* specialized_fqns) {
+  if (unflattened.type != eager.type)
+    return StructureBreach{"structure", "the root has type '" + unflattened.type +
+                                            "'; the eager root is a '" + eager.type + "'"};
   ByFqn by_fqn;
   if (auto b = walk(eager, unflattened, "", by_fqn)) return b;
   for (const auto& [fqn, mods] : by_fqn) {

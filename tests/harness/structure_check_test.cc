@@ -80,8 +80,11 @@ TEST(StructureCheckTest, EachKindOfWrongTreeIsNamed) {
     const std::string where = "seed " + std::to_string(seed);
     auto any = [](const std::string&, Module&) { return true; };
     if (u.tree->children.empty()) continue;
-    {  // a module of another type
+    {  // a module of another type, the root or a child
       auto t = clone_module(*u.tree, true);
+      t->type += "X";
+      expect_breach(u, t, "structure", "the eager root is a", where);
+      t = clone_module(*u.tree, true);
       find_child(*t, any)->type += "X";
       expect_breach(u, t, "structure", "the eager module is a", where);
       ++typed;
