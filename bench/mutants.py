@@ -4,8 +4,10 @@
 How many bugs that nobody wrote a fault for does a default campaign catch? This script makes
 small, independent edits to core/ (a comparison turned round, && for ||, a statement dropped,
 true for false, ...), one at a time, rebuilds flatcheck with the edit, and runs a short
-in-process campaign. A mutant is killed when the campaign reports a finding, crashes or hangs;
-it survives when the campaign passes. Survivors are listed with their edit, to be read: some
+in-process campaign, then (when the campaign passes) replays the regression corpus, and with
+--tests runs the core unit tests (core_test). A mutant is killed when one of these reports a
+finding or a failure, crashes or hangs, and the report says which; it survives when all pass.
+Survivors are listed with their edit, to be read: some
 are equivalent (the edit changes no behaviour), some only weaken a check of bad input (which
 the malformed suites judge, not a campaign), and the rest are blind spots of the generator or
 the oracle.
@@ -14,7 +16,7 @@ The mutants come from the committed tree (git archive HEAD) copied into --work, 
 working copy, and are sampled deterministically from --seed.
 
   python3 bench/mutants.py [--count N] [--seed S] [--cases C] [--work DIR] [--files GLOB ...]
-                           [--only FILE:LINE ...] [--markdown FILE] [--json FILE]
+                           [--only FILE:LINE ...] [--tests] [--markdown FILE] [--json FILE]
 """
 import argparse
 import glob
@@ -131,7 +133,18 @@ def run(cmd, cwd, timeout):
         return None, out
 
 
-def prepare(work, jobs):
+def configure(src, build, tests):
+    if os.path.isfile(os.path.join(build, "CMakeCache.txt")):
+        return
+    env_cxx = ["-DCMAKE_CXX_COMPILER=clang++", "-DCMAKE_C_COMPILER=clang"] \
+        if shutil.which("clang++") else []
+    gen = ["-G", "Ninja"] if shutil.which("ninja") else []
+    subprocess.run(["cmake", "-S", src, "-B", build, *gen, "-DCMAKE_BUILD_TYPE=Release",
+                    "-DCMAKE_CXX_FLAGS_RELEASE=-O1", "-DFLATCHECK_TESTS=" + ("ON" if tests else "OFF"),
+                    "-DFLATCHECK_BENCH=OFF", *env_cxx], check=True, stdout=subprocess.DEVNULL)
+
+
+def prepare(work, tests):
     src = os.path.join(work, "src")
     build = os.path.join(work, "build")
     if not os.path.isdir(src):
@@ -139,19 +152,51 @@ def prepare(work, jobs):
         archive = subprocess.run(["git", "-C", ROOT, "archive", "HEAD"], check=True,
                                  stdout=subprocess.PIPE).stdout
         subprocess.run(["tar", "-x", "-C", src], input=archive, check=True)
-    if not os.path.isfile(os.path.join(build, "CMakeCache.txt")):
-        env_cxx = ["-DCMAKE_CXX_COMPILER=clang++", "-DCMAKE_C_COMPILER=clang"] \
-            if shutil.which("clang++") else []
-        gen = ["-G", "Ninja"] if shutil.which("ninja") else []
-        subprocess.run(["cmake", "-S", src, "-B", build, *gen, "-DCMAKE_BUILD_TYPE=Release",
-                        "-DCMAKE_CXX_FLAGS_RELEASE=-O1", "-DFLATCHECK_TESTS=OFF",
-                        "-DFLATCHECK_BENCH=OFF", *env_cxx], check=True,
-                       stdout=subprocess.DEVNULL)
-    return src, build
+    configure(src, build, False)
+    test_build = os.path.join(work, "build-tests")
+    if tests:
+        configure(src, test_build, True)
+    return src, build, test_build
 
 
 def build_flatcheck(build, jobs):
     return run(["cmake", "--build", build, "-j", str(jobs), "--target", "flatcheck"], build, 900)
+
+
+def replay_corpus(src, build, work, timeout):
+    rc, text = run([os.path.join(build, "bin", "flatcheck"), "replay", "--no-isolate",
+                    os.path.join(src, "corpus", "regression")], work, timeout)
+    if rc is None:
+        return "killed", "corpus replay: hang (over %d s)" % timeout
+    if rc == 0:
+        return "survived", ""
+    failed = [ln.split()[1] for ln in text.split("\n") if ln.startswith("FAIL ")]
+    return "killed", "corpus replay: " + (os.path.basename(failed[0]) if failed else
+                                          "exit %d" % rc)
+
+
+def unit_tests(test_build, jobs, timeout):
+    rc, text = run(["cmake", "--build", test_build, "-j", str(jobs), "--target", "core_test"],
+                   test_build, 900)
+    if rc != 0:
+        return "no build", ""
+    rc, text = run([os.path.join(test_build, "bin", "core_test"), "--gtest_brief=1"],
+                   test_build, timeout)
+    if rc is None:
+        return "killed", "core_test: hang (over %d s)" % timeout
+    if rc == 0:
+        return "survived", ""
+    failed = re.findall(r"^\[  FAILED  \] (\w+\.\w+)", text, re.M)
+    return "killed", "core_test: " + (failed[0] if failed else "exit %d" % rc)
+
+
+def judge(src, build, test_build, work, args):
+    verdict, why = campaign(build, work, args.cases, args.jobs, args.timeout)
+    if verdict == "survived":
+        verdict, why = replay_corpus(src, build, work, args.timeout)
+    if verdict == "survived" and args.tests:
+        verdict, why = unit_tests(test_build, args.jobs, args.timeout)
+    return verdict, why
 
 
 def campaign(build, work, cases, jobs, timeout):
@@ -185,13 +230,15 @@ def main():
     ap.add_argument("--files", nargs="+", default=DEFAULT_FILES, help="globs under core/")
     ap.add_argument("--only", nargs="+", metavar="FILE:LINE",
                     help="every mutant of these lines instead of a sample")
+    ap.add_argument("--tests", action="store_true",
+                    help="also run core_test on mutants the campaign and corpus miss")
     ap.add_argument("--markdown", help="write the report here too")
     ap.add_argument("--json", help="write every mutant's result here")
     args = ap.parse_args()
     if args.count < 1 or args.cases < 1 or args.jobs < 1:
         ap.error("--count, --cases and --jobs must be positive")
 
-    src, build = prepare(args.work, args.jobs)
+    src, build, test_build = prepare(args.work, args.tests)
     files = sorted({os.path.relpath(p, src) for g in args.files
                     for p in glob.glob(os.path.join(src, g))})
     if not files:
@@ -199,9 +246,11 @@ def main():
     rc, text = build_flatcheck(build, args.jobs)
     if rc != 0:
         sys.exit("bench/mutants.py: the unmutated tree does not build:\n" + text[-2000:])
-    verdict, why = campaign(build, args.work, args.cases, args.jobs, args.timeout)
+    if args.tests and build_flatcheck(test_build, args.jobs)[0] != 0:
+        sys.exit("bench/mutants.py: the unmutated tree's tests do not build")
+    verdict, why = judge(src, build, test_build, args.work, args)
     if verdict != "survived":
-        sys.exit("bench/mutants.py: the unmutated tree fails its campaign: " + why)
+        sys.exit("bench/mutants.py: the unmutated tree fails: " + why)
 
     pool = enumerate_mutants(src, files)
     if args.only:
@@ -228,15 +277,17 @@ def main():
             if rc != 0:
                 m["verdict"], m["why"] = "no build", ""
             else:
-                m["verdict"], m["why"] = campaign(build, args.work, args.cases, args.jobs,
-                                                  args.timeout)
+                m["verdict"], m["why"] = judge(src, build, test_build, args.work, args)
         finally:
             with open(path, "w") as f:
                 f.write(original)
         print("[%d/%d %.0fs] %-8s %s:%d %s  %s" % (k + 1, len(chosen), time.time() - started,
                                                  m["verdict"], m["file"], m["line"], m["edit"],
                                                  m["why"]), flush=True)
-    build_flatcheck(build, args.jobs)  # leave the scratch build unmutated
+    build_flatcheck(build, args.jobs)  # leave the scratch builds unmutated
+    if args.tests:
+        run(["cmake", "--build", test_build, "-j", str(args.jobs), "--target", "core_test"],
+            test_build, 900)
 
     report = render(chosen, len(pool), args)
     print(report)
@@ -254,10 +305,16 @@ def render(chosen, pool_size, args):
     killed = [m for m in built if m["verdict"] == "killed"]
     survived = [m for m in built if m["verdict"] == "survived"]
     out = ["# Source mutants of core/ against a default campaign", "",
-           "command: `python3 bench/mutants.py --count %d --seed %d --cases %d --jobs %d`  "
-           % (args.count, args.seed, args.cases, args.jobs),
+           "command: `python3 bench/mutants.py %s--cases %d --jobs %d%s`  "
+           % ("--only ... " if args.only else "--count %d --seed %d " % (args.count, args.seed),
+              args.cases, args.jobs, " --tests" if args.tests else ""),
            "mutants: %d sampled from %d; %d build, %d do not" %
            (len(chosen), pool_size, len(built), len(chosen) - len(built)), "",
+           "killed by: the campaign %d, the regression corpus %d, core_test %d%s" % (
+               sum(1 for m in killed if not m["why"].startswith(("corpus", "core_test"))),
+               sum(1 for m in killed if m["why"].startswith("corpus")),
+               sum(1 for m in killed if m["why"].startswith("core_test")),
+               "" if args.tests else " (not run: no --tests)"), "",
            "| file | built | killed | survived |", "|---|---|---|---|"]
     for f in sorted({m["file"] for m in built}):
         b = [m for m in built if m["file"] == f]
