@@ -1,8 +1,8 @@
 // The unflattened module tree against the eager one, from the eager tree and the eager run
 // alone: the root and every child, a module of the eager program (or a variant `name@k` of
-// one), has the eager module's type; no FQN has more variants than the eager run made calls of it;
-// no two variants of one FQN have equal graphs; variants of one FQN share their parameters and
-// buffers.
+// one), has the eager module's type; no FQN has more variants than the eager run made calls
+// of it; no two variants of one FQN have equal graphs; variants of one FQN share their
+// parameters and buffers.
 #pragma once
 
 #include <map>

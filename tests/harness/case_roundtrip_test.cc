@@ -7,8 +7,8 @@
 #include <nlohmann/json.hpp>
 
 #include "core/serialize/serialize.h"
-#include "harness/oracle.h"
 #include "generators/generate.h"
+#include "harness/oracle.h"
 
 namespace flatcheck {
 namespace {
