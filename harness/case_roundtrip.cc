@@ -1,7 +1,6 @@
 #include "harness/case_roundtrip.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "core/ir/fingerprint.h"
 #include "core/serialize/serialize.h"
@@ -28,13 +27,9 @@ std::optional<std::string> case_roundtrip_breach(const Case& c, const CaseSaver&
   if (back.inputs.size() != c.inputs.size())
     return "the case document loads " + std::to_string(back.inputs.size()) + " inputs, not " +
            std::to_string(c.inputs.size());
-  for (size_t i = 0; i < c.inputs.size(); ++i) {
-    const Tensor &a = c.inputs[i], &b = back.inputs[i];
-    if (a.shape != b.shape || a.data.size() != b.data.size() ||
-        (!a.data.empty() &&  // an empty vector's data() may be null
-         std::memcmp(a.data.data(), b.data.data(), a.data.size() * sizeof(float)) != 0))
+  for (size_t i = 0; i < c.inputs.size(); ++i)
+    if (!back.inputs[i].bit_equal(c.inputs[i]))
       return "the case document loads input " + std::to_string(i) + " with other values";
-  }
   return std::nullopt;
 }
 
