@@ -95,6 +95,24 @@ std::string target_to_str(std::string_view target) {
   return snake_case(target);
 }
 
+std::string export_mangle(std::string_view candidate) {
+  std::string name(candidate);
+  for (char& c : name) {
+    if (c >= 'A' && c <= 'Z')
+      c = static_cast<char>(c - 'A' + 'a');
+    else if (!(c >= 'a' && c <= 'z') && !ascii_digit(c))
+      c = '_';
+  }
+  return name;
+}
+
+std::string export_placeholder_name(const Namespace& ns, std::string_view candidate) {
+  std::string name = export_mangle(candidate);
+  if (!ns.contains(name)) return name;
+  for (int64_t k = 1;; ++k)
+    if (std::string s = name + "_" + std::to_string(k); !ns.contains(s)) return s;
+}
+
 bool is_identifier(std::string_view s) {
   if (s.empty() || ascii_digit(s[0])) return false;
   return std::all_of(s.begin(), s.end(), legal_char);

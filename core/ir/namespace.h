@@ -84,6 +84,14 @@ std::string snake_case(std::string_view s);
 // their underscores), then snake_case.
 std::string target_to_str(std::string_view target);
 
+// torch.export's name for a placeholder (placeholder_naming_pass, torch/_export/utils.py, as
+// non-strict export runs it): the candidate ("p_" / "b_" + a state FQN, or a user input's name)
+// lower-cased, each character outside [a-z0-9] made '_' ("X" -> "x", "p_convBlock.W" ->
+// "p_convblock_w"); export_placeholder_name then appends "_1", "_2", ... to a name `ns` holds,
+// its own digits not parsed (a taken "x_1" -> "x_1_1"). Neither marks the name used.
+std::string export_mangle(std::string_view candidate);
+std::string export_placeholder_name(const Namespace& ns, std::string_view candidate);
+
 // Whether `s` is an identifier ([A-Za-z_][A-Za-z0-9_]*): sanitize_name leaves exactly these
 // unchanged.
 bool is_identifier(std::string_view s);

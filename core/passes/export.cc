@@ -29,13 +29,6 @@ Traced of_node(Node* n) {
   return {Traced::kNode, n, {}, {}};
 }
 
-std::string dotted_to_name(const std::string& prefix, const std::string& fqn) {
-  std::string s = prefix + fqn;
-  for (char& c : s)
-    if (c == '.') c = '_';
-  return s;
-}
-
 class Exporter {
  public:
   explicit Exporter(Program& p) : p_(p), g_(p.root->graph) {}
@@ -43,17 +36,24 @@ class Exporter {
   void run(const Module& root) {
     p_.root->type = root.type;
     collect_types(root, "");
-    lift(root, "", /*buffers=*/false);
-    lift(root, "", /*buffers=*/true);
+    // torch.export names user inputs before state (a state placeholder takes the suffix when
+    // a user input holds its name) and places them after it.
     std::vector<Traced> args;
+    std::vector<InputSpec> user_specs;
     for (Node* ph : root.graph.placeholders()) {
       FLATCHECK_INPUT(ph->meta.val && ph->meta.val->kind == ValueType::kTensor,
                       "export: root input %" << ph->name << " must be a tensor");
-      Node* n = g_.placeholder(ph->name, *ph->meta.val);
+      Node* n = placeholder(ph->name, *ph->meta.val);
       n->meta.origin = ph->name;
-      p_.sig.inputs.push_back({InputSpec::kUserInput, n->name, ""});
+      user_specs.push_back({InputSpec::kUserInput, n->name, ""});
       args.push_back(of_node(n));
     }
+    {
+      Graph::InsertingBefore before(g_, args.empty() ? nullptr : args.front().node);
+      lift(root, "", /*buffers=*/false);
+      lift(root, "", /*buffers=*/true);
+    }
+    p_.sig.inputs.insert(p_.sig.inputs.end(), user_specs.begin(), user_specs.end());
     std::vector<Traced> outs = trace(root, "", "", args);
     std::vector<Arg> out_args;
     for (const auto& t : outs) {
@@ -84,12 +84,20 @@ class Exporter {
     for (const auto& [name, c] : m.children) collect_types(*c, join_fqn(fqn, name));
   }
 
+  // A placeholder named as torch.export names it (export_placeholder_name).
+  Node* placeholder(const std::string& candidate, ValueType type) {
+    std::string name = export_placeholder_name(g_.ns(), candidate);
+    Node* n = g_.create_exact(NodeOp::kPlaceholder, name, {}, name);
+    n->meta.val = std::move(type);
+    return n;
+  }
+
   void lift(const Module& m, const std::string& fqn, bool buffers) {
     const auto& state = buffers ? m.buffers : m.params;
     for (const auto& [name, t] : state) {
       std::string full = join_fqn(fqn, name);
       if (lifted_.count(t.get())) continue;  // shared tensor: lifted under its first FQN
-      std::string mangled = dotted_to_name(buffers ? "b_" : "p_", full);
+      std::string mangled = export_mangle((buffers ? "b_" : "p_") + full);
       if (fault_on(Fault::kMangledFqnCollision)) {
         // Fault (PyTorch #121145): state is keyed by its mangled name, so a second FQN that
         // mangles alike is taken for the first one's tensor.
@@ -99,7 +107,7 @@ class Exporter {
           continue;
         }
       }
-      Node* ph = g_.placeholder(mangled, ValueType::tensor(t->shape));
+      Node* ph = placeholder(mangled, ValueType::tensor(t->shape));
       by_mangled_[mangled] = ph;
       ph->meta.origin = full;
       lifted_[t.get()] = ph;

@@ -37,6 +37,87 @@ TEST(ExportTest, LiftsStateToPlaceholdersAndMutationsToOutputs) {
   for (Node* n = p.root->graph.first(); n; n = n->next) EXPECT_NE(n->target, "copy_");
 }
 
+// A module of the names torch.export renames: upper case in child, parameter and buffer names,
+// paths that mangle alike (a.b_c / a_b.c, A.w / a.W), a user input holding a state
+// placeholder's name, user inputs that collide once lower-cased ("X" / "x") and a collision
+// with digits ("x_1").
+std::shared_ptr<Module> export_naming_module() {
+  auto leaf = [](const char* buffer) {
+    auto m = std::make_shared<Module>();
+    m->params["w"] = std::make_shared<Tensor>(Tensor({2}, {1, 1}));
+    Graph& g = m->graph;
+    Node* x = g.placeholder("x", ValueType::tensor({2}));
+    Node* y = g.call_function(OpCode::kMul, {x, g.get_attr("w")});
+    if (buffer) {
+      m->buffers[buffer] = std::make_shared<Tensor>(Tensor({2}, {1, 1}));
+      y = g.call_function(OpCode::kAdd, {y, g.get_attr(buffer)});
+    }
+    g.output({y});
+    return m;
+  };
+  auto mid = [&](std::vector<std::pair<const char*, const char*>> kids) {
+    auto m = std::make_shared<Module>();
+    Node* x = m->graph.placeholder("x", ValueType::tensor({2}));
+    for (auto [name, buffer] : kids) {
+      m->children[name] = leaf(buffer);
+      x = m->graph.call_module(name, {x});
+    }
+    m->graph.output({x});
+    return m;
+  };
+  auto root = std::make_shared<Module>();
+  root->params["p_w"] = std::make_shared<Tensor>(Tensor({2}, {1, 1}));
+  root->children["A"] = mid({{"w", "Buf"}});
+  root->children["a"] = mid({{"W", nullptr}, {"b_c", "buf"}});
+  root->children["a_b"] = mid({{"c", nullptr}});
+  root->children["convBlock"] = mid({{"Inner", "runMean"}});
+  Graph& g = root->graph;
+  std::vector<Node*> in;
+  for (const char* name : {"p_a_w_w", "X", "x", "x_1"}) {
+    in.push_back(g.create_exact(NodeOp::kPlaceholder, name, {}, name));
+    in.back()->meta.val = ValueType::tensor({2});
+  }
+  Node* y = g.call_module("a", {in[0]});
+  for (const char* child : {"a_b", "A", "convBlock"}) y = g.call_module(child, {y});
+  y = g.call_function(OpCode::kMul, {y, g.get_attr("p_w")});
+  for (size_t i = 1; i < in.size(); ++i) y = g.call_function(OpCode::kAdd, {y, in[i]});
+  g.output({y});
+  infer_types(*root);
+  return root;
+}
+
+// Expected names: torch 2.6's non-strict torch.export.export of the same module (children and
+// state registered in name order, as flatcheck keeps them), its graph_signature.input_specs.
+TEST(ExportTest, PlaceholdersAreNamedAsTorchExportNamesThem) {
+  Program p = export_program(*export_naming_module());
+  std::vector<std::string> got;
+  for (const InputSpec& s : p.sig.inputs)
+    got.push_back(std::string(s.kind == InputSpec::kParameter ? "PARAMETER"
+                              : s.kind == InputSpec::kBuffer  ? "BUFFER"
+                                                              : "USER_INPUT") +
+                  " " + (s.target.empty() ? "None" : s.target) + " " + s.name);
+  EXPECT_EQ(got, (std::vector<std::string>{
+                     "PARAMETER p_w p_p_w",
+                     "PARAMETER A.w.w p_a_w_w_1",
+                     "PARAMETER a.W.w p_a_w_w_2",
+                     "PARAMETER a.b_c.w p_a_b_c_w",
+                     "PARAMETER a_b.c.w p_a_b_c_w_1",
+                     "PARAMETER convBlock.Inner.w p_convblock_inner_w",
+                     "BUFFER A.w.Buf b_a_w_buf",
+                     "BUFFER a.b_c.buf b_a_b_c_buf",
+                     "BUFFER convBlock.Inner.runMean b_convblock_inner_runmean",
+                     "USER_INPUT None p_a_w_w",
+                     "USER_INPUT None x",
+                     "USER_INPUT None x_1",
+                     "USER_INPUT None x_1_1",
+                 }));
+  // The graph's placeholders: state first, then user inputs, each named as its spec.
+  std::vector<std::string> phs;
+  for (Node* n : p.root->graph.placeholders()) phs.push_back(n->name);
+  ASSERT_EQ(phs.size(), p.sig.inputs.size());
+  for (size_t i = 0; i < phs.size(); ++i) EXPECT_EQ(phs[i], p.sig.inputs[i].name);
+}
+
 TEST(ExportTest, NnModuleStackKeysCarryTheCallIndex) {
   Program p = export_program(*unflatten_example(false));
   std::vector<std::string> keys;
