@@ -235,6 +235,14 @@ class Minimizer {
       : opts_(opts), oracle_(shrink_oracle(opts.oracle, failure)), target_(failure.kind()) {
     r_.reduced = clone_case(start);
     r_.failure = failure;
+    // Steps that need a node's type (drop-node) read meta.val: a case straight from the
+    // generator or a file may not carry every node's, and until a step is kept none is typed.
+    try {
+      ScopedFaultSuppression harness_edits;
+      infer_types(*r_.reduced.module);
+    } catch (const InputError&) {
+      // An untypable case: the type-free steps still apply.
+    }
   }
 
   MinimizeResult run() {

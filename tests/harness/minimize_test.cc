@@ -124,6 +124,36 @@ int checks_with_a_check_that_never_holds(const Case& c) {
   return minimize(c, f, opts).checks;
 }
 
+// A case whose nodes carry no types (as one straight from the generator or a file may), with a
+// failure that needs state no graph reads (so the pruned case, which would be typed, is not
+// kept): the steps that need a node's type (drop-node) still apply before any other step is
+// kept, so a check that shows the target while no op was simplified has the chain dropped.
+TEST(MinimizeTest, StepsThatNeedTypesApplyToACaseWithoutThem) {
+  for (bool typed : {false, true}) {
+    Case c;
+    c.module = std::make_shared<Module>();
+    Graph& g = c.module->graph;
+    Node* y = g.placeholder("x", ValueType::tensor({2, 2}));
+    for (OpCode op : {OpCode::kTanh, OpCode::kSigmoid, OpCode::kTanh}) y = g.call_function(op, {y});
+    g.output({y});
+    c.module->params["unread"] = std::make_shared<Tensor>(Tensor::full({1}, 0.5f));
+    if (typed) infer_types(*c.module);
+    c.inputs = {Tensor::full({2, 2}, 1.0f)};
+    c.config.calls = 1;  // nothing for the whole-case steps to simplify
+    c.config.fallback_ops.clear();
+    MinimizeOptions opts;
+    opts.check = [](const Case& k) {
+      OracleResult r;
+      if (count_op(*k.module, "neg") == 0 && k.module->params.count("unread"))
+        r.failure = Failure{"predicate", "external", "-", "", "", ""};
+      return r;
+    };
+    MinimizeResult r = minimize(c, Failure{"predicate", "external", "-", "", "", ""}, opts);
+    EXPECT_EQ(count_op(*r.reduced.module, "tanh") + count_op(*r.reduced.module, "sigmoid"), 0)
+        << (typed ? "typed" : "untyped") << ": " << *r.reduced.module;
+  }
+}
+
 TEST(MinimizeTest, WhatOnlyAnAncestorReachesIsKeptSoStepsAreChecked) {
   auto b = std::make_shared<Module>();
   b->type = "B";
