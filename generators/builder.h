@@ -183,9 +183,13 @@ class Builder {
     if (sw_.buffers && src_.chance(1, 2)) sc.buffer = buffer_for(inputs[0]);
     if (sc.buffer) {
       // Under mangled child naming, a name that may mangle like a child's buf (a_buf is a.buf's).
+      // Under cased naming, names alike once lower-cased.
       static const std::array<const char*, 3> kBufNames = {"buf", "a_buf", "b_buf"};
+      static const std::array<const char*, 3> kCasedBufNames = {"buf", "Buf", "runMean"};
       sc.buffer_name = sw_.child_naming == ChildNaming::kMangled
                            ? kBufNames[src_.below(kBufNames.size())]
+                       : sw_.child_naming == ChildNaming::kCased
+                           ? kCasedBufNames[src_.below(kCasedBufNames.size())]
                            : "buf";
       m.buffers[sc.buffer_name] = sc.buffer;
     }
@@ -463,7 +467,7 @@ class Builder {
     inner.statics.flag = true;
     inner.outputs = define(*inner.module, inner.inputs, inner.statics, sc.depth + 2, &inner.kids,
                            budget, &inner.inlined);
-    Node* out = g.call_module(inner.name, {x, flag}, hint(inner.name));
+    Node* out = g.call_module(inner.name, {x, flag}, hint(target_to_str(inner.name)));
     Shape shape = inner.outputs[0];
     if (inner.outputs.size() > 1) {
       size_t idx = src_.below(inner.outputs.size());
@@ -545,7 +549,7 @@ class Builder {
         args.emplace_back(child.last_dim = d);
       }
     }
-    Node* call = g.call_module(child.name, args, hint(child.name));
+    Node* call = g.call_module(child.name, args, hint(target_to_str(child.name)));
     ++child.calls;
     sc.call_extra += child.inlined;
     // Back to back: the same child again at once, on its own output when the shapes allow
@@ -559,7 +563,7 @@ class Builder {
       // A first call the second does not read stays in the pool: something may still use it.
       if (std::find(again.begin(), again.end(), Arg(call)) == again.end())
         sc.pool.push_back({call, outs[0]});
-      call = g.call_module(child.name, std::move(again), hint(child.name));
+      call = g.call_module(child.name, std::move(again), hint(target_to_str(child.name)));
       ++child.calls;
       sc.call_extra += child.inlined;
     }

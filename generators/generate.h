@@ -26,6 +26,7 @@ enum class ChildNaming : uint8_t {
   kNumeric,   // 0, 1, 2 (nn.Sequential)
   kMangled,   // a, a_b, b_c, b, ...: dotted paths that mangle to one identifier (a.b_c, a_b.c)
   kPrefixed,  // layer1, layer10, layer1_0, a, a_b, ab: siblings whose names share a prefix
+  kCased,     // Layer, layer, convBlock, conv_block: names alike once lower- or snake-cased
 };
 
 // The bound on a case's inlined size (SwarmConfig::max_inlined): kInlinedPerNode per

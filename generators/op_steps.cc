@@ -196,7 +196,7 @@ Node* Builder::weight(Module& m, const Shape& s) {
       name += "_" + std::to_string(m.params.size());
     m.params[name] = t;
   }
-  return m.graph.get_attr(name, hint(name));
+  return m.graph.get_attr(name, hint(target_to_str(name)));
 }
 
 void Builder::dim_step(Scope& sc) {

@@ -67,7 +67,7 @@ SwarmConfig draw_swarm(Source& src, const GenOptions& opts) {
   // make every value a graph computes an output of it.
   s.dead_code = src.chance(1, 4);
   s.max_outputs = static_cast<int>(src.range(1, 4));
-  s.child_naming = static_cast<ChildNaming>(src.weighted({3, 1, 3, 2}));
+  s.child_naming = static_cast<ChildNaming>(src.weighted({3, 1, 3, 2, 2}));
   static const std::array<int, 7> kCalls = {2, 2, 2, 1, 3, 3, 4};
   s.pipeline.calls = kCalls[src.below(kCalls.size())];
   // Fallback ops: relu most of the time (the seed bug's setting), else one or two others.

@@ -45,6 +45,11 @@ const std::array<const char*, 6> kMangledNames = {"a", "a_b", "b", "b_c", "a_w",
 const std::array<const char*, 10> kPrefixedNames = {
     "layer1", "layer10", "layer", "layer1_0", "a", "a_b", "ab", "layer11", "a1", "layer_1"};
 
+// Names that collide once torch.export lower-cases them (Layer / layer / LAYER) or torch.fx
+// snake-cases them (convBlock / conv_block / ConvBlock), beside ones that do not.
+const std::array<const char*, 8> kCasedNames = {"Layer",      "layer",     "LAYER",  "convBlock",
+                                                "conv_block", "ConvBlock", "Block1", "block1"};
+
 // Python builtins (never node names: torch.fx suffixes them) that are also valid nn.Module
 // attribute names, and suffixed forms that a renamed builtin then has to skip.
 const std::array<const char*, 12> kReservedNames = {"sum",    "sum_1", "input", "input_1",
@@ -80,6 +85,8 @@ std::string child_name_hint(Source& src, ChildNaming naming, size_t index) {
       return kMangledNames[src.below(kMangledNames.size())];
     case ChildNaming::kPrefixed:
       return kPrefixedNames[src.below(kPrefixedNames.size())];
+    case ChildNaming::kCased:
+      return kCasedNames[src.below(kCasedNames.size())];
   }
   return "layer" + std::to_string(index);
 }
@@ -90,8 +97,11 @@ std::string reserved_name_hint(Source& src) {
 
 std::string param_name_hint(Source& src, ChildNaming naming, size_t count) {
   static const std::array<const char*, 4> kMangledParams = {"a_w", "b_w", "c_w", "a_b_w"};
+  static const std::array<const char*, 4> kCasedParams = {"W", "w", "Weight", "weight"};
   if (naming == ChildNaming::kMangled && src.chance(3, 4))
     return kMangledParams[src.below(kMangledParams.size())];
+  if (naming == ChildNaming::kCased && src.chance(3, 4))
+    return kCasedParams[src.below(kCasedParams.size())];
   return "w" + (count == 0 ? std::string() : "_" + std::to_string(count));
 }
 

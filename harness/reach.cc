@@ -326,15 +326,18 @@ class ReachWalk {
     for (const Module* m : modules_)
       for (Node* n = m->graph.first(); n; n = n->next) split_used |= is_fn(n, OpCode::kSplit);
     if (split_used && c_.config.fallback_ops.count("split")) set(Reach::kMultiOutputFallback);
-    std::map<std::string, std::set<std::string>> mangled;
+    std::map<std::string, std::set<std::string>> mangled, lowered;
     for (const auto& p : paths_) {
       std::string m = p;
       for (char& ch : m)
         if (ch == '.') ch = '_';
-      mangled[m].insert(p);
+      lowered[export_mangle(m)].insert(m);
+      mangled[std::move(m)].insert(p);
     }
     for (const auto& [_, originals] : mangled)
       if (originals.size() > 1) set(Reach::kMangleCollision);
+    for (const auto& [_, cased] : lowered)
+      if (cased.size() > 1) set(Reach::kCaseCollision);
   }
 
   const Case& c_;

@@ -267,6 +267,11 @@ TEST(ReachTest, NamesShapesScalarsAndOutputsOfTheRootAreSeen) {
   g.output({x, y, z});
   ReachBits bits = case_reach(case_of(root));
   EXPECT_TRUE(has(bits, Reach::kMangleCollision));
+  EXPECT_FALSE(has(bits, Reach::kCaseCollision));
+  root->children["A"] = std::make_shared<Module>();  // "A" and "a": alike once lower-cased
+  root->children["A"]->children["x"] = flag_child();
+  EXPECT_TRUE(has(case_reach(case_of(root)), Reach::kCaseCollision));
+  root->children.erase("A");
   EXPECT_TRUE(has(bits, Reach::kRank3));
   EXPECT_TRUE(has(bits, Reach::kZeroSize));
   EXPECT_TRUE(has(bits, Reach::kSpecialScalars));
