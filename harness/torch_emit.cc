@@ -487,6 +487,7 @@ if __name__ == "__main__":
     for (const auto& op : ops) os << py_str(op) << ", ";
     os << "]\n";
     partition_map(os);
+    export_names(os);
   }
 
   // flatcheck's own partition of the case, by provenance key: which `_run_on_acc_*` or
@@ -513,6 +514,48 @@ if __name__ == "__main__":
     for (const auto& [origin, run] : where)
       os << "    " << py_str(origin) << ": " << py_str(run) << ",\n";
     os << "}\n";
+  }
+
+  // Counts the FQNs of state in the tree, a module under two names counted under both.
+  static size_t state_fqns(const Module& m, std::unordered_set<const Tensor*>& tensors,
+                           int depth = 0) {
+    size_t n = m.params.size() + m.buffers.size();
+    for (const auto* state : {&m.params, &m.buffers})
+      for (const auto& [_, t] : *state) tensors.insert(t.get());
+    if (depth < kMaxModuleDepth)
+      for (const auto& [_, child] : m.children) n += state_fqns(*child, tensors, depth + 1);
+    return n;
+  }
+
+  // flatcheck export's placeholder name of each parameter and buffer, by FQN, for the bridge to
+  // compare with torch's non-strict export. None where they cannot compare: the program's
+  // inputs are `v_<name>`, so a root input that takes a state placeholder's name in flatcheck
+  // (p_*, b_*) takes none in torch; and where one tensor has two FQNs, torch lifts it under
+  // each, flatcheck under its first (docs/torch.md, "Differences that remain").
+  void export_names(std::ostringstream& os) {
+    os << "# flatcheck's exported placeholder names of the state, by FQN.\nEXPORT_NAMES = ";
+    for (Node* ph : c_.module->graph.placeholders()) {
+      std::string name = export_mangle(ph->name);
+      if (name.starts_with("p_") || name.starts_with("b_")) {
+        os << "None  # a root input is named like state\n";
+        return;
+      }
+    }
+    std::unordered_set<const Tensor*> tensors;
+    if (state_fqns(*c_.module, tensors) != tensors.size()) {
+      os << "None  # a tensor under two FQNs\n";
+      return;
+    }
+    try {
+      Program p = export_program(*c_.module);
+      os << "{\n";
+      for (const InputSpec& s : p.sig.inputs)
+        if (s.kind != InputSpec::kUserInput)
+          os << "    " << py_str(s.target) << ": " << py_str(s.name) << ",\n";
+      os << "}\n";
+    } catch (const InputError& e) {
+      os << "None  # export failed: " << py_str(e.what()) << "\n";
+    }
   }
 
   struct TraceEntry {

@@ -191,12 +191,30 @@ def export_program(p, mode):
                                strict=(mode == "strict"))
 
 
+def names_differ(p, ep):
+    """Where non-strict export names a parameter's or buffer's placeholder otherwise than
+    flatcheck's export (EXPORT_NAMES of the program, None where they cannot compare): a text,
+    or None when they agree. Strict export is not compared: torch 2.6 names its placeholders
+    from dynamo's attribute names there (p_l__s___a_w, suffixes _0 for collisions)."""
+    want = getattr(p, "EXPORT_NAMES", None)
+    if want is None:
+        return None
+    got = {s.target: s.arg.name for s in ep.graph_signature.input_specs
+           if s.kind.name in ("PARAMETER", "BUFFER")}
+    diff = sorted(f for f in set(want) | set(got) if want.get(f) != got.get(f))
+    if not diff:
+        return None
+    return "placeholder names differ from flatcheck's export: " + "; ".join(
+        f"{f}: flatcheck {want.get(f)}, torch {got.get(f)}" for f in diff[:6])
+
+
 def run_one(p, eager, mode, kinds, cache):
     """The export paths of one mode: a result dict per requested kind."""
     results = {}
     stage = "export"
     try:
         ep = export_program(p, mode)
+        naming = names_differ(p, ep) if mode == "nonstrict" else None
         stage = "save"
         saved = io.BytesIO()
         torch.export.save(ep, saved)  # before anything runs: the state is the case's
@@ -205,6 +223,9 @@ def run_one(p, eager, mode, kinds, cache):
             m = ep.module()
             status, why = judge(p, run_calls(m, p), state_after(m), eager, cache)
             results["module"] = verdict(status, why)
+            if naming and results["module"]["status"] != "mismatch":
+                results["module"] = {"status": "mismatch", "stage": "names",
+                                     "first_mismatch": naming}
         if "unflatten" in kinds:
             stage = "load"
             saved.seek(0)
