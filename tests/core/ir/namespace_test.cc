@@ -232,6 +232,40 @@ TEST(NamespaceTest, ErasedNamesStayReserved) {
   EXPECT_EQ(g.call_function(OpCode::kRelu, {x})->name, "relu_1");
 }
 
+TEST(NamespaceTest, AReservedNameIsUsedAndCountsForLaterNames) {
+  Namespace ns;
+  for (const char* name : {"x", "p_w", "x_1"}) {
+    EXPECT_TRUE(ns.reserve(name)) << name;
+    EXPECT_TRUE(ns.contains(name)) << name;
+    EXPECT_FALSE(ns.reserve(name)) << name << " twice";
+  }
+  EXPECT_EQ(ns.create_name("x"), "x_2");
+  EXPECT_EQ(ns.create_name("p_w"), "p_w_1");
+}
+
+// torch.export's placeholder names (expectations from torch 2.6's placeholder_naming_pass, by
+// hand from its code: lower(), re.sub("[^a-zA-Z0-9]", "_"), then "_<n+1>" while taken).
+TEST(NamespaceTest, ExportPlaceholderNamesLowerCaseAndAppendSuffixes) {
+  Namespace ns;
+  const std::pair<const char*, const char*> kTable[] = {
+      {"X", "x"},
+      {"x", "x_1"},
+      {"x_1", "x_1_1"},
+      {"x_1", "x_1_2"},
+      {"p_Layer.W", "p_layer_w"},
+      {"p_layer.w", "p_layer_w_1"},
+      {"b_convBlock.runMean", "b_convblock_runmean"},
+      {"p_0.w", "p_0_w"},
+      {"p_a-b", "p_a_b"},
+      {"ABC9", "abc9"},
+  };
+  for (auto [candidate, want] : kTable) {
+    std::string got = export_placeholder_name(ns, candidate);
+    EXPECT_EQ(got, want) << candidate;
+    ns.reserve(got);
+  }
+}
+
 TEST(NamespaceTest, HundredThousandGetitemsGetDistinctFxNames) {
   Namespace ns;
   constexpr int kN = 100000;
