@@ -182,15 +182,7 @@ class Builder {
     sc.dim = st.dim ? g.placeholder("dim", ValueType::scalar(ValueType::kInt)) : nullptr;
     if (sw_.buffers && src_.chance(1, 2)) sc.buffer = buffer_for(inputs[0]);
     if (sc.buffer) {
-      // Under mangled child naming, a name that may mangle like a child's buf (a_buf is a.buf's).
-      // Under cased naming, names alike once lower-cased.
-      static const std::array<const char*, 3> kBufNames = {"buf", "a_buf", "b_buf"};
-      static const std::array<const char*, 3> kCasedBufNames = {"buf", "Buf", "runMean"};
-      sc.buffer_name = sw_.child_naming == ChildNaming::kMangled
-                           ? kBufNames[src_.below(kBufNames.size())]
-                       : sw_.child_naming == ChildNaming::kCased
-                           ? kCasedBufNames[src_.below(kCasedBufNames.size())]
-                           : "buf";
+      sc.buffer_name = buffer_name_hint(src_, sw_.child_naming);
       m.buffers[sc.buffer_name] = sc.buffer;
     }
     int steps = static_cast<int>(src_.range(1, sw_.nodes));

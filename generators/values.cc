@@ -105,6 +105,14 @@ std::string param_name_hint(Source& src, ChildNaming naming, size_t count) {
   return "w" + (count == 0 ? std::string() : "_" + std::to_string(count));
 }
 
+std::string buffer_name_hint(Source& src, ChildNaming naming) {
+  static const std::array<const char*, 3> kMangledBufs = {"buf", "a_buf", "b_buf"};
+  static const std::array<const char*, 3> kCasedBufs = {"buf", "Buf", "runMean"};
+  if (naming == ChildNaming::kMangled) return kMangledBufs[src.below(kMangledBufs.size())];
+  if (naming == ChildNaming::kCased) return kCasedBufs[src.below(kCasedBufs.size())];
+  return "buf";
+}
+
 Tensor draw_tensor(Source& src, const Shape& shape, bool special) {
   Tensor t = Tensor::zeros(shape);
   for (auto& x : t.data) x = draw_value(src, special);

@@ -29,5 +29,8 @@ std::string child_name_hint(Source& src, ChildNaming naming, size_t index);
 // The name of a module's parameter when it has `count` already: w, w_1, ...; under mangled child
 // naming often one that mangles like a child's (a_w is a.w's, a_b_w both a.b_w's and a_b.w's).
 std::string param_name_hint(Source& src, ChildNaming naming, size_t count);
+// A buffer's name: "buf", or under mangled naming one that may mangle like a child's buf
+// (a_buf is a.buf's), under cased naming one alike once lower-cased.
+std::string buffer_name_hint(Source& src, ChildNaming naming);
 
 }  // namespace flatcheck
