@@ -10,7 +10,8 @@
 #       naming_table.py --check against torch.fx; every corpus/torch repro still reproduces
 #       (exit 1) on this torch; every case of corpus/torch/cases (CLASS-N.json) is reported as
 #       the known torch issue CLASS on an export path; the fx path's --pass is read (the by-name
-#       pass fails on the graph-break example where the built-in one passes)
+#       pass fails on the graph-break example where the built-in one passes); EXPORT_NAMES is
+#       read (a wrong expected placeholder name is a mismatch at stage names)
 set -uo pipefail
 mode=$1 bin=$2 src=$3
 in_root=("$src/scripts/in-torch-root")
@@ -103,5 +104,24 @@ if [ $? -ne 1 ]; then
   echo "FAIL: --pass by_name.py:flatten did not reproduce the graph-break bug (the pass is ignored?)"
   fail=1
 fi
-[ "$fail" -eq 0 ] && echo "PASS: naming table, corpus/torch repros, --pass"
+# EXPORT_NAMES is read: a program whose expected placeholder name is made wrong is a mismatch
+# at stage `names` of export.nonstrict.module.
+"$bin" generate --seed 12 --count 20 -o "$work/named" >/dev/null
+"$bin" emit-torch "$work/named" -o "$work/named-py" >/dev/null
+python3 - "$work/named-py" "$work/wrong.py" <<'EOF' || fail=1
+import glob, re, sys
+for f in sorted(glob.glob(sys.argv[1] + "/*.py")):
+    s = open(f).read()
+    m = re.search(r'^EXPORT_NAMES = \{\n    "[^"]+": "[^"]+",$', s, re.M)
+    if m:
+        open(sys.argv[2], "w").write(s.replace(m.group(0), m.group(0)[:-2] + '_x",', 1))
+        sys.exit(0)
+sys.exit("FAIL: no emitted program with EXPORT_NAMES to edit")
+EOF
+"${bridge[@]}" "$work/wrong.py" --paths export.nonstrict.module >"$work/wrong.jsonl" 2>&1
+if [ $? -ne 1 ] || ! grep -q '"stage": "names"' "$work/wrong.jsonl"; then
+  echo "FAIL: a wrong EXPORT_NAMES entry was not reported (the names are not compared?)"
+  fail=1
+fi
+[ "$fail" -eq 0 ] && echo "PASS: naming table, corpus/torch repros, --pass, export names"
 exit "$fail"
