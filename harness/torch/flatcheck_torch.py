@@ -15,11 +15,12 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            partitioner made (_run_on_acc_* / _run_on_gpu_*), flattened by a pass (built in: every
            run inlined by position; --pass: yours), torch.save/torch.load, the calls: outputs and
            buffers must equal torch eager's bit for bit.
-  export.strict.module, export.strict.unflatten, export.nonstrict.module,
-  export.nonstrict.unflatten
-           torch.export.export (strict or not), then ep.module(), or save/load and unflatten;
+  export.strict.module, export.strict.unflatten, export.strict.preserve,
+  export.nonstrict.module, export.nonstrict.unflatten, export.nonstrict.preserve
+           torch.export.export (strict or not), then ep.module(), or save/load and unflatten,
+           or (preserve) export with every submodule's call signature preserved and unflatten;
            the calls; vs torch eager, bit for bit (torch >= 2.5; skipped with the reason before).
---paths takes names or prefixes: `export` is the four export paths, `export.strict` two.
+--paths takes names or prefixes: `export` is the six export paths, `export.strict` three.
 
 A path's status: agree; excused (only NaN payloads differ, and exactly as a NaN constant losing
 its payload explains: torch_compare.judge); mismatch; error (torch raised); skipped (with its
@@ -236,8 +237,8 @@ def main():
     ap.add_argument("--quiet", action="store_true", help="print only failures and the summary")
     ap.add_argument("--interesting", metavar="PATH:STATUS[:TEXT]",
                     help="an interestingness test for `flatcheck shrink --predicate`: exit 0 "
-                         "when a program's PATH ends in STATUS (and its first mismatch contains "
-                         "TEXT), else 1")
+                         "when a program's PATH ends in STATUS (and its first mismatch, skip or "
+                         "known-issue class contains TEXT), else 1")
     args = ap.parse_args()
     want = None
     if args.interesting:
@@ -270,7 +271,8 @@ def main():
             bad = r["status"] in ("mismatch", "error")
             failed += bad
             hits += bool(want) and r["path"] == want[0] and r["status"] == want[1] and \
-                want[2] in json.dumps(r.get("first_mismatch", r.get("skip", "")))
+                want[2] in json.dumps([r.get(k, "") for k in ("first_mismatch", "skip",
+                                                               "known_torch_issue")])
             if not args.quiet or bad:
                 print(json.dumps(r), flush=True)
     summary["nodes_per_op"] = counts

@@ -3,6 +3,8 @@
   export.<mode>.module     torch.export.export(model, inputs, strict=<mode>), then ep.module()
   export.<mode>.unflatten  the same program through torch.export.save / load, then
                            torch.export.unflatten (call variants n, n@1 sharing state)
+  export.<mode>.preserve   export with preserve_module_call_signature naming every submodule,
+                           then unflatten (a module called more than once: a dispatcher)
 
 for mode in strict, nonstrict. Each runs CONFIG["calls"] calls on fresh input copies; outputs
 and final state (every FQN the module holds, variants mapped to their base) must equal torch
@@ -12,14 +14,19 @@ whether unflatten without save/load differs too, to localize the fault.
 A mismatch or an exception of an unflatten path is traced before it is reported: unflatten is
 run again with one cause of docs/found-bugs.md removed at a time (TRACES: call_module targets
 compared in the dedup; nn_module_stack keys that name module paths instead of module objects;
-children not reordered; a call variant keeping its module's children), then in pairs, threes and
-all four; when such a run agrees with eager, the path is `known_torch_issue` of that
-class, otherwise a `mismatch` (or an `error`). An exception that no trace removes is an `error`
+children not reordered; a call variant keeping its module's children; a preserved call's entry
+without a module dropped), then in pairs, threes and so on; when such a run agrees with eager,
+the path is `known_torch_issue` of that class, otherwise a `mismatch` (or an `error`). On the
+preserve path, a program of a shape found before (preserve_excuse: a module called more than
+once that updates a buffer; one buffer updated by two modules) has any wrong result once
+unflatten succeeds counted as that class. An exception that no trace removes is an `error`
 unless it matches a row of KNOWN_ERRORS (torch bugs found and documented, by their message) or
 SKIPS (documented limitations, counted as skipped).
 """
+import collections
 import contextlib
 import copy
+import dataclasses
 import io
 import itertools
 import re
@@ -30,7 +37,7 @@ import torch
 from torch_compare import judge, run_calls, tensors_of
 
 MODES = ("strict", "nonstrict")
-KINDS = ("module", "unflatten")
+KINDS = ("module", "unflatten", "preserve")
 PATHS = tuple(f"export.{m}.{k}" for m in MODES for k in KINDS)
 
 # (pattern on "ExceptionType: message", skip class, reason). Each row is a documented torch
@@ -148,19 +155,90 @@ def variant_keeps_children():
             del cls.__setattr__
 
 
+@contextlib.contextmanager
+def entries_without_module_dropped():
+    """unflatten with a preserved module's dispatcher built from the call variants unflatten
+    made. A call of a preserved module whose results are all unused leaves no module (`n` or
+    `n@1`), but its module_call_graph entry stays: `_dispatch_modules` looks every entry up
+    (AttributeError: no attribute 'n@1'), then takes the variants by position, `n`, `n@1`, ...
+    as many as there are calls (KeyError when one is missing; a call to a missing `n` when only
+    `n@1` was made; AssertionError when the name holds a bare container). A module under two
+    names (`self.b = self.a`) does the same when a name it is never called by is preserved.
+    Here entries without an InterpreterModule are dropped and the variants made are renumbered
+    `n`, `n@1`, ... in call order (the children of a container at the new name kept)."""
+    unflatten = sys.modules["torch.export.unflatten"]
+    cls = unflatten.UnflattenedModule
+    original = cls._dispatch_modules
+
+    def dispatch(self, redirected, consts_targets):
+        def made(fqn):  # an InterpreterModule, not a bare container unflatten made for a path
+            try:
+                return hasattr(torch.fx.graph_module._get_attr(self, redirected.get(fqn, fqn)),
+                               "graph")
+            except (AttributeError, AssertionError):  # no such attribute; a None on the path
+                return False
+
+        entries = self.module_call_graph
+        kept, groups, gone = [], collections.defaultdict(list), set()
+        for e in entries:
+            if not (e.fqn and e.signature):
+                kept.append(e)
+            elif made(e.fqn):
+                groups[e.fqn.split("@")[0]].append(e)
+            else:
+                gone.add(e.fqn)
+        renamed, moved = {}, {}
+        for base, group in groups.items():
+            group.sort(key=lambda e: int(e.fqn.split("@")[1]) if "@" in e.fqn else 0)
+            for k, e in enumerate(group):
+                want = unflatten._call_name(base, k + 1)
+                if e.fqn != want:
+                    renamed[e.fqn] = want
+                    if e.fqn not in redirected:
+                        *prefix, old = e.fqn.split(".")
+                        parent = unflatten._get_attr_via_attr_list(self, prefix)
+                        module, name = parent._modules.pop(old), want.rsplit(".", 1)[-1]
+                        container = parent._modules.get(name)
+                        for child, m in (container._modules if container else {}).items():
+                            module._modules.setdefault(child, m)
+                        parent._modules[name] = module
+                        moved[e.fqn] = want
+                    e = dataclasses.replace(e, fqn=want)
+                kept.append(e)
+        # the dedup's redirections, under the new names (none left under an old or dropped one)
+        kept_keys = {k: v for k, v in redirected.items() if k not in renamed and k not in gone}
+        redirected = {**kept_keys, **{new: redirected[old] for old, new in renamed.items()
+                                      if old in redirected}}
+        redirected = {k: moved.get(v, v) for k, v in redirected.items()}
+        self.module_call_graph = kept
+        try:
+            original(self, redirected, consts_targets)
+        finally:
+            self.module_call_graph = entries
+
+    cls._dispatch_modules = dispatch
+    try:
+        yield
+    finally:
+        cls._dispatch_modules = original
+
+
 # (class, prepares the program, context for unflatten): one cause of docs/found-bugs.md removed.
 TRACES = [
     ("unflatten-dedup-ignores-call-targets", lambda ep: ep, call_targets_compared),
     ("unflatten-strict-keys-name-module-objects", keyed_by_path, contextlib.nullcontext),
     ("unflatten-reorder-keyerror", lambda ep: ep, children_not_reordered),
     ("unflatten-variant-drops-children", lambda ep: ep, variant_keeps_children),
+    ("unflatten-preserve-entry-without-module", lambda ep: ep, entries_without_module_dropped),
 ]
 
 
-def trace_unflatten(p, loaded, eager, cache):
+def trace_unflatten(p, loaded, eager, cache, excuse=None):
     """The classes of docs/found-bugs.md (joined by '+') whose causes, removed, make unflatten
     agree with eager on this program: single causes first, then pairs, then threes, then all; None
-    when no combination does."""
+    when no combination does. `excuse`, a class that explains any wrong result (or failure
+    while running) of this program, counts as agreement once unflatten succeeds: no cause
+    removed when unflatten succeeds as it is."""
     def agrees(chosen):
         try:
             prepared = loaded
@@ -169,15 +247,21 @@ def trace_unflatten(p, loaded, eager, cache):
                     prepared = prepare(prepared)
                     stack.enter_context(context())
                 u = torch.export.unflatten(prepared)
-            status, _ = judge(p, run_calls(u, p), state_after(u), eager, cache)
-            return status != "mismatch"
         except Exception:  # noqa: BLE001 - then not (only) these causes
-            return False
+            return None
+        try:
+            status, _ = judge(p, run_calls(u, p), state_after(u), eager, cache)
+        except Exception:  # noqa: BLE001
+            status = "mismatch"
+        if status != "mismatch":
+            return [cls for cls, _, _ in chosen]
+        return [cls for cls, _, _ in chosen] + [excuse] if excuse else None
 
-    for size in range(1, len(TRACES) + 1):
+    for size in range(0 if excuse else 1, len(TRACES) + 1):
         for chosen in itertools.combinations(TRACES, size):
-            if agrees(chosen):
-                return "+".join(cls for cls, _, _ in chosen)
+            classes = agrees(chosen)
+            if classes:
+                return "+".join(classes)
     return None
 
 
@@ -185,10 +269,15 @@ def state_after(module):
     return {fqn: t.detach().clone() for fqn, t in tensors_of(module).items()}
 
 
-def export_program(p, mode):
+def export_program(p, mode, preserve=False):
+    """torch.export.export of a fresh model; with `preserve`, every submodule's call signature
+    preserved (each name of an aliased module)."""
     model = p.build()
+    signature = tuple(sorted({name for name, _ in model.named_modules(remove_duplicate=False)
+                              if name})) if preserve else ()
     return torch.export.export(model, tuple(t.clone() for t in p.INPUTS),
-                               strict=(mode == "strict"))
+                               strict=(mode == "strict"),
+                               preserve_module_call_signature=signature)
 
 
 def names_differ(p, ep):
@@ -209,15 +298,18 @@ def names_differ(p, ep):
 
 
 def run_one(p, eager, mode, kinds, cache):
-    """The export paths of one mode: a result dict per requested kind."""
+    """The export paths of one mode: a result dict per requested kind. The preserve path
+    exports on its own, so an export failure of one is not the other's."""
     results = {}
+    plain = [k for k in kinds if k != "preserve"]
     stage = "export"
     try:
-        ep = export_program(p, mode)
-        naming = names_differ(p, ep) if mode == "nonstrict" else None
-        stage = "save"
-        saved = io.BytesIO()
-        torch.export.save(ep, saved)  # before anything runs: the state is the case's
+        if plain:
+            ep = export_program(p, mode)
+            naming = names_differ(p, ep) if mode == "nonstrict" else None
+            stage = "save"
+            saved = io.BytesIO()
+            torch.export.save(ep, saved)  # before anything runs: the state is the case's
         if "module" in kinds:
             stage = "module"
             m = ep.module()
@@ -232,19 +324,30 @@ def run_one(p, eager, mode, kinds, cache):
             loaded = torch.export.load(saved)
             results["unflatten"] = unflatten_path(p, mode, loaded, eager, cache)
     except Exception as e:  # noqa: BLE001 - torch refusing or crashing on a program
-        skip = classify(e)
-        for kind in kinds:
-            if kind in results:
-                continue
-            if skip and skip[0] == "skipped":
-                results[kind] = {"status": "skipped", "skip": skip[1]}
-            elif skip:
-                results[kind] = {"status": "known_torch_issue", "known_torch_issue": skip[1],
-                                 "stage": stage, "detail": f"{type(e).__name__}: {e}"[:300]}
-            else:
-                results[kind] = {"status": "error", "stage": stage,
-                                 "first_mismatch": f"{type(e).__name__}: {e}"[:600]}
+        failed(results, plain, stage, e)
+    if "preserve" in kinds:
+        stage = "export"
+        try:
+            results["preserve"] = preserve_path(p, mode, eager, cache)
+        except Exception as e:  # noqa: BLE001
+            failed(results, ["preserve"], stage, e)
     return results
+
+
+def failed(results, kinds, stage, e):
+    """The result of each kind not yet judged when torch raised `e` at `stage`."""
+    skip = classify(e)
+    for kind in kinds:
+        if kind in results:
+            continue
+        if skip and skip[0] == "skipped":
+            results[kind] = {"status": "skipped", "skip": skip[1]}
+        elif skip:
+            results[kind] = {"status": "known_torch_issue", "known_torch_issue": skip[1],
+                             "stage": stage, "detail": f"{type(e).__name__}: {e}"[:300]}
+        else:
+            results[kind] = {"status": "error", "stage": stage,
+                             "first_mismatch": f"{type(e).__name__}: {e}"[:600]}
 
 
 def unflatten_path(p, mode, loaded, eager, cache):
@@ -268,6 +371,87 @@ def unflatten_path(p, mode, loaded, eager, cache):
         r["without_save_load"] = unflatten_unsaved(p, mode, eager, cache)
     r["variants"] = variants(u)
     return r
+
+
+def preserve_path(p, mode, eager, cache):
+    """export with every submodule's call signature preserved, then unflatten (no save/load):
+    each preserved module keeps its calling convention, and the calls of a module called more
+    than once are dispatched by call index (torch's InterpreterModuleDispatcher). A failure is
+    traced (trace_unflatten), with a shape found before (preserve_excuse) excusing what goes
+    wrong once unflatten succeeds."""
+    ep = export_program(p, mode, preserve=True)
+    stage = "unflatten"
+    try:
+        u = torch.export.unflatten(ep)
+        stage = "run"
+        status, why = judge(p, run_calls(u, p), state_after(u), eager, cache)
+        if status != "mismatch":
+            return verdict(status, why)
+        error = None
+    except Exception as e:  # noqa: BLE001
+        error, why = e, f"{type(e).__name__}: {e}"
+    shape = preserve_excuse(p)
+    cls = trace_unflatten(p, ep, eager, cache, shape[0] if shape else None)
+    if cls:
+        detail = f"{shape[1]}: {why}" if shape and shape[0] in cls else why
+        return {"status": "known_torch_issue", "known_torch_issue": cls, "stage": stage,
+                "detail": detail[:300]}
+    if error is None:
+        return verdict(status, why)
+    results = {}
+    failed(results, ["preserve"], stage, error)
+    return results["preserve"]
+
+
+def preserve_excuse(p):
+    """(class, detail) when the program has a shape the preserve path gets wrong for a reason
+    found and documented before (docs/found-bugs.md, 8 and 9), else None. Found by running the
+    eager model once and recording every buffer update (the program's `_R.copy`, whether or not
+    it changes a value), not from the symptom:
+      preserve-multicall-buffer-update  a module one forward calls more than once whose call
+                                        updates a buffer (its own or a descendant's): torch
+                                        does not support it (pytorch/pytorch#137999)
+      preserve-tied-buffer-update       one buffer tensor updated by two modules' own code (a
+                                        tensor registered in both, or a parent updating its
+                                        child's buffer)"""
+    model = p.build()
+    names = {id(m): n or "<root>" for n, m in model.named_modules()}
+    calls, stack, writers, updating = {}, [], {}, set()
+
+    class Watch(p._NoRecorder):
+        def copy(self, module, path, value):
+            target = module
+            for part in path.split("."):
+                target = getattr(target, part)
+            writers.setdefault(target.data_ptr(), set()).add(id(module))
+            updating.update(stack)
+            super().copy(module, path, value)
+
+    def before(module, args):
+        calls[id(module)] = calls.get(id(module), 0) + 1
+        stack.append(id(module))
+
+    def after(module, args, out):  # returns None: the output stays the module's
+        stack.pop()
+
+    hooks = [h for m in model.modules()
+             for h in (m.register_forward_pre_hook(before), m.register_forward_hook(after))]
+    p._R = Watch()
+    try:
+        with torch.no_grad():
+            model(*[t.clone() for t in p.INPUTS])
+    finally:
+        p._R = p._NoRecorder()
+        for h in hooks:
+            h.remove()
+    multi = sorted(names[i] for i in updating if calls[i] > 1 and i in names)
+    if multi:
+        return ("preserve-multicall-buffer-update",
+                f"{multi[0]} is called more than once and updates a buffer")
+    tied = sorted(sorted(names[i] for i in w) for w in writers.values() if len(w) > 1)
+    if tied:
+        return ("preserve-tied-buffer-update", f"one buffer is updated by {' and '.join(tied[0])}")
+    return None
 
 
 def verdict(status, why):
