@@ -11,7 +11,8 @@
 #       (exit 1) on this torch; every case of corpus/torch/cases (CLASS-N.json) is reported as
 #       the known torch issue CLASS on an export path; the fx path's --pass is read (the by-name
 #       pass fails on the graph-break example where the built-in one passes); EXPORT_NAMES is
-#       read (a wrong expected placeholder name is a mismatch at stage names)
+#       read (a wrong expected placeholder name is a mismatch at stage names); --interesting
+#       reads its path, status and text (the text against the known-issue class too)
 set -uo pipefail
 mode=$1 bin=$2 src=$3
 in_root=("$src/scripts/in-torch-root")
@@ -94,6 +95,19 @@ for c, g in sorted(seen.items()):
     print(f"corpus/torch/cases {c}: {'reported' if c in g else 'NOT reported, got ' + str(sorted(g))}")
 sys.exit(1 if bad or not seen else 0)
 EOF
+# --interesting (the shrinker's test) reads its path, status and text, the text matched against
+# the known-issue class too: the tied-buffer case is interesting as its own class only.
+tied="$work/cases/preserve-tied-buffer-update-1.py"
+for want in "0 export.nonstrict.preserve:known_torch_issue:preserve-tied-buffer-update" \
+            "1 export.nonstrict.preserve:known_torch_issue:preserve-multicall-buffer-update" \
+            "1 export.nonstrict.preserve:agree" "1 export.nonstrict.module:known_torch_issue"; do
+  "${bridge[@]}" "$tied" --quiet --interesting "${want#* }" >/dev/null 2>&1
+  rc=$?
+  if [ "$rc" -ne "${want%% *}" ]; then
+    echo "FAIL: --interesting ${want#* } exits $rc on $tied, expected ${want%% *}"
+    fail=1
+  fi
+done
 "$bin" example graph-break -o "$work/gb.json" >/dev/null
 "$bin" emit-torch "$work/gb.json" -o "$work/gb" >/dev/null
 "${bridge[@]}" "$work/gb/gb.py" --paths fx --quiet >/dev/null || {
@@ -123,5 +137,5 @@ if [ $? -ne 1 ] || ! grep -q '"stage": "names"' "$work/wrong.jsonl"; then
   echo "FAIL: a wrong EXPORT_NAMES entry was not reported (the names are not compared?)"
   fail=1
 fi
-[ "$fail" -eq 0 ] && echo "PASS: naming table, corpus/torch repros, --pass, export names"
+[ "$fail" -eq 0 ] && echo "PASS: naming table, corpus/torch repros, --pass, export names, --interesting"
 exit "$fail"
