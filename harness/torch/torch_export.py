@@ -160,9 +160,10 @@ def entries_without_module_dropped():
     """unflatten with a preserved module's dispatcher built from the call variants unflatten
     made. A call of a preserved module whose results are all unused leaves no module (`n` or
     `n@1`), but its module_call_graph entry stays: `_dispatch_modules` looks every entry up
-    (AttributeError: no attribute 'n@1'), then takes the variants by position, `n`, `n@1`, ...
-    as many as there are calls (KeyError when one is missing; a call to a missing `n` when only
-    `n@1` was made; AssertionError when the name holds a bare container). A module under two
+    (AttributeError: no attribute 'n@1'; AssertionError later when the name holds a bare
+    container), then takes the variants by position, `n`, `n@1`, ... as many as there are calls
+    (with the lookup alone fixed: KeyError when the missing one is not the last; a call to a
+    missing `n` when only `n@1` was made). A module under two
     names (`self.b = self.a`) does the same when a name it is never called by is preserved.
     Here entries without an InterpreterModule are dropped and the variants made are renumbered
     `n`, `n@1`, ... in call order (the children of a container at the new name kept)."""
