@@ -325,30 +325,26 @@ def run_one(p, eager, mode, kinds, cache):
             loaded = torch.export.load(saved)
             results["unflatten"] = unflatten_path(p, mode, loaded, eager, cache)
     except Exception as e:  # noqa: BLE001 - torch refusing or crashing on a program
-        failed(results, plain, stage, e)
+        for kind in plain:
+            results.setdefault(kind, failure(e, stage))
     if "preserve" in kinds:
-        stage = "export"
         try:
             results["preserve"] = preserve_path(p, mode, eager, cache)
-        except Exception as e:  # noqa: BLE001
-            failed(results, ["preserve"], stage, e)
+        except Exception as e:  # noqa: BLE001 - raised by the export
+            results["preserve"] = failure(e, "export")
     return results
 
 
-def failed(results, kinds, stage, e):
-    """The result of each kind not yet judged when torch raised `e` at `stage`."""
+def failure(e, stage):
+    """The result of a path that torch raised `e` on at `stage`: skipped, a known issue listed
+    by its message, or an error."""
     skip = classify(e)
-    for kind in kinds:
-        if kind in results:
-            continue
-        if skip and skip[0] == "skipped":
-            results[kind] = {"status": "skipped", "skip": skip[1]}
-        elif skip:
-            results[kind] = {"status": "known_torch_issue", "known_torch_issue": skip[1],
-                             "stage": stage, "detail": f"{type(e).__name__}: {e}"[:300]}
-        else:
-            results[kind] = {"status": "error", "stage": stage,
-                             "first_mismatch": f"{type(e).__name__}: {e}"[:600]}
+    if skip and skip[0] == "skipped":
+        return {"status": "skipped", "skip": skip[1]}
+    if skip:
+        return {"status": "known_torch_issue", "known_torch_issue": skip[1], "stage": stage,
+                "detail": f"{type(e).__name__}: {e}"[:300]}
+    return {"status": "error", "stage": stage, "first_mismatch": f"{type(e).__name__}: {e}"[:600]}
 
 
 def unflatten_path(p, mode, loaded, eager, cache):
@@ -397,11 +393,7 @@ def preserve_path(p, mode, eager, cache):
         detail = f"{shape[1]}: {why}" if shape and shape[0] in cls else why
         return {"status": "known_torch_issue", "known_torch_issue": cls, "stage": stage,
                 "detail": detail[:300]}
-    if error is None:
-        return verdict(status, why)
-    results = {}
-    failed(results, ["preserve"], stage, error)
-    return results["preserve"]
+    return verdict(status, why) if error is None else failure(error, stage)
 
 
 def preserve_excuse(p):
@@ -421,9 +413,7 @@ def preserve_excuse(p):
 
     class Watch(p._NoRecorder):
         def copy(self, module, path, value):
-            target = module
-            for part in path.split("."):
-                target = getattr(target, part)
+            target = self.attr(module, path, False)  # the tensor itself, not a copy
             writers.setdefault(target.data_ptr(), set()).add(id(module))
             updating.update(stack)
             super().copy(module, path, value)
@@ -445,7 +435,7 @@ def preserve_excuse(p):
         p._R = p._NoRecorder()
         for h in hooks:
             h.remove()
-    multi = sorted(names[i] for i in updating if calls[i] > 1 and i in names)
+    multi = sorted(names[i] for i in updating if calls[i] > 1)
     if multi:
         return ("preserve-multicall-buffer-update",
                 f"{multi[0]} is called more than once and updates a buffer")
