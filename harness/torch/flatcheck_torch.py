@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """flatcheck's bridge to real PyTorch (docs/torch.md). No dependency beyond torch.
 
-    python3 harness/torch/flatcheck_torch.py PROGRAM.py... [--paths eager,fx,export]
+    python3 harness/torch/flatcheck_torch.py PROGRAM.py... [--paths eager,fx,export,partition]
         [--pass MODULE:FUNCTION] [--quiet] [--summary-only]
 
 Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
@@ -20,7 +20,14 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            torch.export.export (strict or not), then ep.module(), or save/load and unflatten,
            or (preserve) export with every submodule's call signature preserved and unflatten;
            the calls; vs torch eager, bit for bit (torch >= 2.5; skipped with the reason before).
---paths takes names or prefixes: `export` is the six export paths, `export.strict` three.
+  partition.splitter, partition.capability
+           torch's own partitioners, as Torch-TensorRT's dynamo frontend builds on them, over the
+           non-strict exported module: _SplitterBase (`_run_on_acc_*` / `_run_on_gpu_*`
+           submodules) or CapabilityBasedPartitioner (fused `_run_on_acc_*` partitions), the
+           fallback ops CONFIG["fallback_ops"]; the calls; then flattened by the pass (as fx)
+           and the calls again; vs torch eager, bit for bit (torch_partition.py).
+--paths takes names or prefixes: `export` is the six export paths, `export.strict` three,
+`partition` the two partition paths.
 
 A path's status: agree; excused (only NaN payloads differ, and exactly as a NaN constant losing
 its payload explains: torch_compare.judge); mismatch; error (torch raised); skipped (with its
@@ -39,10 +46,12 @@ import torch
 from torch_compare import (Eager, Verdict, bit_equal, compare_node, outputs_of, run_calls,
                            state_of, storage_groups)
 from torch_export import PATHS as EXPORT_PATHS
+from torch_partition import PATHS as PARTITION_PATHS
+from torch_partition import run_partition
 from torch_export import run_export
 from torch_fx import child_call, flatten_by_position, load_pass, run_fx
 
-ALL_PATHS = ("eager", "fx") + EXPORT_PATHS
+ALL_PATHS = ("eager", "fx") + EXPORT_PATHS + PARTITION_PATHS
 STATUSES = ("agree", "excused", "mismatch", "error", "skipped", "known_torch_issue")
 
 
@@ -209,6 +218,10 @@ def check_program(p, paths, flatten, pass_name, counts):
     if wanted:
         for path, r in run_export(p, eager, wanted, cache).items():
             results.append({"path": path, **r})
+    wanted = [x for x in paths if x in PARTITION_PATHS]
+    if wanted:
+        for path, r in run_partition(p, eager, wanted, flatten, cache).items():
+            results.append({"path": path, **r})
     return results
 
 
@@ -229,11 +242,11 @@ def tally(summary, r, ops):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("programs", nargs="+", help="programs written by flatcheck emit-torch")
-    ap.add_argument("--paths", default="eager,fx,export")
+    ap.add_argument("--paths", default="eager,fx,export,partition")
     ap.add_argument("--pass", dest="flatten_pass", metavar="MODULE:FUNCTION",
-                    help="the fx path's flatten pass: file.py:function or package.module:"
-                         "function, taking the split GraphModule and returning the flattened "
-                         "one (default: the built-in positional inliner)")
+                    help="the flatten pass of the fx and partition paths: file.py:function or "
+                         "package.module:function, taking the split GraphModule and returning "
+                         "the flattened one (default: the built-in positional inliner)")
     ap.add_argument("--quiet", action="store_true", help="print only failures and the summary")
     ap.add_argument("--interesting", metavar="PATH:STATUS[:TEXT]",
                     help="an interestingness test for `flatcheck shrink --predicate`: exit 0 "

@@ -5,9 +5,9 @@ with flatcheck's minimizer, the torch run itself as the interestingness test, in
 PyTorch repro.
 
     python3 harness/torch/torch_campaign.py --cases 5000 --torch-root --jobs 2
-        [--seed 1] [--out torch-campaign] [--paths eager,fx,export] [--pass MODULE:FUNCTION]
-        [--flatcheck build/bin/flatcheck] [--python CMD] [--no-shrink] [--max-nodes N]
-        [--max-shrinks K]
+        [--seed 1] [--out torch-campaign] [--paths eager,fx,export,partition]
+        [--pass MODULE:FUNCTION] [--flatcheck build/bin/flatcheck] [--python CMD] [--no-shrink]
+        [--max-nodes N] [--max-shrinks K]
 
 --torch-root runs the bridge in the torch 2.x root (scripts/torch-root.sh builds it; this is
 --python "scripts/in-torch-root python3"); without it, --python (default: this interpreter).
@@ -165,7 +165,7 @@ def main():
     ap.add_argument("--cases", type=int, default=1000)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--out", default="torch-campaign")
-    ap.add_argument("--paths", default="eager,fx,export")
+    ap.add_argument("--paths", default="eager,fx,export,partition")
     ap.add_argument("--pass", dest="flatten_pass", metavar="MODULE:FUNCTION")
     ap.add_argument("--flatcheck", default=os.path.join(ROOT, "build", "bin", "flatcheck"))
     ap.add_argument("--max-nodes", type=int, default=20)

@@ -3,16 +3,17 @@
 # (docs/torch.md). Exit 77 (reported SKIPPED by CTest) with the reason where the root is not
 # there or cannot be entered.
 #   torch2_test.sh bridge FLATCHECK_BIN SOURCE_DIR SHARD SHARDS [CASES]
-#       generated cases (seed 7) and, in shard 0, the regression corpus, through eager, fx and
-#       the six export paths; fails on any mismatch or error (known torch issues are counted,
-#       not failed) and when fewer programs ran than asked
+#       generated cases (seed 7) and, in shard 0, the regression corpus, through eager, fx, the
+#       six export paths and the two partition paths; fails on any mismatch or error (known
+#       torch issues are counted, not failed) and when fewer programs ran than asked
 #   torch2_test.sh checks FLATCHECK_BIN SOURCE_DIR
 #       naming_table.py --check against torch.fx; every corpus/torch repro still reproduces
 #       (exit 1) on this torch; every case of corpus/torch/cases (CLASS-N.json) is reported as
-#       the known torch issue CLASS on an export path; the fx path's --pass is read (the by-name
-#       pass fails on the graph-break example where the built-in one passes); EXPORT_NAMES is
-#       read (a wrong expected placeholder name is a mismatch at stage names); --interesting
-#       reads its path, status and text (the text against the known-issue class too)
+#       the known torch issue CLASS on an export or partition path; --pass is read by the fx and
+#       partition.splitter paths (the by-name pass fails on the graph-break example where the
+#       built-in one passes); EXPORT_NAMES is read (a wrong expected placeholder name is a
+#       mismatch at stage names); --interesting reads its path, status and text (the text
+#       against the known-issue class too)
 set -uo pipefail
 mode=$1 bin=$2 src=$3
 in_root=("$src/scripts/in-torch-root")
@@ -41,7 +42,7 @@ if [ "$mode" = bridge ]; then
   done
   n=$(ls "$work"/programs/*.py | wc -l)
   set +e
-  "${bridge[@]}" "$work"/programs/*.py --paths eager,fx,export --quiet >"$work/out.jsonl"
+  "${bridge[@]}" "$work"/programs/*.py --paths eager,fx,export,partition --quiet >"$work/out.jsonl"
   rc=$?
   set -e
   cat "$work/out.jsonl"
@@ -55,8 +56,8 @@ for path, st in sorted(summary["paths"].items()):
     print(f"{path:28s} " + " ".join(f"{k} {v}" for k, v in sorted(st.items()) if v))
     if ran != want:
         sys.exit(f"FAIL: {path} ran {ran} of {want} programs")
-if len(summary["paths"]) != 8:
-    sys.exit(f"FAIL: {len(summary['paths'])} paths ran, expected 8")
+if len(summary["paths"]) != 10:
+    sys.exit(f"FAIL: {len(summary['paths'])} paths ran, expected 10")
 EOF
   if [ "$rc" -ne 0 ]; then
     echo "FAIL: torch disagrees with flatcheck beyond the known torch issues (exit $rc)"
@@ -80,7 +81,7 @@ for repro in "$src"/corpus/torch/*.py; do
   fi
 done
 "$bin" emit-torch "$src/corpus/torch/cases" -o "$work/cases" >/dev/null
-"${bridge[@]}" "$work"/cases/*.py --paths export >"$work/cases.jsonl"
+"${bridge[@]}" "$work"/cases/*.py --paths export,partition >"$work/cases.jsonl"
 python3 - "$work/cases.jsonl" <<'EOF' || fail=1
 import json, os, re, sys
 seen = {}
@@ -110,14 +111,17 @@ for want in "0 export.nonstrict.preserve:known_torch_issue:preserve-tied-buffer-
 done
 "$bin" example graph-break -o "$work/gb.json" >/dev/null
 "$bin" emit-torch "$work/gb.json" -o "$work/gb" >/dev/null
-"${bridge[@]}" "$work/gb/gb.py" --paths fx --quiet >/dev/null || {
-  echo "FAIL: the built-in flatten pass disagrees on the graph-break example"; fail=1; }
-"${bridge[@]}" "$work/gb/gb.py" --paths fx --quiet \
-  --pass "$src/harness/torch/passes/by_name.py:flatten" >/dev/null 2>&1
-if [ $? -ne 1 ]; then
-  echo "FAIL: --pass by_name.py:flatten did not reproduce the graph-break bug (the pass is ignored?)"
-  fail=1
-fi
+for path in fx partition.splitter; do
+  "${bridge[@]}" "$work/gb/gb.py" --paths "$path" --quiet >/dev/null || {
+    echo "FAIL: the built-in flatten pass disagrees on the graph-break example ($path)"; fail=1; }
+  "${bridge[@]}" "$work/gb/gb.py" --paths "$path" --quiet \
+    --pass "$src/harness/torch/passes/by_name.py:flatten" >/dev/null 2>&1
+  if [ $? -ne 1 ]; then
+    echo "FAIL: --pass by_name.py:flatten did not reproduce the graph-break bug on $path"
+    echo "  (the pass is ignored?)"
+    fail=1
+  fi
+done
 # EXPORT_NAMES is read: a program whose expected placeholder name is made wrong is a mismatch
 # at stage `names` of export.nonstrict.module.
 "$bin" generate --seed 12 --count 20 -o "$work/named" >/dev/null

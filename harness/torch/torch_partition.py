@@ -1,0 +1,244 @@
+"""The bridge's partition paths (docs/torch.md), torch >= 2.5: torch's own partitioners, the ones
+Torch-TensorRT's dynamo frontend builds on, over the module of the non-strict exported program
+(`ep.module()`, as Torch-TensorRT partitions it):
+
+  partition.splitter    torch.fx.passes.splitter_base._SplitterBase (the base of Torch-TensorRT's
+                        fast partitioner): `_run_on_acc_<k>` and `_run_on_gpu_<k>` submodules,
+                        min_acc_module_size = CONFIG["min_block_size"]
+  partition.capability  torch.fx.passes.infra.partitioner.CapabilityBasedPartitioner (the base
+                        of its global partitioner): partitions of at least min_block_size nodes
+                        fused and renamed `_run_on_acc_<k>`; the fallbacks stay in the top graph
+
+An op runs in a fallback when its aten name is one of CONFIG["fallback_ops"] (Torch-TensorRT's
+torch_executed_ops; flatcheck's op names mapped by FALLBACK_ATEN), a getitem where its producer
+does. Each path runs the partitioned module, then the flatten pass (the built-in positional
+inliner or --pass) on it, and runs that: CONFIG["calls"] calls each from the initial state,
+outputs and final state (by the exported module's FQNs) judged against torch eager bit for bit.
+
+_SplitterBase runs the module once on the sample inputs while it splits (ShapeProp), which
+updates the buffers of a program that updates buffers: the bridge puts the initial state back
+before each run. A wrong result of partition.capability on a program whose partitioning moved
+an access to a buffer across an in-place update of it (mutation_reordered: the cause, read from
+the graphs, never from the symptom) is the known torch issue
+capability-partitioner-reorders-mutation (pytorch/pytorch#81244, open since 2022).
+"""
+import contextlib
+import io
+
+import torch
+
+from torch_compare import judge, run_calls, tensors_of
+from torch_export import failure, verdict
+
+PATHS = ("partition.splitter", "partition.capability")
+
+# flatcheck op -> the aten op name its PyTorch form exports to (the rest keep their names).
+FALLBACK_ATEN = {"add_scalar": "add", "sub_scalar": "sub", "mul_scalar": "mul",
+                 "div_scalar": "div", "concat": "cat", "split": "chunk"}
+REORDER = "capability-partitioner-reorders-mutation"
+AFTER_OUTPUT = "capability-partition-after-output"
+
+
+def available():
+    """None when torch has export and both partitioners; else the reason it has not."""
+    try:
+        import torch.fx.passes.infra.partitioner  # noqa: F401
+        import torch.fx.passes.splitter_base  # noqa: F401
+    except ImportError as e:
+        return f"torch {torch.__version__} has no fx partitioners ({e})"
+    if not hasattr(getattr(torch, "export", None), "export"):
+        return f"torch {torch.__version__} has no torch.export (needs >= 2.5)"
+    return None
+
+
+def aten_name(node):
+    return getattr(node.target, "_opname", None) or getattr(node.target, "__name__", "")
+
+
+def support_for(p):
+    """Torch-TensorRT's operator support: every call_function but the fallback ops."""
+    from torch.fx.passes.operator_support import OperatorSupportBase
+    fallback = {FALLBACK_ATEN.get(op, op) for op in p.CONFIG.get("fallback_ops", [])}
+
+    class Support(OperatorSupportBase):
+        def is_node_supported(self, submodules, node):
+            if node.op != "call_function":
+                return False
+            if aten_name(node) == "getitem":
+                src = node.args[0]
+                return isinstance(src, torch.fx.Node) and self.is_node_supported(submodules, src)
+            return aten_name(node) not in fallback
+
+    return Support()
+
+
+def split_fast(gm, p, support):
+    from torch.fx.passes.splitter_base import _SplitterBase, _SplitterSettingBase
+    settings = _SplitterSettingBase(min_acc_module_size=p.CONFIG.get("min_block_size", 1),
+                                    skip_fusion=True, allow_non_tensor=True)
+    with contextlib.redirect_stdout(io.StringIO()):  # it prints its subgraph counts
+        splitter = _SplitterBase(gm, tuple(t.clone() for t in p.INPUTS), support, settings,
+                                 non_acc_submodule_name="_run_on_gpu_")
+        return splitter()
+
+
+def split_global(gm, p, support):
+    from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
+    partitioner = CapabilityBasedPartitioner(gm, support, allows_single_node_partition=True)
+    size = p.CONFIG.get("min_block_size", 1)
+    parts = [q for q in partitioner.propose_partitions() if len(q.nodes) >= size]
+    fused = partitioner.fuse_partitions(parts)
+    k = 0
+    for n in fused.graph.nodes:
+        if n.op == "call_module" and n.target.startswith("fused_"):
+            name = f"_run_on_acc_{k}"
+            k += 1
+            fused.add_submodule(name, getattr(fused, n.target))
+            delattr(fused, n.target)
+            n.target = name
+    fused.recompile()
+    return fused
+
+
+def accesses(graph):
+    """The in-place buffer updates of an exported module's graph and the other uses of each
+    buffer: (node name, buffer, is_update) in graph order. copy_ returns its destination, so a
+    use of a copy_'s result uses its buffer too."""
+    of = {}
+    out = []
+    for n in graph.nodes:
+        if n.op == "get_attr":
+            of[n] = n.target
+            continue
+        for a in n.all_input_nodes:
+            if a in of:
+                update = aten_name(n) == "copy_" and n.args[0] is a
+                out.append((n.name, of[a], update))
+        if aten_name(n) == "copy_" and n.args[0] in of:
+            of[n] = of[n.args[0]]
+    return out
+
+
+def run_order(module):
+    """Node name -> position in the order the partitioned module runs them, a fused
+    partition's nodes at its call; nodes after the output node never run and are left out."""
+    order = {}
+    for n in module.graph.nodes:
+        if n.op == "output":
+            break
+        if n.op == "call_module":
+            inner = getattr(module.get_submodule(n.target), "graph", None)
+            for m in (inner.nodes if inner is not None else ()):
+                if m.op not in ("placeholder", "output"):
+                    order.setdefault(m.name, len(order))
+        order.setdefault(n.name, len(order))
+    return order
+
+
+def after_output(module):
+    """The nodes after the graph's output node: code that never runs."""
+    late, seen = [], False
+    for n in module.graph.nodes:
+        if seen:
+            late.append(n)
+        seen = seen or n.op == "output"
+    return late
+
+
+def mutation_reordered(uses, module):
+    """The first buffer use that the partitioned module runs on the other side of an in-place
+    update of that buffer than the exported graph did: a text, or None."""
+    order = run_order(module)
+    known = [(name, buf, upd, i) for i, (name, buf, upd) in enumerate(uses) if name in order]
+    for name, buf, upd, i in known:
+        if not upd:
+            continue
+        for other, obuf, _, j in known:
+            if obuf == buf and other != name and (j < i) != (order[other] < order[name]):
+                return (f"{other} uses buffer {buf} {'before' if j < i else 'after'} the update "
+                        f"{name} in the exported graph, {'after' if j < i else 'before'} it once "
+                        f"partitioned")
+    return None
+
+
+def attribute(split, uses, rejudge):
+    """The known issues that explain a wrong result of the capability path, by cause: a text
+    ("class: cause", classes joined by +), or None. The fused partitions after the output node
+    are moved before it, where they run (pytorch/pytorch#175203 puts such a partition at its
+    last node), and the module is judged again; a buffer use moved across an update of the
+    buffer is read from the graphs."""
+    classes, causes = [], []
+    late = after_output(split)
+    if late:
+        runs = [n.target for n in late if n.op == "call_module"]
+        what = ", ".join(runs) if runs else late[0].name
+        rest = len(late) - len(runs)
+        if runs and rest:
+            what += f" (and {rest} node{'s' if rest != 1 else ''} only they read)"
+        output = next(n for n in split.graph.nodes if n.op == "output")
+        for n in after_output(split):
+            output.prepend(n)
+        split.recompile()
+        classes.append(AFTER_OUTPUT)
+        causes.append(f"{what} placed after the output node, never run")
+        if rejudge(split)[0] != "mismatch":
+            return f"{AFTER_OUTPUT}: {causes[0]}"
+    reordered = mutation_reordered(uses, split)
+    if not reordered:
+        return None
+    return "+".join(classes + [REORDER]) + ": " + "; ".join(causes + [reordered])
+
+
+def judged(module, p, refs, initial, eager, cache):
+    """Runs `module` from the initial state; the verdict by the exported module's FQNs."""
+    with torch.no_grad():
+        for fqn, t in refs.items():
+            t.copy_(initial[fqn])
+    outs = run_calls(module, p)
+    return judge(p, outs, {fqn: t.detach().clone() for fqn, t in refs.items()}, eager, cache)
+
+
+def partition_path(p, kind, flatten, eager, cache):
+    stage = "export"
+    try:
+        ep = torch.export.export(p.build(), tuple(t.clone() for t in p.INPUTS), strict=False)
+        gm = ep.module()
+        refs = tensors_of(gm)  # the partitioned modules share these tensors
+        initial = {fqn: t.detach().clone() for fqn, t in refs.items()}
+        uses = accesses(gm.graph)
+        stage = "partition"
+        support = support_for(p)
+        split = (split_fast if kind == "splitter" else split_global)(gm, p, support)
+        runs = sorted(n.target for n in split.graph.nodes if n.op == "call_module")
+        result = {"runs": runs[:8]}
+        status, why = judged(split, p, refs, initial, eager, cache)
+        if status == "mismatch" and kind == "capability":
+            known = attribute(split, uses, lambda m: judged(m, p, refs, initial, eager, cache))
+            if known:
+                return {**result, "status": "known_torch_issue", "known_torch_issue": known,
+                        "detail": why}
+        stage = "flatten"
+        flat = flatten(split)
+        if not isinstance(flat, torch.fx.GraphModule):
+            raise TypeError(f"the flatten pass returned {type(flat).__name__}, "
+                            "not a GraphModule")
+        f_status, f_why = judged(flat, p, refs, initial, eager, cache)
+    except Exception as e:  # noqa: BLE001 - torch (or the pass) refusing a program
+        return failure(e, stage)
+    worst = max((status, why, "partitioned"), (f_status, f_why, "flattened"),
+                key=lambda s: ("agree", "excused", "mismatch").index(s[0]))
+    return {**result, **verdict(worst[0], f"{worst[2]}: {worst[1]}" if worst[1] else None)}
+
+
+def run_partition(p, eager, paths, flatten, cache):
+    """Every requested partition path of one program: {path: result}."""
+    why = available()
+    out = {}
+    for path in PATHS:
+        if path not in paths:
+            continue
+        if why:
+            out[path] = {"status": "skipped", "skip": why}
+        else:
+            out[path] = partition_path(p, path.split(".")[1], flatten, eager, cache)
+    return out
