@@ -68,14 +68,18 @@ class Recorder:
         self.any_within = False
         self.last_call_taint = False
         self.call = 0  # which call of the model runs: EXPECTED_NODES has one table per call
+        self.root_inputs = []  # the arguments of the model's call that runs
 
     def begin(self, names):
+        # A call's placeholders hold its arguments: a bound (sum, matmul) reads an op's inputs,
+        # and an input can be a placeholder.
         if not self.frames:
-            self.frames.append({"key": "", "fqn": "", "taint": {}, "values": {}})
+            self.frames.append({"key": "", "fqn": "", "taint": {},
+                                "values": dict(zip(names, self.root_inputs))})
             return
-        target, taints = self.pending
+        target, taints, args = self.pending
         key, fqn = child_call(self.frames[-1]["fqn"], target, self.calls)
-        frame = {"key": key, "fqn": fqn, "taint": {}, "values": {}}
+        frame = {"key": key, "fqn": fqn, "taint": {}, "values": dict(zip(names, args))}
         for name, t in zip(names, taints):
             frame["taint"][name] = t
         self.frames.append(frame)
@@ -88,7 +92,8 @@ class Recorder:
 
     def invoke(self, target, inputs, fn, *args):
         frame = self.frames[-1]
-        self.pending = (target, [bool(i is not None and frame["taint"].get(i)) for i in inputs])
+        self.pending = (target, [bool(i is not None and frame["taint"].get(i)) for i in inputs],
+                        args)
         return fn(*args)
 
     def end(self, outputs, value):
@@ -163,8 +168,8 @@ def run_eager(p, counts):
         for k in range(p.CONFIG["calls"]):
             p._R = rec
             rec.frames, rec.calls, rec.call = [], {}, k
-            outs.append([o.detach().clone() for o in outputs_of(model(*[t.clone() for t in
-                                                                        p.INPUTS]))])
+            rec.root_inputs = [t.clone() for t in p.INPUTS]
+            outs.append([o.detach().clone() for o in outputs_of(model(*rec.root_inputs))])
     p._R = p._NoRecorder()
     state = state_of(model)
     result = {"path": "eager", "status": "agree" if rec.first is None else "mismatch"}
@@ -205,7 +210,13 @@ def program_ops(p):
 
 def check_program(p, paths, flatten, pass_name, counts):
     """Every requested path of one program: a list of result dicts."""
-    eager_result, eager = run_eager(p, counts)
+    try:
+        eager_result, eager = run_eager(p, counts)
+    except Exception as e:  # noqa: BLE001 - the program or the bridge failing: one program's
+        # error, not the end of the run; no path can be judged without torch eager's results
+        why = f"the eager run raised {type(e).__name__}: {e}"[:600]
+        return [{"path": x, "status": "error", "stage": "eager", "first_mismatch": why}
+                for x in paths]
     results = [eager_result] if "eager" in paths else []
     cache = {}
     if "fx" in paths:

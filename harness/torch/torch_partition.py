@@ -6,8 +6,8 @@ Torch-TensorRT's dynamo frontend builds on, over the module of the non-strict ex
                         fast partitioner): `_run_on_acc_<k>` and `_run_on_gpu_<k>` submodules,
                         min_acc_module_size = CONFIG["min_block_size"]
   partition.capability  torch.fx.passes.infra.partitioner.CapabilityBasedPartitioner (the base
-                        of its global partitioner): partitions of at least min_block_size nodes
-                        fused and renamed `_run_on_acc_<k>`; the fallbacks stay in the top graph
+                        of its global partitioner): partitions of at least min_block_size compute
+                        ops fused as `_run_on_acc_<id>`; the fallbacks stay in the top graph
 
 An op runs in a fallback when its aten name is one of CONFIG["fallback_ops"] (Torch-TensorRT's
 torch_executed_ops; flatcheck's op names mapped by FALLBACK_ATEN), a getitem where its producer
@@ -83,21 +83,16 @@ def split_fast(gm, p, support):
 
 
 def split_global(gm, p, support):
+    """As Torch-TensorRT's global partitioner: single-node partitions allowed, then those with
+    fewer than min_block_size compute ops (getitem and view not counted) dropped, the rest
+    fused as `_run_on_acc_<id>`."""
     from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner
     partitioner = CapabilityBasedPartitioner(gm, support, allows_single_node_partition=True)
     size = p.CONFIG.get("min_block_size", 1)
-    parts = [q for q in partitioner.propose_partitions() if len(q.nodes) >= size]
-    fused = partitioner.fuse_partitions(parts)
-    k = 0
-    for n in fused.graph.nodes:
-        if n.op == "call_module" and n.target.startswith("fused_"):
-            name = f"_run_on_acc_{k}"
-            k += 1
-            fused.add_submodule(name, getattr(fused, n.target))
-            delattr(fused, n.target)
-            n.target = name
-    fused.recompile()
-    return fused
+    parts = [q for q in partitioner.propose_partitions()
+             if sum(1 for n in q.nodes if n.op == "call_function" and
+                    aten_name(n) not in ("getitem", "view")) >= size]
+    return partitioner.fuse_partitions(parts, prefix="_run_on_acc_")
 
 
 def accesses(graph):
@@ -174,7 +169,8 @@ def attribute(split, uses, rejudge):
         what = ", ".join(runs) if runs else late[0].name
         rest = len(late) - len(runs)
         if runs and rest:
-            what += f" (and {rest} node{'s' if rest != 1 else ''} only they read)"
+            what += f" (and {rest} node{'s' if rest != 1 else ''} only " + \
+                ("it reads)" if len(runs) == 1 else "they read)")
         output = next(n for n in split.graph.nodes if n.op == "output")
         for n in after_output(split):
             output.prepend(n)

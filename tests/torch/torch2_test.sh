@@ -13,7 +13,8 @@
 #       partition.splitter paths (the by-name pass fails on the graph-break example where the
 #       built-in one passes); EXPORT_NAMES is read (a wrong expected placeholder name is a
 #       mismatch at stage names); --interesting reads its path, status and text (the text
-#       against the known-issue class too)
+#       against the known-issue class too); the eager path judges a bounded op whose input is a
+#       placeholder (40 wide cases of seed 41)
 set -uo pipefail
 mode=$1 bin=$2 src=$3
 in_root=("$src/scripts/in-torch-root")
@@ -122,6 +123,17 @@ for path in fx partition.splitter; do
     fail=1
   fi
 done
+# A bound that reads an op's inputs (sum, matmul) finds an input that is a placeholder: the eager
+# path judges such a node and goes on (case 37 of seed 41 at --max-nodes 40 sums its input x and
+# differs within the bound; the bridge crashed there once).
+"$bin" generate --seed 41 --count 40 --max-nodes 40 -o "$work/wide" >/dev/null
+"$bin" emit-torch "$work/wide" -o "$work/wide-py" >/dev/null
+if ! "${bridge[@]}" "$work"/wide-py/*.py --paths eager --quiet >"$work/wide.jsonl" 2>&1 ||
+   ! tail -n 1 "$work/wide.jsonl" | grep -q '"programs": 40'; then
+  tail -n 5 "$work/wide.jsonl"
+  echo "FAIL: the eager path failed on the wide cases of seed 41"
+  fail=1
+fi
 # EXPORT_NAMES is read: a program whose expected placeholder name is made wrong is a mismatch
 # at stage `names` of export.nonstrict.module.
 "$bin" generate --seed 12 --count 20 -o "$work/named" >/dev/null
