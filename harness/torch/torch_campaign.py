@@ -72,8 +72,13 @@ def run_bridge(python, files, extra, jobs, scratch):
             errors = open(os.path.join(scratch, f"bridge-{k}.err"), encoding="utf-8").read()
             print(text[-3000:] + errors[-3000:], file=sys.stderr)
             return None, None, p.returncode
-        worst = max(worst, p.returncode)
         parsed = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+        if not any(x.get("summary") for x in parsed):  # it died part way: programs unchecked
+            errors = open(os.path.join(scratch, f"bridge-{k}.err"), encoding="utf-8").read()
+            print(errors[-3000:] + f"torch_campaign: bridge process {k} ended (exit "
+                  f"{p.returncode}) before its summary line", file=sys.stderr)
+            return None, None, 2
+        worst = max(worst, p.returncode)
         lines += [x for x in parsed if not x.get("summary")]
         for x in parsed:
             if x.get("summary"):
