@@ -172,7 +172,7 @@ def attribute(split, uses, rejudge):
             what += f" (and {rest} node{'s' if rest != 1 else ''} only " + \
                 ("it reads)" if len(runs) == 1 else "they read)")
         output = next(n for n in split.graph.nodes if n.op == "output")
-        for n in after_output(split):
+        for n in late:
             output.prepend(n)
         split.recompile()
         classes.append(AFTER_OUTPUT)
