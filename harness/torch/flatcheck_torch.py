@@ -46,10 +46,10 @@ import torch
 from torch_compare import (Eager, Verdict, bit_equal, compare_node, outputs_of, run_calls,
                            state_of, storage_groups)
 from torch_export import PATHS as EXPORT_PATHS
-from torch_partition import PATHS as PARTITION_PATHS
-from torch_partition import run_partition
 from torch_export import run_export
 from torch_fx import child_call, flatten_by_position, load_pass, run_fx
+from torch_partition import PATHS as PARTITION_PATHS
+from torch_partition import run_partition
 
 ALL_PATHS = ("eager", "fx") + EXPORT_PATHS + PARTITION_PATHS
 STATUSES = ("agree", "excused", "mismatch", "error", "skipped", "known_torch_issue")
