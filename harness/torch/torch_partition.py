@@ -28,7 +28,7 @@ import io
 import torch
 
 from torch_compare import judge, run_calls, tensors_of
-from torch_export import failure, verdict
+from torch_export import export_program, failure, state_after, verdict
 
 PATHS = ("partition.splitter", "partition.capability")
 
@@ -197,10 +197,9 @@ def judged(module, p, refs, initial, eager, cache):
 def partition_path(p, kind, flatten, eager, cache):
     stage = "export"
     try:
-        ep = torch.export.export(p.build(), tuple(t.clone() for t in p.INPUTS), strict=False)
-        gm = ep.module()
+        gm = export_program(p, "nonstrict").module()
         refs = tensors_of(gm)  # the partitioned modules share these tensors
-        initial = {fqn: t.detach().clone() for fqn, t in refs.items()}
+        initial = state_after(gm)
         uses = accesses(gm.graph)
         stage = "partition"
         support = support_for(p)
