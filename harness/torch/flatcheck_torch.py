@@ -2,7 +2,7 @@
 """flatcheck's bridge to real PyTorch (docs/torch.md). No dependency beyond torch.
 
     python3 harness/torch/flatcheck_torch.py PROGRAM.py... [--paths eager,fx,export,partition]
-        [--pass MODULE:FUNCTION] [--quiet] [--summary-only]
+        [--pass MODULE:FUNCTION] [--quiet] [--device cpu|cuda] [--time SECONDS]
 
 Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
   eager    torch's eager run vs flatcheck's eager reference, node by node in every call:
@@ -29,6 +29,12 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
 --paths takes names or prefixes: `export` is the six export paths, `export.strict` three,
 `partition` the two partition paths.
 
+--device cuda runs every path but eager with the model's state and the inputs on the GPU
+(torch's CUDA kernels), judged against torch eager run on the GPU, bit for bit; the eager path
+still compares torch's CPU eager with flatcheck's. Such a result's path ends in `.cuda`
+(`export.nonstrict.module.cuda`). --time SECONDS starts no program after SECONDS: the summary
+counts the programs checked and those not run.
+
 A path's status: agree; excused (only NaN payloads differ, and exactly as a NaN constant losing
 its payload explains: torch_compare.judge); mismatch; error (torch raised); skipped (with its
 class and reason); known_torch_issue (docs/torch.md, "Found in torch"). One JSON line per
@@ -40,6 +46,7 @@ import importlib.util
 import json
 import os
 import sys
+import time
 
 import torch
 
@@ -208,16 +215,32 @@ def program_ops(p):
     return list(p.OPS)
 
 
-def check_program(p, paths, flatten, pass_name, counts):
-    """Every requested path of one program: a list of result dicts."""
+def on_device(p, device):
+    """Puts program `p` on `device`: every tensor its `_t` makes (the state: one tensor shared by
+    two modules stays one tensor) and its inputs. Returns torch eager's results there."""
+    make = p._t
+    p._t = lambda b64, shape: make(b64, shape).to(device)
+    p.INPUTS = [t.to(device) for t in p.INPUTS]
+    model = p.build()
+    initial, groups = state_of(model), storage_groups(model)
+    outs = run_calls(model, p)
+    return Eager(outs, state_of(model), initial, groups)
+
+
+def check_program(p, paths, flatten, pass_name, counts, device="cpu"):
+    """Every requested path of one program: a list of result dicts. With a device other than
+    the CPU, every path but eager runs there, judged against torch eager on that device."""
     try:
         eager_result, eager = run_eager(p, counts)
+        if device != "cpu":
+            eager = on_device(p, device)
     except Exception as e:  # noqa: BLE001 - the program or the bridge failing: one program's
         # error, not the end of the run; no path can be judged without torch eager's results
         why = f"the eager run raised {type(e).__name__}: {e}"[:600]
-        return [{"path": x, "status": "error", "stage": "eager", "first_mismatch": why}
-                for x in paths]
+        return [{"path": x if x == "eager" or device == "cpu" else f"{x}.{device}",
+                 "status": "error", "stage": "eager", "first_mismatch": why} for x in paths]
     results = [eager_result] if "eager" in paths else []
+    start = len(results)
     cache = {}
     if "fx" in paths:
         try:
@@ -233,6 +256,9 @@ def check_program(p, paths, flatten, pass_name, counts):
     if wanted:
         for path, r in run_partition(p, eager, wanted, flatten, cache).items():
             results.append({"path": path, **r})
+    if device != "cpu":
+        for r in results[start:]:
+            r["path"] += f".{device}"
     return results
 
 
@@ -263,7 +289,18 @@ def main():
                     help="an interestingness test for `flatcheck shrink --predicate`: exit 0 "
                          "when a program's PATH ends in STATUS (and its first mismatch, skip or "
                          "known-issue class contains TEXT), else 1")
+    ap.add_argument("--device", default="cpu",
+                    help="where every path but eager runs: cpu (default) or cuda (judged "
+                         "against torch eager on that device; results named PATH.cuda)")
+    ap.add_argument("--time", type=float, metavar="SECONDS",
+                    help="start no program after SECONDS; the summary counts those not run")
     args = ap.parse_args()
+    if args.device not in ("cpu", "cuda"):
+        ap.error(f"--device: cpu or cuda, got '{args.device}'")
+    if args.device == "cuda" and not torch.cuda.is_available():
+        ap.error(f"--device cuda: torch {torch.__version__} sees no CUDA device")
+    if args.time is not None and args.time < 0:
+        ap.error("--time: SECONDS must not be negative")
     want = None
     if args.interesting:
         want = (args.interesting.split(":", 2) + [""])[:3]
@@ -280,16 +317,20 @@ def main():
     torch.set_num_threads(1)
     counts = {}
     summary = {"summary": True, "torch": torch.__version__, "programs": len(args.programs),
-               "paths": {}, "ops_per_path": {}}
+               "programs_not_run": 0, "paths": {}, "ops_per_path": {}}
     failed, hits = 0, 0
-    for path in args.programs:
+    start = time.monotonic()
+    for i, path in enumerate(args.programs):
+        if args.time is not None and time.monotonic() - start >= args.time:
+            summary["programs_not_run"] = len(args.programs) - i
+            break
         try:
             p = load_program(path)
         except Exception as e:  # noqa: BLE001 - an unreadable program is bad input
             print(json.dumps({"program": path, "error": str(e)}))
             return 2
         ops = program_ops(p)
-        for r in check_program(p, paths, flatten, pass_name, counts):
+        for r in check_program(p, paths, flatten, pass_name, counts, args.device):
             r["program"] = path
             tally(summary, r, ops)
             bad = r["status"] in ("mismatch", "error")

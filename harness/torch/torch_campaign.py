@@ -7,13 +7,15 @@ PyTorch repro.
     python3 harness/torch/torch_campaign.py --cases 5000 --torch-root --jobs 2
         [--seed 1] [--out torch-campaign] [--paths eager,fx,export,partition]
         [--pass MODULE:FUNCTION] [--flatcheck build/bin/flatcheck] [--python CMD] [--no-shrink]
-        [--max-nodes N] [--max-shrinks K]
+        [--max-nodes N] [--max-shrinks K] [--time SECONDS] [--device cpu|cuda]
 
 --torch-root runs the bridge in the torch 2.x root (scripts/torch-root.sh builds it; this is
 --python "scripts/in-torch-root python3"); without it, --python (default: this interpreter).
 Writes OUT/cases/*.json, OUT/programs/*.py, OUT/results.jsonl (one line per program and path,
 then the summary), and for each distinct failure OUT/minimized/<name>-<path>.json and
-OUT/repros/<name>-<path>.py. Prints counts per path, the skip and known-issue classes, and
+OUT/repros/<name>-<path>.py. --time SECONDS: each bridge process starts no program after
+SECONDS, and the summary says how many were not run. --device cuda: every path but eager runs
+on the GPU (the bridge's --device). Prints counts per path, the skip and known-issue classes, and
 per op and path; exits 1 when a mismatch or an error was found, 2 on bad usage.
 """
 import argparse
@@ -90,6 +92,10 @@ def run_bridge(python, files, extra, jobs, scratch):
 def print_summary(args, summary, seconds, out=print):
     out(f"torch campaign: {args.cases} cases, seed {args.seed}, torch {summary['torch']}, "
         f"{seconds:.0f} s, {args.jobs} jobs")
+    not_run = summary.get("programs_not_run", 0)
+    if not_run:
+        out(f"  programs checked: {args.cases - not_run} of {args.cases} ({not_run} not run: "
+            f"--time {args.time:g} s ran out)")
     out("  path                         " + "".join(f"{s:>10s}" for s in STATUSES[:5]) +
           "  known torch issue")
     for path, st in sorted(summary["paths"].items()):
@@ -182,6 +188,11 @@ def main():
     ap.add_argument("--python", default=None, help="the interpreter command (shell words)")
     ap.add_argument("--torch-root", action="store_true",
                     help="run the bridge in the torch 2.x root (scripts/in-torch-root python3)")
+    ap.add_argument("--time", type=float, metavar="SECONDS",
+                    help="each bridge process starts no program after SECONDS (the summary "
+                         "counts those not run)")
+    ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
+                    help="where every path but eager runs (the bridge's --device)")
     ap.add_argument("--markdown", metavar="FILE",
                     help="also write the summary, the command and the commit to FILE")
     args = ap.parse_args()
@@ -208,9 +219,12 @@ def main():
         os.makedirs(d, exist_ok=True)
     start = time.time()
     # The commit the cases and programs come from (a results file names it).
-    commit = run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]).stdout.strip() or "?"
-    if run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"]).stdout.strip():
-        commit += " (with uncommitted changes)"
+    try:
+        commit = run(["git", "-C", ROOT, "rev-parse", "--short", "HEAD"]).stdout.strip() or "?"
+        if run(["git", "-C", ROOT, "status", "--porcelain", "--untracked-files=no"]).stdout.strip():
+            commit += " (with uncommitted changes)"
+    except OSError:  # no git on this machine
+        commit = "? (no git)"
     r = run([args.flatcheck, "generate", "--seed", str(args.seed), "--count", str(args.cases),
              "--max-nodes", str(args.max_nodes), "-o", cases])
     if r.returncode != 0:
@@ -223,6 +237,8 @@ def main():
     names = {f"case-{args.seed}-{i}.py" for i in range(args.cases)}
     files = sorted(os.path.join(programs, f) for f in os.listdir(programs) if f in names)
     extra = ["--paths", args.paths] + (["--pass", args.flatten_pass] if args.flatten_pass else [])
+    extra += (["--time", str(args.time)] if args.time is not None else [])
+    extra += (["--device", args.device] if args.device != "cpu" else [])
     lines, summary, rc = run_bridge(python, files, extra, args.jobs, args.out)
     if lines is None:
         return 2
@@ -235,7 +251,8 @@ def main():
     if args.markdown:
         write_markdown(args, summary, seconds, failing, commit)
     if not failing:
-        print(f"result: torch agrees with flatcheck on every path that ran ({len(files)} programs)")
+        checked = len(files) - summary.get("programs_not_run", 0)
+        print(f"result: torch agrees with flatcheck on every path that ran ({checked} programs)")
         return 0
     groups = {}
     for x in failing:

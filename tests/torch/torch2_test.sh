@@ -14,7 +14,8 @@
 #       built-in one passes); EXPORT_NAMES is read (a wrong expected placeholder name is a
 #       mismatch at stage names); --interesting reads its path, status and text (the text
 #       against the known-issue class too); the eager path judges a bounded op whose input is a
-#       placeholder (40 wide cases of seed 41)
+#       placeholder (40 wide cases of seed 41); --time 0 checks no program and counts them not
+#       run; --device cuda runs the export path on the GPU (PATH.cuda), or exits 2 without one
 set -uo pipefail
 mode=$1 bin=$2 src=$3
 in_root=("$src/scripts/in-torch-root")
@@ -153,5 +154,30 @@ if [ $? -ne 1 ] || ! grep -q '"stage": "names"' "$work/wrong.jsonl"; then
   echo "FAIL: a wrong EXPORT_NAMES entry was not reported (the names are not compared?)"
   fail=1
 fi
-[ "$fail" -eq 0 ] && echo "PASS: naming table, corpus/torch repros, --pass, export names, --interesting"
+# --time is read: with no time left, no program is checked and the summary counts them not run.
+"${bridge[@]}" "$work"/named-py/*.py --paths eager --time 0 >"$work/time.jsonl" 2>&1
+if [ $? -ne 0 ] || [ "$(wc -l <"$work/time.jsonl")" -ne 1 ] ||
+   ! grep -q '"programs_not_run": 20' "$work/time.jsonl"; then
+  cat "$work/time.jsonl"
+  echo "FAIL: --time 0 still checked programs, or did not count the 20 not run"
+  fail=1
+fi
+# --device is read: on a GPU, the export path runs there and its result is named PATH.cuda; with
+# no CUDA device the bridge refuses (exit 2, the reason), never a silent CPU run.
+one=$(ls "$work"/named-py/*.py | head -n 1)
+"${bridge[@]}" "$one" --paths eager,export.nonstrict.module --device cuda >"$work/dev.jsonl" 2>&1
+rc=$?
+if "${in_root[@]}" python3 -c 'import sys, torch; sys.exit(not torch.cuda.is_available())'; then
+  if [ "$rc" -ne 0 ] || ! grep -Eq '"path": "export.nonstrict.module.cuda", "status": "(agree|excused)"' \
+       "$work/dev.jsonl" || ! grep -q '"path": "eager", "status": "agree"' "$work/dev.jsonl"; then
+    cat "$work/dev.jsonl"
+    echo "FAIL: --device cuda: no agreeing export.nonstrict.module.cuda result (exit $rc)"
+    fail=1
+  fi
+elif [ "$rc" -ne 2 ] || ! grep -q "sees no CUDA device" "$work/dev.jsonl"; then
+  cat "$work/dev.jsonl"
+  echo "FAIL: --device cuda without a CUDA device gave exit $rc, expected 2 and the reason"
+  fail=1
+fi
+[ "$fail" -eq 0 ] && echo "PASS: naming table, corpus/torch repros, --pass, export names, --interesting, --time, --device"
 exit "$fail"
