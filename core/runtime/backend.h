@@ -56,6 +56,13 @@ class Backend {
     return true;
   }
 
+  // Whether NaN payloads follow torch's CPU kernels (docs/torch.md): a NaN operand comes back
+  // quieted with its payload, of two the documented one. The reference kernels' payload rules
+  // hold only then. NVIDIA GPUs return the canonical NaN 0x7fffffff instead (docs/cuda.md), so
+  // the CUDA backend says false and the oracle's reference check compares NaN-ness, not
+  // payloads, on it; its paths still compare one another bit for bit, payloads included.
+  virtual bool keeps_nan_payloads() const { return true; }
+
   // Graph capture of an engine's op list (CUDA graphs). `engine_id` (Engine::id, never reused
   // within a process) and `arena` identify one captured launch sequence. replay_ops returns
   // true when a captured graph ran in place of the op list; otherwise run_engine brackets its

@@ -1,7 +1,10 @@
 // OracleOptions by effect: the device and backend every path runs on, localize.
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -13,6 +16,7 @@
 #include "core/runtime/cuda/cuda_backend.h"
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"
+#include "generators/generate.h"
 #include "harness/campaign.h"
 #include "harness/oracle.h"
 #include "tests/harness/cli_run.h"
@@ -109,6 +113,52 @@ TEST(OracleBackendTest, AnyExceptionFromTheSystemUnderTestIsAFindingWithItsStage
     EXPECT_EQ(r.failure->stage, "reloaded");
     if (standard) EXPECT_NE(r.failure->message.find("_M_range_check"), std::string::npos);
   }
+}
+
+// A backend whose kernels return the canonical NaN 0x7fffffff for every NaN, as NVIDIA GPUs do
+// (docs/cuda.md), and that says so or not through keeps_nan_payloads().
+class CanonicalNanBackend final : public CpuForwardingBackend {
+ public:
+  explicit CanonicalNanBackend(bool claims_payloads) : claims_(claims_payloads) {}
+  std::string_view name() const override { return "canonical-nan"; }
+  bool keeps_nan_payloads() const override { return claims_; }
+  void run_kernel(OpCode op, const std::vector<TensorView>& in, const std::vector<Scalar>& sc,
+                  const std::vector<TensorView>& out) override {
+    CpuForwardingBackend::run_kernel(op, in, sc, out);
+    const uint32_t canonical = 0x7fffffffu;
+    for (const TensorView& t : out)
+      for (int64_t i = 0; i < numel(t.shape); ++i)
+        if (std::isnan(t.data[i])) std::memcpy(&t.data[i], &canonical, 4);
+  }
+
+ private:
+  bool claims_;
+};
+
+// The reference kernels' NaN payload rules are torch's CPU kernels'; a backend that returns
+// canonical NaNs says so (keeps_nan_payloads false), and then its NaNs are checked as NaNs, not
+// by payload. Generated cases that compare payloads (nan_exact) and make NaNs: each is a
+// reference finding ("another NaN payload") when the backend claims to keep payloads, and
+// passes every property when it does not (its paths still agree bit for bit with one another).
+TEST(OracleBackendTest, ABackendWithCanonicalNansIsCheckedAgainstTheReferenceByNanNess) {
+  int payload_cases = 0;
+  for (uint64_t seed = 1; seed <= 400 && payload_cases < 4; ++seed) {
+    Case c = generate_case_for_seed(seed);
+    if (!c.config.nan_exact) continue;
+    CanonicalNanBackend claims(true), honest(false);
+    OracleOptions o;
+    o.backend = &claims;
+    OracleResult r = check_case(c, o);
+    if (!r.failure || r.failure->message.find("another NaN payload") == std::string::npos)
+      continue;
+    ++payload_cases;
+    EXPECT_EQ(r.failure->property, "reference") << r.failure->message;
+    o.backend = &honest;
+    OracleResult h = check_case(c, o);
+    EXPECT_FALSE(h.failure) << "seed " << seed << ": " << h.failure->message;
+    EXPECT_EQ(h.backend, "canonical-nan");
+  }
+  EXPECT_EQ(payload_cases, 4) << "too few generated cases with NaN payloads to check";
 }
 
 }  // namespace

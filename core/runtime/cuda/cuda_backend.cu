@@ -124,6 +124,7 @@ class CudaBackend final : public Backend {
   }
 
   bool supports(OpCode op) const override { return kLaunchers[static_cast<size_t>(op)] != nullptr; }
+  bool keeps_nan_payloads() const override { return false; }  // every NaN is 0x7fffffff
 
   bool replay_ops(uint64_t engine_id, const void* arena) override {
     if (!g_use_graphs) return false;
