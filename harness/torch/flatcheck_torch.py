@@ -50,8 +50,8 @@ import time
 
 import torch
 
-from torch_compare import (Eager, Verdict, bit_equal, compare_node, outputs_of, run_calls,
-                           state_of, storage_groups)
+from torch_compare import (Eager, Verdict, bit_equal, compare_node, first_difference,
+                           outputs_of, run_calls, state_of, storage_groups)
 from torch_export import PATHS as EXPORT_PATHS
 from torch_export import run_export
 from torch_fx import child_call, flatten_by_position, load_pass, run_fx
@@ -146,7 +146,8 @@ class Recorder:
             if self.first is None:
                 self.first = {"node": origin, "call": self.call + 1, "op": op, "why": why,
                               "torch": value.detach().reshape(-1)[:8].tolist(),
-                              "flatcheck": expected[1].reshape(-1)[:8].tolist()}
+                              "flatcheck": expected[1].reshape(-1)[:8].tolist(),
+                              **first_difference(value.detach(), expected[1], ins)}
         return value
 
 
@@ -156,6 +157,9 @@ def load_program(path):
     if spec is None:
         raise ValueError(f"{path}: not a Python file")
     mod = importlib.util.module_from_spec(spec)
+    # Importable by its name: torch 2.11's strict export (dynamo) imports the module of the
+    # code it traces, and a module missing from sys.modules is a ModuleNotFoundError there.
+    sys.modules[name] = mod
     spec.loader.exec_module(mod)
     for attr in ("build", "INPUTS", "CONFIG", "EXPECTED_OUTPUTS", "EXPECTED_STATE",
                  "EXPECTED_NODES", "PARTITION", "OPS", "_R"):

@@ -130,6 +130,9 @@ def inline_runs(split, marker, placeholder_source):
                     continue
                 if n.op == "get_attr":
                     new = g.get_attr(f"{call.target}.{n.target}")
+                elif n.op == "call_module":  # a module the run holds (torch 2.11's _guards_fn)
+                    new = g.node_copy(n, lambda x: env[x])
+                    new.target = f"{call.target}.{n.target}"
                 else:
                     new = g.node_copy(n, lambda x: env[x])
                 env[n] = new

@@ -37,6 +37,12 @@ FALLBACK_ATEN = {"add_scalar": "add", "sub_scalar": "sub", "mul_scalar": "mul",
                  "div_scalar": "div", "concat": "cat", "split": "chunk"}
 REORDER = "capability-partitioner-reorders-mutation"
 AFTER_OUTPUT = "capability-partition-after-output"
+# The same cause on torch 2.11: fuse_partitions asserts on a partition without outputs.
+WITHOUT_OUTPUTS = "capability-partition-without-outputs"
+
+
+class PartitionWithoutOutputs(Exception):
+    """fuse_partitions raised on a partition whose values nothing outside it reads."""
 
 
 def available():
@@ -92,7 +98,17 @@ def split_global(gm, p, support):
     parts = [q for q in partitioner.propose_partitions()
              if sum(1 for n in q.nodes if n.op == "call_function" and
                     aten_name(n) not in ("getitem", "view")) >= size]
-    return partitioner.fuse_partitions(parts, prefix="_run_on_acc_")
+    try:
+        return partitioner.fuse_partitions(parts, prefix="_run_on_acc_")
+    except AssertionError as e:
+        silent = [q for q in parts if not any(u not in q.nodes for n in q.nodes for u in n.users)]
+        if not silent:
+            raise
+        nodes = sorted(n.name for n in silent[0].nodes)
+        raise PartitionWithoutOutputs(
+            f"a partition whose values nothing outside it reads ({', '.join(nodes[:6])}"
+            f"{', ...' if len(nodes) > 6 else ''}): fuse_partitions raises "
+            f"{type(e).__name__}: {e}") from e
 
 
 def accesses(graph):
@@ -218,6 +234,9 @@ def partition_path(p, kind, flatten, eager, cache):
             raise TypeError(f"the flatten pass returned {type(flat).__name__}, "
                             "not a GraphModule")
         f_status, f_why = judged(flat, p, refs, initial, eager, cache)
+    except PartitionWithoutOutputs as e:
+        return {"status": "known_torch_issue", "known_torch_issue": f"{WITHOUT_OUTPUTS}: {e}",
+                "stage": stage}
     except Exception as e:  # noqa: BLE001 - torch (or the pass) refusing a program
         return failure(e, stage)
     worst = max((status, why, "partitioned"), (f_status, f_why, "flattened"),

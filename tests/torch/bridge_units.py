@@ -1,0 +1,150 @@
+"""Unit checks of the torch bridge's judging and flattening code (harness/torch), run by
+tests/torch/torch2_test.sh checks on torch 2.x. Each check is one behaviour a torch version
+showed on the GPU machine (torch 2.11, docs/torch.md): exit 1 and the failing checks' names when
+one does not hold.
+    python3 tests/torch/bridge_units.py
+"""
+import os
+import sys
+import types
+
+import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
+                                "harness", "torch"))
+from torch_compare import Verdict, compare_node, first_difference  # noqa: E402
+from torch_fx import flatten_by_position  # noqa: E402
+import torch_partition  # noqa: E402
+
+NAN = float("nan")
+failed = []
+
+
+def check(name, ok, detail=""):
+    print(("ok   " if ok else "FAIL ") + name + (f": {detail}" if detail and not ok else ""))
+    if not ok:
+        failed.append(name)
+
+
+def bits(*values):
+    return torch.tensor(list(values), dtype=torch.int32).view(torch.float32)
+
+
+# A matmul whose finite elements differ within the summation bound and whose NaNs sit in the
+# same places (another summation order, as a BLAS gives) is within the bound, not a mismatch.
+a = torch.tensor([[1.0, 1e-8, NAN], [1.0, 2.0, 3.0]])
+b = torch.tensor([[1.0], [1.0], [1.0]])
+want = torch.tensor([[NAN], [6.0]])
+got = torch.tensor([[NAN], [6.0]])
+got[1, 0] = torch.nextafter(torch.tensor(6.0), torch.tensor(7.0))
+v, why = compare_node("matmul", got, want, [a, b], None, True)
+check("matmul: NaNs in the same places and a rounding difference are within the bound",
+      v == Verdict.WITHIN, why)
+v, why = compare_node("matmul", torch.tensor([[0.0], [6.0]]), want, [a, b], None, True)
+check("matmul: a NaN in one and not the other is still a mismatch", v == Verdict.MISMATCH, why)
+
+# sqrt of a negative number: torch versions return different NaNs; payloads are not compared.
+v, why = compare_node("sqrt", bits(0x7FC00000, 0x40000000), bits(-4194304, 0x40000000),
+                      [torch.tensor([-1.0, 4.0])], None, True)
+check("sqrt: another NaN payload is within", v == Verdict.WITHIN, why)
+v, why = compare_node("sqrt", bits(0x3F800001), bits(0x3F800000), [torch.tensor([1.0])], None,
+                      True)
+check("sqrt: one ulp is a mismatch", v == Verdict.MISMATCH, why)
+
+# The first difference names the element, both values' bits and the input's.
+d = first_difference(bits(0x3F800000, 0x5F800001), bits(0x3F800000, 0x5F800000),
+                     [bits(0x7F7FFFFF, 0x7F7FFFFF)])
+check("first_difference: element 1 with its bits", d == {
+    "element": 1, "torch_bits": "0x5f800001", "flatcheck_bits": "0x5f800000",
+    "input_bits": ["0x7f7fffff"]}, str(d))
+
+
+# A run that holds a module of its own (torch 2.11's ep.module() calls `_guards_fn`) is inlined
+# with the module still reachable: the flattened module runs and gives the split one's result.
+class Guard(torch.nn.Module):
+    def forward(self, x):
+        return x
+
+
+class Run(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.guard = Guard()
+
+    def forward(self, x):
+        return self.guard(x) * 2
+
+
+class Top(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self._run_on_gpu_0 = torch.fx.symbolic_trace(Run())
+
+    def forward(self, x):
+        return self._run_on_gpu_0(x) + 1
+
+
+class LeafTracer(torch.fx.Tracer):
+    def __init__(self, leaf):
+        super().__init__()
+        self.leaf = leaf
+
+    def is_leaf_module(self, m, qualname):
+        return qualname == self.leaf
+
+
+top = Top()
+run = Run()
+top._run_on_gpu_0 = torch.fx.GraphModule(run, LeafTracer("guard").trace(run))
+split = torch.fx.GraphModule(top, LeafTracer("_run_on_gpu_0").trace(top))
+x = torch.tensor([1.0, -2.0])
+want = split(x)
+has_call = any(n.op == "call_module" for n in split._run_on_gpu_0.graph.nodes)
+try:
+    flat = flatten_by_position(split)
+    ok = torch.equal(flat(x), want) and not any(
+        n.op == "call_module" and n.target == "_run_on_gpu_0" for n in flat.graph.nodes)
+    check("flatten: a run holding a module of its own is inlined and runs", ok and has_call)
+except Exception as e:  # noqa: BLE001 - the check's failure
+    check("flatten: a run holding a module of its own is inlined and runs", False,
+          f"{type(e).__name__}: {e}")
+
+
+# fuse_partitions asserting on a partition whose values nothing reads is that known class, and
+# any other assertion stays an error.
+class Updates(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("buf", torch.zeros(2))
+
+    def forward(self, x):
+        self.buf.copy_(x * 2)
+        return x + 1
+
+
+gm = torch.export.export(Updates(), (torch.ones(2),), strict=False).module()
+from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner  # noqa: E402
+original = CapabilityBasedPartitioner.fuse_partitions
+
+
+def asserting(self, partitions, prefix="fused_"):
+    assert False, "last_output_node is None"
+
+
+CapabilityBasedPartitioner.fuse_partitions = asserting
+try:
+    for fallback, want_known in ((["add"], True), ([], False)):
+        p = types.SimpleNamespace(CONFIG={"min_block_size": 1, "fallback_ops": fallback})
+        name = f"capability: fallback {fallback}: " + ("known class" if want_known else "error")
+        try:
+            torch_partition.split_global(gm, p, torch_partition.support_for(p))
+            check(name, False, "fuse_partitions did not raise")
+        except torch_partition.PartitionWithoutOutputs as e:
+            check(name, want_known and "mul" in str(e), str(e))
+        except AssertionError as e:
+            check(name, not want_known, f"AssertionError: {e}")
+finally:
+    CapabilityBasedPartitioner.fuse_partitions = original
+
+print(f"{len(failed)} of the bridge unit checks failed" if failed else "bridge unit checks: all hold")
+sys.exit(1 if failed else 0)
