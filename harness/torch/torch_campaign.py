@@ -96,11 +96,12 @@ def print_summary(args, summary, seconds, out=print):
     if not_run:
         out(f"  programs checked: {args.cases - not_run} of {args.cases} ({not_run} not run: "
             f"--time {args.time:g} s ran out)")
-    out("  path                         " + "".join(f"{s:>10s}" for s in STATUSES[:5]) +
-          "  known torch issue")
+    width = max([28] + [len(p) for p in summary["paths"]])
+    out("  " + "path".ljust(width) + " " + "".join(f"{s:>10s}" for s in STATUSES[:5]) +
+        "  known torch issue")
     for path, st in sorted(summary["paths"].items()):
-        out(f"  {path:28s} " + "".join(f"{st.get(s, 0):10d}" for s in STATUSES[:5]) +
-              f"  {st.get('known_torch_issue', 0):10d}")
+        out(f"  {path:{width}s} " + "".join(f"{st.get(s, 0):10d}" for s in STATUSES[:5]) +
+            f"  {st.get('known_torch_issue', 0):10d}")
     for key, title in (("skip_reasons", "skipped"), ("known_torch_issue_reasons",
                                                     "known torch issues")):
         for path, reasons in sorted(summary.get(key, {}).items()):
@@ -110,7 +111,8 @@ def print_summary(args, summary, seconds, out=print):
     ops = sorted({op for per in summary["ops_per_path"].values() for op in per})
     paths = sorted(summary["ops_per_path"])
     short = [p.replace("export.", "").replace(".", "/") for p in paths]
-    out("    " + f"{'op':12s}" + "".join(f"{p:>22s}" for p in short))
+    cell = max([21] + [len(p) for p in short]) + 1
+    out("    " + f"{'op':12s}" + "".join(f"{p:>{cell}s}" for p in short))
     for op in ops:
         cells = []
         for p in paths:
@@ -118,7 +120,7 @@ def print_summary(args, summary, seconds, out=print):
             cells.append(f"{c.get('agree', 0) + c.get('excused', 0)}/"
                          f"{c.get('mismatch', 0) + c.get('error', 0)}/"
                          f"{c.get('skipped', 0) + c.get('known_torch_issue', 0)}")
-        out("    " + f"{op:12s}" + "".join(f"{c:>22s}" for c in cells))
+        out("    " + f"{op:12s}" + "".join(f"{c:>{cell}s}" for c in cells))
     out("  eager nodes per op (every call): bitwise / within bound / unchecked / mismatch")
     for op, c in sorted(summary.get("nodes_per_op", {}).items()):
         out(f"    {op:12s} {c.get('bitwise', 0):7d} {c.get('within_bound', 0):6d} "
