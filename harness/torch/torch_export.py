@@ -165,6 +165,9 @@ def entries_without_module_dropped():
     (with the lookup alone fixed: KeyError when the missing one is not the last; a call to a
     missing `n` when only `n@1` was made). A module under two
     names (`self.b = self.a`) does the same when a name it is never called by is preserved.
+    A module whose first call is dead but whose child the parent calls by path (`a_b.a_w`)
+    holds only a container InterpreterModule at its name, never finalized (no graph_module):
+    that is no module either.
     Here entries without an InterpreterModule are dropped and the variants made are renumbered
     `n`, `n@1`, ... in call order (the children of a container at the new name kept)."""
     unflatten = sys.modules["torch.export.unflatten"]
@@ -174,8 +177,8 @@ def entries_without_module_dropped():
     def dispatch(self, redirected, consts_targets):
         def made(fqn):  # an InterpreterModule, not a bare container unflatten made for a path
             try:
-                return hasattr(torch.fx.graph_module._get_attr(self, redirected.get(fqn, fqn)),
-                               "graph")
+                mod = torch.fx.graph_module._get_attr(self, redirected.get(fqn, fqn))
+                return hasattr(mod, "graph") and getattr(mod, "graph_module", None) is not None
             except (AttributeError, AssertionError):  # no such attribute; a None on the path
                 return False
 
