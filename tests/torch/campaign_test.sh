@@ -17,24 +17,29 @@ if [ "$rc" -ne 2 ] || ! grep -q "before its summary line" "$work/log"; then
   exit 1
 fi
 echo "PASS: a dying bridge is exit 2 with the reason"
-# --time reaches the bridge, and programs it did not run are reported, never counted as checked:
-# a stand-in bridge that runs nothing when given --time (its summary counts them not run).
+# --time and --device reach the bridge, and programs it did not run are reported, never counted
+# as checked: a stand-in bridge that runs nothing when given --time (its summary counts them not
+# run) and names its path after the device it was given.
 cat >"$work/bridge.py" <<'PY'
 import json, sys
 args = sys.argv[2:]
 progs = [a for a in args if a.endswith(".py")]
 timed = "--time" in args and args[args.index("--time") + 1] == "7.0"
+device = args[args.index("--device") + 1] if "--device" in args else "cpu"
 print(json.dumps({"summary": True, "torch": "stand-in", "programs": len(progs),
-                  "programs_not_run": len(progs) if timed else 0, "paths": {},
-                  "ops_per_path": {}}))
+                  "programs_not_run": len(progs) if timed else 0,
+                  "paths": {f"stand-in.{device}": {"agree": 0}}, "ops_per_path": {}}))
 PY
 python3 "$src/harness/torch/torch_campaign.py" --cases 3 --jobs 2 --flatcheck "$bin" \
-  --out "$work/out2" --no-shrink --time 7 --python "python3 $work/bridge.py" >"$work/log2" 2>&1
+  --out "$work/out2" --no-shrink --time 7 --device cuda --python "python3 $work/bridge.py" \
+  >"$work/log2" 2>&1
 rc=$?
 cat "$work/log2"
 if [ "$rc" -ne 0 ] || ! grep -q "programs checked: 0 of 3 (3 not run" "$work/log2" ||
-   ! grep -q "every path that ran (0 programs)" "$work/log2"; then
-  echo "FAIL: --time was not passed on, or programs not run were not reported (exit $rc)"
+   ! grep -q "every path that ran (0 programs)" "$work/log2" ||
+   ! grep -q "stand-in.cuda " "$work/log2"; then
+  echo "FAIL: --time or --device was not passed on, or programs not run were not reported"
+  echo "  (exit $rc)"
   exit 1
 fi
-echo "PASS: --time reaches the bridge; programs not run are reported"
+echo "PASS: --time and --device reach the bridge; programs not run are reported"
