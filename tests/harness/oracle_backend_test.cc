@@ -149,8 +149,7 @@ TEST(OracleBackendTest, ABackendWithCanonicalNansIsCheckedAgainstTheReferenceByN
     OracleOptions o;
     o.backend = &claims;
     OracleResult r = check_case(c, o);
-    if (!r.failure || r.failure->message.find("another NaN payload") == std::string::npos)
-      continue;
+    if (!r.failure || r.failure->message.find("another NaN payload") == std::string::npos) continue;
     ++payload_cases;
     EXPECT_EQ(r.failure->property, "reference") << r.failure->message;
     o.backend = &honest;
