@@ -302,6 +302,7 @@ class Campaign {
               [](const auto& a, const auto& b) { return a.first < b.first; });
     if (!order.empty()) res_.first_failing_case = order.front().first;
     for (auto& [index, failure] : order) {
+      if (o_.minimizing) o_.minimizing(res_.findings.size() + 1, order.size(), failure.signature());
       Finding f;
       f.failure = failure;
       f.case_index = index;

@@ -40,6 +40,9 @@ struct CampaignOptions {
   int spelling_every = 16;
   // Progress callback, called from the coordinating thread about 5 times a second.
   std::function<void(int64_t done, int64_t failing, double seconds)> progress;
+  // Called before each finding is confirmed and minimized, after the cases ran (k from 1 of n):
+  // minimizing can take longer than the campaign did (a GPU re-runs every candidate there).
+  std::function<void(size_t k, size_t n, const std::string& signature)> minimizing;
 };
 
 struct Finding {

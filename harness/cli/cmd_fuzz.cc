@@ -233,12 +233,23 @@ int cmd_fuzz(int argc, char** argv) {
       std::raise(SIGINT);
     }
   });
-  bool tty = stderr_tty() && !a.flag("--quiet");
-  if (tty) {
-    o.progress = [&](int64_t done, int64_t failing, double secs) {
-      std::fprintf(stderr, "\r  %lld cases, %lld failing, %.0f cases/s, %.1f s   ",
+  bool quiet = a.flag("--quiet"), tty = stderr_tty() && !quiet;
+  // On a terminal one line rewritten in place; elsewhere (a CI log, a pipe) a line every 10 s.
+  double next_line = 10;
+  if (!quiet) {
+    o.progress = [&, tty](int64_t done, int64_t failing, double secs) {
+      if (!tty && secs < next_line) return;
+      next_line = secs + 10;
+      std::fprintf(stderr,
+                   tty ? "\r  %lld cases, %lld failing, %.0f cases/s, %.1f s   "
+                       : "  %lld cases, %lld failing, %.0f cases/s, %.1f s\n",
                    static_cast<long long>(done), static_cast<long long>(failing),
                    secs > 0 ? double(done) / secs : 0.0, secs);
+      std::fflush(stderr);
+    };
+    o.minimizing = [tty](size_t k, size_t n, const std::string& signature) {
+      std::fprintf(stderr, "%sminimizing finding %zu of %zu: %s%s", tty ? "\r" : "  ", k, n,
+                   signature.c_str(), tty ? "\033[K" : "\n");
       std::fflush(stderr);
     };
   }

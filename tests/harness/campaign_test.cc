@@ -75,5 +75,25 @@ TEST(CampaignTest, WritesAMinimizedReproThatReplayReproduces) {
   std::filesystem::remove_all(dir);
 }
 
+// The minimizing callback announces each finding before it is minimized: k = 1..n, n the
+// number of findings, each with its finding's signature.
+TEST(CampaignTest, AnnouncesEachFindingBeforeMinimizingIt) {
+  ScopedFault f(Fault::kDceDropsMutation);
+  CampaignOptions o;
+  o.seed = 1;
+  o.cases = 200;
+  o.isolate = false;
+  std::vector<std::string> seen;
+  o.minimizing = [&](size_t k, size_t n, const std::string& signature) {
+    EXPECT_EQ(k, seen.size() + 1);
+    seen.push_back(std::to_string(n) + " " + signature);
+  };
+  CampaignResult r = run_campaign(o);
+  ASSERT_FALSE(r.findings.empty());
+  ASSERT_EQ(seen.size(), r.findings.size());
+  for (size_t i = 0; i < seen.size(); ++i)
+    EXPECT_EQ(seen[i], std::to_string(r.findings.size()) + " " + r.findings[i].failure.signature());
+}
+
 }  // namespace
 }  // namespace flatcheck

@@ -81,6 +81,18 @@ TEST(CliOptionsTest, QuietSuppressesProgressOnATerminal) {
   EXPECT_EQ(quiet.out.find(" failing, "), std::string::npos) << quiet.out;
 }
 
+// Off a terminal (a CI log, a pipe) a campaign still says what it is doing: each finding is
+// announced before it is minimized, unless --quiet.
+TEST(CliOptionsTest, MinimizingIsAnnouncedOffATerminalUnlessQuiet) {
+  CliRun shown = run_cli("fuzz --cases 300 --seed 1 --inject inline-by-name --no-isolate --out ''");
+  CliRun quiet =
+      run_cli("fuzz --cases 300 --seed 1 --inject inline-by-name --no-isolate --out '' --quiet");
+  EXPECT_EQ(shown.code, 1) << shown.out;
+  EXPECT_EQ(quiet.code, 1) << quiet.out;
+  EXPECT_NE(shown.out.find("minimizing finding 1 of "), std::string::npos) << shown.out;
+  EXPECT_EQ(quiet.out.find("minimizing finding"), std::string::npos) << quiet.out;
+}
+
 TEST(CliOptionsTest, NoIsolateRunsCasesInTheHarnessProcess) {
   // A crashing fault is a finding in a forked worker, and ends an in-process campaign.
   CliRun isolated = run_cli("fuzz --cases 400 --seed 1 --inject engine-builder-abort --out ''");
