@@ -56,8 +56,9 @@ fi
 
 cuda_lane() {
   step ctest-cuda timeout 150 ctest --test-dir "$BUILD" -L cuda --output-on-failure
-  step fuzz-cuda timeout 200 "$bin/flatcheck" fuzz --device cuda --cases "$CASES" --seed 1 \
-    --jobs 4 --out '' --json
+  # A GPU case is launch-bound (about 25 cases/s a thread on an H200, bench/results/cuda.md).
+  step fuzz-cuda timeout 300 "$bin/flatcheck" fuzz --device cuda --cases "$CASES" --seed 1 \
+    --jobs 8 --out '' --json
   step detect-sync timeout 90 "$bin/flatcheck" detect --fault cuda-missing-sync --device cuda \
     --seeds 5 --json
   step compare-backends timeout 90 "$bin/flatcheck" compare-backends --device cuda --cases 2000
