@@ -68,7 +68,7 @@ cuda_lane() {
   step ulp timeout 150 "$bin/flatcheck_ulp"
 }
 cpu_side() {  # the same campaign on the CPU, for the rate beside the GPU's
-  step fuzz-cpu timeout 200 "$bin/flatcheck" fuzz --cases "$CASES" --seed 1 --jobs 4 --no-isolate \
+  step fuzz-cpu timeout 200 "$bin/flatcheck" fuzz --cases "$CASES" --seed 1 --jobs 8 --no-isolate \
     --out '' --json
 }
 torch_lane() {
