@@ -50,8 +50,8 @@ import time
 
 import torch
 
-from torch_compare import (Eager, Verdict, bit_equal, compare_node, first_difference,
-                           outputs_of, run_calls, state_of, storage_groups)
+from torch_compare import (Eager, Verdict, bit_equal, compare_node, eager_run,
+                           first_difference, outputs_of, state_of, storage_groups)
 from torch_export import PATHS as EXPORT_PATHS
 from torch_export import run_export
 from torch_fx import child_call, flatten_by_position, load_pass, run_fx
@@ -225,10 +225,7 @@ def on_device(p, device):
     make = p._t
     p._t = lambda b64, shape: make(b64, shape).to(device)
     p.INPUTS = [t.to(device) for t in p.INPUTS]
-    model = p.build()
-    initial, groups = state_of(model), storage_groups(model)
-    outs = run_calls(model, p)
-    return Eager(outs, state_of(model), initial, groups)
+    return eager_run(p)
 
 
 def check_program(p, paths, flatten, pass_name, counts, device="cpu"):
@@ -241,10 +238,9 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu"):
     except Exception as e:  # noqa: BLE001 - the program or the bridge failing: one program's
         # error, not the end of the run; no path can be judged without torch eager's results
         why = f"the eager run raised {type(e).__name__}: {e}"[:600]
-        return [{"path": x if x == "eager" or device == "cpu" else f"{x}.{device}",
-                 "status": "error", "stage": "eager", "first_mismatch": why} for x in paths]
+        return on_device_names([{"path": x, "status": "error", "stage": "eager",
+                                 "first_mismatch": why} for x in paths], device)
     results = [eager_result] if "eager" in paths else []
-    start = len(results)
     cache = {}
     if "fx" in paths:
         try:
@@ -260,8 +256,13 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu"):
     if wanted:
         for path, r in run_partition(p, eager, wanted, flatten, cache).items():
             results.append({"path": path, **r})
-    if device != "cpu":
-        for r in results[start:]:
+    return on_device_names(results, device)
+
+
+def on_device_names(results, device):
+    """Every path but eager that ran on a device other than the CPU is named PATH.<device>."""
+    for r in results:
+        if device != "cpu" and r["path"] != "eager":
             r["path"] += f".{device}"
     return results
 

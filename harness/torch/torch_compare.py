@@ -169,6 +169,14 @@ class Eager:
         self.outs, self.final, self.initial, self.groups = outs, final, initial, groups
 
 
+def eager_run(p):
+    """torch eager's results for program `p` on a fresh model, without the node recorder."""
+    model = p.build()
+    initial, groups = state_of(model), storage_groups(model)
+    outs = run_calls(model, p)
+    return Eager(outs, state_of(model), initial, groups)
+
+
 def diff_values(outs, state, eager, want_outs=None, want_state=None):
     """Differences of a path's outputs and state from torch eager's: a list of (where, kind),
     kind "payload" (only NaN payloads differ) or a description.
@@ -238,9 +246,8 @@ def canonical_nan_eager(p):
     try:
         for name in lossy:
             setattr(p, name, math.nan)
-        model = p.build()
-        outs = run_calls(model, p)
-        return outs, state_of(model)
+        e = eager_run(p)
+        return e.outs, e.final
     finally:
         for name, value in saved.items():
             setattr(p, name, value)

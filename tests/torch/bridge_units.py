@@ -76,9 +76,9 @@ class Run(torch.nn.Module):
 
 
 class Top(torch.nn.Module):
-    def __init__(self):
+    def __init__(self, run):
         super().__init__()
-        self._run_on_gpu_0 = torch.fx.symbolic_trace(Run())
+        self._run_on_gpu_0 = run
 
     def forward(self, x):
         return self._run_on_gpu_0(x) + 1
@@ -93,9 +93,8 @@ class LeafTracer(torch.fx.Tracer):
         return qualname == self.leaf
 
 
-top = Top()
 run = Run()
-top._run_on_gpu_0 = torch.fx.GraphModule(run, LeafTracer("guard").trace(run))
+top = Top(torch.fx.GraphModule(run, LeafTracer("guard").trace(run)))  # the run keeps `guard`
 split = torch.fx.GraphModule(top, LeafTracer("_run_on_gpu_0").trace(top))
 x = torch.tensor([1.0, -2.0])
 want = split(x)
