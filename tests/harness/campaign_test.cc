@@ -83,6 +83,7 @@ TEST(CampaignTest, AnnouncesEachFindingBeforeMinimizingIt) {
   o.seed = 1;
   o.cases = 200;
   o.isolate = false;
+  o.out_dir = "";
   std::vector<std::string> seen;
   o.minimizing = [&](size_t k, size_t n, const std::string& signature) {
     EXPECT_EQ(k, seen.size() + 1);

@@ -39,7 +39,7 @@ std::string scratch(const std::string& name) {
 }
 
 TEST(CliDeviceTest, EveryReportNamesTheBackendThatRan) {
-  CliRun fuzz = run_cli("fuzz --cases 20 --no-isolate --json");
+  CliRun fuzz = run_cli("fuzz --cases 20 --no-isolate --json --out ''");
   EXPECT_EQ(fuzz.code, 0) << fuzz.out;
   EXPECT_NE(fuzz.out.find("backend: cpu"), std::string::npos) << fuzz.out;
   EXPECT_NE(fuzz.out.find("\"backend\":\"cpu\""), std::string::npos) << fuzz.out;
