@@ -8,6 +8,9 @@
 #
 #   FLATCHECK_TORCH_ROOT=DIR   where the root lives (default: build/torch-root in the checkout)
 #   FLATCHECK_TORCH_MIRROR=URL the Debian mirror (default: the one the host's apt uses)
+#   FLATCHECK_TORCH_SUITE=S    the Debian suite (default trixie: torch 2.6); sid holds the newest
+#                              torch Debian packages (2.14.1 on 2026-11-26), e.g.
+#                              FLATCHECK_TORCH_SUITE=sid FLATCHECK_TORCH_ROOT=build/torch-root-sid
 #
 # Needs root (debootstrap creates device nodes and owns files as root; chroot needs it):
 # without it this says so and exits 2. Exit 3 when the mirror or debootstrap fails.
@@ -15,7 +18,11 @@ set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 repo="$(cd "$here/.." && pwd)"
 root="${FLATCHECK_TORCH_ROOT:-$repo/build/torch-root}"
-suite=trixie
+suite="${FLATCHECK_TORCH_SUITE:-trixie}"
+case "$suite" in
+  *[!a-z]* | "") echo "torch-root: FLATCHECK_TORCH_SUITE must be a Debian suite name, not '$suite'" >&2
+                 exit 2 ;;
+esac
 packages=(python3-torch python3-numpy)
 
 # The recipe: what a root built by this script depends on. A change to any of it rebuilds.
@@ -38,7 +45,7 @@ elif [ $# -gt 0 ]; then
 fi
 
 if [ "$(id -u)" -ne 0 ]; then
-  echo "torch-root: building the trixie root needs root (debootstrap and chroot); run it as root" \
+  echo "torch-root: building the $suite root needs root (debootstrap and chroot); run it as root" \
        "or with sudo. The host's packages are never changed." >&2
   exit 2
 fi
@@ -47,7 +54,7 @@ if [ -f "$root/.flatcheck-recipe" ] && [ "$(cat "$root/.flatcheck-recipe")" = "$
   exit 0
 fi
 if ! command -v debootstrap >/dev/null 2>&1; then
-  echo "torch-root: installing debootstrap (a host tool; no trixie package touches the host)"
+  echo "torch-root: installing debootstrap (a host tool; no $suite package touches the host)"
   DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends debootstrap \
     || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
          apt-get install -y -qq --no-install-recommends debootstrap; }
@@ -64,6 +71,11 @@ if [ -z "$mirror" ]; then
            | awk '{print $2}' | head -n1 || true)
 fi
 mirror="${mirror:-http://deb.debian.org/debian}"
+
+# sid's Release file can be past its Valid-Until on a mirror that is a dated snapshot (seen
+# here: 20 days); apt then refuses it. For a suite other than the default, its age is accepted.
+apt_opts=""
+if [ "$suite" != trixie ]; then apt_opts="-o Acquire::Check-Valid-Until=false"; fi
 
 start=$(date +%s)
 staging="$root.partial"
@@ -86,7 +98,7 @@ cp /etc/resolv.conf "$staging/etc/resolv.conf" 2>/dev/null || true
 echo "torch-root: apt-get install ${packages[*]} inside the root"
 if ! chroot "$staging" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
        DEBIAN_FRONTEND=noninteractive sh -c \
-       "apt-get update -qq && apt-get install -y -qq --no-install-recommends ${packages[*]} && \
+       "apt-get update -qq $apt_opts && apt-get install -y -qq --no-install-recommends ${packages[*]} && \
         apt-get clean" >>"$staging.log" 2>&1; then
   tail -n 20 "$staging.log" >&2
   echo "torch-root: installing ${packages[*]} in the root failed (log: $staging.log)" >&2
