@@ -199,8 +199,10 @@ std::string Namespace::create_name(std::string_view raw) {
   auto known = t.names.find(candidate);
   bool used = known != t.names.end() && known->second.used;
   if (!has_num || used) {
-    // torch.fx counts from the count of the *candidate* ("getitem_1"), not of its base.
-    num = known != t.names.end() && known->second.counted ? known->second.count : 0;
+    // torch.fx counts from the count of the candidate's *base* ("max" for "max_2"): current
+    // PyTorch (#177217, torch 2.14); before it, the count of the candidate itself.
+    auto counted = has_num ? t.names.find(base) : known;
+    num = counted != t.names.end() && counted->second.counted ? counted->second.count : 0;
     if (is_reserved_name(candidate)) {
       ++num;
       candidate = base + "_" + std::to_string(num);

@@ -1,12 +1,13 @@
 // A graph's namespace, with torch.fx's rules for creating node names: `_Namespace.create_name`
-// of current PyTorch (torch/fx/graph.py, main branch of 2025, the version with `_base_count`
-// and `_illegal_names`), called with obj=None as Graph.create_node does. docs/torch.md lists
-// the deliberate differences.
+// of current PyTorch (torch/fx/graph.py as torch 2.14.1 has it, after PyTorch #177217: the
+// version with `_base_count` and `_illegal_names`), called with obj=None as Graph.create_node
+// does. docs/torch.md lists the deliberate differences and the earlier versions.
 //
 //   create_name("getitem")   -> "getitem"      first use
 //   create_name("getitem")   -> "getitem_1"    collision: the base's count, then the next free
 //   create_name("getitem_1") -> "getitem_2"    a used candidate with a suffix counts up from
-//                                              its own count (0 here), skipping used names
+//                                              its base's count (1 here), skipping used names
+//   create_name("max_2"), create_name("max_2") -> "max_2", "max_3"
 //   create_name("sum")       -> "sum_1"        Python builtins, keywords and torch.fx's custom
 //   create_name("input")     -> "input_1"      builtins are never node names
 //   create_name("a..b")      -> "a_b"          a run of illegal characters becomes one _

@@ -2,20 +2,23 @@
 """Writes tests/core/naming_table.jsonl: naming sequences and the names torch.fx hands out.
 
 Each line is {"in": [candidate, ...], "out": [name, ...]} for one fresh namespace. The
-expected names come from `reference_create_name` below, a line-by-line transcription of
+expected names come from `ReferenceNamespace` below, a line-by-line transcription of
 current PyTorch's torch/fx/graph.py `_Namespace.create_name` (the version with `_base_count`
-and `_illegal_names`), called with obj=None as `Graph.create_node` does. It is independent of
+and `_illegal_names`, as torch 2.14.1 has it), called with obj=None as `Graph.create_node`
+does. It is independent of
 flatcheck's C++ Namespace, which tests/core/ir/namespace_test.cc checks against this table.
 
     python3 tests/core/naming_table.py            # regenerate the table (fixed seed)
     python3 tests/core/naming_table.py --check    # compare the installed torch.fx with the
                                                   # table and with each transcription below
 
-torch.fx's naming changed twice: torch 1.13 counts up from the candidate's own suffix and keeps
-no count per base; torch 2.x up to at least 2.6 keeps `_base_count` per base and treats a
-suffix `_0` as no suffix (`Torch26Namespace`, transcribed from torch 2.6's graph.py); current
-PyTorch (2025, `_illegal_names`, later moved to C++ as torch/csrc/fx/graph.h) keeps identifiers
-as given and counts per candidate (`ReferenceNamespace`, the table flatcheck follows).
+torch.fx's naming changed three times: torch 1.13 counts up from the candidate's own suffix and
+keeps no count per base; torch 2.x up to at least 2.6 keeps `_base_count` per base and treats a
+suffix `_0` as no suffix (`Torch26Namespace`, transcribed from torch 2.6's graph.py); PyTorch of
+2025 (`_illegal_names`) keeps identifiers as given and a used candidate with a suffix counts up
+from the count of the candidate itself (`Torch2025Namespace`); since PyTorch #177217 (March
+2026; torch 2.14.1 checked) it counts up from its base's count (`ReferenceNamespace`, the table
+flatcheck follows: create_name("max_2") twice gives max_2, max_3, not max_2, max_1).
 `--check` runs every sequence through the installed torch and says which transcription it
 equals; it exits 1 when torch equals none of them (a transcription is wrong or torch changed
 again), 0 otherwise, and prints how many sequences the table differs on.
@@ -52,6 +55,37 @@ class ReferenceNamespace:
                 candidate = f"_{candidate}"
             match = _name_regex.match(candidate)
             assert match is not None
+        base, num = match.group(1, 2)
+        if num is None or candidate in self._used_names:
+            num = self._base_count.get(base, 0)
+            if _illegal_names.get(candidate, obj) is not obj:
+                num += 1
+                candidate = f"{base}_{num}"
+        else:
+            num = int(num)
+        while candidate in self._used_names:
+            num += 1
+            candidate = f"{base}_{num}"
+        self._used_names.add(candidate)
+        self._base_count[base] = num
+        return candidate
+
+
+class Torch2025Namespace(ReferenceNamespace):
+    """PyTorch's `_Namespace.create_name` of 2025 (main, with `_illegal_names`) until PyTorch
+    #176515/#177217 (March 2026): a used candidate with a suffix counted up from the count of the
+    candidate itself (`self._base_count.get(candidate, 0)`, 0 for "max_2") instead of its base's.
+    flatcheck followed it until torch 2.14 (Debian sid) showed the change."""
+
+    def create_name(self, candidate, obj=None):
+        match = _name_regex.match(candidate)
+        if match is None:
+            candidate = _illegal_char_regex.sub("_", candidate)
+            if not candidate:
+                candidate = "_unnamed"
+            if candidate[0].isdigit():
+                candidate = f"_{candidate}"
+            match = _name_regex.match(candidate)
         base, num = match.group(1, 2)
         if num is None or candidate in self._used_names:
             num = self._base_count.get(candidate, 0)
@@ -107,6 +141,7 @@ class Torch26Namespace:
 
 
 TRANSCRIPTIONS = {"current PyTorch (the table)": ReferenceNamespace,
+                  "PyTorch 2025 to March 2026": Torch2025Namespace,
                   "torch 2.6": Torch26Namespace}
 
 

@@ -33,7 +33,7 @@ class ScanningNamespace {
       num = std::stoll(candidate.substr(us + 1));
     }
     if (!has_num || used_.count(candidate)) {
-      num = count_.count(candidate) ? count_[candidate] : 0;
+      num = count_.count(base) ? count_[base] : 0;  // the base's count (PyTorch #177217)
       if (is_reserved_name(candidate)) {
         ++num;
         candidate = base + "_" + std::to_string(num);
@@ -64,6 +64,17 @@ TEST(NamespaceTest, CollisionTakesTheNextFreeNumber) {
   EXPECT_EQ(ns.create_name("getitem"), "getitem");
   EXPECT_EQ(ns.create_name("getitem"), "getitem_1");
   EXPECT_EQ(ns.create_name("getitem"), "getitem_2");
+}
+
+// A used candidate with a suffix counts up from its base's count, as torch 2.14.1's Graph names
+// placeholders "max_2", "max_2", "if", "max_2": max_2, max_3, if_1, max_4 (PyTorch #177217;
+// before it, the candidate's own count gave max_2, max_1, if_1, max_3).
+TEST(NamespaceTest, AUsedSuffixedCandidateCountsFromItsBase) {
+  Namespace ns;
+  EXPECT_EQ(ns.create_name("max_2"), "max_2");
+  EXPECT_EQ(ns.create_name("max_2"), "max_3");
+  EXPECT_EQ(ns.create_name("if"), "if_1");
+  EXPECT_EQ(ns.create_name("max_2"), "max_4");
 }
 
 TEST(NamespaceTest, TrailingDigitsAreASuffixThatIsReplacedNotAppended) {
