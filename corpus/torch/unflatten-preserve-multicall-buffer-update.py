@@ -8,7 +8,9 @@ so to the user. In the unflattened module the first call copies its update into 
 (`__ival__add_`) that the second call reads and updates, but nothing writes the second call's
 update back to the buffer: from the second forward on, outputs drift from eager's, and the
 dispatcher module that replaces `c` does not even hold the buffer (`named_buffers()` of the
-unflattened module is empty).
+unflattened module is empty). torch 2.14.1 (Debian sid) gives eager's outputs on every call,
+but the unflattened module still holds no buffer: its `named_buffers()` and `state_dict()` lack
+`c.total`, so the repro still exits 1 there.
     python3 corpus/torch/unflatten-preserve-multicall-buffer-update.py   # exit 1 while present
 """
 import sys

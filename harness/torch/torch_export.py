@@ -44,8 +44,14 @@ PATHS = tuple(f"export.{m}.{k}" for m in MODES for k in KINDS)
 # limitation (docs/torch.md, "Skip classes"); anything else is an error the triage looks at.
 SKIPS = []
 # (pattern, class): torch crashes the campaign found that no trace attributes to a cause; each is
-# in docs/found-bugs.md with its case. (None today: every crash found so far is traced.)
-KNOWN_ERRORS = []
+# in docs/found-bugs.md with its case and repro.
+KNOWN_ERRORS = [
+    # Strict export preserving a module with a non-identifier name ("0") called twice: the
+    # second call's nn_module_stack holds dynamo's source name, the signature lookup's key
+    # (torch 2.11 and 2.14; found-bugs 12, corpus/torch/export-strict-preserve-numeric-name-
+    # keyerror.py).
+    (r"^KeyError: .getattr\(.*L\['self'\]", "export-strict-preserve-numeric-name-keyerror"),
+]
 
 
 def available():

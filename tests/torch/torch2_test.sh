@@ -75,21 +75,26 @@ fail=0
 "${in_root[@]}" python3 "$src/tests/core/naming_table.py" --check || fail=1
 "${in_root[@]}" python3 -W ignore "$src/tests/torch/bridge_units.py" || fail=1
 # A repro exits 1 while its bug is present; one that names FIXED_IN = (major, minor) exits 0 on
-# that torch and later ones (the fix is recorded in docs/found-bugs.md).
+# that torch and later ones, one that names PRESENT_FROM = (major, minor) exits 0 before that
+# torch (docs/found-bugs.md records both).
 torch_version=$("${in_root[@]}" python3 -c 'import torch; print(*torch.__version__.split(".")[:2])')
+at_least() {  # at_least MAJOR MINOR: this torch is that version or later
+  python3 -c 'import sys; a = sys.argv[1:3]; b = sys.argv[3:5]
+sys.exit(0 if [int(x) for x in a] >= [int(x) for x in b] else 1)' $torch_version "$1" "$2"
+}
 for repro in "$src"/corpus/torch/*.py; do
   "${in_root[@]}" python3 "$repro" >"$work/repro.out" 2>&1
   rc=$?
   tail -n 1 "$work/repro.out"
   want=1
   fixed=$(sed -n 's/^FIXED_IN = (\([0-9]*\), \([0-9]*\)).*/\1 \2/p' "$repro")
-  if [ -n "$fixed" ] && python3 -c 'import sys; a = sys.argv[1:3]; b = sys.argv[3:5]
-sys.exit(0 if [int(x) for x in a] >= [int(x) for x in b] else 1)' $torch_version $fixed; then
-    want=0
-  fi
+  from=$(sed -n 's/^PRESENT_FROM = (\([0-9]*\), \([0-9]*\)).*/\1 \2/p' "$repro")
+  if [ -n "$fixed" ] && at_least $fixed; then want=0; fi
+  if [ -n "$from" ] && ! at_least $from; then want=0; fi
   if [ "$rc" -ne "$want" ]; then
-    echo "FAIL: $repro exits $rc on torch $why, expected $want (1: the bug is still there; 0: fixed"
-    echo "  from FIXED_IN on): if torch fixed it, say so in docs/found-bugs.md and set FIXED_IN"
+    echo "FAIL: $repro exits $rc on torch $why, expected $want (1: the bug is there; 0: fixed from"
+    echo "  FIXED_IN on, or not yet there before PRESENT_FROM): if torch fixed it, say so in"
+    echo "  docs/found-bugs.md and set FIXED_IN"
     fail=1
   fi
 done
@@ -97,10 +102,19 @@ done
 "${bridge[@]}" "$work"/cases/*.py --paths export,partition >"$work/cases.jsonl"
 python3 - "$work/cases.jsonl" $torch_version <<'EOF' || fail=1
 import json, os, re, sys
-# Classes a later torch reports otherwise: (from torch, the labels expected from then on; None:
-# fixed, so any label but the class's own). docs/found-bugs.md says what changed.
-LATER = {"preserve-tied-buffer-update": ((2, 11), None),
-         "capability-partition-after-output": ((2, 11), {"capability-partition-without-outputs"})}
+# Classes a later torch reports otherwise: [(from torch, the labels expected from then on; None:
+# fixed, so any label but the class's own), ...] in version order. docs/found-bugs.md says what
+# changed (2.11: on the GPU machine; 2.14: Debian sid's, scripts/torch-root.sh).
+LATER = {"preserve-tied-buffer-update": [((2, 11), None)],
+         "capability-partition-after-output": [((2, 11), {"capability-partition-without-outputs"}),
+                                               ((2, 14), None)],
+         "preserve-multicall-buffer-update": [((2, 14), None)],
+         "unflatten-reorder-keyerror": [((2, 14), None)],
+         "unflatten-dedup-ignores-call-targets_unflatten-reorder-keyerror":
+             [((2, 14), {"unflatten-dedup-ignores-call-targets"})],
+         # not on torch 2.6 (any label but its own), there from 2.11 on
+         "export-strict-preserve-numeric-name-keyerror":
+             [((0, 0), None), ((2, 11), {"export-strict-preserve-numeric-name-keyerror"})]}
 version = tuple(int(x) for x in sys.argv[2:4])
 seen = {}
 for line in open(sys.argv[1]):
@@ -112,8 +126,11 @@ for line in open(sys.argv[1]):
         got = r.get("known_torch_issue", "").split(":")[0].replace("+", "_")  # emit-torch: + to _
         seen.setdefault(cls, set()).add(got)
 def holds(c, got):
-    since, labels = LATER.get(c, (None, None))
-    if since is None or version < since:
+    since, labels = None, None  # the latest change at or before this torch
+    for at, then in LATER.get(c, []):
+        if version >= at:
+            since, labels = at, then
+    if since is None:
         return c in got
     return c not in got if labels is None else bool(labels & got)
 bad = {c: sorted(g) for c, g in seen.items() if not holds(c, g)}
@@ -122,10 +139,11 @@ for c, g in sorted(seen.items()):
 sys.exit(1 if bad or not seen else 0)
 EOF
 # --interesting (the shrinker's test) reads its path, status and text, the text matched against
-# the known-issue class too: the multi-call buffer case is interesting as its own class only
-# (the tied-buffer class served here until torch 2.11 fixed it).
-tied="$work/cases/preserve-multicall-buffer-update-1.py"
-for want in "0 export.nonstrict.preserve:known_torch_issue:preserve-multicall-buffer-update" \
+# the known-issue class too: a class-6 case is interesting as its own class only. Class 6 is on
+# torch 2.6, 2.11 and 2.14 (the tied-buffer case served here until 2.11 fixed it, the multi-call
+# buffer case until 2.14 gave eager's outputs).
+tied="$work/cases/unflatten-preserve-entry-without-module-1.py"
+for want in "0 export.nonstrict.preserve:known_torch_issue:unflatten-preserve-entry-without-module" \
             "1 export.nonstrict.preserve:known_torch_issue:preserve-tied-buffer-update" \
             "1 export.nonstrict.preserve:agree" "1 export.nonstrict.module:known_torch_issue"; do
   "${bridge[@]}" "$tied" --quiet --interesting "${want#* }" >/dev/null 2>&1
