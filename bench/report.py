@@ -5,7 +5,8 @@ bench/results/. Usage: report.py stages BENCH_JSON COMMIT MACHINE [CAMPAIGNS_JSO
                        report.py isolation RUNS_JSONL COMMIT MACHINE ROUNDS
                        report.py ab ROWS_JSONL BEFORE AFTER ROUNDS MACHINE
                        report.py floor BENCH_JSON PEER_JSONL COMMIT MACHINE BENCH_LIB
-                       report.py names_ir ROWS_TXT COMMIT MACHINE VALGRIND"""
+                       report.py names_ir ROWS_TXT COMMIT MACHINE VALGRIND
+                       report.py profile CHILDREN_TXT SELF_TXT COMMIT MACHINE SAMPLES COMMAND"""
 import json
 import re
 import sys
@@ -286,6 +287,78 @@ def names_ir(path, commit, machine, valgrind):
     return "\n".join(out) + "\n"
 
 
+# The parts of a case's check, each the functions whose samples (callees included) it counts.
+# A sample inside two parts' functions counts to both (a run inside a swap check is in "swap
+# checks" and in "runs"), so the column does not add up to 100.
+PROFILE_PARTS = [
+    ("the whole check (check_case)", ["flatcheck::check_case"]),
+    ("generate the case", ["flatcheck::generate_case_for_seed"]),
+    ("export", ["flatcheck::export_program"]),
+    ("partition", ["flatcheck::partition"]),
+    ("flatten", ["flatcheck::flatten"]),
+    ("unflatten", ["flatcheck::unflatten"]),
+    ("save (the writer: 4 saves)", ["flatcheck::save_program"]),
+    ("load (reader and IR: 2 loads, more with re-spelling)", ["flatcheck::load_program"]),
+    ("  of which reading the text into the tape", ["flatcheck::parse_doc"]),
+    ("runs (eager, every path, swaps)", ["flatcheck::run_module"]),
+    ("  of which the eager run's reference kernels", ["flatcheck::check_against_reference"]),
+    ("swap checks (clones and runs)", ["flatcheck::check_swaps"]),
+    ("re-spelled documents and the canonical layout", ["flatcheck::respell",
+                                                       "flatcheck::canonical_layout_breach"]),
+    ("fingerprints", ["flatcheck::fingerprint_program", "flatcheck::fingerprint_module"]),
+    ("lint", ["flatcheck::lint", "flatcheck::lint_program"]),
+    ("type inference and the type check", ["flatcheck::infer_types", "flatcheck::type_breach"]),
+    ("pass rules (live calls, partition and flatten rules)",
+     ["flatcheck::expected_live_calls", "flatcheck::partition_breach",
+      "flatcheck::partition_spec_breach", "flatcheck::flatten_breach"]),
+    ("reach figures", ["flatcheck::case_reach", "flatcheck::partition_reach",
+                       "flatcheck::unflatten_reach"]),
+    ("module and graph copies", ["flatcheck::clone_module", "flatcheck::Graph::operator="]),
+    ("names (the namespace)", ["flatcheck::Namespace::create_name", "flatcheck::Namespace::mark_used"]),
+    ("destructors of modules and programs", ["flatcheck::Module::~Module",
+                                             "flatcheck::Program::~Program"]),
+]
+
+
+def perf_rows(path, with_dso):
+    pat = (re.compile(r"^\s*([\d.]+)%\s+(\S+)\s+\[.\]\s+(.*?)\s*$") if with_dso else
+           re.compile(r"^\s*([\d.]+)%\s+[\d.]+%\s+\[.\]\s+(.*?)\s*$"))
+    rows = []
+    for line in open(path):
+        m = pat.match(line)
+        if m:
+            # perf pads the symbol and may add IPC columns ("-  -") after it.
+            fields = [re.sub(r"\s+-\s+-\s*$", "", g).replace("[abi:cxx11]", "").strip()
+                      for g in m.groups()[1:]]
+            rows.append((float(m.group(1)),) + tuple(fields))
+    return rows
+
+
+def profile(children_path, self_path, commit, machine, samples, command):
+    inclusive = {}
+    for pct, sym in perf_rows(children_path, False):
+        inclusive.setdefault(sym, pct)
+    out = [header("Where a case's time goes", "bash bench/profile.sh", commit, machine)]
+    out.append(f"Profiled: `{command}` under `perf record --call-graph dwarf` ({samples} samples). "
+               "Each part is the share of samples inside its functions, their callees included; "
+               "a sample can count to two parts (a swap check's runs are runs too).\n")
+    out.append("| part | functions | % of samples |")
+    out.append("|---|---|---|")
+    for name, funcs in PROFILE_PARTS:
+        got = [inclusive[f] for f in funcs if f in inclusive]
+        # Parts of several functions: the largest, as their callees overlap (a lower bound).
+        val = f"{max(got):.1f}" + (" (largest of them)" if len(got) > 1 else "") if got else "-"
+        shown = ", ".join(f"`{f.replace('flatcheck::', '')}`" for f in funcs)
+        out.append(f"| {name} | {shown} | {val} |")
+    out.append("\nThe functions with the most samples of their own (no callees):\n")
+    out.append("| % of samples | library | function |")
+    out.append("|---|---|---|")
+    for pct, dso, sym in perf_rows(self_path, True)[:20]:
+        sym = sym if len(sym) <= 90 else sym[:87] + "..."
+        out.append(f"| {pct:.2f} | {dso} | `{sym.replace('|', '/')}` |")
+    return "\n".join(out) + "\n"
+
+
 if __name__ == "__main__":
     kind = sys.argv[1]
     if kind == "stages":
@@ -300,5 +373,7 @@ if __name__ == "__main__":
         print(floor(*sys.argv[2:7]), end="")
     elif kind == "names_ir":
         print(names_ir(*sys.argv[2:6]), end="")
+    elif kind == "profile":
+        print(profile(*sys.argv[2:8]), end="")
     else:
         print(detection(*sys.argv[2:6]), end="")
