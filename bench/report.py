@@ -338,7 +338,10 @@ def profile(children_path, self_path, commit, machine, samples, command):
     inclusive = {}
     for pct, sym in perf_rows(children_path, False):
         inclusive.setdefault(sym, pct)
-    out = [header("Where a case's time goes", "bash bench/profile.sh", commit, machine)]
+    settings = re.search(r"--cases (\d+) --max-nodes (\d+) --seed (\d+)", command)
+    how = ("CASES={} MAX_NODES={} SEED={} bash bench/profile.sh".format(*settings.groups())
+           if settings else "bash bench/profile.sh")
+    out = [header("Where a case's time goes", how, commit, machine)]
     out.append(f"Profiled: `{command}` under `perf record --call-graph dwarf` ({samples} samples). "
                "Each part is the share of samples inside its functions, their callees included; "
                "a sample can count to two parts (a swap check's runs are runs too).\n")
