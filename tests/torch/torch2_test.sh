@@ -9,8 +9,9 @@
 #   torch2_test.sh checks FLATCHECK_BIN SOURCE_DIR
 #       naming_table.py --check against torch.fx; bridge_units.py (the bridge's judging and
 #       flattening on the shapes torch 2.11 showed); every corpus/torch repro still reproduces
-#       (exit 1) on this torch; every case of corpus/torch/cases (CLASS-N.json) is reported as
-#       the known torch issue CLASS on an export or partition path; --pass is read by the fx and
+#       (exit 1) on this torch, or not, as its FIXED_IN / PRESENT_FROM say; every case of
+#       corpus/torch/cases (CLASS-N.json) is reported as the known torch issue CLASS on an export
+#       or partition path (LATER: as a later torch reports it); --pass is read by the fx and
 #       partition.splitter paths (the by-name pass fails on the graph-break example where the
 #       built-in one passes); EXPORT_NAMES is read (a wrong expected placeholder name is a
 #       mismatch at stage names); --interesting reads its path, status and text (the text
