@@ -45,6 +45,10 @@ class ReferenceNamespace:
         self._used_names = set()
         self._base_count = {}
 
+    def _count_key(self, base, candidate):
+        """Whose count a colliding candidate counts up from: its base's (PyTorch #177217)."""
+        return base
+
     def create_name(self, candidate, obj=None):
         match = _name_regex.match(candidate)
         if match is None:
@@ -57,7 +61,7 @@ class ReferenceNamespace:
             assert match is not None
         base, num = match.group(1, 2)
         if num is None or candidate in self._used_names:
-            num = self._base_count.get(base, 0)
+            num = self._base_count.get(self._count_key(base, candidate), 0)
             if _illegal_names.get(candidate, obj) is not obj:
                 num += 1
                 candidate = f"{base}_{num}"
@@ -77,28 +81,7 @@ class Torch2025Namespace(ReferenceNamespace):
     candidate itself (`self._base_count.get(candidate, 0)`, 0 for "max_2") instead of its base's.
     flatcheck followed it until torch 2.14 (Debian sid) showed the change."""
 
-    def create_name(self, candidate, obj=None):
-        match = _name_regex.match(candidate)
-        if match is None:
-            candidate = _illegal_char_regex.sub("_", candidate)
-            if not candidate:
-                candidate = "_unnamed"
-            if candidate[0].isdigit():
-                candidate = f"_{candidate}"
-            match = _name_regex.match(candidate)
-        base, num = match.group(1, 2)
-        if num is None or candidate in self._used_names:
-            num = self._base_count.get(candidate, 0)
-            if _illegal_names.get(candidate, obj) is not obj:
-                num += 1
-                candidate = f"{base}_{num}"
-        else:
-            num = int(num)
-        while candidate in self._used_names:
-            num += 1
-            candidate = f"{base}_{num}"
-        self._used_names.add(candidate)
-        self._base_count[base] = num
+    def _count_key(self, base, candidate):
         return candidate
 
 
