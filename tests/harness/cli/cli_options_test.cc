@@ -93,6 +93,23 @@ TEST(CliOptionsTest, MinimizingIsAnnouncedOffATerminalUnlessQuiet) {
   EXPECT_EQ(quiet.out.find("minimizing finding"), std::string::npos) << quiet.out;
 }
 
+// Off a terminal progress is a whole line every 10 s (a CI log gets one, not a stream of \r
+// rewrites), and --quiet silences it.
+TEST(CliOptionsTest, ProgressIsALineEvery10SecondsOffATerminalUnlessQuiet) {
+  CliRun shown = run_cli("fuzz --time 10.5 --no-isolate --out ''");
+  CliRun quiet = run_cli("fuzz --time 10.5 --no-isolate --out '' --quiet");
+  EXPECT_EQ(shown.code, 0) << shown.out;
+  EXPECT_EQ(quiet.code, 0) << quiet.out;
+  size_t at = shown.out.find(" failing, ");
+  ASSERT_NE(at, std::string::npos) << shown.out;
+  size_t end = shown.out.find('\n', at);
+  ASSERT_NE(end, std::string::npos) << shown.out;
+  EXPECT_EQ(shown.out.substr(at, end - at).find('\r'), std::string::npos) << shown.out;
+  EXPECT_EQ(shown.out.find(" failing, ", end), std::string::npos) << "one line in 10.5 s: "
+                                                                  << shown.out;
+  EXPECT_EQ(quiet.out.find(" failing, "), std::string::npos) << quiet.out;
+}
+
 TEST(CliOptionsTest, NoIsolateRunsCasesInTheHarnessProcess) {
   // A crashing fault is a finding in a forked worker, and ends an in-process campaign.
   CliRun isolated = run_cli("fuzz --cases 400 --seed 1 --inject engine-builder-abort --out ''");
