@@ -107,10 +107,10 @@ def call_targets_compared():
 
 
 def keyed_by_path(ep):
-    """A copy of `ep` whose nn_module_stack keys name module paths. Strict export keys a module
-    by the object (`L__self___a` for every name of an aliased module), and unflatten takes the
-    key for the module's identity."""
-    ep = copy.deepcopy(ep)
+    """`ep` with nn_module_stack keys that name module paths (changed in place: the trace gives
+    each attempt a fresh program). Strict export keys a module by the object (`L__self___a`, or
+    on torch 2.14 its id, for every name of an aliased module), and unflatten takes the key for
+    the module's identity."""
     for node in ep.graph.nodes:
         stack = node.meta.get("nn_module_stack")
         if stack:
@@ -243,15 +243,17 @@ TRACES = [
 ]
 
 
-def trace_unflatten(p, loaded, eager, cache, excuse=None):
-    """The classes of docs/found-bugs.md (joined by '+') whose causes, removed, make unflatten
+def trace_unflatten(p, fresh, eager, cache, excuse=None):
+    """`fresh()` gives the program as the path had it, a new one on each call: unflatten changes
+    the program it is given (docs/found-bugs.md, 10), and no attempt may see what an earlier one
+    (or the path's own unflatten) did to it. The classes of docs/found-bugs.md (joined by '+') whose causes, removed, make unflatten
     agree with eager on this program: single causes first, then pairs, then threes, then all; None
     when no combination does. `excuse`, a class that explains any wrong result (or failure
     while running) of this program, counts as agreement once unflatten succeeds: no cause
     removed when unflatten succeeds as it is."""
     def agrees(chosen):
         try:
-            prepared = loaded
+            prepared = fresh()
             with contextlib.ExitStack() as stack:
                 for _, prepare, context in chosen:
                     prepared = prepare(prepared)
@@ -330,9 +332,14 @@ def run_one(p, eager, mode, kinds, cache):
                                      "first_mismatch": naming}
         if "unflatten" in kinds:
             stage = "load"
-            saved.seek(0)
-            loaded = torch.export.load(saved)
-            results["unflatten"] = unflatten_path(p, mode, loaded, eager, cache)
+            data = saved.getvalue()
+
+            def load():  # the saved program, loaded anew (a copy would not be the same: below)
+                return torch.export.load(io.BytesIO(data))
+
+            loaded = load()
+            stage = "unflatten"
+            results["unflatten"] = unflatten_path(p, mode, loaded, load, eager, cache)
     except Exception as e:  # noqa: BLE001 - torch refusing or crashing on a program
         for kind in plain:
             results.setdefault(kind, failure(e, stage))
@@ -356,21 +363,22 @@ def failure(e, stage):
     return {"status": "error", "stage": stage, "first_mismatch": f"{type(e).__name__}: {e}"[:600]}
 
 
-def unflatten_path(p, mode, loaded, eager, cache):
+def unflatten_path(p, mode, loaded, load, eager, cache):
     """unflatten of the loaded program, the calls, the verdict; a mismatch or an exception is
-    traced to a cause of docs/found-bugs.md when one explains it."""
+    traced to a cause of docs/found-bugs.md when one explains it, on programs `load()` loads
+    anew."""
     try:
         u = torch.export.unflatten(loaded)
         status, why = judge(p, run_calls(u, p), state_after(u), eager, cache)
     except Exception as e:  # noqa: BLE001
-        cls = trace_unflatten(p, loaded, eager, cache)
+        cls = trace_unflatten(p, load, eager, cache)
         if cls:
             return {"status": "known_torch_issue", "known_torch_issue": cls, "stage": "unflatten",
                     "detail": f"{type(e).__name__}: {e}"[:300]}
         raise
     r = verdict(status, why)
     if status == "mismatch":
-        cls = trace_unflatten(p, loaded, eager, cache)
+        cls = trace_unflatten(p, load, eager, cache)
         if cls:
             return {"status": "known_torch_issue", "known_torch_issue": cls, "detail": why,
                     "variants": variants(u)}
@@ -385,10 +393,10 @@ def preserve_path(p, mode, eager, cache):
     than once are dispatched by call index (torch's InterpreterModuleDispatcher). A failure is
     traced (trace_unflatten), with a shape found before (preserve_excuse) excusing what goes
     wrong once unflatten succeeds."""
-    ep = export_program(p, mode, preserve=True)
+    fresh = copies_of(export_program(p, mode, preserve=True))
     stage = "unflatten"
     try:
-        u = torch.export.unflatten(ep)
+        u = torch.export.unflatten(fresh())
         stage = "run"
         status, why = judge(p, run_calls(u, p), state_after(u), eager, cache)
         if status != "mismatch":
@@ -397,12 +405,41 @@ def preserve_path(p, mode, eager, cache):
     except Exception as e:  # noqa: BLE001
         error, why = e, f"{type(e).__name__}: {e}"
     shape = preserve_excuse(p)
-    cls = trace_unflatten(p, ep, eager, cache, shape[0] if shape else None)
+    cls = trace_unflatten(p, fresh, eager, cache, shape[0] if shape else None)
     if cls:
         detail = f"{shape[1]}: {why}" if shape and shape[0] in cls else why
         return {"status": "known_torch_issue", "known_torch_issue": cls, "stage": stage,
                 "detail": detail[:300]}
     return verdict(status, why) if error is None else failure(error, stage)
+
+
+def aliasing(ep):
+    """Which of the program's state names hold one tensor object, and which share storage: the
+    groups, by name."""
+    def groups(key):
+        by = collections.defaultdict(list)
+        for name, t in {**ep.state_dict, **ep.constants}.items():
+            if isinstance(t, torch.Tensor):
+                by[key(t)].append(name)
+        return sorted(sorted(g) for g in by.values())
+    return groups(id), groups(lambda t: t.untyped_storage().data_ptr())
+
+
+def copies_of(ep):
+    """A function giving a new deep copy of an exported program on each call, checked to keep
+    which state tensors are one object and which share storage: unflatten depends on both, and
+    a deep copy does not always keep them (one of a loaded program, whose tied tensors are
+    separate objects over one storage, gets separate storages: unflatten then fails otherwise
+    on a strict program, torch 2.14.1). A copy that does not keep them raises."""
+    want = aliasing(ep)
+
+    def fresh():
+        c = copy.deepcopy(ep)
+        if aliasing(c) != want:
+            raise RuntimeError("flatcheck bridge: a deep copy of the exported program does not "
+                               "keep which of its tensors are shared")
+        return c
+    return fresh
 
 
 def preserve_excuse(p):
