@@ -7,17 +7,18 @@
 #       six export paths and the two partition paths; fails on any mismatch or error (known
 #       torch issues are counted, not failed) and when fewer programs ran than asked
 #   torch2_test.sh checks FLATCHECK_BIN SOURCE_DIR
-#       naming_table.py --check against torch.fx; bridge_units.py (the bridge's judging and
-#       flattening on the shapes torch 2.11 showed); every corpus/torch repro still reproduces
-#       (exit 1) on this torch, or not, as its FIXED_IN / PRESENT_FROM say; every case of
-#       corpus/torch/cases (CLASS-N.json) is reported as the known torch issue CLASS on an export
-#       or partition path (LATER: as a later torch reports it); --pass is read by the fx and
-#       partition.splitter paths (the by-name pass fails on the graph-break example where the
-#       built-in one passes); EXPORT_NAMES is read (a wrong expected placeholder name is a
-#       mismatch at stage names); --interesting reads its path, status and text (the text
-#       against the known-issue class too); the eager path judges a bounded op whose input is a
-#       placeholder (40 wide cases of seed 41); --time 0 checks no program and counts them not
-#       run; --device cuda runs the export path on the GPU (PATH.cuda), or exits 2 without one
+#       naming_table.py --check against torch.fx; bridge_units.py (the bridge's judging,
+#       flattening and tracing on the shapes torch 2.11 and 2.14 showed); every corpus/torch
+#       repro still reproduces (exit 1) on this torch, or not, as its FIXED_IN / PRESENT_FROM
+#       say; every case of corpus/torch/cases (CLASS-N.json) is reported, each on its own, as
+#       the known torch issue CLASS on an export or partition path (LATER: as a later torch
+#       reports it); --pass is read by the fx and partition.splitter paths (the by-name pass
+#       fails on the graph-break example where the built-in one passes); EXPORT_NAMES is read
+#       (a wrong expected placeholder name is a mismatch at stage names); --interesting reads
+#       its path, status and text (the text against the known-issue class too); the eager path
+#       judges a bounded op whose input is a placeholder (40 wide cases of seed 41); --time 0
+#       checks no program and counts them not run; --device cuda runs the export path on the
+#       GPU (PATH.cuda), or exits 2 without one
 set -uo pipefail
 mode=$1 bin=$2 src=$3
 in_root=("$src/scripts/in-torch-root")
@@ -101,7 +102,7 @@ for repro in "$src"/corpus/torch/*.py; do
 done
 "$bin" emit-torch "$src/corpus/torch/cases" -o "$work/cases" >/dev/null
 "${bridge[@]}" "$work"/cases/*.py --paths export,partition >"$work/cases.jsonl"
-python3 - "$work/cases.jsonl" $torch_version <<'EOF' || fail=1
+python3 - "$work/cases.jsonl" $torch_version "$src/corpus/torch/cases" <<'EOF' || fail=1
 import json, os, re, sys
 # Classes a later torch reports otherwise: [(from torch, the labels expected from then on; None:
 # fixed, so any label but the class's own), ...] in version order. docs/found-bugs.md says what
@@ -117,15 +118,17 @@ LATER = {"preserve-tied-buffer-update": [((2, 11), None)],
          "export-strict-preserve-numeric-name-keyerror":
              [((0, 0), None), ((2, 11), {"export-strict-preserve-numeric-name-keyerror"})]}
 version = tuple(int(x) for x in sys.argv[2:4])
-seen = {}
+seen = {}  # per case (not per class: each case must show its class on its own)
 for line in open(sys.argv[1]):
     if not line.startswith("{"):  # torch may print to stdout (torch 2.11 did)
         continue
     r = json.loads(line)
     if "program" in r:
-        cls = re.sub(r"-\d+$", "", os.path.splitext(os.path.basename(r["program"]))[0])
+        case = os.path.splitext(os.path.basename(r["program"]))[0]
         got = r.get("known_torch_issue", "").split(":")[0].replace("+", "_")  # emit-torch: + to _
-        seen.setdefault(cls, set()).add(got)
+        seen.setdefault(case, set()).add(got)
+def class_of(case):
+    return re.sub(r"-\d+$", "", case)
 def holds(c, got):
     since, labels = None, None  # the latest change at or before this torch
     for at, then in LATER.get(c, []):
@@ -134,10 +137,15 @@ def holds(c, got):
     if since is None:
         return c in got
     return c not in got if labels is None else bool(labels & got)
-bad = {c: sorted(g) for c, g in seen.items() if not holds(c, g)}
+bad = {c: sorted(g) for c, g in seen.items() if not holds(class_of(c), g)}
 for c, g in sorted(seen.items()):
-    print(f"corpus/torch/cases {c}: {'as expected on this torch' if holds(c, g) else 'NOT as expected, got ' + str(sorted(g))}")
-sys.exit(1 if bad or not seen else 0)
+    ok = holds(class_of(c), g)
+    print(f"corpus/torch/cases {c}: {'as expected on this torch' if ok else 'NOT as expected, got ' + str(sorted(g))}")
+want = {os.path.splitext(f)[0].replace("+", "_") for f in os.listdir(sys.argv[4])
+        if f.endswith(".json")}
+if want - set(seen):
+    print(f"corpus/torch/cases with no result: {sorted(want - set(seen))}")
+sys.exit(1 if bad or not seen or want - set(seen) else 0)
 EOF
 # --interesting (the shrinker's test) reads its path, status and text, the text matched against
 # the known-issue class too: a class-6 case is interesting as its own class only. Class 6 is on
