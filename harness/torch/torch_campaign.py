@@ -56,15 +56,23 @@ def run_bridge(python, files, extra, jobs, scratch):
         procs.append((subprocess.Popen(python + [BRIDGE] + extra + chunk, stdout=out, stderr=err,
                                        text=True), out, err, k))
     start = time.time()
+    # on a terminal one line rewritten every 5 s; elsewhere (a log) a whole line every 10 s
+    tty = sys.stderr.isatty()
+    shown = start
     while any(p.poll() is None for p, _, _, _ in procs):
-        time.sleep(5)
+        time.sleep(5 if tty else 1)
+        if not tty and time.time() - shown < 10:
+            continue
+        shown = time.time()
         done = set()
         for _, _, _, k in procs:
             with open(os.path.join(scratch, f"bridge-{k}.jsonl"), encoding="utf-8") as f:
                 done |= {json.loads(line).get("program") for line in f if line.startswith("{")}
-        print(f"\r  {len(done) - (None in done)}/{len(files)} programs, "
-              f"{time.time() - start:.0f} s", end="", file=sys.stderr, flush=True)
-    print(file=sys.stderr)
+        print(f"{chr(13) if tty else ''}  {len(done) - (None in done)}/{len(files)} programs, "
+              f"{time.time() - start:.0f} s", end="" if tty else "\n", file=sys.stderr,
+              flush=True)
+    if tty:
+        print(file=sys.stderr)
     lines, summary, worst = [], {}, 0
     for p, out, err, k in procs:
         out.close()

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # CTest `torch-campaign/dying-bridge` (label unit, needs no torch): a bridge process that ends
 # before its summary line leaves programs unchecked, so the campaign must say so and exit 2,
-# never report the programs that did run as the whole result.
+# never report the programs that did run as the whole result; --time and --device reach the
+# bridge; progress in a log is a whole line every 10 s.
 #   campaign_test.sh FLATCHECK_BIN SOURCE_DIR
 set -uo pipefail
 bin=$1 src=$2
@@ -43,3 +44,23 @@ if [ "$rc" -ne 0 ] || ! grep -q "programs checked: 0 of 3 (3 not run" "$work/log
   exit 1
 fi
 echo "PASS: --time and --device reach the bridge; programs not run are reported"
+# Progress off a terminal (a log) is a whole line every 10 s, never carriage returns: a stand-in
+# bridge that takes 12 s.
+cat >"$work/slow.py" <<'PY'
+import json, sys, time
+time.sleep(12)
+progs = [a for a in sys.argv[2:] if a.endswith(".py")]
+print(json.dumps({"summary": True, "torch": "stand-in", "programs": len(progs),
+                  "programs_not_run": 0, "paths": {"stand-in": {"agree": len(progs)}},
+                  "ops_per_path": {}}))
+PY
+python3 "$src/harness/torch/torch_campaign.py" --cases 2 --jobs 1 --flatcheck "$bin" \
+  --out "$work/out3" --no-shrink --python "python3 $work/slow.py" >"$work/log3" 2>&1
+rc=$?
+cat "$work/log3"
+if [ "$rc" -ne 0 ] || grep -q $'\r' "$work/log3" ||
+   ! grep -Eq '^  0/2 programs, 1[0-9] s$' "$work/log3"; then
+  echo "FAIL: progress off a terminal is not a whole line every 10 s (exit $rc)"
+  exit 1
+fi
+echo "PASS: progress off a terminal is a whole line every 10 s"
