@@ -182,19 +182,26 @@ def shrink(args, python, x, cases):
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--cases", type=int, default=1000)
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--out", default="torch-campaign")
-    ap.add_argument("--paths", default="eager,fx,export,partition")
-    ap.add_argument("--pass", dest="flatten_pass", metavar="MODULE:FUNCTION")
-    ap.add_argument("--flatcheck", default=os.path.join(ROOT, "build", "bin", "flatcheck"))
-    ap.add_argument("--max-nodes", type=int, default=20)
-    ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--no-shrink", action="store_true")
+    ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
+    ap.add_argument("--cases", type=int, default=1000, help="cases to generate (default 1000)")
+    ap.add_argument("--seed", type=int, default=1, help="the generator's seed (default 1)")
+    ap.add_argument("--out", default="torch-campaign",
+                    help="folder for cases, programs, results, shrunk cases and repros "
+                    "(default torch-campaign)")
+    ap.add_argument("--paths", default="eager,fx,export,partition",
+                    help="the bridge's paths, comma-separated (default all)")
+    ap.add_argument("--pass", dest="flatten_pass", metavar="MODULE:FUNCTION",
+                    help="the flatten pass of the fx and partition paths (the bridge's --pass)")
+    ap.add_argument("--flatcheck", default=os.path.join(ROOT, "build", "bin", "flatcheck"),
+                    help="the flatcheck binary (default build/bin/flatcheck)")
+    ap.add_argument("--max-nodes", type=int, default=20,
+                    help="nodes per generated graph at most (default 20)")
+    ap.add_argument("--jobs", type=int, default=1, help="bridge processes (default 1)")
+    ap.add_argument("--no-shrink", action="store_true", help="shrink no failure")
     ap.add_argument("--max-shrinks", type=int, default=5,
                     help="distinct failures to shrink (by path, status and message)")
-    ap.add_argument("--max-checks", type=int, default=400)
+    ap.add_argument("--max-checks", type=int, default=400,
+                    help="predicate runs per shrink at most (default 400)")
     ap.add_argument("--python", default=None, help="the interpreter command (shell words)")
     ap.add_argument("--torch-root", action="store_true",
                     help="run the bridge in the torch 2.x root (scripts/in-torch-root python3)")
