@@ -105,8 +105,8 @@ TEST(CliOptionsTest, ProgressIsALineEvery10SecondsOffATerminalUnlessQuiet) {
   size_t end = shown.out.find('\n', at);
   ASSERT_NE(end, std::string::npos) << shown.out;
   EXPECT_EQ(shown.out.substr(at, end - at).find('\r'), std::string::npos) << shown.out;
-  EXPECT_EQ(shown.out.find(" failing, ", end), std::string::npos) << "one line in 10.5 s: "
-                                                                  << shown.out;
+  EXPECT_EQ(shown.out.find(" failing, ", end), std::string::npos)
+      << "one line in 10.5 s: " << shown.out;
   EXPECT_EQ(quiet.out.find(" failing, "), std::string::npos) << quiet.out;
 }
 
