@@ -246,11 +246,11 @@ TRACES = [
 def trace_unflatten(p, fresh, eager, cache, excuse=None):
     """`fresh()` gives the program as the path had it, a new one on each call: unflatten changes
     the program it is given (docs/found-bugs.md, 10), and no attempt may see what an earlier one
-    (or the path's own unflatten) did to it. The classes of docs/found-bugs.md (joined by '+') whose causes, removed, make unflatten
-    agree with eager on this program: single causes first, then pairs, then threes, then all; None
-    when no combination does. `excuse`, a class that explains any wrong result (or failure
-    while running) of this program, counts as agreement once unflatten succeeds: no cause
-    removed when unflatten succeeds as it is."""
+    (or the path's own unflatten) did to it. The classes of docs/found-bugs.md (joined by '+')
+    whose causes, removed, make unflatten agree with eager on this program: single causes
+    first, then pairs, then threes, then all; None when no combination does. `excuse`, a class
+    that explains any wrong result (or failure while running) of this program, counts as
+    agreement once unflatten succeeds: no cause removed when unflatten succeeds as it is."""
     def agrees(chosen):
         try:
             prepared = fresh()

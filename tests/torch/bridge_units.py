@@ -190,7 +190,8 @@ try:
         fresh()
         check("copies_of: a copy that loses shared storage is refused", False, "no error")
     except RuntimeError as e:
-        check("copies_of: a copy that loses shared storage is refused", "shared" in str(e), str(e))
+        check("copies_of: a copy that loses shared storage is refused", "shared" in str(e),
+              str(e))
 finally:
     torch_export.copy.deepcopy = deepcopy
 
