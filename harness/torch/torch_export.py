@@ -173,7 +173,10 @@ def entries_without_module_dropped():
     names (`self.b = self.a`) does the same when a name it is never called by is preserved.
     A module whose first call is dead but whose child the parent calls by path (`a_b.a_w`)
     holds only a container InterpreterModule at its name, never finalized (no graph_module):
-    that is no module either.
+    that is no module either. When such a container comes first, unflatten gives it to the next
+    live call (`n@1`) as that call's module, so the dead call's name `n` holds `n@1`'s module
+    and the dispatcher runs `n@1`'s graph twice, silently (docs/found-bugs.md, 16): a name no
+    graph calls is no module, whatever it holds.
     Here entries without an InterpreterModule are dropped and the variants made are renumbered
     `n`, `n@1`, ... in call order (the children of a container at the new name kept)."""
     unflatten = sys.modules["torch.export.unflatten"]
@@ -181,7 +184,18 @@ def entries_without_module_dropped():
     original = cls._dispatch_modules
 
     def dispatch(self, redirected, consts_targets):
+        # every call variant some graph calls, or the dedup redirected, by its entry's name: a
+        # variant's children are its base's (`a@1.leaf@1` is the entry `a.leaf@1`)
+        called = set(redirected)
+        for prefix, mod in self.named_modules(remove_duplicate=False):
+            for node in getattr(mod, "graph", torch.fx.Graph()).nodes:
+                if node.op == "call_module":
+                    *path, name = (f"{prefix}.{node.target}" if prefix else node.target).split(".")
+                    called.add(".".join([part.split("@")[0] for part in path] + [name]))
+
         def made(fqn):  # an InterpreterModule, not a bare container unflatten made for a path
+            if fqn not in called:  # a name that holds another call's module: no call of its own
+                return False
             try:
                 mod = torch.fx.graph_module._get_attr(self, redirected.get(fqn, fqn))
                 return hasattr(mod, "graph") and getattr(mod, "graph_module", None) is not None
