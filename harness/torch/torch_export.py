@@ -178,7 +178,9 @@ def entries_without_module_dropped():
     and the dispatcher runs `n@1`'s graph twice, silently (docs/found-bugs.md, 16): a name no
     graph calls is no module, whatever it holds.
     Here entries without an InterpreterModule are dropped and the variants made are renumbered
-    `n`, `n@1`, ... in call order (the children of a container at the new name kept)."""
+    `n`, `n@1`, ... in call order (the children of a container at the new name kept), parents
+    before children: entries name a variant's children by the base (`a.leaf@1`), which holds
+    them only once `a@1` is renamed `a` (docs/found-bugs.md, 6: nested preserved variants)."""
     unflatten = sys.modules["torch.export.unflatten"]
     cls = unflatten.UnflattenedModule
     original = cls._dispatch_modules
@@ -197,38 +199,44 @@ def entries_without_module_dropped():
             if fqn not in called:  # a name that holds another call's module: no call of its own
                 return False
             try:
-                mod = torch.fx.graph_module._get_attr(self, redirected.get(fqn, fqn))
+                target = redirected.get(fqn, fqn)
+                mod = torch.fx.graph_module._get_attr(self, moved.get(target, target))
                 return hasattr(mod, "graph") and getattr(mod, "graph_module", None) is not None
             except (AttributeError, AssertionError):  # no such attribute; a None on the path
                 return False
 
         entries = self.module_call_graph
-        kept, groups, gone = [], collections.defaultdict(list), set()
-        for e in entries:
-            if not (e.fqn and e.signature):
-                kept.append(e)
-            elif made(e.fqn):
-                groups[e.fqn.split("@")[0]].append(e)
+        kept, gone, renamed, moved = [], set(), {}, {}
+        levels = collections.defaultdict(list)  # by depth: a variant `a@1`'s children are found
+        for e in entries:  # at `a.leaf@1` only once `a@1` is renamed `a`, so parents go first
+            if e.fqn and e.signature:
+                levels[e.fqn.count(".")].append(e)
             else:
-                gone.add(e.fqn)
-        renamed, moved = {}, {}
-        for base, group in groups.items():
-            group.sort(key=lambda e: int(e.fqn.split("@")[1]) if "@" in e.fqn else 0)
-            for k, e in enumerate(group):
-                want = unflatten._call_name(base, k + 1)
-                if e.fqn != want:
-                    renamed[e.fqn] = want
-                    if e.fqn not in redirected:
-                        *prefix, old = e.fqn.split(".")
-                        parent = unflatten._get_attr_via_attr_list(self, prefix)
-                        module, name = parent._modules.pop(old), want.rsplit(".", 1)[-1]
-                        container = parent._modules.get(name)
-                        for child, m in (container._modules if container else {}).items():
-                            module._modules.setdefault(child, m)
-                        parent._modules[name] = module
-                        moved[e.fqn] = want
-                    e = dataclasses.replace(e, fqn=want)
                 kept.append(e)
+        for depth in sorted(levels):
+            groups = collections.defaultdict(list)
+            for e in levels[depth]:
+                if made(e.fqn):
+                    groups[e.fqn.split("@")[0]].append(e)
+                else:
+                    gone.add(e.fqn)
+            for base, group in groups.items():
+                group.sort(key=lambda e: int(e.fqn.split("@")[1]) if "@" in e.fqn else 0)
+                for k, e in enumerate(group):
+                    want = unflatten._call_name(base, k + 1)
+                    if e.fqn != want:
+                        renamed[e.fqn] = want
+                        if e.fqn not in redirected:
+                            *prefix, old = e.fqn.split(".")
+                            parent = unflatten._get_attr_via_attr_list(self, prefix)
+                            module, name = parent._modules.pop(old), want.rsplit(".", 1)[-1]
+                            container = parent._modules.get(name)
+                            for child, m in (container._modules if container else {}).items():
+                                module._modules.setdefault(child, m)
+                            parent._modules[name] = module
+                            moved[e.fqn] = want
+                        e = dataclasses.replace(e, fqn=want)
+                    kept.append(e)
         # the dedup's redirections, under the new names (none left under an old or dropped one)
         kept_keys = {k: v for k, v in redirected.items() if k not in renamed and k not in gone}
         redirected = {**kept_keys, **{new: redirected[old] for old, new in renamed.items()
