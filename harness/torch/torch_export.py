@@ -162,6 +162,40 @@ def variant_keeps_children():
 
 
 @contextlib.contextmanager
+def redirects_reach_their_module():
+    """unflatten with the dedup's redirections pointing at the module they name. When two calls
+    of one module have the same graph, `_deduplicate_modules` drops the later and points its
+    call at the earlier's name taken from the base path (`blk.conv@1`). But a variant's child
+    lives under the variant (`blk@1`); the base name `blk` holds it only when it shares the
+    variant's children. A dead first call of `blk` followed by a call of `blk.conv` by path
+    leaves at `blk` a container of its own, so the call names a child it does not hold
+    (RuntimeError from the graph's lint: docs/found-bugs.md, 15). Here every redirected call's
+    target is made to hold the module it was redirected to."""
+    unflatten = sys.modules["torch.export.unflatten"]
+    original = unflatten._deduplicate_modules
+
+    def dedup(partitions):
+        partitions = [list(group) for group in partitions]
+        redirected = original(partitions)
+        for group in partitions:
+            by_name = {unflatten._call_name(e.fqn, e.call_idx): e for e in group}
+            for e in group:
+                seen = by_name.get(redirected.get(unflatten._call_name(e.fqn, e.call_idx)))
+                if seen is None:
+                    continue
+                *prefix, name = e.parent_call_module.target.split(".")
+                holder = unflatten._get_attr_via_attr_list(e.parent_module, prefix)
+                holder._modules[name] = seen.module
+        return redirected
+
+    unflatten._deduplicate_modules = dedup
+    try:
+        yield
+    finally:
+        unflatten._deduplicate_modules = original
+
+
+@contextlib.contextmanager
 def entries_without_module_dropped():
     """unflatten with a preserved module's dispatcher built from the call variants unflatten
     made. A call of a preserved module whose results are all unused leaves no module (`n` or
@@ -262,6 +296,7 @@ TRACES = [
     ("unflatten-reorder-keyerror", lambda ep: ep, children_not_reordered),
     ("unflatten-variant-drops-children", lambda ep: ep, variant_keeps_children),
     ("unflatten-preserve-entry-without-module", lambda ep: ep, entries_without_module_dropped),
+    ("unflatten-dedup-redirect-unreachable", lambda ep: ep, redirects_reach_their_module),
 ]
 
 
