@@ -221,5 +221,111 @@ check("trace_unflatten: every attempt gets a program of its own (3 attempts of 2
       all(any(s is g for g in given) for s in seen.programs) and len(seen.programs) == 2,
       f"{len(given)} programs given, {len(seen.programs)} seen")
 
+
+# The class-6 and class-15 traces on hand-written models of their shapes (docs/found-bugs.md 6,
+# 15, 16): each program fails without its trace (so the check can fail) and agrees with it.
+class _Leaf(torch.nn.Module):
+    def forward(self, x, y):
+        return y, x, y + 10.0
+
+
+class _N(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.leaf = _Leaf()
+
+    def forward(self, x):
+        return -x, x + 10.0
+
+
+class _PathThenDeadCall(torch.nn.Module):  # entry 16: a dead call's name holds n@1's module
+    def __init__(self):
+        super().__init__()
+        self.n = _N()
+
+    def forward(self, x):
+        a = self.n.leaf(x, x)
+        self.n(x)
+        b = self.n(a[1])
+        c = self.n(b[1])
+        return c[0], a[2]
+
+
+class _W(torch.nn.Module):
+    def forward(self, x):
+        return -x, x + x
+
+
+class _B(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = _W()
+
+    def forward(self, x):
+        return self.w(x)[1]
+
+
+class _NestedVariant(torch.nn.Module):  # entry 6, nested: b.w@1 lives under b@1
+    def __init__(self):
+        super().__init__()
+        self.b = _B()
+
+    def forward(self, x):
+        self.b(x)
+        y = self.b(x)
+        return self.b.w(y)[0]
+
+
+class _Conv(torch.nn.Module):
+    def forward(self, x):
+        return x.transpose(0, 1)
+
+
+class _Blk(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = _Conv()
+
+    def forward(self, x):
+        return self.conv(x)
+
+
+class _RedirectUnreachable(torch.nn.Module):  # entry 15: blk.conv@1 is not under blk
+    def __init__(self):
+        super().__init__()
+        self.blk = _Blk()
+
+    def forward(self, g, x):
+        self.blk(x)
+        second = self.blk(x)
+        return self.blk.conv(g), second
+
+
+def unflattened_agrees(model, args, preserve, context):
+    """(plain, traced): whether unflatten without and with `context` gives eager's outputs."""
+    want = model(*args)
+    got = []
+    for ctx in (torch_export.contextlib.nullcontext, context):
+        ep = torch.export.export(model, args, strict=False, preserve_module_call_signature=preserve)
+        try:
+            with ctx():
+                out = torch.export.unflatten(ep)(*args)
+            got.append(all(o is not None and torch.equal(o, w) for o, w in zip(out, want)))
+        except Exception:  # noqa: BLE001 - the untraced unflatten raises on these shapes
+            got.append(False)
+    return tuple(got)
+
+
+for name, model, args, preserve, context in [
+        ("a dead call's name holding the next call's module (16)", _PathThenDeadCall(),
+         (torch.tensor([[1.0, 2.0]]),), ("n",), torch_export.entries_without_module_dropped),
+        ("nested preserved variants, parents renamed first (6)", _NestedVariant(),
+         (torch.ones(2),), ("b", "b.w"), torch_export.entries_without_module_dropped),
+        ("a dedup redirection made to reach its module (15)", _RedirectUnreachable(),
+         (torch.ones(3, 2), torch.ones(2, 3)), (), torch_export.redirects_reach_their_module)]:
+    plain, traced = unflattened_agrees(model, args, preserve, context)
+    check(f"trace {context.__name__}: {name}", not plain and traced,
+          f"untraced agrees: {plain}, traced agrees: {traced}")
+
 print(f"{len(failed)} of the bridge unit checks failed" if failed else "bridge unit checks: all hold")
 sys.exit(1 if failed else 0)
