@@ -34,7 +34,7 @@ import sys
 
 import torch
 
-from torch_compare import judge, run_calls, tensors_of
+from torch_compare import judge, run_calls, strip_variants, tensors_of
 
 MODES = ("strict", "nonstrict")
 KINDS = ("module", "unflatten", "preserve")
@@ -179,8 +179,8 @@ def redirects_reach_their_module():
         redirected = original(partitions)
         for group in partitions:
             by_name = {unflatten._call_name(e.fqn, e.call_idx): e for e in group}
-            for e in group:
-                seen = by_name.get(redirected.get(unflatten._call_name(e.fqn, e.call_idx)))
+            for call, e in by_name.items():
+                seen = by_name.get(redirected.get(call))
                 if seen is None:
                     continue
                 *prefix, name = e.parent_call_module.target.split(".")
@@ -193,6 +193,18 @@ def redirects_reach_their_module():
         yield
     finally:
         unflatten._deduplicate_modules = original
+
+
+def move_variant(root, fqn, new):
+    """Moves the module at `fqn` to `new`, a name under the same parent, keeping the children of
+    a container that stood at `new`."""
+    *prefix, old = fqn.split(".")
+    parent = sys.modules["torch.export.unflatten"]._get_attr_via_attr_list(root, prefix)
+    module, name = parent._modules.pop(old), new.rsplit(".", 1)[-1]
+    container = parent._modules.get(name)
+    for child, m in (container._modules if container else {}).items():
+        module._modules.setdefault(child, m)
+    parent._modules[name] = module
 
 
 @contextlib.contextmanager
@@ -226,8 +238,11 @@ def entries_without_module_dropped():
         for prefix, mod in self.named_modules(remove_duplicate=False):
             for node in getattr(mod, "graph", torch.fx.Graph()).nodes:
                 if node.op == "call_module":
-                    *path, name = (f"{prefix}.{node.target}" if prefix else node.target).split(".")
-                    called.add(".".join([part.split("@")[0] for part in path] + [name]))
+                    full = f"{prefix}.{node.target}" if prefix else node.target
+                    parent, _, name = full.rpartition(".")
+                    called.add(f"{strip_variants(parent)}.{name}" if parent else name)
+
+        kept, gone, renamed, moved = [], set(), {}, {}  # moved: old name -> new, as renamed
 
         def made(fqn):  # an InterpreterModule, not a bare container unflatten made for a path
             if fqn not in called:  # a name that holds another call's module: no call of its own
@@ -240,7 +255,6 @@ def entries_without_module_dropped():
                 return False
 
         entries = self.module_call_graph
-        kept, gone, renamed, moved = [], set(), {}, {}
         levels = collections.defaultdict(list)  # by depth: a variant `a@1`'s children are found
         for e in entries:  # at `a.leaf@1` only once `a@1` is renamed `a`, so parents go first
             if e.fqn and e.signature:
@@ -261,13 +275,7 @@ def entries_without_module_dropped():
                     if e.fqn != want:
                         renamed[e.fqn] = want
                         if e.fqn not in redirected:
-                            *prefix, old = e.fqn.split(".")
-                            parent = unflatten._get_attr_via_attr_list(self, prefix)
-                            module, name = parent._modules.pop(old), want.rsplit(".", 1)[-1]
-                            container = parent._modules.get(name)
-                            for child, m in (container._modules if container else {}).items():
-                                module._modules.setdefault(child, m)
-                            parent._modules[name] = module
+                            move_variant(self, e.fqn, want)
                             moved[e.fqn] = want
                         e = dataclasses.replace(e, fqn=want)
                     kept.append(e)
