@@ -114,5 +114,26 @@ TEST(EngineTest, ValidationRejectsOutOfRangeSlotsAndReadsBeforeWrites) {
   EXPECT_THROW(validate_engine(early), InputError);
 }
 
+// The bounds of an input binding's position: the last one under the limit is taken, the limit
+// itself and a negative position are not.
+TEST(EngineTest, ValidationTakesInputPositionsBelowTheLimitOnly) {
+  Module m = chain(3);
+  Engine e = compile_engine(m, "e", {});
+  ASSERT_FALSE(e.inputs.empty());
+  Engine last = e;
+  last.inputs[0].position = kMaxPositions - 1;
+  EXPECT_NO_THROW(validate_engine(last));
+  for (int p : {kMaxPositions, -1}) {
+    Engine bad = e;
+    bad.inputs[0].position = p;
+    try {
+      validate_engine(bad);
+      ADD_FAILURE() << "position " << p << " accepted";
+    } catch (const InputError& err) {
+      EXPECT_NE(std::string(err.what()).find("bad position"), std::string::npos) << err.what();
+    }
+  }
+}
+
 }  // namespace
 }  // namespace flatcheck
