@@ -164,7 +164,9 @@ class Oracle {
                                const std::vector<const Tensor*>& ins,
                                const std::vector<Scalar>& scalars,
                                const std::vector<Tensor>& outs) {
-        if (reference_failure_ || !has_reference(n.fn)) return;
+        if (!has_reference(n.fn)) return;
+        ++reference_reported_;
+        if (reference_failure_) return;
         std::string why = check_against_reference(n.fn, ins, scalars, outs,
                                                   c_.config.nan_exact && b_.keeps_nan_payloads());
         if (!why.empty())
@@ -186,6 +188,22 @@ class Oracle {
       obs.outputs.push_back(std::move(outs));
       if (k == 0) obs.calls_per_fqn = ctx.calls_per_fqn;
     }
+    // Every op the graphs run was reported for checking (the count is the module tree's, not
+    // the run's): a run that reports fewer leaves kernels unchecked.
+    const uint64_t expected = reference_ops_per_call(*m) * static_cast<uint64_t>(c_.config.calls);
+    if (!reference_failure_ && reference_reported_ != expected)
+      reference_failure_ = Failure{
+          "reference",
+          "eager",
+          "-",
+          "the eager run reported " + std::to_string(reference_reported_) +
+              " ops to the reference check, of the " + std::to_string(expected) +
+              " with a reference kernel that its graphs run (counted "
+              "from the module tree, " +
+              std::to_string(c_.config.calls) + (c_.config.calls == 1 ? " call" : " calls") +
+              "): the others' results went unchecked",
+          "",
+          ""};
     std::unordered_set<const Module*> seen;
     std::map<const Tensor*, std::vector<std::string>> storage;
     collect_state(*m, "", obs.state, seen, storage);
@@ -520,6 +538,7 @@ class Oracle {
   Backend& b_;  // every path runs here
   Observed ref_;
   std::optional<Failure> reference_failure_;  // the eager run's first op the reference refutes
+  uint64_t reference_reported_ = 0;           // ops with a reference the eager runs reported to it
   std::map<std::string, std::vector<std::string>> aliases_;  // FQN -> FQNs of its tensor
   Coverage cov_;
 };

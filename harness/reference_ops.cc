@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <sstream>
+#include <unordered_map>
 
 namespace flatcheck {
 namespace {
@@ -440,6 +441,29 @@ bool has_reference(OpCode op) {
     default:
       return op_info(op).has_kernel;
   }
+}
+
+namespace {
+uint64_t reference_ops(const Module& m, std::unordered_map<const Module*, uint64_t>& memo) {
+  if (auto it = memo.find(&m); it != memo.end()) return it->second;
+  uint64_t n = 0;
+  for (const Node* x = m.graph.first(); x; x = x->next) {
+    if (x->op == NodeOp::kCallFunction && has_reference(x->fn)) {
+      ++n;
+    } else if (x->op == NodeOp::kCallModule) {
+      if (const Module* c = m.submodule(x->target)) n += reference_ops(*c, memo);
+    } else if (x->op == NodeOp::kOutput) {
+      break;
+    }
+  }
+  memo.emplace(&m, n);
+  return n;
+}
+}  // namespace
+
+uint64_t reference_ops_per_call(const Module& m) {
+  std::unordered_map<const Module*, uint64_t> memo;
+  return reference_ops(m, memo);
 }
 
 std::string check_against_reference(OpCode op, const std::vector<const Tensor*>& in,

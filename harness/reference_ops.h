@@ -15,10 +15,12 @@
 // long-double sum within the error bound of any summation order, gamma(n) * sum |terms|.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 #include "core/base/tensor.h"
+#include "core/ir/ir.h"
 #include "core/ops/ops.h"
 
 namespace flatcheck {
@@ -33,5 +35,11 @@ std::string check_against_reference(OpCode op, const std::vector<const Tensor*>&
 // Whether the reference covers `op` (every op with a kernel but copy_, whose result is its
 // source, checked by the interpreter's own compare).
 bool has_reference(OpCode op);
+
+// How many ops with a reference one call of `m` runs: its graph's call_function nodes the
+// reference covers, plus, for each call_module node, one call of that child. Read from the
+// module tree, not from a run: the oracle holds the count of ops the eager run reported for
+// checking to it, so a run that stops reporting ops leaves no kernel silently unchecked.
+uint64_t reference_ops_per_call(const Module& m);
 
 }  // namespace flatcheck

@@ -160,5 +160,42 @@ TEST(ReferenceOpsTest, NanPayloadsAndSignsOfZeroFollowTorchsScalarPath) {
   EXPECT_NE(check_against_reference(OpCode::kRelu, {&neg0}, {}, {zero}, true), "");
 }
 
+// The count of ops the eager run must report for checking, read from the module tree: each
+// call of a child counts the child's ops, a shared child once per call; ops without a
+// reference (getitem, branch, copy_) and nodes that are not ops count nothing.
+TEST(ReferenceOpsTest, OpsPerCallCountEachCallOfEachChild) {
+  auto c = std::make_shared<Module>();
+  {
+    Graph& g = c->graph;
+    Node* x = g.placeholder("x", ValueType::tensor({2}));
+    Node* r = g.call_function(OpCode::kRelu, {x});
+    g.output({g.call_function(OpCode::kNeg, {r})});  // 2 ops
+  }
+  auto d = std::make_shared<Module>();
+  d->children["c"] = c;
+  {
+    Graph& g = d->graph;
+    Node* x = g.placeholder("x", ValueType::tensor({2}));
+    Node* m = g.call_function(OpCode::kMul, {x, x});
+    g.output({g.call_module("c", {m})});  // 1 + 2 ops
+  }
+  Module root;
+  root.children["c"] = c;
+  root.children["d"] = d;
+  Graph& g = root.graph;
+  Node* x = g.placeholder("x", ValueType::tensor({2}));
+  Node* flag = g.placeholder("flag", ValueType::scalar(ValueType::kBool));
+  Node* a = g.call_function(OpCode::kAdd, {x, x});                // 1
+  Node* c1 = g.call_module("c", {a});                             // 2
+  Node* c2 = g.call_module("c", {c1});                            // 2
+  Node* d1 = g.call_module("d", {c2});                            // 3
+  Node* pick = g.call_function(OpCode::kBranch, {flag, d1, c2});  // none
+  g.output({pick});
+  EXPECT_EQ(reference_ops_per_call(*c), 2u);
+  EXPECT_EQ(reference_ops_per_call(*d), 3u);
+  EXPECT_EQ(reference_ops_per_call(root), 8u);
+  EXPECT_EQ(reference_ops_per_call(Module{}), 0u);
+}
+
 }  // namespace
 }  // namespace flatcheck
