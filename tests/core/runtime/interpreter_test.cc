@@ -54,5 +54,47 @@ TEST(InterpreterTest, RejectsInputsOfTheWrongShape) {
   EXPECT_THROW(run_module(*m, std::vector<Tensor>{}), InputError);
 }
 
+// The backend argument is read: the kernels of the run launch on it.
+TEST(InterpreterTest, RunsOnTheBackendItIsGiven) {
+  auto m = unflatten_example(false);
+  RecordingBackend b;
+  auto out = run_module(*m, std::vector<Tensor>{Tensor::full({1}, 1.0f)}, b);
+  EXPECT_EQ(out.at(0).data, std::vector<float>{16});
+  EXPECT_GT(b.total(), 0);
+}
+
+// A chain of modules, each calling the next: `depth` calls deep below the root.
+std::shared_ptr<Module> call_chain(int depth) {
+  std::shared_ptr<Module> m;
+  for (int level = depth; level >= 0; --level) {
+    auto parent = std::make_shared<Module>();
+    Graph& g = parent->graph;
+    Node* x = g.placeholder("x", ValueType::tensor({1}));
+    if (m) {
+      parent->children["c"] = m;
+      g.output({g.call_module("c", {x})});
+    } else {
+      g.output({g.call_function(OpCode::kNeg, {x})});
+    }
+    m = parent;
+  }
+  return m;
+}
+
+// Calls nest up to kMaxModuleDepth below the root, not one more (the run's own guard; the
+// loader and lint refuse deeper trees before a run).
+TEST(InterpreterTest, CallsNestUpToTheDepthLimit) {
+  auto ok = call_chain(kMaxModuleDepth);
+  EXPECT_EQ(run_module(*ok, std::vector<Tensor>{Tensor::full({1}, 2.0f)}).at(0).data,
+            std::vector<float>{-2});
+  auto deep = call_chain(kMaxModuleDepth + 1);
+  try {
+    run_module(*deep, std::vector<Tensor>{Tensor::full({1}, 2.0f)});
+    FAIL() << "a call chain deeper than the limit ran";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("nested deeper than"), std::string::npos) << e.what();
+  }
+}
+
 }  // namespace
 }  // namespace flatcheck

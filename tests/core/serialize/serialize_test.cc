@@ -9,6 +9,7 @@
 #include "core/passes/passes.h"
 #include "core/runtime/interpreter.h"
 #include "core/serialize/fields.h"
+#include "core/serialize/json_doc.h"
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"
 #include "generators/rc_gen.h"
@@ -256,6 +257,31 @@ TEST(SerializeTest, MalformedDocumentsAreRejectedWithTheirJsonPath) {
       std::string msg = e.what();
       EXPECT_EQ(msg.rfind(d.path, 0), 0u)
           << d.what << ": message '" << msg << "' does not start with " << d.path;
+    }
+  }
+}
+
+// A shape's element count: a zero dimension is a tensor of no elements (not a division by
+// zero in the overflow guard), and a product over the limit is refused whichever dimension
+// takes it over, also when each dimension alone is within it.
+TEST(SerializeTest, ShapesWithZeroDimensionsLoadAndProductsOverTheLimitDoNot) {
+  LoadLimits lim;
+  lim.max_tensor_elements = 1000;
+  auto shape = [&](const std::string& text) {
+    JsonDoc doc = parse_doc(text, lim);
+    return serial::shape_from_json(doc.root(), "/shape", lim);
+  };
+  EXPECT_EQ(shape("[0]"), (Shape{0}));
+  EXPECT_EQ(shape("[0, 7]"), (Shape{0, 7}));
+  EXPECT_EQ(shape("[7, 0, 1000]"), (Shape{7, 0, 1000}));
+  EXPECT_EQ(shape("[10, 100]"), (Shape{10, 100}));
+  for (const char* over : {"[10, 101]", "[1000, 2]", "[2, 2, 2, 2, 2, 2, 2, 8]"}) {
+    try {
+      shape(over);
+      ADD_FAILURE() << over << ": accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("more than 1000 elements"), std::string::npos)
+          << over << ": " << e.what();
     }
   }
 }
