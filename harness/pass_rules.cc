@@ -162,7 +162,7 @@ std::optional<RuleBreach> flatten_breach(const Program& partitioned, const Progr
   // Dead code removed: every value but a placeholder has a user, or is an in-place update.
   std::set<const Node*> used;
   for (Node* n = root.graph.first(); n; n = n->next)
-    for (Node* in : n->input_nodes()) used.insert(in);
+    for (Node* in : n->node_args()) used.insert(in);
   for (Node* n = root.graph.first(); n; n = n->next) {
     bool value =
         n->op == NodeOp::kGetAttr || (n->op == NodeOp::kCallFunction && op_info(n->fn).pure);

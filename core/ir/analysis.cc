@@ -28,7 +28,7 @@ int eliminate_dead_code(Graph& g) {
         (n->op == NodeOp::kCallFunction &&
          (op_info(n->fn).pure || (n->fn == OpCode::kCopy && fault_on(Fault::kDceDropsMutation))));
     if (!removable || uses[n] > 0) continue;
-    for (Node* in : n->input_nodes()) --uses[in];
+    for (Node* in : n->node_args()) --uses[in];
     g.erase(n);
     ++removed;
   }

@@ -316,14 +316,14 @@ std::vector<Arg> copy_body(Graph& dst, Node* before, const Graph& body,
 
 UsersIndex::UsersIndex(const Graph& g) {
   for (Node* n = g.first(); n; n = n->next)
-    for (Node* in : n->input_nodes()) {
+    for (Node* in : n->node_args()) {
       auto& v = users_[in];
       if (v.empty() || v.back() != n) v.push_back(n);
     }
 }
 
 void UsersIndex::add(Node* n) {
-  for (Node* in : n->input_nodes()) {
+  for (Node* in : n->node_args()) {
     auto& v = users_[in];
     if (v.empty() || v.back() != n) v.push_back(n);
   }

@@ -112,7 +112,43 @@ struct Node {
 
   // Node arguments, in order (constants skipped).
   std::vector<Node*> input_nodes() const;
+  // The same, as a view of `args` (no vector built); valid while `args` is unchanged.
+  class NodeArgs;
+  NodeArgs node_args() const;
 };
+
+class Node::NodeArgs {
+ public:
+  class iterator {
+   public:
+    iterator(const Arg* p, const Arg* end) : p_(p), end_(end) { skip(); }
+    Node* operator*() const { return *std::get_if<Node*>(p_); }
+    iterator& operator++() {
+      ++p_;
+      skip();
+      return *this;
+    }
+    bool operator!=(const iterator& o) const { return p_ != o.p_; }
+
+   private:
+    void skip() {
+      while (p_ != end_ && !std::holds_alternative<Node*>(*p_)) ++p_;
+    }
+    const Arg* p_;
+    const Arg* end_;
+  };
+  NodeArgs(const Arg* begin, const Arg* end) : begin_(begin), end_(end) {}
+  iterator begin() const { return {begin_, end_}; }
+  iterator end() const { return {end_, end_}; }
+
+ private:
+  const Arg* begin_;
+  const Arg* end_;
+};
+
+inline Node::NodeArgs Node::node_args() const {
+  return {args.data(), args.data() + args.size()};
+}
 
 // Prints an argument the way the text form shows it: %name, True, 3.0, [2, 3].
 std::ostream& operator<<(std::ostream& os, const Arg& a);

@@ -1,9 +1,11 @@
 // lint: the structural checks every graph must pass (op kinds, placeholders first, one trailing
 // output, defined-before-use, unique names, argument kinds against the op signature, targets).
+#include <algorithm>
 #include <functional>
 #include <ostream>
 #include <string_view>
 #include <unordered_set>
+#include <vector>
 
 #include "core/base/check.h"
 #include "core/base/names.h"
@@ -59,19 +61,60 @@ std::ostream& operator<<(std::ostream& os, const NodeAt& w) {
   return os << w.at << "node %" << w.n->name << ": ";
 }
 
+// The names one graph's nodes hold, to find a duplicate: an open-addressed set of views into
+// the nodes' own strings, reused by the thread's next graph (no allocation per node).
+class NameSet {
+ public:
+  void reset(size_t n) {
+    size_t want = 16;
+    while (want < 2 * n) want *= 2;
+    if (slots_.size() < want) slots_.resize(want);
+    std::fill(slots_.begin(), slots_.end(), std::string_view());
+    hashes_.resize(slots_.size());
+    count_ = 0;
+  }
+  // False when `s` is in the set already.
+  bool insert(std::string_view s) {
+    if (2 * (count_ + 1) > slots_.size()) grow();
+    const size_t mask = slots_.size() - 1, h = std::hash<std::string_view>()(s);
+    for (size_t i = h & mask;; i = (i + 1) & mask) {
+      if (slots_[i].data() == nullptr) {  // a node's name is a std::string: never null data
+        slots_[i] = s;
+        hashes_[i] = h;
+        ++count_;
+        return true;
+      }
+      if (hashes_[i] == h && slots_[i] == s) return false;
+    }
+  }
+
+ private:
+  void grow() {
+    std::vector<std::string_view> old(std::max<size_t>(16, 2 * slots_.size()));
+    old.swap(slots_);
+    hashes_.assign(slots_.size(), 0);
+    count_ = 0;
+    for (std::string_view s : old)
+      if (s.data() != nullptr) insert(s);
+  }
+  std::vector<std::string_view> slots_;
+  std::vector<size_t> hashes_;
+  size_t count_ = 0;
+};
+
 }  // namespace
 
 void lint_graph(const Graph& g, const Module* owner, const std::string& where) {
   PtrTable<Node, bool> defined(g.size());
-  std::unordered_set<std::string_view> names;  // the nodes' own strings
-  names.reserve(g.size());
+  thread_local NameSet names;
+  names.reset(g.size());
   bool seen_non_placeholder = false;
   Node* out = nullptr;
   const std::string at = "lint: " + (where.empty() ? std::string("<root>") : where) + ": ";
   for (Node* n = g.first(); n; n = n->next) {
     const NodeAt node{at, n};
     FLATCHECK_INPUT(!out, node << "node after the output node");
-    FLATCHECK_INPUT(names.insert(n->name).second, at << "duplicate node name '" << n->name << "'");
+    FLATCHECK_INPUT(names.insert(n->name), at << "duplicate node name '" << n->name << "'");
     FLATCHECK_INPUT(n->graph == &g, node << "node belongs to another graph");
     std::string kinds;
     for (const auto& a : n->args) {

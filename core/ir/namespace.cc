@@ -140,6 +140,76 @@ bool is_reserved_name(std::string_view s) {
   return set.count(s) > 0;
 }
 
+uint32_t Namespace::Table::find(std::string_view s, size_t h) const {
+  if (slots.empty()) return kNone;
+  const size_t mask = slots.size() - 1;
+  for (size_t i = h & mask;; i = (i + 1) & mask) {
+    uint32_t at = slots[i];
+    if (at == 0) return kNone;
+    const Item& it = items[at - 1];
+    if (it.hash == h && it.text == s) return at - 1;
+  }
+}
+
+uint32_t Namespace::Table::intern(std::string_view s) {
+  const size_t h = hash_of(s);
+  if (uint32_t at = find(s, h); at != kNone) return at;
+  if (2 * (items.size() + 1) > slots.size()) {
+    // Grow to keep the load at most one half, then place every item again.
+    slots.assign(std::max<size_t>(16, 2 * slots.size()), 0);
+    const size_t mask = slots.size() - 1;
+    for (size_t k = 0; k < items.size(); ++k) {
+      size_t i = items[k].hash & mask;
+      while (slots[i] != 0) i = (i + 1) & mask;
+      slots[i] = static_cast<uint32_t>(k + 1);
+    }
+  }
+  const size_t mask = slots.size() - 1;
+  size_t i = h & mask;
+  while (slots[i] != 0) i = (i + 1) & mask;
+  items.push_back({std::string(s), h, {}});
+  slots[i] = static_cast<uint32_t>(items.size());
+  return static_cast<uint32_t>(items.size() - 1);
+}
+
+namespace {
+size_t taken_hash(uint32_t base, int64_t j) {
+  uint64_t x = (static_cast<uint64_t>(base) << 40) ^ static_cast<uint64_t>(j);
+  x *= 0x9e3779b97f4a7c15u;
+  return static_cast<size_t>(x ^ (x >> 29));
+}
+}  // namespace
+
+Namespace::Taken* Namespace::Table::find_taken(uint32_t base, int64_t j) {
+  if (taken.empty()) return nullptr;
+  const size_t mask = taken.size() - 1;
+  for (size_t i = taken_hash(base, j) & mask;; i = (i + 1) & mask) {
+    Taken& t = taken[i];
+    if (t.base == 0) return nullptr;
+    if (t.base == base + 1 && t.j == j) return &t;
+  }
+}
+
+void Namespace::Table::add_taken(uint32_t base, int64_t j, int64_t next) {
+  if (find_taken(base, j)) return;
+  if (2 * (taken_count + 1) > taken.size()) {
+    std::vector<Taken> old(std::max<size_t>(16, 2 * taken.size()));
+    old.swap(taken);
+    const size_t mask = taken.size() - 1;
+    for (const Taken& t : old) {
+      if (t.base == 0) continue;
+      size_t i = taken_hash(t.base - 1, t.j) & mask;
+      while (taken[i].base != 0) i = (i + 1) & mask;
+      taken[i] = t;
+    }
+  }
+  const size_t mask = taken.size() - 1;
+  size_t i = taken_hash(base, j) & mask;
+  while (taken[i].base != 0) i = (i + 1) & mask;
+  taken[i] = {base + 1, j, next};
+  ++taken_count;
+}
+
 Namespace::Table& Namespace::writable() {
   if (!table_)
     table_ = std::make_shared<Table>();
@@ -148,37 +218,35 @@ Namespace::Table& Namespace::writable() {
   return *table_;
 }
 
-void Namespace::mark_used(Table& t, std::string name) {
+void Namespace::mark_used(Table& t, std::string_view name) {
   std::string_view base, digits;
   bool suffixed = split_suffix(name, &base, &digits);
   // "a_01" is not "a_1": only canonical suffixes enter the base's index.
   if (suffixed && !(digits.size() > 1 && digits[0] == '0')) {
     int64_t j = to_int(digits);
-    auto it = t.taken.find(base);
-    if (it == t.taken.end()) it = t.taken.try_emplace(std::string(base)).first;
-    it->second.try_emplace(j, j + 1);
+    t.add_taken(t.intern(base), j, j + 1);
   }
-  Entry& e = t.names.try_emplace(std::move(name)).first->second;
+  Entry& e = t.items[t.intern(name)].e;
   if (!e.used) ++t.used;
   e.used = true;
 }
 
 bool Namespace::used_in(const Table& t, std::string_view name) {
-  auto it = t.names.find(name);
-  return it != t.names.end() && it->second.used;
+  uint32_t at = t.find(name);
+  return at != Table::kNone && t.items[at].e.used;
 }
 
 int64_t Namespace::next_free(Table& t, std::string_view base, int64_t k) {
-  auto it = t.taken.find(base);
-  if (it == t.taken.end()) return k;
-  auto& next = it->second;
-  std::vector<int64_t> path;
-  for (auto at = next.find(k); at != next.end(); at = next.find(k)) {
-    path.push_back(k);
-    k = at->second;
+  uint32_t b = t.find(base);
+  if (b == Table::kNone) return k;
+  // Find the root, then point every suffix on the way at it (two passes: no path stored).
+  int64_t root = k;
+  for (Taken* at = t.find_taken(b, root); at; at = t.find_taken(b, root)) root = at->next;
+  for (Taken* at = t.find_taken(b, k); at && at->next != root; at = t.find_taken(b, k)) {
+    k = at->next;
+    at->next = root;
   }
-  for (int64_t p : path) next[p] = k;
-  return k;
+  return root;
 }
 
 std::string Namespace::create_name(std::string_view raw) {
@@ -196,13 +264,13 @@ std::string Namespace::create_name(std::string_view raw) {
   bool has_num = split_suffix(candidate, &base_view, &digits);
   std::string base(has_num ? base_view : std::string_view(candidate));
   int64_t num = 0;
-  auto known = t.names.find(candidate);
-  bool used = known != t.names.end() && known->second.used;
+  uint32_t known = t.find(candidate);
+  bool used = known != Table::kNone && t.items[known].e.used;
   if (!has_num || used) {
     // torch.fx counts from the count of the candidate's *base* ("max" for "max_2"): current
     // PyTorch (#177217, torch 2.14); before it, the count of the candidate itself.
-    auto counted = has_num ? t.names.find(base) : known;
-    num = counted != t.names.end() && counted->second.counted ? counted->second.count : 0;
+    uint32_t counted = has_num ? t.find(base) : known;
+    num = counted != Table::kNone && t.items[counted].e.counted ? t.items[counted].e.count : 0;
     if (is_reserved_name(candidate)) {
       ++num;
       candidate = base + "_" + std::to_string(num);
@@ -216,7 +284,7 @@ std::string Namespace::create_name(std::string_view raw) {
     candidate = base + "_" + std::to_string(num);
   }
   mark_used(t, candidate);
-  Entry& b = t.names.try_emplace(std::move(base)).first->second;
+  Entry& b = t.items[t.intern(base)].e;
   b.counted = true;
   b.count = num;
   return candidate;
@@ -234,26 +302,31 @@ bool Namespace::reserve(const std::string& name) {
 
 void Namespace::release(const std::string& name) {
   Table& t = writable();
-  if (auto it = t.names.find(name); it != t.names.end() && it->second.used) {
-    it->second.used = false;
+  if (uint32_t at = t.find(name); at != Table::kNone && t.items[at].e.used) {
+    t.items[at].e.used = false;
     --t.used;
   }
   std::string_view base_view, digits;
   if (!split_suffix(name, &base_view, &digits)) return;
-  std::string base(base_view);
   int64_t num = to_int(digits);
+  uint32_t b = t.find(base_view);
+  if (b == Table::kNone) return;
   // Reset the counter too, so the next collision on this base hands the name out again.
-  auto it = t.names.find(base);
-  if (it != t.names.end() && it->second.counted && it->second.count >= num)
-    it->second.count = num - 1;
-  // Rebuild the base's suffix index without the released number.
-  auto tk = t.taken.find(base);
-  if (tk == t.taken.end()) return;
-  std::vector<int64_t> keys;
-  for (const auto& [j, _] : tk->second)
-    if (j != num || (digits.size() > 1 && digits[0] == '0')) keys.push_back(j);
-  tk->second.clear();
-  for (int64_t j : keys) tk->second.emplace(j, j + 1);
+  Entry& e = t.items[b].e;
+  if (e.counted && e.count >= num) e.count = num - 1;
+  // Rebuild the suffix index: the base's suffixes without the released number, each pointing
+  // at the next; every other base's as it was.
+  std::vector<Taken> old;
+  old.swap(t.taken);
+  t.taken_count = 0;
+  bool canonical = !(digits.size() > 1 && digits[0] == '0');
+  for (const Taken& tk : old) {
+    if (tk.base == 0) continue;
+    if (tk.base != b + 1)
+      t.add_taken(tk.base - 1, tk.j, tk.next);
+    else if (tk.j != num || !canonical)
+      t.add_taken(b, tk.j, tk.j + 1);
+  }
 }
 
 }  // namespace flatcheck

@@ -27,7 +27,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <unordered_map>
+#include <vector>
 
 namespace flatcheck {
 
@@ -44,13 +44,6 @@ class Namespace {
   size_t size() const { return table_ ? table_->used : 0; }
 
  private:
-  // String keys looked up by std::string_view, without building a std::string.
-  struct Hash {
-    using is_transparent = void;
-    size_t operator()(std::string_view s) const { return std::hash<std::string_view>()(s); }
-  };
-  template <class V>
-  using StringMap = std::unordered_map<std::string, V, Hash, std::equal_to<>>;
   // What the namespace knows of one string: whether it is a used name, and its count as a base
   // (torch.fx's _base_count) when it has one. One entry serves both lookups of create_name.
   struct Entry {
@@ -58,18 +51,41 @@ class Namespace {
     bool counted = false;
     int64_t count = 0;
   };
+  // Flat, open-addressed tables (no allocation per name): every string the namespace knows
+  // (used names and bases) is an item, found through `slots`; the suffix index is keyed by
+  // (base item, j).
+  struct Item {
+    std::string text;
+    size_t hash;
+    Entry e;
+  };
+  // Per base, the used canonical suffixes j ("<base>_<j>" without leading zeros), each mapped
+  // to a j' > j such that every suffix in [j, j') is used (union-find with path compression).
+  struct Taken {
+    uint32_t base = 0;  // the base's item + 1; 0: an empty slot
+    int64_t j = 0;
+    int64_t next = 0;
+  };
   struct Table {
-    StringMap<Entry> names;
-    size_t used = 0;  // entries with `used` set
-    // Per base, the used canonical suffixes j ("<base>_<j>" without leading zeros), each mapped
-    // to a j' > j such that every suffix in [j, j') is used (union-find with path compression).
-    StringMap<std::unordered_map<int64_t, int64_t>> taken;
+    std::vector<Item> items;
+    std::vector<uint32_t> slots;  // item + 1; 0: empty (size a power of two, or 0)
+    size_t used = 0;              // items with `used` set
+    std::vector<Taken> taken;     // size a power of two, or 0
+    size_t taken_count = 0;
+
+    static constexpr uint32_t kNone = UINT32_MAX;
+    uint32_t find(std::string_view s, size_t h) const;
+    uint32_t find(std::string_view s) const { return find(s, hash_of(s)); }
+    uint32_t intern(std::string_view s);  // the item of `s`, made when missing
+    Taken* find_taken(uint32_t base, int64_t j);
+    void add_taken(uint32_t base, int64_t j, int64_t next);  // unless (base, j) is there
+    static size_t hash_of(std::string_view s) { return std::hash<std::string_view>()(s); }
   };
 
   // The table, for writing: a copy of the namespace shares its table until either one writes
   // (a graph copied to be run never copies its names).
   Table& writable();
-  static void mark_used(Table& t, std::string name);
+  static void mark_used(Table& t, std::string_view name);
   static bool used_in(const Table& t, std::string_view name);
   // The smallest j >= k such that "<base>_<j>" is not used.
   static int64_t next_free(Table& t, std::string_view base, int64_t k);

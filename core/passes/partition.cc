@@ -125,7 +125,7 @@ class Partitioner {
       if (s.kind == InputSpec::kParameter) param_names_.insert(s.name);
     // Uses of each source node outside its own run decide a run's outputs.
     for (Node* n = src_.first(); n; n = n->next)
-      for (Node* in : n->input_nodes()) users_[in].push_back(n);
+      for (Node* in : n->node_args()) users_[in].push_back(n);
   }
 
   Program run() {
@@ -137,7 +137,7 @@ class Partitioner {
     }
     for (size_t r = 0; r < runs_.size(); ++r) add_run(r);
     std::vector<Arg> out_args;
-    for (Node* v : src_.output_node()->input_nodes()) out_args.emplace_back(parent_value(v));
+    for (Node* v : src_.output_node()->node_args()) out_args.emplace_back(parent_value(v));
     g.output(std::move(out_args));
     for (size_t i = 0; i < p_.sig.outputs.size(); ++i)
       p_.sig.outputs[i].name = std::get<Node*>(g.output_node()->args[i])->name;
@@ -185,7 +185,7 @@ class Partitioner {
     std::unordered_map<const Node*, Node*> local;
     std::vector<const Node*> inputs;
     for (Node* n : runs_[r].nodes)
-      for (Node* v : n->input_nodes())
+      for (Node* v : n->node_args())
         if (!in_run(v, r) && !local.count(v)) {
           Node* ph = cg.placeholder(v->name, v->meta.val.value_or(ValueType{}));
           ph->meta.origin = v->meta.origin;

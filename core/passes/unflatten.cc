@@ -157,7 +157,7 @@ class Unflattener {
     for (Node* n = p_.root->graph.first(); n; n = n->next) {
       if (n->op == NodeOp::kPlaceholder) continue;
       std::vector<const Node*> reads;
-      for (Node* v : n->input_nodes()) reads.push_back(v);
+      for (Node* v : n->node_args()) reads.push_back(v);
       Call* site = n->op == NodeOp::kOutput ? &root_ : call_of(n);
       add_inputs(site, reads);
     }
@@ -323,13 +323,13 @@ class Unflattener {
     };
     for (auto& item : s.c.items) {
       if (item.node)
-        for (const Node* v : item.node->input_nodes()) read(v);
+        for (const Node* v : item.node->node_args()) read(v);
       else
         for (const Node* v : item.child->inputs) read(v);
     }
     for (const auto& [v, _] : s.c.mutations) read(v);
     if (is_root) {
-      for (const Node* v : p_.root->graph.output_node()->input_nodes()) read(v);
+      for (const Node* v : p_.root->graph.output_node()->node_args()) read(v);
     } else {
       for (const Node* v : s.c.outputs) read(v);
     }
