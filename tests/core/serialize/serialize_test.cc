@@ -232,6 +232,14 @@ std::vector<Malformed> malformed_documents() {
        "/module/engines/e/checksum"},
       {"alias to nothing", module_doc(kX + "," + kOut, R"("params": {"w": {"alias": "v"}}, )"),
        "/module/params/w/alias"},
+      {"module alias to nothing",
+       module_doc(kX + "," + kOut, R"("children": {"c": {"alias": "nowhere"}}, )"),
+       "/module/children/c/alias"},
+      {"module alias to a later sibling",
+       module_doc(kX + "," + kOut,
+                  R"("children": {"a": {"alias": "b"}, "b": {"type": "B", "graph": {"nodes": [)" +
+                      kX + "," + kOut + "]}}}, "),
+       "/module/children/a/alias"},
       {"output missing", module_doc(kX), "/module/graph"},
       {"node after output",
        module_doc(kX + "," + kOut +
