@@ -17,12 +17,6 @@ namespace {
 constexpr std::string_view kNodeOpNames[] = {"placeholder", "get_attr", "call_function",
                                              "call_module", "output"};
 
-template <class F>
-void for_each_node_arg(const Node& n, F&& f) {
-  for (const auto& a : n.args)
-    if (auto p = std::get_if<Node*>(&a)) f(*p);
-}
-
 }  // namespace
 
 char const_arg_kind(const Arg& a) {
@@ -64,7 +58,7 @@ std::ostream& operator<<(std::ostream& os, const ValueType& t) {
 
 std::vector<Node*> Node::input_nodes() const {
   std::vector<Node*> out;
-  for_each_node_arg(*this, [&](Node* p) { out.push_back(p); });
+  for (Node* p : node_args()) out.push_back(p);
   return out;
 }
 
@@ -272,16 +266,19 @@ void Graph::replace_all_uses(Node* from, Node* to) {
 
 std::unordered_map<const Node*, int> Graph::use_counts() const {
   std::unordered_map<const Node*, int> uses;
-  for (Node* n = head_; n; n = n->next) for_each_node_arg(*n, [&](Node* p) { ++uses[p]; });
+  for (Node* n = head_; n; n = n->next)
+    for (Node* p : n->node_args()) ++uses[p];
   return uses;
 }
 
 std::vector<Node*> Graph::users(const Node* x) const {
   std::vector<Node*> out;
   for (Node* n = head_; n; n = n->next) {
-    bool uses = false;
-    for_each_node_arg(*n, [&](Node* p) { uses |= p == x; });
-    if (uses) out.push_back(n);
+    for (Node* p : n->node_args())
+      if (p == x) {
+        out.push_back(n);
+        break;
+      }
   }
   return out;
 }

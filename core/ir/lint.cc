@@ -65,12 +65,9 @@ std::ostream& operator<<(std::ostream& os, const NodeAt& w) {
 // the nodes' own strings, reused by the thread's next graph (no allocation per node).
 class NameSet {
  public:
-  void reset(size_t n) {
-    size_t want = 16;
-    while (want < 2 * n) want *= 2;
-    if (slots_.size() < want) slots_.resize(want);
+  // Empties the set, keeping its room (insert grows it).
+  void clear() {
     std::fill(slots_.begin(), slots_.end(), std::string_view());
-    hashes_.resize(slots_.size());
     count_ = 0;
   }
   // False when `s` is in the set already.
@@ -107,7 +104,7 @@ class NameSet {
 void lint_graph(const Graph& g, const Module* owner, const std::string& where) {
   PtrTable<Node, bool> defined(g.size());
   thread_local NameSet names;
-  names.reset(g.size());
+  names.clear();
   bool seen_non_placeholder = false;
   Node* out = nullptr;
   const std::string at = "lint: " + (where.empty() ? std::string("<root>") : where) + ": ";

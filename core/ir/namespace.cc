@@ -140,6 +140,17 @@ bool is_reserved_name(std::string_view s) {
   return set.count(s) > 0;
 }
 
+namespace {
+// The first empty slot on `h`'s probe sequence in a power-of-two table with room to spare.
+template <class T, class Empty>
+size_t free_slot(const std::vector<T>& slots, size_t h, Empty empty) {
+  const size_t mask = slots.size() - 1;
+  size_t i = h & mask;
+  while (!empty(slots[i])) i = (i + 1) & mask;
+  return i;
+}
+}  // namespace
+
 uint32_t Namespace::Table::find(std::string_view s, size_t h) const {
   if (slots.empty()) return kNone;
   const size_t mask = slots.size() - 1;
@@ -154,21 +165,15 @@ uint32_t Namespace::Table::find(std::string_view s, size_t h) const {
 uint32_t Namespace::Table::intern(std::string_view s) {
   const size_t h = hash_of(s);
   if (uint32_t at = find(s, h); at != kNone) return at;
+  auto empty = [](uint32_t at) { return at == 0; };
   if (2 * (items.size() + 1) > slots.size()) {
     // Grow to keep the load at most one half, then place every item again.
     slots.assign(std::max<size_t>(16, 2 * slots.size()), 0);
-    const size_t mask = slots.size() - 1;
-    for (size_t k = 0; k < items.size(); ++k) {
-      size_t i = items[k].hash & mask;
-      while (slots[i] != 0) i = (i + 1) & mask;
-      slots[i] = static_cast<uint32_t>(k + 1);
-    }
+    for (size_t k = 0; k < items.size(); ++k)
+      slots[free_slot(slots, items[k].hash, empty)] = static_cast<uint32_t>(k + 1);
   }
-  const size_t mask = slots.size() - 1;
-  size_t i = h & mask;
-  while (slots[i] != 0) i = (i + 1) & mask;
   items.push_back({std::string(s), h, {}});
-  slots[i] = static_cast<uint32_t>(items.size());
+  slots[free_slot(slots, h, empty)] = static_cast<uint32_t>(items.size());
   return static_cast<uint32_t>(items.size() - 1);
 }
 
@@ -192,21 +197,14 @@ Namespace::Taken* Namespace::Table::find_taken(uint32_t base, int64_t j) {
 
 void Namespace::Table::add_taken(uint32_t base, int64_t j, int64_t next) {
   if (find_taken(base, j)) return;
+  auto empty = [](const Taken& t) { return t.base == 0; };
   if (2 * (taken_count + 1) > taken.size()) {
     std::vector<Taken> old(std::max<size_t>(16, 2 * taken.size()));
     old.swap(taken);
-    const size_t mask = taken.size() - 1;
-    for (const Taken& t : old) {
-      if (t.base == 0) continue;
-      size_t i = taken_hash(t.base - 1, t.j) & mask;
-      while (taken[i].base != 0) i = (i + 1) & mask;
-      taken[i] = t;
-    }
+    for (const Taken& t : old)
+      if (!empty(t)) taken[free_slot(taken, taken_hash(t.base - 1, t.j), empty)] = t;
   }
-  const size_t mask = taken.size() - 1;
-  size_t i = taken_hash(base, j) & mask;
-  while (taken[i].base != 0) i = (i + 1) & mask;
-  taken[i] = {base + 1, j, next};
+  taken[free_slot(taken, taken_hash(base, j), empty)] = {base + 1, j, next};
   ++taken_count;
 }
 
