@@ -60,5 +60,37 @@ TEST(ShapeRuleTest, ConcatAddsAlongItsDimAndSplitDividesIt) {
   EXPECT_THROW(infer_shapes(OpCode::kSplit, {{4, 5}}, {int64_t{1}, int64_t{2}}), InputError);
 }
 
+// Every shape rule first counts its tensor inputs: given fewer than its signature's T's (ops.def),
+// it refuses with the count it needs and never reads a shape that is not there.
+TEST(ShapeRuleTest, EveryRuleRefusesTooFewTensorInputs) {
+  int checked = 0;
+  for (int i = 0; i < kNumOps; ++i) {
+    auto op = static_cast<OpCode>(i);
+    if (op == OpCode::kGetitem || op == OpCode::kExecuteEngine) continue;  // no shape rule
+    const std::string_view sig = op_info(op).sig;
+    size_t tensors = 0;
+    std::vector<Scalar> scalars;
+    for (char k : sig) {
+      if (k == 'T') ++tensors;
+      if (k == 'i') scalars.emplace_back(int64_t{1});
+      if (k == 'f') scalars.emplace_back(1.0f);
+      if (k == 'L') scalars.emplace_back(std::vector<int64_t>{4});
+    }
+    ASSERT_GE(tensors, 1u) << sig;
+    const std::string need =
+        std::string(op_info(op).name) + " needs " + std::to_string(tensors) + " tensor inputs";
+    for (size_t given = 0; given < tensors; ++given) {
+      try {
+        infer_shapes(op, std::vector<Shape>(given, Shape{2, 2}), scalars);
+        ADD_FAILURE() << op_info(op).name << " took " << given << " tensors";
+      } catch (const InputError& e) {
+        EXPECT_EQ(std::string(e.what()), need) << op_info(op).name << " given " << given;
+      }
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 30);
+}
+
 }  // namespace
 }  // namespace flatcheck

@@ -135,5 +135,57 @@ TEST(EngineTest, ValidationTakesInputPositionsBelowTheLimitOnly) {
   }
 }
 
+// The memory plan is best fit, and among free blocks of one size the one released first: two
+// inputs die at step 0 (released x, then y), and the next output of their size lands on x's
+// block. Offsets worked by hand: x 0, y 4, a 8 (nothing free yet), b 0.
+TEST(EngineTest, MemoryPlanTakesTheFirstReleasedOfEqualFreeBlocks) {
+  Module m;
+  Node* x = m.graph.placeholder("x", ValueType::tensor({4}));
+  Node* y = m.graph.placeholder("y", ValueType::tensor({4}));
+  Node* a = m.graph.call_function(OpCode::kAdd, {x, y});
+  m.graph.output({m.graph.call_function(OpCode::kNeg, {a})});
+  infer_types(m);
+  Engine e = compile_engine(m, "e", {});
+  ASSERT_EQ(e.slots.size(), 4u);
+  std::vector<int64_t> offsets;
+  for (const auto& s : e.slots) offsets.push_back(s.offset);
+  EXPECT_EQ(offsets, (std::vector<int64_t>{0, 4, 8, 0}));
+  EXPECT_EQ(e.arena_floats, 12);
+  EXPECT_NO_THROW(validate_engine(e));
+}
+
+// A getitem reads one slot of its tuple: an index at or past the tuple's size, a negative
+// one, or a source that is not a tuple is refused when the engine is compiled.
+TEST(EngineTest, CompileRefusesAGetitemOutsideItsTuple) {
+  struct Bad {
+    int64_t index;
+    bool of_tuple;
+  };
+  for (Bad bad : {Bad{2, true}, Bad{3, true}, Bad{-1, true}, Bad{0, false}}) {
+    Module m;
+    Node* x = m.graph.placeholder("x", ValueType::tensor({4}));
+    Node* parts = m.graph.call_function(OpCode::kSplit, {x, int64_t{0}, int64_t{2}});
+    Node* first = m.graph.call_function(OpCode::kGetitem, {parts, int64_t{0}});
+    Node* src = bad.of_tuple ? parts : first;
+    m.graph.output({m.graph.call_function(OpCode::kGetitem, {src, bad.index})});
+    try {
+      compile_engine(m, "e", {});
+      ADD_FAILURE() << "getitem " << bad.index << (bad.of_tuple ? " of the tuple" : " of a tensor")
+                    << " compiled";
+    } catch (const InputError& err) {
+      EXPECT_NE(std::string(err.what()).find("bad getitem"), std::string::npos) << err.what();
+    }
+  }
+  // The same graph with index 1, the tuple's last, compiles.
+  Module m;
+  Node* x = m.graph.placeholder("x", ValueType::tensor({4}));
+  Node* parts = m.graph.call_function(OpCode::kSplit, {x, int64_t{0}, int64_t{2}});
+  m.graph.output({m.graph.call_function(OpCode::kGetitem, {parts, int64_t{1}})});
+  infer_types(m);
+  Engine e = compile_engine(m, "e", {});
+  Tensor in({4}, {1, 2, 3, 4});
+  EXPECT_EQ(run_engine(cpu_backend(), e, {&in}).at(0).data, (std::vector<float>{3, 4}));
+}
+
 }  // namespace
 }  // namespace flatcheck

@@ -21,6 +21,13 @@ Tensor op1(OpCode op, std::vector<Tensor> in, std::vector<Scalar> sc = {}) {
   return run_op(cpu_backend(), op, ptrs, sc).at(0);
 }
 
+// The CPU backend's memory is the host's: run_op hands its kernels the tensors' own memory
+// (no device buffer and no copies), which is what host_visible tells it.
+TEST(KernelTest, TheCpuBackendSaysItsMemoryIsTheHosts) {
+  EXPECT_TRUE(cpu_backend().host_visible());
+  EXPECT_EQ(cpu_backend().name(), "cpu");
+}
+
 TEST(KernelTest, AddBroadcastsARowOverAMatrix) {
   Tensor a({2, 3}, {1, 2, 3, 4, 5, 6});
   Tensor b({3}, {10, 20, 30});
