@@ -3,6 +3,7 @@
 #include <rapidcheck/gtest.h>
 
 #include <algorithm>
+#include <sstream>
 
 #include "core/base/check.h"
 #include "core/base/faults.h"
@@ -35,6 +36,40 @@ TEST(ExportTest, LiftsStateToPlaceholdersAndMutationsToOutputs) {
   EXPECT_EQ(p.sig.outputs[1].kind, OutputSpec::kBufferMutation);
   EXPECT_EQ(p.sig.outputs[1].target, "block.steps");
   for (Node* n = p.root->graph.first(); n; n = n->next) EXPECT_NE(n->target, "copy_");
+}
+
+// A buffer mutation output names a buffer input's target: a parameter's target (while a buffer
+// input exists) or a target no input has is refused.
+TEST(ExportTest, AMutationOutputMustNameABufferInput) {
+  Program p = export_program(*quickstart_example());
+  ASSERT_NO_THROW(lint_program(p));
+  ASSERT_EQ(p.sig.outputs.size(), 2u);
+  for (const char* target : {"block.w", "block", "nowhere"}) {
+    Program bad = clone_program(p);
+    bad.sig.outputs[1].target = target;
+    try {
+      lint_program(bad);
+      ADD_FAILURE() << "a mutation of '" << target << "' accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("is not a buffer input"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// The text form's signature: state inputs and mutation outputs show their target, user inputs
+// and user outputs do not.
+TEST(ExportTest, TheSignatureTextShowsTargetsOfStateOnly) {
+  std::ostringstream os;
+  os << export_program(*quickstart_example());
+  std::string text = os.str();
+  const std::string want =
+      "signature:\n"
+      "  input parameter %p_block_w <- block.w\n"
+      "  input buffer %b_block_steps <- block.steps\n"
+      "  input user_input %x\n"
+      "  output user_output %sigmoid\n"
+      "  output buffer_mutation %add_scalar_1 -> block.steps\n";
+  EXPECT_EQ(text.substr(0, want.size()), want) << text;
 }
 
 // A module of the names torch.export renames: upper case in child, parameter and buffer names,

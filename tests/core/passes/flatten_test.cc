@@ -54,6 +54,34 @@ TEST(FlattenTest, MatchingFallbackInputsByNameBreaksTheSameProgram) {
   }
 }
 
+// flatten inlines a fallback's call_function nodes only: a get_attr or a call_module in a
+// `_run_on_gpu_*` child is refused by name, not inlined or dropped.
+TEST(FlattenTest, AFallbackHoldingAnythingButCallsIsRefused) {
+  for (NodeOp op : {NodeOp::kGetAttr, NodeOp::kCallModule}) {
+    Program pm = partition(export_program(*graph_break_example()), {{"relu"}, 5});
+    Module* gpu = nullptr;
+    for (auto& [name, child] : pm.root->children)
+      if (name.rfind("_run_on_gpu_", 0) == 0) gpu = child.get();
+    ASSERT_NE(gpu, nullptr);
+    Graph& g = gpu->graph;
+    {
+      Graph::InsertingBefore at(g, g.output_node());
+      if (op == NodeOp::kGetAttr)
+        g.get_attr("w", "stray");
+      else
+        g.call_module("inner", {}, "stray");
+    }
+    try {
+      Program fl = flatten(pm);
+      ADD_FAILURE() << node_op_name(op) << " in a fallback flattened:\n" << fl;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("fallback node %stray is not a call_function"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(FlattenTest, RemovesChildrenAndKeepsEnginesAsAttributes) {
   Program fl = flatten(partition(export_program(*graph_break_example()), {{"relu"}, 5}));
   EXPECT_TRUE(fl.root->children.empty());

@@ -4,6 +4,7 @@
 #include <rapidcheck/gtest.h>
 
 #include <cmath>
+#include <functional>
 
 #include "core/base/check.h"
 #include "core/passes/passes.h"
@@ -290,6 +291,65 @@ TEST(SerializeTest, ShapesWithZeroDimensionsLoadAndProductsOverTheLimitDoNot) {
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find("more than 1000 elements"), std::string::npos)
           << over << ": " << e.what();
+    }
+  }
+}
+
+// The run budget's multiply-adds, worked by hand: a matmul [m,k] x [k,n] is m*k*n, a sum is
+// its input's element count, an elementwise op is none, and a child's count is paid once per
+// call. Each module loads at its count and is refused one below it.
+TEST(SerializeTest, MultiplyAddsOfARunAreCountedPerOpAndPerCall) {
+  auto leaf = [](const std::function<Node*(Graph&)>& body) {
+    auto m = std::make_shared<Module>();
+    m->type = "M";
+    m->graph.output({body(m->graph)});
+    return m;
+  };
+  auto matmul = [](Graph& g) {
+    Node* x = g.placeholder("x", ValueType::tensor({4, 8}));
+    Node* y = g.placeholder("y", ValueType::tensor({8, 16}));
+    return g.call_function(OpCode::kMatmul, {x, y});
+  };
+  auto sum = [](Graph& g) {
+    Node* x = g.placeholder("x", ValueType::tensor({100, 3}));
+    return g.call_function(OpCode::kSum, {x, int64_t{0}});
+  };
+  auto add = [](Graph& g) {
+    Node* x = g.placeholder("x", ValueType::tensor({1000}));
+    return g.call_function(OpCode::kAdd, {x, x});
+  };
+  auto twice = [&]() {
+    auto root = leaf([](Graph& g) {
+      Node* x = g.placeholder("x", ValueType::tensor({4, 8}));
+      Node* y = g.placeholder("y", ValueType::tensor({8, 16}));
+      Node* a = g.call_module("c", {x, y});
+      Node* b = g.call_module("c", {x, y});
+      return g.call_function(OpCode::kAdd, {a, b});
+    });
+    root->children["c"] = leaf(matmul);
+    return root;
+  };
+  struct Row {
+    const char* what;
+    std::shared_ptr<Module> m;
+    size_t flops;
+  };
+  for (Row r : {Row{"matmul", leaf(matmul), 512}, Row{"sum", leaf(sum), 300},
+                Row{"add", leaf(add), 0}, Row{"a child called twice", twice(), 1024}}) {
+    infer_types(*r.m);
+    std::string text = save_module(*r.m);
+    LoadLimits at;
+    at.max_run_flops = r.flops;
+    EXPECT_NO_THROW(load_module(text, at)) << r.what;
+    if (r.flops == 0) continue;
+    LoadLimits below;
+    below.max_run_flops = r.flops - 1;
+    try {
+      load_module(text, below);
+      ADD_FAILURE() << r.what << ": loaded under a limit of " << r.flops - 1;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("multiply-adds"), std::string::npos)
+          << r.what << ": " << e.what();
     }
   }
 }
