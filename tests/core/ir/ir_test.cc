@@ -112,6 +112,35 @@ TEST(GraphTest, CopyingAGraphThatUsesANodeBeforeItsDefinitionIsAnInputError) {
   }
 }
 
+// erase is for a live node of this graph: erasing one twice, or another graph's node, is an
+// internal error (an abort with the check's message), never a silent unlink.
+TEST(GraphTest, EraseOfADeadOrForeignNodeAborts) {
+  Graph g, other;
+  Node* x = g.placeholder("x", ValueType::tensor({2}));
+  Node* r = g.call_function(OpCode::kRelu, {x});
+  Node* foreign = other.placeholder("y", ValueType::tensor({2}));
+  g.erase(r);
+  EXPECT_TRUE(r->erased);
+  EXPECT_EQ(g.size(), 1u);
+  EXPECT_DEATH(g.erase(r), "erase of a foreign or dead node");
+  EXPECT_DEATH(g.erase(foreign), "erase of a foreign or dead node");
+  EXPECT_DEATH(g.erase(nullptr), "erase of a foreign or dead node");
+}
+
+// A node that reads one input twice is that input's user once, in the index built from a graph
+// and in one grown by add.
+TEST(UsersIndexTest, AUserOfOneInputTwiceIsListedOnce) {
+  Graph g;
+  Node* x = g.placeholder("x", ValueType::tensor({2}));
+  Node* a = g.call_function(OpCode::kRelu, {x});
+  Node* b = g.call_function(OpCode::kAdd, {x, x});
+  UsersIndex index(g);
+  EXPECT_EQ(index.users(x), (std::vector<Node*>{a, b}));
+  Node* c = g.call_function(OpCode::kMul, {x, x});
+  index.add(c);
+  EXPECT_EQ(index.users(x), (std::vector<Node*>{a, b, c}));
+}
+
 TEST(ModuleStackTest, ComparesByValueAndSharesOnCopy) {
   std::vector<StackEntry> entries{{"n", "n", "N"}, {"n.m@1", "n.m", "M"}};
   ModuleStack a = entries, b = entries, none;
@@ -131,6 +160,39 @@ TEST(ModuleStackTest, ComparesByValueAndSharesOnCopy) {
 
 // A module called twice with static arguments that change a type is refused, and the message
 // names the first node in graph order that differs, whatever the chain after it.
+// A getitem's type is one element of its source's tuple: an index at or past the tuple's size,
+// a negative one, or a source that is a tensor is refused, by the node's name.
+TEST(InferTypesTest, AGetitemOutsideItsTupleIsRefused) {
+  struct Bad {
+    int64_t index;
+    bool of_tuple;
+  };
+  for (Bad bad : {Bad{2, true}, Bad{5, true}, Bad{-1, true}, Bad{0, false}}) {
+    Module m;
+    Node* x = m.graph.placeholder("x", ValueType::tensor({4}));
+    Node* parts = m.graph.call_function(OpCode::kSplit, {x, int64_t{0}, int64_t{2}});
+    Node* src = bad.of_tuple ? parts : x;
+    m.graph.output({m.graph.call_function(OpCode::kGetitem, {src, bad.index}, "pick")});
+    try {
+      infer_types(m);
+      ADD_FAILURE() << "getitem " << bad.index << (bad.of_tuple ? " of the tuple" : " of a tensor")
+                    << " typed";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("node %pick: getitem of a non-tuple or out of range"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  Module m;
+  Node* x = m.graph.placeholder("x", ValueType::tensor({4}));
+  Node* parts = m.graph.call_function(OpCode::kSplit, {x, int64_t{0}, int64_t{2}});
+  Node* last = m.graph.call_function(OpCode::kGetitem, {parts, int64_t{1}});
+  m.graph.output({last});
+  infer_types(m);
+  ASSERT_TRUE(last->meta.val);
+  EXPECT_EQ(*last->meta.val, ValueType::tensor({2}));
+}
+
 TEST(InferTypesTest, ACallThatChangesATypeIsRefusedAtItsFirstDifferingNode) {
   for (int tail = 0; tail < 6; ++tail) {
     auto child = std::make_shared<Module>();
