@@ -27,7 +27,7 @@ class SystemError : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Formats its stream and throws an InputError when destroyed; use through FLATCHECK_INPUT.
+// Formats its stream, prints it and aborts when destroyed; use through FLATCHECK_CHECK.
 namespace detail {
 class CheckFailure {
  public:
