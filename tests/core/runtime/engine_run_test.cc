@@ -4,6 +4,7 @@
 #include <cmath>
 #include <memory>
 #include <set>
+#include <sstream>
 
 #include "core/base/check.h"
 #include "core/ir/engine.h"
@@ -185,6 +186,29 @@ TEST(EngineTest, CompileRefusesAGetitemOutsideItsTuple) {
   Engine e = compile_engine(m, "e", {});
   Tensor in({4}, {1, 2, 3, 4});
   EXPECT_EQ(run_engine(cpu_backend(), e, {&in}).at(0).data, (std::vector<float>{3, 4}));
+}
+
+// The text form of a program lists every engine of the tree once: the root's, a child's and a
+// grandchild's (unflatten leaves engines inside nested modules).
+TEST(EngineTest, ThePrintedProgramListsEnginesAtEveryDepth) {
+  Program p;
+  auto child = std::make_shared<Module>();
+  auto grandchild = std::make_shared<Module>();
+  p.root->engines["e"] = std::make_shared<const Engine>(compile_engine(chain(1), "at_root", {}));
+  child->engines["e"] = std::make_shared<const Engine>(compile_engine(chain(2), "in_child", {}));
+  grandchild->engines["e"] =
+      std::make_shared<const Engine>(compile_engine(chain(3), "in_grandchild", {}));
+  child->children["g"] = grandchild;
+  p.root->children["c"] = child;
+  std::ostringstream os;
+  os << p;
+  const std::string text = os.str();
+  for (const char* name : {"at_root", "in_child", "in_grandchild"}) {
+    const std::string head = std::string("engine ") + name + " (arena ";
+    size_t at = text.find(head);
+    EXPECT_NE(at, std::string::npos) << name << " missing from\n" << text;
+    if (at != std::string::npos) EXPECT_EQ(text.find(head, at + 1), std::string::npos) << name;
+  }
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <map>
 #include <memory>
 #include <set>
 
@@ -94,6 +95,39 @@ TEST(InterpreterTest, CallsNestUpToTheDepthLimit) {
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("nested deeper than"), std::string::npos) << e.what();
   }
+}
+
+// The node observer names what each value came from: a call_function by its op, a call of a
+// variant ("c@1", as unflatten names a second specialization) by the module's name without
+// the variant suffix, so the two calls of "c" are reported alike.
+TEST(InterpreterTest, TheObserverNamesVariantCallsByTheirModule) {
+  auto leaf = [] {
+    auto m = std::make_shared<Module>();
+    Node* x = m->graph.placeholder("x", ValueType::tensor({2}));
+    m->graph.output({m->graph.call_function(OpCode::kNeg, {x})});
+    return m;
+  };
+  Module root;
+  root.children["c"] = leaf();
+  root.children["c@1"] = leaf();
+  Node* x = root.graph.placeholder("x", ValueType::tensor({2}));
+  Node* a = root.graph.call_module("c", {x});
+  Node* b = root.graph.call_module("c@1", {a});
+  root.graph.output({root.graph.call_function(OpCode::kRelu, {b})});
+  infer_types(root);
+  std::map<std::string, int> seen;
+  RunContext ctx;
+  ctx.observer = [&](const std::string&, std::string_view op, const Value&) {
+    ++seen[std::string(op)];
+  };
+  auto out = run_module(root, {Value::of(Tensor({2}, {1, -2}))}, ctx);
+  ASSERT_EQ(out.size(), 1u);
+  ASSERT_TRUE(out[0].tensor);
+  EXPECT_EQ(out[0].tensor->data, (std::vector<float>{1, 0}));
+  EXPECT_EQ(seen["c"], 2);
+  EXPECT_EQ(seen.count("c@1"), 0u);
+  EXPECT_EQ(seen["neg"], 2);
+  EXPECT_EQ(seen["relu"], 1);
 }
 
 }  // namespace
