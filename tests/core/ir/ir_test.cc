@@ -51,6 +51,23 @@ TEST(GraphEqualTest, IgnoresNamesButNotStructureOrConstants) {
   EXPECT_TRUE(graph_equal(a, b, GraphEq{.names = false, .constants = false}));
 }
 
+// A placeholder's type is part of the structure (it is the graph's input); the types of other
+// nodes are derived from it and do not count.
+TEST(GraphEqualTest, PlaceholderTypesCountAndDerivedTypesDoNot) {
+  auto make = [](Shape input) {
+    auto g = std::make_unique<Graph>();
+    Node* x = g->placeholder("x", ValueType::tensor(std::move(input)));
+    g->output({g->call_function(OpCode::kRelu, {x}, "r")});
+    return g;
+  };
+  auto a = make({2}), b = make({3}), c = make({2});
+  EXPECT_FALSE(graph_equal(*a, *b));
+  EXPECT_NE(graph_hash(*a), graph_hash(*b));
+  c->find("r")->meta.val = ValueType::tensor({5});  // a derived type, even a wrong one
+  EXPECT_TRUE(graph_equal(*a, *c));
+  EXPECT_EQ(graph_hash(*a), graph_hash(*c));
+}
+
 TEST(GraphEqualTest, CallTargetsCountUnlessSwitchedOff) {
   Graph a, b;
   Node* xa = a.placeholder("x", ValueType::tensor({1}));
@@ -139,6 +156,41 @@ TEST(UsersIndexTest, AUserOfOneInputTwiceIsListedOnce) {
   Node* c = g.call_function(OpCode::kMul, {x, x});
   index.add(c);
   EXPECT_EQ(index.users(x), (std::vector<Node*>{a, b, c}));
+}
+
+// copy_body inlines every kind of node: get_attr and call_module targets take the prefix, names
+// come from dst's namespace (a taken name gets a suffix), on_copy sees each copy, and the
+// output's arguments come back mapped to the copies.
+TEST(GraphTest, CopyBodyCopiesEveryKindOfNodeWithThePrefix) {
+  Graph body;
+  Node* x = body.placeholder("x", ValueType::tensor({2}));
+  Node* w = body.get_attr("w");
+  Node* c = body.call_module("c", {x});
+  Node* add = body.call_function(OpCode::kAdd, {c, w});
+  body.output({add});
+  Graph dst;
+  Node* y = dst.placeholder("y", ValueType::tensor({2}));
+  dst.placeholder("add", ValueType::tensor({2}));  // takes the name the copy of %add wants
+  Node* out = dst.output({y});
+  std::unordered_map<const Node*, Arg> env{{x, Arg(y)}};
+  std::vector<std::pair<std::string, std::string>> copied;  // original name, copy's name
+  std::vector<Arg> results = copy_body(dst, out, body, env, "sub.", [&](const Node& n, Node* copy) {
+    copied.emplace_back(n.name, copy->name);
+  });
+  EXPECT_EQ(copied, (std::vector<std::pair<std::string, std::string>>{
+                        {"w", "w"}, {"c", "c"}, {"add", "add_1"}}));
+  ASSERT_EQ(results.size(), 1u);
+  Node* add_copy = std::get<Node*>(results[0]);
+  EXPECT_EQ(add_copy->name, "add_1");
+  ASSERT_EQ(add_copy->args.size(), 2u);
+  Node* c_copy = std::get<Node*>(add_copy->args[0]);
+  Node* w_copy = std::get<Node*>(add_copy->args[1]);
+  EXPECT_EQ(c_copy->op, NodeOp::kCallModule);
+  EXPECT_EQ(c_copy->target, "sub.c");
+  EXPECT_EQ(std::get<Node*>(c_copy->args.at(0)), y);
+  EXPECT_EQ(w_copy->op, NodeOp::kGetAttr);
+  EXPECT_EQ(w_copy->target, "sub.w");
+  EXPECT_EQ(add_copy->next, out);  // inserted before `before`
 }
 
 TEST(ModuleStackTest, ComparesByValueAndSharesOnCopy) {

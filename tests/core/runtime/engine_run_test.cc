@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -113,6 +114,60 @@ TEST(EngineTest, ValidationRejectsOutOfRangeSlotsAndReadsBeforeWrites) {
   Engine early = e;
   early.ops[0].in[0] = e.ops[1].out[0];
   EXPECT_THROW(validate_engine(early), InputError);
+}
+
+// Every binding names a slot of the engine: an input, a constant or an output bound to a slot
+// past the last one, or to a negative one, is refused with the binding's place.
+TEST(EngineTest, ValidationRefusesBindingsToSlotsOutsideTheEngine) {
+  Module m;
+  Node* x = m.graph.placeholder("x", ValueType::tensor({2}));
+  Node* w = m.graph.placeholder("w", ValueType::tensor({2}));
+  m.graph.output({m.graph.call_function(OpCode::kMul, {x, w})});
+  infer_types(m);
+  Engine e = compile_engine(m, "e", {nullptr, std::make_shared<Tensor>(Tensor({2}, {3, 4}))});
+  ASSERT_EQ(e.inputs.size(), 1u);
+  ASSERT_EQ(e.constants.size(), 1u);
+  ASSERT_EQ(e.outputs.size(), 1u);
+  ASSERT_NO_THROW(validate_engine(e));
+  const int past = static_cast<int>(e.slots.size());
+  for (int slot : {past, past + 7, -1}) {
+    struct Edit {
+      const char* where;
+      std::function<void(Engine&)> apply;
+    };
+    const Edit edits[] = {
+        {"inputs/0", [&](Engine& x) { x.inputs[0].slot = slot; }},
+        {"constants/0", [&](Engine& x) { x.constants[0].first = slot; }},
+        {"outputs/0", [&](Engine& x) { x.outputs[0].slot = slot; }},
+    };
+    for (const Edit& edit : edits) {
+      Engine bad = e;
+      edit.apply(bad);
+      try {
+        validate_engine(bad);
+        ADD_FAILURE() << edit.where << " bound to slot " << slot << " accepted";
+      } catch (const InputError& err) {
+        EXPECT_EQ(std::string(err.what()).rfind(edit.where, 0), 0u)
+            << edit.where << ", slot " << slot << ": " << err.what();
+      }
+    }
+  }
+}
+
+// The text form of an engine: one line per op, every output slot listed once.
+TEST(EngineTest, ThePrintedEngineListsEachOpsOutputs) {
+  Module m;
+  Node* x = m.graph.placeholder("x", ValueType::tensor({4}));
+  Node* parts = m.graph.call_function(OpCode::kSplit, {x, int64_t{0}, int64_t{2}});
+  Node* a = m.graph.call_function(OpCode::kGetitem, {parts, int64_t{0}});
+  Node* b = m.graph.call_function(OpCode::kGetitem, {parts, int64_t{1}});
+  m.graph.output({m.graph.call_function(OpCode::kAdd, {a, b})});
+  infer_types(m);
+  std::ostringstream os;
+  os << compile_engine(m, "e", {});
+  const std::string text = os.str();
+  EXPECT_NE(text.find("  $1, $2 = split($0, 0, 2)\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("  $3 = add($1, $2)\n"), std::string::npos) << text;
 }
 
 // The bounds of an input binding's position: the last one under the limit is taken, the limit
