@@ -243,6 +243,24 @@ TEST(NamespaceTest, ErasedNamesStayReserved) {
   EXPECT_EQ(g.call_function(OpCode::kRelu, {x})->name, "relu_1");
 }
 
+// release (used by injected faults only) frees a used name and nothing else: a name never
+// handed out is a no-op, and the count of used names follows.
+TEST(NamespaceTest, ReleaseFreesAUsedNameOnly) {
+  Namespace ns;
+  EXPECT_EQ(ns.create_name("a"), "a");
+  EXPECT_EQ(ns.create_name("b"), "b");
+  ASSERT_EQ(ns.size(), 2u);
+  ns.release("a");
+  EXPECT_FALSE(ns.contains("a"));
+  EXPECT_TRUE(ns.contains("b"));
+  EXPECT_EQ(ns.size(), 1u);
+  ns.release("never_handed_out");
+  ns.release("a");
+  EXPECT_EQ(ns.size(), 1u);
+  EXPECT_TRUE(ns.reserve("a"));
+  EXPECT_EQ(ns.size(), 2u);
+}
+
 TEST(NamespaceTest, AReservedNameIsUsedAndCountsForLaterNames) {
   Namespace ns;
   for (const char* name : {"x", "p_w", "x_1"}) {

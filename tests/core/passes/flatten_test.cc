@@ -82,6 +82,27 @@ TEST(FlattenTest, AFallbackHoldingAnythingButCallsIsRefused) {
   }
 }
 
+// An engine's call becomes an execute_engine node that keeps the call's nn_module_stack (a
+// partitioner that records where a run was traced sees it after flatten).
+TEST(FlattenTest, AnEngineCallKeepsTheCallsModuleStack) {
+  Program pm = partition(export_program(*graph_break_example()), {{"relu"}, 5});
+  int calls = 0;
+  for (Node* n = pm.root->graph.first(); n; n = n->next)
+    if (n->op == NodeOp::kCallModule && n->target.rfind("_run_on_acc_", 0) == 0) {
+      n->meta.nn_module_stack = ModuleStack({{"blk@" + std::to_string(calls), "blk", "Blk"}});
+      ++calls;
+    }
+  ASSERT_EQ(calls, 2);
+  Program fl = flatten(pm);
+  std::vector<std::string> keys;
+  for (Node* n = fl.root->graph.first(); n; n = n->next)
+    if (n->op == NodeOp::kCallFunction && n->fn == OpCode::kExecuteEngine) {
+      ASSERT_EQ(n->meta.nn_module_stack.size(), 1u) << n->name;
+      keys.push_back(n->meta.nn_module_stack[0].key);
+    }
+  EXPECT_EQ(keys, (std::vector<std::string>{"blk@0", "blk@1"}));
+}
+
 TEST(FlattenTest, RemovesChildrenAndKeepsEnginesAsAttributes) {
   Program fl = flatten(partition(export_program(*graph_break_example()), {{"relu"}, 5}));
   EXPECT_TRUE(fl.root->children.empty());

@@ -166,7 +166,21 @@ TEST(UnflattenTest, SwapAndSetAttrReachEveryVariant) {
   swap_module(*u, "block", replacement);
   EXPECT_EQ(u->children.at("block"), replacement);
   EXPECT_EQ(u->children.at("block@1"), replacement);
-  EXPECT_THROW(set_attr_all(*u, "nothing", "w", w), InputError);
+  // A module that does not exist and an attribute that no variant has are told apart.
+  try {
+    set_attr_all(*u, "nothing", "w", w);
+    ADD_FAILURE() << "set_attr_all of a missing module returned";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("no module 'nothing'"), std::string::npos) << e.what();
+  }
+  try {
+    set_attr_all(*u, "block", "nothing", w);
+    ADD_FAILURE() << "set_attr_all of a missing attribute returned";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("no variant of 'block' has an attribute 'nothing'"),
+              std::string::npos)
+        << e.what();
+  }
 }
 
 // A module that adds its input to its buffer in place and returns the buffer as it was.

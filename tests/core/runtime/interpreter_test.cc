@@ -11,6 +11,7 @@
 #include "core/passes/passes.h"
 #include "core/runtime/interpreter.h"
 #include "generators/examples.h"
+#include "tests/support/cpu_forwarding_backend.h"
 #include "tests/support/recording_backend.h"
 
 namespace flatcheck {
@@ -128,6 +129,62 @@ TEST(InterpreterTest, TheObserverNamesVariantCallsByTheirModule) {
   EXPECT_EQ(seen.count("c@1"), 0u);
   EXPECT_EQ(seen["neg"], 2);
   EXPECT_EQ(seen["relu"], 1);
+}
+
+// A call of a child the module does not have is refused by the run itself (lint refuses it
+// before a run; a library user may run an unlinted module).
+TEST(InterpreterTest, ACallOfAMissingChildIsRefused) {
+  Module root;
+  Node* x = root.graph.placeholder("x", ValueType::tensor({2}));
+  root.graph.output({root.graph.call_module("ghost", {x})});
+  try {
+    run_module(root, std::vector<Tensor>{Tensor({2}, {1, 2})});
+    ADD_FAILURE() << "a call of a missing child ran";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("call_module target 'ghost' does not exist"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// A backend whose memory the host cannot read directly (as a GPU's): run_op copies every input
+// in and every output out around the kernel. Here the "device" memory is host memory under the
+// hood, so the results must be bit for bit the host path's.
+class DeviceMemoryBackend : public CpuForwardingBackend {
+ public:
+  std::string_view name() const override { return "device-memory"; }
+  bool host_visible() const override { return false; }
+  void copy_in(DeviceBuffer dst, size_t off, const float* src, size_t n) override {
+    ++copies_in;
+    CpuForwardingBackend::copy_in(dst, off, src, n);
+  }
+  void copy_out(float* dst, DeviceBuffer src, size_t off, size_t n) override {
+    ++copies_out;
+    CpuForwardingBackend::copy_out(dst, src, off, n);
+  }
+  int copies_in = 0, copies_out = 0;
+};
+
+TEST(InterpreterTest, ABackendWithDeviceMemoryComputesWhatTheHostPathComputes) {
+  Module m;
+  Node* x = m.graph.placeholder("x", ValueType::tensor({2, 4}));
+  Node* y = m.graph.placeholder("y", ValueType::tensor({4, 2}));
+  Node* mm = m.graph.call_function(OpCode::kMatmul, {x, y});
+  Node* parts = m.graph.call_function(OpCode::kSplit, {mm, int64_t{1}, int64_t{2}});
+  Node* a = m.graph.call_function(OpCode::kGetitem, {parts, int64_t{0}});
+  Node* b = m.graph.call_function(OpCode::kGetitem, {parts, int64_t{1}});
+  Node* s = m.graph.call_function(OpCode::kSub, {a, b});
+  m.graph.output({m.graph.call_function(OpCode::kTanh, {s}), mm});
+  infer_types(m);
+  std::vector<Tensor> in{Tensor({2, 4}, {1, -2, 3.5f, 0.25f, -1, 0.5f, 2, -3}),
+                         Tensor({4, 2}, {0.5f, 1, -1, 2, 0.125f, -0.5f, 3, 1})};
+  auto want = run_module(m, in);
+  DeviceMemoryBackend device;
+  auto got = run_module(m, in, device);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < got.size(); ++i) EXPECT_TRUE(got[i].bit_equal(want[i])) << i;
+  EXPECT_GE(device.copies_in, 4);   // matmul's two inputs, split's one, sub's two, tanh's one
+  EXPECT_GE(device.copies_out, 4);  // matmul's, split's two, sub's, tanh's
 }
 
 }  // namespace
