@@ -210,8 +210,6 @@ TEST(ModuleStackTest, ComparesByValueAndSharesOnCopy) {
   EXPECT_EQ(ModuleStack(std::vector<StackEntry>{}), none);  // an empty list is the empty stack
 }
 
-// A module called twice with static arguments that change a type is refused, and the message
-// names the first node in graph order that differs, whatever the chain after it.
 // A getitem's type is one element of its source's tuple: an index at or past the tuple's size,
 // a negative one, or a source that is a tensor is refused, by the node's name.
 TEST(InferTypesTest, AGetitemOutsideItsTupleIsRefused) {
@@ -245,6 +243,8 @@ TEST(InferTypesTest, AGetitemOutsideItsTupleIsRefused) {
   EXPECT_EQ(*last->meta.val, ValueType::tensor({2}));
 }
 
+// A module called twice with static arguments that change a type is refused, and the message
+// names the first node in graph order that differs, whatever the chain after it.
 TEST(InferTypesTest, ACallThatChangesATypeIsRefusedAtItsFirstDifferingNode) {
   for (int tail = 0; tail < 6; ++tail) {
     auto child = std::make_shared<Module>();
