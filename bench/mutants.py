@@ -5,7 +5,8 @@ How many bugs that nobody wrote a fault for does a default campaign catch? This 
 small, independent edits to core/ (a comparison turned round, && for ||, a statement dropped,
 true for false, ...), one at a time, rebuilds flatcheck with the edit, and runs a short
 in-process campaign, then (when the campaign passes) replays the regression corpus, and with
---tests runs the core unit tests (core_test). A mutant is killed when one of these reports a
+--tests runs the core unit tests (core_test) and then the harness tests (harness_test, less its
+slow timing tests, HARNESS_SKIP). A mutant is killed when one of these reports a
 finding or a failure, crashes or hangs, and the report says which; it survives when all pass.
 Survivors are listed with their edit, to be read: some
 are equivalent (the edit changes no behaviour), some only weaken a check of bad input (which
@@ -175,19 +176,26 @@ def replay_corpus(src, build, work, timeout):
                                           "exit %d" % rc)
 
 
+# harness_test's tests that wait on clocks or on killed workers: minutes of wall time, and what
+# they check (timeouts, progress lines, signals) is not where a mutant of core/ shows.
+HARNESS_SKIP = ("IsolationTest.*:CliOptionsTest.ProgressIsALine*:CliOptionsTest.Quiet*"
+                ":CampaignHardeningTest.*:MinimizeTest.WhatOnlyAnAncestorReaches*")
+
+
 def unit_tests(test_build, jobs, timeout):
-    rc, text = run(["cmake", "--build", test_build, "-j", str(jobs), "--target", "core_test"],
-                   test_build, 900)
-    if rc != 0:
-        return "no build", ""
-    rc, text = run([os.path.join(test_build, "bin", "core_test"), "--gtest_brief=1"],
-                   test_build, timeout)
-    if rc is None:
-        return "killed", "core_test: hang (over %d s)" % timeout
-    if rc == 0:
-        return "survived", ""
-    failed = re.findall(r"^\[  FAILED  \] (\w+\.\w+)", text, re.M)
-    return "killed", "core_test: " + (failed[0] if failed else "exit %d" % rc)
+    for target, extra in (("core_test", []), ("harness_test", ["--gtest_filter=-" + HARNESS_SKIP])):
+        rc, text = run(["cmake", "--build", test_build, "-j", str(jobs), "--target", target],
+                       test_build, 900)
+        if rc != 0:
+            return "no build", ""
+        rc, text = run([os.path.join(test_build, "bin", target), "--gtest_brief=1", *extra],
+                       test_build, timeout)
+        if rc is None:
+            return "killed", "%s: hang (over %d s)" % (target, timeout)
+        if rc != 0:
+            failed = re.findall(r"^\[  FAILED  \] ([\w/]+\.[\w/]+)", text, re.M)
+            return "killed", "%s: %s" % (target, failed[0] if failed else "exit %d" % rc)
+    return "survived", ""
 
 
 def judge(src, build, test_build, work, args):
@@ -231,7 +239,7 @@ def main():
     ap.add_argument("--only", nargs="+", metavar="FILE:LINE",
                     help="every mutant of these lines instead of a sample")
     ap.add_argument("--tests", action="store_true",
-                    help="also run core_test on mutants the campaign and corpus miss")
+                    help="also run core_test, then harness_test, on mutants the campaign and corpus miss")
     ap.add_argument("--markdown", help="write the report here too")
     ap.add_argument("--json", help="write every mutant's result here")
     args = ap.parse_args()
@@ -286,8 +294,9 @@ def main():
                                                  m["why"]), flush=True)
     build_flatcheck(build, args.jobs)  # leave the scratch builds unmutated
     if args.tests:
-        run(["cmake", "--build", test_build, "-j", str(args.jobs), "--target", "core_test"],
-            test_build, 900)
+        for target in ("core_test", "harness_test"):
+            run(["cmake", "--build", test_build, "-j", str(args.jobs), "--target", target],
+                test_build, 900)
 
     report = render(chosen, len(pool), args)
     print(report)
@@ -310,10 +319,12 @@ def render(chosen, pool_size, args):
               args.cases, args.jobs, " --tests" if args.tests else ""),
            "mutants: %d sampled from %d; %d build, %d do not" %
            (len(chosen), pool_size, len(built), len(chosen) - len(built)), "",
-           "killed by: the campaign %d, the regression corpus %d, core_test %d%s" % (
-               sum(1 for m in killed if not m["why"].startswith(("corpus", "core_test"))),
+           "killed by: the campaign %d, the regression corpus %d, core_test %d, harness_test %d%s" % (
+               sum(1 for m in killed
+                   if not m["why"].startswith(("corpus", "core_test", "harness_test"))),
                sum(1 for m in killed if m["why"].startswith("corpus")),
                sum(1 for m in killed if m["why"].startswith("core_test")),
+               sum(1 for m in killed if m["why"].startswith("harness_test")),
                "" if args.tests else " (not run: no --tests)"), "",
            "| file | built | killed | survived |", "|---|---|---|---|"]
     for f in sorted({m["file"] for m in built}):
