@@ -243,6 +243,38 @@ TEST(InferTypesTest, AGetitemOutsideItsTupleIsRefused) {
   EXPECT_EQ(*last->meta.val, ValueType::tensor({2}));
 }
 
+// A branch picks one of two values at run time, so both must have one type: a differing shape,
+// a tuple, or a scalar beside a tensor is refused, and a branch of equal types takes that type.
+TEST(InferTypesTest, ABranchBetweenTwoTypesIsRefused) {
+  for (int bad = 0; bad < 3; ++bad) {
+    Module m;
+    Node* c = m.graph.placeholder("c", ValueType::scalar(ValueType::kBool));
+    Node* x = m.graph.placeholder("x", ValueType::tensor({4}));
+    Node* y = m.graph.placeholder("y", ValueType::tensor({4}));
+    Node* other = bad == 0   ? m.graph.placeholder("z", ValueType::tensor({2, 2}))
+                  : bad == 1 ? m.graph.call_function(OpCode::kSplit, {y, int64_t{0}, int64_t{2}})
+                             : m.graph.placeholder("k", ValueType::scalar(ValueType::kFloat));
+    m.graph.output({m.graph.call_function(OpCode::kBranch, {c, x, other}, "pick")});
+    try {
+      infer_types(m);
+      ADD_FAILURE() << "branch " << bad << " typed";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("node %pick: branch between f32[4] and "),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  Module m;
+  Node* c = m.graph.placeholder("c", ValueType::scalar(ValueType::kBool));
+  Node* x = m.graph.placeholder("x", ValueType::tensor({4}));
+  Node* y = m.graph.placeholder("y", ValueType::tensor({4}));
+  Node* pick = m.graph.call_function(OpCode::kBranch, {c, x, y});
+  m.graph.output({pick});
+  infer_types(m);
+  ASSERT_TRUE(pick->meta.val);
+  EXPECT_EQ(*pick->meta.val, ValueType::tensor({4}));
+}
+
 // A module called twice with static arguments that change a type is refused, and the message
 // names the first node in graph order that differs, whatever the chain after it.
 TEST(InferTypesTest, ACallThatChangesATypeIsRefusedAtItsFirstDifferingNode) {

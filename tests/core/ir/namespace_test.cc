@@ -261,6 +261,37 @@ TEST(NamespaceTest, ReleaseFreesAUsedNameOnly) {
   EXPECT_EQ(ns.size(), 2u);
 }
 
+// Releasing a suffixed name hands it out again at the next collision on its base, and nothing
+// else changes: names still used stay taken, a counter below the released number stays where
+// it is, and a name with a leading zero ("c_03") is not the number it spells.
+TEST(NamespaceTest, AReleasedSuffixIsHandedOutAgainAndOnlyIt) {
+  Namespace ns;
+  for (const char* want : {"add", "add_1", "add_2", "add_3"})
+    EXPECT_EQ(ns.create_name("add"), want);
+  ns.release("add_3");
+  EXPECT_EQ(ns.create_name("add"), "add_3");
+  ns.release("add_1");
+  EXPECT_EQ(ns.create_name("add"), "add_1");
+  EXPECT_EQ(ns.create_name("add"), "add_4");  // add_2 and add_3 are still used
+
+  EXPECT_EQ(ns.create_name("b"), "b");
+  ASSERT_TRUE(ns.reserve("b_5"));
+  ns.release("b_5");  // above the counter: the counter stays
+  for (const char* want : {"b_1", "b_2", "b_3", "b_4", "b_5", "b_6"})
+    EXPECT_EQ(ns.create_name("b"), want);
+
+  for (int i = 0; i <= 10; ++i) ns.create_name("c");  // c, c_1 .. c_10
+  ASSERT_TRUE(ns.contains("c_10"));
+  ns.release("c_10");
+  EXPECT_EQ(ns.create_name("c"), "c_10");
+  ASSERT_TRUE(ns.reserve("c_03"));
+  ns.release("c_03");  // not c_3, which stays used
+  EXPECT_TRUE(ns.contains("c_3"));
+  EXPECT_FALSE(ns.contains("c_03"));
+  EXPECT_EQ(ns.create_name("c"), "c_11");
+  EXPECT_EQ(ns.create_name("c_3"), "c_12");
+}
+
 TEST(NamespaceTest, AReservedNameIsUsedAndCountsForLaterNames) {
   Namespace ns;
   for (const char* name : {"x", "p_w", "x_1"}) {

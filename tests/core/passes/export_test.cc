@@ -177,5 +177,40 @@ TEST(ExportTest, StaticArgumentsSpecializeEachCall) {
   EXPECT_EQ(run_program_twice(p, {Tensor::full({1}, 1)})[0].data, std::vector<float>{16});
 }
 
+// Calls nest up to kMaxModuleDepth deep: a chain of that many calls exports (its innermost
+// node's stack lists every call), and one more is refused (by lint's check of the module tree,
+// which export runs first).
+TEST(ExportTest, CallsNestUpToTheDepthLimitAndNoDeeper) {
+  for (int depth : {kMaxModuleDepth - 1, kMaxModuleDepth, kMaxModuleDepth + 1}) {
+    auto chain = std::make_shared<Module>();
+    {
+      Graph& g = chain->graph;
+      g.output({g.call_function(OpCode::kRelu, {g.placeholder("x", ValueType::tensor({2}))})});
+    }
+    for (int level = 0; level < depth; ++level) {
+      auto parent = std::make_shared<Module>();
+      parent->children["c"] = chain;
+      Graph& g = parent->graph;
+      g.output({g.call_module("c", {g.placeholder("x", ValueType::tensor({2}))})});
+      chain = parent;
+    }
+    if (depth > kMaxModuleDepth) {
+      try {
+        export_program(*chain);
+        ADD_FAILURE() << depth << " nested calls exported";
+      } catch (const InputError& e) {
+        EXPECT_NE(std::string(e.what()).find("deeper than 256"), std::string::npos) << e.what();
+      }
+      continue;
+    }
+    Program p = export_program(*chain);
+    size_t deepest = 0;
+    for (Node* n = p.root->graph.first(); n; n = n->next)
+      if (n->op == NodeOp::kCallFunction)
+        deepest = std::max(deepest, n->meta.nn_module_stack.size());
+    EXPECT_EQ(deepest, static_cast<size_t>(depth)) << depth;
+  }
+}
+
 }  // namespace
 }  // namespace flatcheck

@@ -82,6 +82,82 @@ TEST(FlattenTest, AFallbackHoldingAnythingButCallsIsRefused) {
   }
 }
 
+// The graph-break program partitioned, and its one fallback call and child.
+struct Fallback {
+  Program pm;
+  Node* call = nullptr;
+  Module* child = nullptr;
+};
+Fallback graph_break_fallback() {
+  Fallback f{partition(export_program(*graph_break_example()), {{"relu"}, 5})};
+  for (Node* n = f.pm.root->graph.first(); n; n = n->next)
+    if (n->op == NodeOp::kCallModule && n->target.rfind("_run_on_gpu_", 0) == 0) f.call = n;
+  if (f.call) f.child = f.pm.root->submodule(f.call->target);
+  return f;
+}
+
+// Makes the fallback's child return its result twice and the root read the call through a
+// getitem of 0 (named %first); new nodes go after it.
+Node* return_twice(Fallback& f) {
+  Graph& g = f.pm.root->graph;
+  Node* out = f.child->graph.output_node();
+  Arg result = out->args.at(0);
+  out->args = {result, result};
+  Node* first;
+  {
+    Graph::InsertingBefore at(g, f.call->next);
+    first = g.call_function(OpCode::kGetitem, {int64_t{0}, int64_t{0}}, "first");
+  }
+  g.replace_all_uses(f.call, first);
+  first->args[0] = f.call;
+  return first;
+}
+
+// Bad fallback calls are refused by name: a call with fewer arguments than its child has
+// placeholders, and a call of a two-output child read by anything but a getitem of 0 or 1.
+TEST(FlattenTest, AFallbackCallThatDoesNotFitItsChildIsRefused) {
+  for (int bad = 0; bad < 5; ++bad) {
+    Fallback f = graph_break_fallback();
+    ASSERT_TRUE(f.call && f.child);
+    Graph& g = f.pm.root->graph;
+    std::string want;
+    if (bad == 0) {
+      ASSERT_FALSE(f.call->args.empty());
+      f.call->args.pop_back();
+      want = "flatten: call %" + f.call->name + " lacks an argument";
+    } else {
+      Node* first = return_twice(f);
+      Graph::InsertingBefore at(g, first->next);
+      if (bad == 1) {
+        g.call_function(OpCode::kAdd, {f.call, f.call}, "stray");
+        want = "flatten: multi-output call %" + f.call->name + " read by %stray";
+      } else {
+        int64_t index = bad == 2 ? 2 : bad == 3 ? -1 : 7;
+        g.call_function(OpCode::kGetitem, {f.call, index}, "stray");
+        want = "flatten: getitem %stray index out of range";
+      }
+    }
+    try {
+      Program fl = flatten(f.pm);
+      ADD_FAILURE() << "bad call " << bad << " flattened:\n" << fl;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << bad << ": " << e.what();
+    }
+  }
+  // The two-output child read through getitems 0 and 1 flattens.
+  Fallback f = graph_break_fallback();
+  Graph& g = f.pm.root->graph;
+  Node* first = return_twice(f);
+  {
+    Graph::InsertingBefore at(g, first->next);
+    g.call_function(OpCode::kGetitem, {f.call, int64_t{1}}, "second");
+  }
+  Program fl = flatten(f.pm);
+  EXPECT_NO_THROW(lint_program(fl));
+  EXPECT_EQ(fl.root->graph.find("first"), nullptr);
+  EXPECT_EQ(fl.root->graph.find("second"), nullptr);
+}
+
 // An engine's call becomes an execute_engine node that keeps the call's nn_module_stack (a
 // partitioner that records where a run was traced sees it after flatten).
 TEST(FlattenTest, AnEngineCallKeepsTheCallsModuleStack) {

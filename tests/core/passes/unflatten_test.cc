@@ -46,6 +46,39 @@ TEST(UnflattenTest, EqualCallsShareOneModule) {
             std::vector<float>{15});
 }
 
+// A value a call makes is read outside it through a node whose first argument is a constant
+// (a branch on a constant condition, which a loaded program may hold): the call still returns
+// it, for each of the two calls, and the unflattened module runs like the program.
+TEST(UnflattenTest, AUseAfterAConstantArgumentIsStillAUse) {
+  for (const char* key : {"n", "n@1"}) {
+    Program ep = export_program(*unflatten_example(false));
+    Graph& g = ep.root->graph;
+    Node* made = nullptr;  // the call's one node
+    for (Node* n = g.first(); n; n = n->next)
+      if (!n->meta.nn_module_stack.empty() && n->meta.nn_module_stack.back().key == key) made = n;
+    ASSERT_NE(made, nullptr) << key;
+    std::vector<Node*> readers;
+    for (Node* n = made->next; n; n = n->next)
+      if (n->meta.nn_module_stack.empty())
+        for (Arg& a : n->args)
+          if (std::get_if<Node*>(&a) && std::get<Node*>(a) == made) readers.push_back(n);
+    ASSERT_EQ(readers.size(), 1u) << key;
+    Node* picked;
+    {
+      Graph::InsertingBefore at(g, readers[0]);
+      picked = g.call_function(OpCode::kBranch, {true, made, made}, "picked");
+    }
+    for (Arg& a : readers[0]->args)
+      if (std::get_if<Node*>(&a) && std::get<Node*>(a) == made) a = picked;
+    infer_types(*ep.root);
+    ASSERT_NO_THROW(lint_program(ep));
+    auto u = unflatten(ep);
+    EXPECT_EQ(run_module(*u, std::vector<Tensor>{Tensor::full({1}, 1)})[0].data,
+              std::vector<float>{16})
+        << key;
+  }
+}
+
 TEST(UnflattenTest, TheFirstCallGraphStrategyReturns15) {
   Program ep = export_program(*unflatten_example(false));
   ScopedFault first_call(Fault::kUnflattenFirstCallGraph);
