@@ -190,13 +190,13 @@ Shape shape_from_json(JsonRef j, const JsonPath& path, const LoadLimits& lim) {
 }
 
 void write_type(JsonWriter& w, const ValueType& t) {
+  // The format's types are those type_from_json reads; a tuple (which no placeholder of a
+  // traced program has) is refused here rather than written into a document the loader refuses.
+  FLATCHECK_INPUT(t.is_static() || t.kind == ValueType::kTensor,
+                  "save: a placeholder of type " << t
+                                                 << " (the format has tensor, bool, int and "
+                                                    "float placeholders)");
   w.begin_object();
-  if (t.kind == ValueType::kTuple) {
-    w.key("elems");
-    w.begin_array();
-    for (const auto& s : t.elems) write_shape(w, s);
-    w.end();
-  }
   w.key("kind");
   w.value(value_kind_name(t.kind));
   if (t.kind == ValueType::kTensor) {
@@ -207,7 +207,7 @@ void write_type(JsonWriter& w, const ValueType& t) {
 }
 
 ValueType type_from_json(JsonRef j, const JsonPath& path, const LoadLimits& lim) {
-  as_object(j, path, {"kind", "shape", "elems"});
+  as_object(j, path, {"kind", "shape"});
   std::string k = as_string(member(j, "kind", path), key_path(path, "kind"), 16);
   if (k == "tensor")
     return ValueType::tensor(

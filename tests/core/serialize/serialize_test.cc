@@ -287,6 +287,119 @@ TEST(SerializeTest, MalformedDocumentsAreRejectedWithTheirJsonPath) {
   }
 }
 
+// A placeholder's type is a tensor, bool, int or float: each of those round-trips, and a module
+// holding a placeholder of any other type (a tuple, none, an engine) is refused when saved, by
+// name, rather than written as a document the loader would refuse. A document that spells a
+// tuple type is refused at its path.
+TEST(SerializeTest, PlaceholderTypesOutsideTheFormatAreRefusedWhenSaved) {
+  auto module_with = [](const ValueType& t) {
+    Module m;
+    Node* x = m.graph.placeholder("x", ValueType::tensor({2}));
+    m.graph.placeholder("odd", t);
+    m.graph.output({m.graph.call_function(OpCode::kRelu, {x})});
+    return m;
+  };
+  for (const ValueType& t :
+       {ValueType::scalar(ValueType::kBool), ValueType::scalar(ValueType::kInt),
+        ValueType::scalar(ValueType::kFloat), ValueType::tensor({3, 1})}) {
+    auto back = load_module(save_module(module_with(t)));
+    Node* odd = back->graph.find("odd");
+    ASSERT_TRUE(odd && odd->meta.val);
+    EXPECT_EQ(*odd->meta.val, t);
+  }
+  for (const ValueType& t : {ValueType::tuple({{2}, {3}}), ValueType::tuple({}), ValueType{},
+                             ValueType::scalar(ValueType::kEngine)}) {
+    try {
+      save_module(module_with(t));
+      ADD_FAILURE() << t << " saved";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("save: a placeholder of type"), std::string::npos)
+          << e.what();
+    }
+  }
+  std::string doc = save_module(module_with(ValueType::tensor({2})));
+  std::string from = R"("val": {"kind": "tensor", "shape": [2]})";
+  size_t at = doc.rfind(from);
+  ASSERT_NE(at, std::string::npos) << doc;
+  doc.replace(at, from.size(), R"("val": {"elems": [[2], [3]], "kind": "tuple"})");
+  try {
+    load_module(doc);
+    ADD_FAILURE() << "a tuple type loaded";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/val"), std::string::npos) << e.what();
+  }
+}
+
+// An engine blob of exactly max_blob_bytes loads; one byte over, it is refused at its path.
+// The limit is set from the largest blob in the saved document, its size read from the base64
+// text (three bytes per four characters, less the padding).
+TEST(SerializeTest, AnEngineBlobAtTheLimitLoadsAndOneByteOverDoesNot) {
+  Program pm = partition(export_program(*graph_break_example()), {{"relu"}, 5});
+  std::string doc = save_program(pm);
+  size_t most = 0;
+  const std::string key = "\"blob\": \"";
+  for (size_t at = doc.find(key); at != std::string::npos; at = doc.find(key, at + 1)) {
+    size_t begin = at + key.size(), end = doc.find('"', begin);
+    ASSERT_NE(end, std::string::npos);
+    std::string b64 = doc.substr(begin, end - begin);
+    size_t pad = 0;
+    while (!b64.empty() && b64.back() == '=') b64.pop_back(), ++pad;
+    most = std::max(most, (b64.size() + pad) / 4 * 3 - pad);
+  }
+  ASSERT_GT(most, 0u) << doc;
+  LoadLimits lim = default_load_limits();
+  lim.max_blob_bytes = most;
+  EXPECT_NO_THROW(load_program(doc, lim));
+  lim.max_blob_bytes = most - 1;
+  try {
+    load_program(doc, lim);
+    ADD_FAILURE() << "a blob of " << most << " bytes loaded under a limit of " << most - 1;
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("/blob: " + std::to_string(most) +
+                                         " bytes, over the limit of " + std::to_string(most - 1)),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+// An engine binding holds its own keys only: a key it does not have, in an input binding (name,
+// slot, position) or an output binding (name, slot), is refused at that key's path. The engine
+// is the graph-break program's first, written as its blob's JSON holds it.
+TEST(SerializeTest, AnEngineBindingWithAnUnknownKeyIsRefused) {
+  Program pm = partition(export_program(*graph_break_example()), {{"relu"}, 5});
+  std::shared_ptr<const Engine> engine;
+  for (const auto& [name, child] : pm.root->children)
+    for (const auto& [_, e] : child->engines)
+      if (!engine) engine = e;
+  ASSERT_TRUE(engine);
+  JsonWriter w;
+  write_engine(w, *engine);
+  std::string text = w.take();
+  auto load = [](const std::string& t) {
+    LoadBudget b{default_load_limits()};
+    JsonDoc doc = parse_doc(t, b.limits);
+    return engine_from_json(doc.root(), "/engine", b);
+  };
+  ASSERT_NO_THROW(load(text));
+  for (const char* list : {"inputs", "outputs"}) {
+    size_t at = text.find("\"" + std::string(list) + "\": [");
+    ASSERT_NE(at, std::string::npos) << list << " in " << text;
+    size_t open = text.find('{', at);
+    ASSERT_NE(open, std::string::npos);
+    std::string bad = text;
+    bad.insert(open + 1, "\"extra\": 1, ");
+    try {
+      load(bad);
+      ADD_FAILURE() << "a binding in " << list << " with an extra key loaded";
+    } catch (const InputError& e) {
+      EXPECT_NE(
+          std::string(e.what()).find("/engine/" + std::string(list) + "/0/extra: unknown key"),
+          std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 // A shape's element count: a zero dimension is a tensor of no elements (not a division by
 // zero in the overflow guard), and a product over the limit is refused whichever dimension
 // takes it over, also when each dimension alone is within it.
