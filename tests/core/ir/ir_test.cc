@@ -86,6 +86,25 @@ TEST(GraphTest, CopyKeepsNamesAndNamespace) {
   for (Node* n = copy.first(); n; n = n->next) EXPECT_EQ(n->graph, &copy);
 }
 
+// Assigning a graph over one that already holds nodes leaves the assigned graph's nodes only:
+// its size, its node list and its namespace, whatever the old graph held.
+TEST(GraphTest, AssigningOverAGraphReplacesItsNodesAndCount) {
+  Module small = small_module();
+  for (int old_nodes : {0, 1, 5, 40}) {
+    Graph g;
+    Node* v = g.placeholder("y", ValueType::tensor({3}));
+    for (int i = 0; i < old_nodes; ++i) v = g.call_function(OpCode::kNeg, {v});
+    g.output({v});
+    g = small.graph;
+    EXPECT_EQ(g.size(), small.graph.size()) << old_nodes;
+    size_t listed = 0;
+    for (Node* n = g.first(); n; n = n->next) ++listed;
+    EXPECT_EQ(listed, small.graph.size()) << old_nodes;
+    EXPECT_EQ(g.find("y"), nullptr) << old_nodes;
+    EXPECT_TRUE(graph_equal(g, small.graph, GraphEq{.names = true})) << old_nodes;
+  }
+}
+
 // Nodes live in chunks: growing the graph past several chunks moves no node, a moved graph's
 // nodes (erased ones too) belong to it, and copies of any size wire every argument to the copy.
 TEST(GraphTest, NodesKeepTheirPlaceAsTheGraphGrowsAndMoves) {

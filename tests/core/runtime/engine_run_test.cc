@@ -116,6 +116,28 @@ TEST(EngineTest, ValidationRejectsOutOfRangeSlotsAndReadsBeforeWrites) {
   EXPECT_THROW(validate_engine(early), InputError);
 }
 
+// Each slot is written once: an op writing an input's slot, or the slot an earlier op wrote,
+// is refused with the op's place.
+TEST(EngineTest, ValidationRefusesASlotWrittenTwice) {
+  Module m = chain(3);
+  Engine e = compile_engine(m, "e", {});
+  ASSERT_GE(e.ops.size(), 3u);
+  ASSERT_FALSE(e.inputs.empty());
+  for (int again : {e.inputs[0].slot, e.ops[0].out[0], e.ops[1].out[0]}) {
+    Engine bad = e;
+    bad.ops[2].out[0] = again;
+    try {
+      validate_engine(bad);
+      ADD_FAILURE() << "slot " << again << " written twice accepted";
+    } catch (const InputError& err) {
+      EXPECT_NE(std::string(err.what())
+                    .find("ops/2/out/0: slot " + std::to_string(again) + " written twice"),
+                std::string::npos)
+          << err.what();
+    }
+  }
+}
+
 // Every binding names a slot of the engine: an input, a constant or an output bound to a slot
 // past the last one, or to a negative one, is refused with the binding's place.
 TEST(EngineTest, ValidationRefusesBindingsToSlotsOutsideTheEngine) {
