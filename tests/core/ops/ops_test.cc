@@ -51,6 +51,21 @@ TEST(ShapeRuleTest, MatmulSumTransposeAndReshapeFollowTheirDefinitions) {
   EXPECT_THROW(infer_shapes(OpCode::kReshape, {{2, 6}}, {std::vector<int64_t>{5}}), InputError);
 }
 
+// reshape's one scalar is its shape list: none, or an int or a float in its place, is refused by
+// name (never read as a list).
+TEST(ShapeRuleTest, ReshapeNeedsItsShapeList) {
+  for (const std::vector<Scalar>& bad : {std::vector<Scalar>{}, std::vector<Scalar>{int64_t{12}},
+                                         std::vector<Scalar>{2.0f}, std::vector<Scalar>{true}}) {
+    try {
+      infer_shapes(OpCode::kReshape, {{2, 6}}, bad);
+      ADD_FAILURE() << bad.size() << " scalars taken as reshape's shape";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("reshape needs a shape list"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(ShapeRuleTest, ConcatAddsAlongItsDimAndSplitDividesIt) {
   EXPECT_EQ(infer_shapes(OpCode::kConcat, {{2, 3}, {4, 3}}, {int64_t{0}}),
             (std::vector<Shape>{{6, 3}}));

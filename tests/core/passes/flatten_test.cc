@@ -158,6 +158,38 @@ TEST(FlattenTest, AFallbackCallThatDoesNotFitItsChildIsRefused) {
   EXPECT_EQ(fl.root->graph.find("second"), nullptr);
 }
 
+// A fallback's nodes are inlined with their metadata: each that survives dead-code elimination
+// keeps its origin (the eager node it came from) and its nn_module_stack. Generated programs,
+// from fixed seeds, until 200 inlined nodes have been checked.
+TEST(FlattenTest, InlinedFallbackNodesKeepTheirOriginAndModuleStack) {
+  int checked = 0, with_stack = 0;
+  for (uint64_t seed = 1; seed <= 300 && checked < 200; ++seed) {
+    Rng rng(seed);
+    Case c = generate_case(rng, GenOptions{12, 3, 4});
+    Program pm =
+        partition(export_program(*c.module), {c.config.fallback_ops, c.config.min_block_size});
+    std::vector<const Node*> inlined;
+    for (const auto& [name, child] : pm.root->children)
+      if (name.rfind("_run_on_gpu_", 0) == 0)
+        for (Node* n = child->graph.first(); n; n = n->next)
+          if (n->op == NodeOp::kCallFunction) inlined.push_back(n);
+    if (inlined.empty()) continue;
+    Program fl = flatten(pm);
+    for (const Node* n : inlined) {
+      ASSERT_FALSE(n->meta.origin.empty()) << "seed " << seed << ": %" << n->name;
+      const Node* copy = nullptr;
+      for (Node* f = fl.root->graph.first(); f; f = f->next)
+        if (f->meta.origin == n->meta.origin) copy = f;
+      if (!copy) continue;  // dead code, eliminated
+      EXPECT_EQ(copy->meta.nn_module_stack, n->meta.nn_module_stack) << "seed " << seed;
+      with_stack += !n->meta.nn_module_stack.empty();
+      ++checked;
+    }
+  }
+  EXPECT_GE(checked, 200);
+  EXPECT_GE(with_stack, 20) << "inlined nodes traced inside a call";
+}
+
 // An engine's call becomes an execute_engine node that keeps the call's nn_module_stack (a
 // partitioner that records where a run was traced sees it after flatten).
 TEST(FlattenTest, AnEngineCallKeepsTheCallsModuleStack) {
