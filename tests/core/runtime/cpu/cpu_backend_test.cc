@@ -79,6 +79,77 @@ TEST(KernelTest, ConcatAndSplitCopyOverlappingSlotsAsMemmove) {
   EXPECT_EQ(arena, (std::vector<float>{1, 1, 2, 2, 4, 6}));
 }
 
+// Every CPU kernel writes its outputs' elements and nothing else: inputs and outputs are laid
+// out in one arena with guard floats before and after each, and after the kernel every guard
+// and every input holds its old bits. The table has an entry for every op with a kernel.
+TEST(KernelTest, EveryKernelWritesOnlyItsOutputs) {
+  struct Call {
+    OpCode op;
+    std::vector<Shape> in;
+    std::vector<Scalar> scalars;
+  };
+  const Shape m{2, 3};
+  std::vector<Call> calls;
+  for (OpCode op : {OpCode::kAbs, OpCode::kNeg, OpCode::kRelu, OpCode::kTanh, OpCode::kSigmoid,
+                    OpCode::kSqrt, OpCode::kExp, OpCode::kClone})
+    calls.push_back({op, {m}, {}});
+  for (OpCode op : {OpCode::kAdd, OpCode::kSub, OpCode::kMul, OpCode::kDiv, OpCode::kMaximum,
+                    OpCode::kMinimum, OpCode::kCopy})
+    calls.push_back({op, {m, m}, {}});
+  for (OpCode op : {OpCode::kAddScalar, OpCode::kSubScalar, OpCode::kMulScalar, OpCode::kDivScalar})
+    calls.push_back({op, {m}, {1.5f}});
+  calls.push_back({OpCode::kMatmul, {m, {3, 2}}, {}});
+  calls.push_back({OpCode::kSum, {m}, {int64_t{1}}});
+  calls.push_back({OpCode::kTranspose, {m}, {int64_t{0}, int64_t{1}}});
+  calls.push_back({OpCode::kReshape, {m}, {std::vector<int64_t>{3, 2}}});
+  calls.push_back({OpCode::kConcat, {m, {1, 3}}, {int64_t{0}}});
+  calls.push_back({OpCode::kSplit, {{4, 3}}, {int64_t{0}, int64_t{2}}});
+  std::set<OpCode> listed;
+  for (const Call& c : calls) listed.insert(c.op);
+  for (int i = 0; i < kNumOps; ++i) {  // the interpreter runs these three itself
+    auto op = static_cast<OpCode>(i);
+    if (op != OpCode::kGetitem && op != OpCode::kBranch && op != OpCode::kExecuteEngine)
+      EXPECT_TRUE(listed.count(op)) << op_info(op).name << " has no entry";
+  }
+
+  constexpr int kGuard = 5;
+  // Guards and unwritten outputs: a NaN of its own per place, which no kernel makes and a
+  // copy from another place cannot match.
+  auto guard = [](size_t j) { return bits_float(0x7fc10000u + static_cast<uint32_t>(j)); };
+  for (const Call& c : calls) {
+    std::vector<Shape> out_shapes = infer_shapes(c.op, c.in, c.scalars);
+    std::vector<std::pair<size_t, Shape>> at;  // offset and shape of each input, then output
+    size_t size = kGuard;
+    for (const auto& list : {c.in, out_shapes})
+      for (const Shape& sh : list) {
+        at.emplace_back(size, sh);
+        size += static_cast<size_t>(numel(sh)) + kGuard;
+      }
+    std::vector<float> arena(size);
+    for (size_t j = 0; j < size; ++j) arena[j] = guard(j);
+    for (size_t k = 0; k < c.in.size(); ++k)
+      for (int64_t j = 0; j < numel(c.in[k]); ++j)
+        arena[at[k].first + static_cast<size_t>(j)] = 0.25f * static_cast<float>(j + 1 + 7 * k);
+    const std::vector<float> before = arena;
+    std::vector<TensorView> in, out;
+    for (size_t k = 0; k < at.size(); ++k)
+      (k < c.in.size() ? in : out).push_back({arena.data() + at[k].first, at[k].second});
+    cpu_backend().run_kernel(c.op, in, c.scalars, out);
+    for (size_t j = 0; j < arena.size(); ++j) {
+      bool in_output = false;
+      for (size_t k = c.in.size(); k < at.size(); ++k)
+        in_output |= j >= at[k].first && j < at[k].first + static_cast<size_t>(numel(at[k].second));
+      if (in_output) {
+        EXPECT_NE(float_bits(arena[j]), float_bits(guard(j)))
+            << op_info(c.op).name << " left " << j;
+      } else {
+        EXPECT_EQ(float_bits(arena[j]), float_bits(before[j]))
+            << op_info(c.op).name << " wrote " << j;
+      }
+    }
+  }
+}
+
 TEST(KernelTest, ScalarFormsAndUnaryOps) {
   Tensor a({3}, {-2, 0.5f, 4});
   EXPECT_EQ(op1(OpCode::kAddScalar, {a}, {1.5f}).data, (std::vector<float>{-0.5f, 2, 5.5f}));
