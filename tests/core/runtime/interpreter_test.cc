@@ -147,6 +147,39 @@ TEST(InterpreterTest, ACallOfAMissingChildIsRefused) {
   }
 }
 
+// A run checks each getitem itself (lint and infer_types do too, but a library user may run an
+// unchecked module): an index past a tuple's end, a negative one, or a getitem of a tensor is
+// refused by name, and an index inside the tuple reads that element.
+TEST(InterpreterTest, AGetitemOutsideItsTupleIsRefusedWhenRun) {
+  struct Bad {
+    int64_t index;
+    bool of_tuple;
+  };
+  const Tensor in({4}, {1, 2, 3, 4});
+  for (Bad bad : {Bad{2, true}, Bad{7, true}, Bad{-1, true}, Bad{0, false}}) {
+    Module m;
+    Node* x = m.graph.placeholder("x", ValueType::tensor({4}));
+    Node* parts = m.graph.call_function(OpCode::kSplit, {x, int64_t{0}, int64_t{2}});
+    m.graph.output(
+        {m.graph.call_function(OpCode::kGetitem, {bad.of_tuple ? parts : x, bad.index}, "pick")});
+    try {
+      run_module(m, std::vector<Tensor>{in});
+      ADD_FAILURE() << "getitem " << bad.index << (bad.of_tuple ? " of the tuple" : " of a tensor")
+                    << " ran";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("node %pick: getitem index " +
+                                           std::to_string(bad.index) + " out of range"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+  Module m;
+  Node* x = m.graph.placeholder("x", ValueType::tensor({4}));
+  Node* parts = m.graph.call_function(OpCode::kSplit, {x, int64_t{0}, int64_t{2}});
+  m.graph.output({m.graph.call_function(OpCode::kGetitem, {parts, int64_t{1}})});
+  EXPECT_EQ(run_module(m, std::vector<Tensor>{in}).at(0).data, (std::vector<float>{3, 4}));
+}
+
 // A backend whose memory the host cannot read directly (as a GPU's): run_op copies every input
 // in and every output out around the kernel. Here the "device" memory is host memory under the
 // hood, so the results must be bit for bit the host path's.
