@@ -400,6 +400,29 @@ TEST(SerializeTest, AnEngineBindingWithAnUnknownKeyIsRefused) {
   }
 }
 
+// A tensor holds its own keys only (dtype, shape, and data or values): written either way it
+// loads, and with a key it does not have it is refused at that key's path.
+TEST(SerializeTest, ATensorWithAnUnknownKeyIsRefused) {
+  auto load = [](const std::string& text) {
+    LoadBudget b{default_load_limits()};
+    JsonDoc doc = parse_doc(text, b.limits);
+    return tensor_from_json(doc.root(), "/t", b);
+  };
+  const std::string by_values = R"({"dtype": "float32", "shape": [2], "values": [1.5, -2]})";
+  EXPECT_EQ(load(by_values).data, (std::vector<float>{1.5f, -2.0f}));
+  for (const char* extra : {R"("extra": 1, )", R"("Dtype": "float32", )", R"("value": [], )"}) {
+    std::string bad = by_values;
+    bad.insert(1, extra);
+    try {
+      load(bad);
+      ADD_FAILURE() << "loaded " << bad;
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(": unknown key"), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).rfind("/t/", 0), 0u) << e.what();
+    }
+  }
+}
+
 // A shape's element count: a zero dimension is a tensor of no elements (not a division by
 // zero in the overflow guard), and a product over the limit is refused whichever dimension
 // takes it over, also when each dimension alone is within it.
