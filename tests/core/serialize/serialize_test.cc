@@ -423,6 +423,43 @@ TEST(SerializeTest, ATensorWithAnUnknownKeyIsRefused) {
   }
 }
 
+// A module object holds its own keys only: a key it does not have, on the root module or on a
+// child, is refused at that key's path.
+TEST(SerializeTest, AModuleWithAnUnknownKeyIsRefused) {
+  auto child = std::make_shared<Module>();
+  child->type = "C";
+  {
+    Graph& g = child->graph;
+    g.output({g.call_function(OpCode::kRelu, {g.placeholder("x", ValueType::tensor({2}))})});
+  }
+  Module root;
+  root.children["c"] = child;
+  {
+    Graph& g = root.graph;
+    g.output({g.call_module("c", {g.placeholder("x", ValueType::tensor({2}))})});
+  }
+  const std::string doc = save_module(root);
+  ASSERT_NO_THROW(load_module(doc));
+  struct Where {
+    const char* after;  // the text the key goes after
+    const char* path;   // the path the error names
+  };
+  for (Where w :
+       {Where{R"("module": {)", "/module/extra"}, Where{R"("c": {)", "/module/children/c/extra"}}) {
+    size_t at = doc.find(w.after);
+    ASSERT_NE(at, std::string::npos) << w.after << " in " << doc;
+    std::string bad = doc;
+    bad.insert(at + std::string(w.after).size(), R"("extra": 1, )");
+    try {
+      load_module(bad);
+      ADD_FAILURE() << "a module with an extra key loaded: " << w.path;
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind(std::string(w.path) + ": unknown key", 0), 0u)
+          << e.what();
+    }
+  }
+}
+
 // A shape's element count: a zero dimension is a tensor of no elements (not a division by
 // zero in the overflow guard), and a product over the limit is refused whichever dimension
 // takes it over, also when each dimension alone is within it.
@@ -503,6 +540,78 @@ TEST(SerializeTest, MultiplyAddsOfARunAreCountedPerOpAndPerCall) {
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find("multiply-adds"), std::string::npos)
           << r.what << ": " << e.what();
+    }
+  }
+}
+
+// The run budget's tensor elements: every node's value, a called child's once per call. A root
+// (x 4x8, y 8x16, two calls of c each giving 4x16, their sum 4x16) holds 32 + 128 + 3 * 64 = 352;
+// the child (x, y, their 4x16 matmul) 224, called twice: 800 in all, worked by hand. It loads
+// under max_run_elements = 800 and not under 799.
+TEST(SerializeTest, TensorElementsOfARunAreCountedPerNodeAndPerCall) {
+  auto child = std::make_shared<Module>();
+  {
+    Graph& g = child->graph;
+    Node* x = g.placeholder("x", ValueType::tensor({4, 8}));
+    Node* y = g.placeholder("y", ValueType::tensor({8, 16}));
+    g.output({g.call_function(OpCode::kMatmul, {x, y})});
+  }
+  Module root;
+  root.children["c"] = child;
+  {
+    Graph& g = root.graph;
+    Node* x = g.placeholder("x", ValueType::tensor({4, 8}));
+    Node* y = g.placeholder("y", ValueType::tensor({8, 16}));
+    Node* a = g.call_module("c", {x, y});
+    Node* b = g.call_module("c", {x, y});
+    g.output({g.call_function(OpCode::kAdd, {a, b})});
+  }
+  std::string text = save_module(root);
+  LoadLimits at;
+  at.max_run_elements = 800;
+  EXPECT_NO_THROW(load_module(text, at));
+  LoadLimits below;
+  below.max_run_elements = 799;
+  try {
+    load_module(text, below);
+    ADD_FAILURE() << "loaded under a limit of 799 elements";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("tensor elements"), std::string::npos) << e.what();
+  }
+}
+
+// Modules nest up to max_module_depth below the root: a chain that deep loads, one deeper is
+// refused at the first module past the limit.
+TEST(SerializeTest, ModulesNestUpToTheDepthLimit) {
+  for (int depth : {3, 4}) {
+    auto chain = std::make_shared<Module>();
+    {
+      Graph& g = chain->graph;
+      g.output({g.call_function(OpCode::kRelu, {g.placeholder("x", ValueType::tensor({2}))})});
+    }
+    for (int level = 0; level < depth; ++level) {
+      auto parent = std::make_shared<Module>();
+      parent->children["c"] = chain;
+      Graph& g = parent->graph;
+      g.output({g.call_module("c", {g.placeholder("x", ValueType::tensor({2}))})});
+      chain = parent;
+    }
+    std::string text = save_module(*chain);
+    LoadLimits lim;
+    lim.max_module_depth = 3;
+    if (depth == 3) {
+      EXPECT_NO_THROW(load_module(text, lim));
+      continue;
+    }
+    try {
+      load_module(text, lim);
+      ADD_FAILURE() << depth << " levels loaded under a limit of 3";
+    } catch (const InputError& e) {
+      EXPECT_EQ(std::string(e.what()).rfind("/module/children/c/children/c/children/c/children/c: "
+                                            "modules nested deeper than 3",
+                                            0),
+                0u)
+          << e.what();
     }
   }
 }
