@@ -32,6 +32,24 @@ inline bool all_bit_equal(const std::vector<Tensor>& a, const std::vector<Tensor
   return true;
 }
 
+// A chain of `depth` calls: each module calls its child "c" on its f32[2] input, and the
+// innermost returns relu of it (depth 0 is that module alone).
+inline std::shared_ptr<Module> call_chain(int depth) {
+  auto chain = std::make_shared<Module>();
+  {
+    Graph& g = chain->graph;
+    g.output({g.call_function(OpCode::kRelu, {g.placeholder("x", ValueType::tensor({2}))})});
+  }
+  for (int level = 0; level < depth; ++level) {
+    auto parent = std::make_shared<Module>();
+    parent->children["c"] = chain;
+    Graph& g = parent->graph;
+    g.output({g.call_module("c", {g.placeholder("x", ValueType::tensor({2}))})});
+    chain = parent;
+  }
+  return chain;
+}
+
 // x -> add(x, x) -> relu -> output, on f32[2].
 inline Module small_module() {
   Module m;

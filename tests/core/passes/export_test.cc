@@ -182,18 +182,7 @@ TEST(ExportTest, StaticArgumentsSpecializeEachCall) {
 // which export runs first).
 TEST(ExportTest, CallsNestUpToTheDepthLimitAndNoDeeper) {
   for (int depth : {kMaxModuleDepth - 1, kMaxModuleDepth, kMaxModuleDepth + 1}) {
-    auto chain = std::make_shared<Module>();
-    {
-      Graph& g = chain->graph;
-      g.output({g.call_function(OpCode::kRelu, {g.placeholder("x", ValueType::tensor({2}))})});
-    }
-    for (int level = 0; level < depth; ++level) {
-      auto parent = std::make_shared<Module>();
-      parent->children["c"] = chain;
-      Graph& g = parent->graph;
-      g.output({g.call_module("c", {g.placeholder("x", ValueType::tensor({2}))})});
-      chain = parent;
-    }
+    std::shared_ptr<Module> chain = call_chain(depth);
     if (depth > kMaxModuleDepth) {
       try {
         export_program(*chain);

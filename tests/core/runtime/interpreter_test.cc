@@ -12,6 +12,7 @@
 #include "core/runtime/interpreter.h"
 #include "generators/examples.h"
 #include "tests/support/cpu_forwarding_backend.h"
+#include "tests/support/programs.h"
 #include "tests/support/recording_backend.h"
 
 namespace flatcheck {
@@ -65,33 +66,15 @@ TEST(InterpreterTest, RunsOnTheBackendItIsGiven) {
   EXPECT_GT(b.total(), 0);
 }
 
-// A chain of modules, each calling the next: `depth` calls deep below the root.
-std::shared_ptr<Module> call_chain(int depth) {
-  std::shared_ptr<Module> m;
-  for (int level = depth; level >= 0; --level) {
-    auto parent = std::make_shared<Module>();
-    Graph& g = parent->graph;
-    Node* x = g.placeholder("x", ValueType::tensor({1}));
-    if (m) {
-      parent->children["c"] = m;
-      g.output({g.call_module("c", {x})});
-    } else {
-      g.output({g.call_function(OpCode::kNeg, {x})});
-    }
-    m = parent;
-  }
-  return m;
-}
-
 // Calls nest up to kMaxModuleDepth below the root, not one more (the run's own guard; the
 // loader and lint refuse deeper trees before a run).
 TEST(InterpreterTest, CallsNestUpToTheDepthLimit) {
-  auto ok = call_chain(kMaxModuleDepth);
-  EXPECT_EQ(run_module(*ok, std::vector<Tensor>{Tensor::full({1}, 2.0f)}).at(0).data,
-            std::vector<float>{-2});
-  auto deep = call_chain(kMaxModuleDepth + 1);
+  auto ok = testing_support::call_chain(kMaxModuleDepth);
+  EXPECT_EQ(run_module(*ok, std::vector<Tensor>{Tensor({2}, {2, -3})}).at(0).data,
+            (std::vector<float>{2, 0}));
+  auto deep = testing_support::call_chain(kMaxModuleDepth + 1);
   try {
-    run_module(*deep, std::vector<Tensor>{Tensor::full({1}, 2.0f)});
+    run_module(*deep, std::vector<Tensor>{Tensor({2}, {2, -3})});
     FAIL() << "a call chain deeper than the limit ran";
   } catch (const InputError& e) {
     EXPECT_NE(std::string(e.what()).find("nested deeper than"), std::string::npos) << e.what();

@@ -14,6 +14,7 @@
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"
 #include "generators/rc_gen.h"
+#include "tests/support/programs.h"
 
 namespace flatcheck {
 namespace {
@@ -584,18 +585,7 @@ TEST(SerializeTest, TensorElementsOfARunAreCountedPerNodeAndPerCall) {
 // refused at the first module past the limit.
 TEST(SerializeTest, ModulesNestUpToTheDepthLimit) {
   for (int depth : {3, 4}) {
-    auto chain = std::make_shared<Module>();
-    {
-      Graph& g = chain->graph;
-      g.output({g.call_function(OpCode::kRelu, {g.placeholder("x", ValueType::tensor({2}))})});
-    }
-    for (int level = 0; level < depth; ++level) {
-      auto parent = std::make_shared<Module>();
-      parent->children["c"] = chain;
-      Graph& g = parent->graph;
-      g.output({g.call_module("c", {g.placeholder("x", ValueType::tensor({2}))})});
-      chain = parent;
-    }
+    std::shared_ptr<Module> chain = testing_support::call_chain(depth);
     std::string text = save_module(*chain);
     LoadLimits lim;
     lim.max_module_depth = 3;
