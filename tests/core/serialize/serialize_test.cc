@@ -288,6 +288,15 @@ TEST(SerializeTest, MalformedDocumentsAreRejectedWithTheirJsonPath) {
   }
 }
 
+// One piece of a document (an engine, a tensor) read from its own text at `path`, under the
+// default limits.
+template <class ReadPiece>
+auto load_piece(const std::string& text, const char* path, ReadPiece read) {
+  LoadBudget b{default_load_limits()};
+  JsonDoc doc = parse_doc(text, b.limits);
+  return read(doc.root(), path, b);
+}
+
 // A placeholder's type is a tensor, bool, int or float: each of those round-trips, and a module
 // holding a placeholder of any other type (a tuple, none, an engine) is refused when saved, by
 // name, rather than written as a document the loader would refuse. A document that spells a
@@ -376,11 +385,7 @@ TEST(SerializeTest, AnEngineBindingWithAnUnknownKeyIsRefused) {
   JsonWriter w;
   write_engine(w, *engine);
   std::string text = w.take();
-  auto load = [](const std::string& t) {
-    LoadBudget b{default_load_limits()};
-    JsonDoc doc = parse_doc(t, b.limits);
-    return engine_from_json(doc.root(), "/engine", b);
-  };
+  auto load = [](const std::string& t) { return load_piece(t, "/engine", engine_from_json); };
   ASSERT_NO_THROW(load(text));
   for (const char* list : {"inputs", "outputs"}) {
     size_t at = text.find("\"" + std::string(list) + "\": [");
@@ -404,11 +409,7 @@ TEST(SerializeTest, AnEngineBindingWithAnUnknownKeyIsRefused) {
 // A tensor holds its own keys only (dtype, shape, and data or values): written either way it
 // loads, and with a key it does not have it is refused at that key's path.
 TEST(SerializeTest, ATensorWithAnUnknownKeyIsRefused) {
-  auto load = [](const std::string& text) {
-    LoadBudget b{default_load_limits()};
-    JsonDoc doc = parse_doc(text, b.limits);
-    return tensor_from_json(doc.root(), "/t", b);
-  };
+  auto load = [](const std::string& text) { return load_piece(text, "/t", tensor_from_json); };
   const std::string by_values = R"({"dtype": "float32", "shape": [2], "values": [1.5, -2]})";
   EXPECT_EQ(load(by_values).data, (std::vector<float>{1.5f, -2.0f}));
   for (const char* extra : {R"("extra": 1, )", R"("Dtype": "float32", )", R"("value": [], )"}) {
