@@ -33,7 +33,13 @@ namespace flatcheck {
 void write_file_atomic(const std::string& path, const std::string& text) {
   namespace fs = std::filesystem;
   fs::path p(path);
-  if (p.has_parent_path()) fs::create_directories(p.parent_path());
+  if (p.has_parent_path()) {
+    std::error_code ec;
+    fs::create_directories(p.parent_path(), ec);
+    if (ec)
+      throw SystemError(path + ": cannot create its folder " + p.parent_path().string() + " (" +
+                        ec.message() + ")");
+  }
   std::string tmp = path + ".tmp" + std::to_string(getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -478,8 +484,9 @@ class Campaign {
   // the state is read: other files in the folder are not this campaign's business.
   void load_state() {
     std::string path = state_path(o_.out_dir);
+    std::string text = read_file(path);  // its errors name the path already
     try {
-      JsonDoc s = parse_doc(read_file(path), default_load_limits());
+      JsonDoc s = parse_doc(text, default_load_limits());
       read_state(s.root());
     } catch (const InputError& e) {
       throw InputError(path + ": " + e.what());

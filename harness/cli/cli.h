@@ -105,6 +105,11 @@ std::string out_dir_option(const Args& a, const char* cmd);
 // flatcheck's version (the CMake project's).
 constexpr const char* kVersion = FLATCHECK_VERSION;
 
+// --sarif FILE and --junit FILE, checked before a run starts: a name is given, its folder can be
+// created and written, and it is not a folder (InputError otherwise), so a long campaign never
+// ends unable to write its report.
+void check_ci_report_paths(const Args& a);
+
 // --sarif FILE and --junit FILE of fuzz and replay: each written when given (docs/cli.md).
 void write_ci_reports(const Args& a, const std::string& suite, const std::vector<ReportItem>& items,
                       double seconds, int argc, char** argv);

@@ -224,6 +224,7 @@ int cmd_fuzz(int argc, char** argv) {
     throw UsageError("--cases and --time exclude each other");
   apply_inject(a);
   CampaignOptions o = campaign_options(a);
+  check_ci_report_paths(a);
   o.interrupt = &g_interrupted;
   // The first Ctrl-C stops the campaign cleanly (summary, state); a second one ends the
   // process at once (its findings are on disk already; workers die with it).

@@ -54,6 +54,7 @@ int cmd_replay(int argc, char** argv) {
   OracleOptions oo;
   oo.device = device_option(a);
   if (oo.device == Device::kCuda) isolate = false;  // CUDA contexts do not survive fork()
+  check_ci_report_paths(a);
   auto files = case_files(a.positional());
   if (files.empty()) throw InputError("no case files (*.json) found");
   int failed = 0;

@@ -118,6 +118,44 @@ TEST(CliTest, BadUsageAndBadInputExitTwo) {
   std::filesystem::remove(bad);
 }
 
+// --sarif and --junit are checked before any case runs, for each way a path can be unwritable: a
+// campaign must not run for hours and then fail to write its report.
+TEST(CliTest, UnwritableReportPathsExitTwoBeforeTheRun) {
+  namespace fs = std::filesystem;
+  fs::path tmp = fs::temp_directory_path() / "flatcheck-report-paths";
+  fs::remove_all(tmp);
+  fs::create_directories(tmp / "a-folder");
+  std::ofstream(tmp / "a-file") << "x";
+  const std::string bad_paths[] = {
+      "/proc/flatcheck-no-such/r.out",      // a folder that cannot be created
+      (tmp / "a-file" / "r.out").string(),  // a folder under a regular file
+      (tmp / "a-folder").string(),          // the report path is a folder
+      "''",                                 // no name at all
+  };
+  for (const char* flag : {"--sarif", "--junit"}) {
+    for (const std::string& bad : bad_paths) {
+      fs::path out = tmp / "out";
+      fs::remove_all(out);
+      CliRun r =
+          cli("fuzz --cases 1 --no-isolate --quiet --out " + out.string() + " " + flag + " " + bad);
+      EXPECT_EQ(r.code, 2) << flag << " " << bad << ": " << r.out;
+      EXPECT_NE(r.out.find(flag), std::string::npos) << r.out;
+      EXPECT_FALSE(fs::exists(out / "campaign.state"))
+          << flag << " " << bad << ": the campaign ran";
+      CliRun replay =
+          cli("replay --no-isolate " + corpus("seed-graph-break.json") + " " + flag + " " + bad);
+      EXPECT_EQ(replay.code, 2) << flag << " " << bad << ": " << replay.out;
+      EXPECT_EQ(replay.out.find("PASS"), std::string::npos) << "replay ran first: " << replay.out;
+    }
+  }
+  // A report in a folder not there yet is created with it.
+  CliRun ok = cli("fuzz --cases 1 --no-isolate --quiet --out '' --sarif " +
+                  (tmp / "new" / "deeper" / "r.sarif").string());
+  EXPECT_EQ(ok.code, 0) << ok.out;
+  EXPECT_TRUE(fs::is_regular_file(tmp / "new" / "deeper" / "r.sarif"));
+  fs::remove_all(tmp);
+}
+
 TEST(CliTest, ShowPrintsEveryStageOfTheSeedExamples) {
   for (const char* f : {"seed-graph-break.json", "seed-unflatten-specialized.json"}) {
     CliRun r = cli("show " + corpus(f));
