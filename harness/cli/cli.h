@@ -93,6 +93,10 @@ Device device_option(const Args& a, const char* fallback = "cpu");
 // "cpu", or "cuda (NVIDIA H100 80GB HBM3)": the backend that ran, for every report.
 std::string backend_label(const std::string& backend);
 
+// `s` safe to print on a terminal: control characters (C0, DEL, C1) as \xNN or \u00NN, so an
+// error quoting a hostile file or argument cannot move the cursor or recolour the screen.
+std::string printable(const std::string& s);
+
 // x with `prec` digits after the point.
 std::string fmt(double x, int prec = 1);
 

@@ -70,16 +70,18 @@ int cmd_replay(int argc, char** argv) {
     if (!r.backend.empty()) backend = r.backend;
     std::string got = r.failure ? r.failure->signature() : "";
     if (expect && got == c.expect->signature()) {
-      std::cout << "PASS " << f << "\n     fails as expected: " << got << "\n";
+      std::cout << "PASS " << printable(f) << "\n     fails as expected: " << got << "\n";
     } else if (expect) {
       ++failed;
-      std::cout << "FAIL " << f << "\n     expected " << c.expect->signature() << ", got "
-                << (got.empty() ? "no failure" : got + ": " + r.failure->message) << "\n";
+      std::cout << "FAIL " << printable(f) << "\n     expected " << c.expect->signature()
+                << ", got " << (got.empty() ? "no failure" : got + ": " + r.failure->message)
+                << "\n";
     } else if (r.failure) {
       ++failed;
-      std::cout << "FAIL " << f << "\n     " << got << ": " << r.failure->message << "\n";
+      std::cout << "FAIL " << printable(f) << "\n     " << got << ": " << r.failure->message
+                << "\n";
     } else {
-      std::cout << "PASS " << f << "\n";
+      std::cout << "PASS " << printable(f) << "\n";
     }
     results.push_back(Json{
         {"path", f}, {"ok", !r.failure}, {"signature", r.failure ? r.failure->signature() : ""}});

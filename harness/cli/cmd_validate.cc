@@ -62,7 +62,7 @@ int cmd_validate(int argc, char** argv) {
     } catch (const InputError& e) {
       throw InputError(path + ": " + e.what());
     }
-    std::cout << "OK " << path << " (" << kind << ")\n";
+    std::cout << "OK " << printable(path) << " (" << kind << ")\n";
   }
   return 0;
 }

@@ -122,22 +122,44 @@ int dispatch(int argc, char** argv) {
 }
 
 }  // namespace
+
+std::string printable(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  char hex[8];
+  for (size_t i = 0; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c < 0x20 || c == 0x7f) {  // C0 controls and DEL, newline included: one line per error
+      std::snprintf(hex, sizeof hex, "\\x%02x", c);
+      out += hex;
+    } else if (c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
+               static_cast<unsigned char>(s[i + 1]) <= 0x9f) {  // C1 controls, UTF-8 encoded
+      std::snprintf(hex, sizeof hex, "\\u%04x", static_cast<unsigned char>(s[++i]));
+      out += hex;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 }  // namespace flatcheck::cli
 
 int main(int argc, char** argv) {
+  using flatcheck::cli::printable;
   try {
     return flatcheck::cli::dispatch(argc, argv);
   } catch (const flatcheck::cli::UsageError& e) {
-    std::cerr << "flatcheck: " << e.what() << "\nRun 'flatcheck --help' for usage.\n";
+    std::cerr << "flatcheck: " << printable(e.what()) << "\nRun 'flatcheck --help' for usage.\n";
     return 2;
   } catch (const flatcheck::InputError& e) {
-    std::cerr << "flatcheck: error: " << e.what() << "\n";
+    std::cerr << "flatcheck: error: " << printable(e.what()) << "\n";
     return 2;
   } catch (const flatcheck::SystemError& e) {
-    std::cerr << "flatcheck: system error: " << e.what() << "\n";
+    std::cerr << "flatcheck: system error: " << printable(e.what()) << "\n";
     return 3;
   } catch (const std::filesystem::filesystem_error& e) {
-    std::cerr << "flatcheck: error: " << e.what() << "\n";
+    std::cerr << "flatcheck: error: " << printable(e.what()) << "\n";
     return 2;
   } catch (const std::bad_alloc&) {
     std::cerr << "flatcheck: error: out of memory\n";

@@ -118,6 +118,66 @@ TEST(CliTest, BadUsageAndBadInputExitTwo) {
   std::filesystem::remove(bad);
 }
 
+// Control characters a hostile file or argument carries never reach the terminal raw: each
+// place an error quotes input (a node name, a key, an op, an argument, a file name) prints them
+// escaped, on one line.
+TEST(CliTest, ErrorsQuotingHostileTextEscapeControlCharacters) {
+  namespace fs = std::filesystem;
+  fs::path tmp = fs::temp_directory_path() / "flatcheck-hostile-text";
+  fs::remove_all(tmp);
+  fs::create_directories(tmp);
+  std::string text;
+  {
+    std::ifstream in(corpus("seed-graph-break.json"));
+    std::stringstream ss;
+    ss << in.rdbuf();
+    text = ss.str();
+  }
+  auto with = [&](const std::string& from, const std::string& to) {
+    std::string t = text;
+    size_t at = t.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    if (at != std::string::npos) t.replace(at, from.size(), to);
+    return t;
+  };
+  struct Hostile {
+    std::string what, file_text, args;
+  };
+  const std::string esc = "\\u001b[2J";  // a JSON escape: the file holds ESC [ 2 J
+  std::vector<Hostile> cases = {
+      {"a node name", with("\"name\": \"tanh\"", "\"name\": \"t" + esc + "\""), ""},
+      {"an unknown key", with("\"name\": \"tanh\"", "\"name\": \"tanh\", \"k" + esc + "\": 1"), ""},
+      {"an op", with("\"target\": \"tanh\"", "\"target\": \"tanh" + esc + "\""), ""},
+      {"a C1 control", with("\"target\": \"tanh\"", "\"target\": \"tanh\\u009b2J\""), ""},
+      {"a newline", with("\"name\": \"tanh\"", "\"name\": \"t\\nflatcheck: ok\""), ""},
+      {"an argument", "", "fuzz --cases '\x1b[2J'"},  // the raw byte, single-quoted for sh
+      {"a file name", "", "validate '" + (tmp / "no\x1b[2Jfile.json").string() + "'"},
+  };
+  int n = 0;
+  for (const Hostile& h : cases) {
+    std::string args = h.args;
+    if (!h.file_text.empty()) {
+      fs::path f = tmp / ("case" + std::to_string(n++) + ".json");
+      std::ofstream(f) << h.file_text;
+      args = "validate " + f.string();
+    }
+    CliRun r = cli(args);
+    EXPECT_EQ(r.code, 2) << h.what << ": " << r.out;
+    std::string body = r.out.substr(0, r.out.find("\nRun 'flatcheck"));
+    ASSERT_FALSE(body.empty()) << h.what;
+    if (body.back() == '\n') body.pop_back();
+    for (char c : body)
+      EXPECT_FALSE(static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+          << h.what << ": a raw control character " << int(c) << " in: " << r.out;
+    EXPECT_EQ(body.find("\xc2\x9b"), std::string::npos) << h.what << ": a raw C1 control";
+    EXPECT_TRUE(body.find("\\x1b") != std::string::npos ||
+                body.find("\\u009b") != std::string::npos ||
+                body.find("\\x0a") != std::string::npos)
+        << h.what << ": the control character is not shown escaped: " << r.out;
+  }
+  fs::remove_all(tmp);
+}
+
 // --sarif and --junit are checked before any case runs, for each way a path can be unwritable: a
 // campaign must not run for hours and then fail to write its report.
 TEST(CliTest, UnwritableReportPathsExitTwoBeforeTheRun) {
