@@ -33,13 +33,9 @@ namespace flatcheck {
 void write_file_atomic(const std::string& path, const std::string& text) {
   namespace fs = std::filesystem;
   fs::path p(path);
-  if (p.has_parent_path()) {
-    std::error_code ec;
-    fs::create_directories(p.parent_path(), ec);
-    if (ec)
-      throw SystemError(path + ": cannot create its folder " + p.parent_path().string() + " (" +
-                        ec.message() + ")");
-  }
+  std::error_code dir_ec;
+  if (p.has_parent_path() && (fs::create_directories(p.parent_path(), dir_ec), dir_ec))
+    throw SystemError(path + ": cannot create its folder (" + dir_ec.message() + ")");
   std::string tmp = path + ".tmp" + std::to_string(getpid());
   {
     std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
@@ -478,13 +474,11 @@ class Campaign {
     res_.notes.push_back(path + " was missing: written again from its seed");
   }
 
-  // --resume: the seed, shard, fault and next case slot come from the state file, validated
-  // like any input; slots finished after the watermark are skipped; signatures the campaign
-  // found are not reported again, and its findings not yet minimized are minimized now. Only
-  // the state is read: other files in the folder are not this campaign's business.
+  // --resume: seed, shard, fault and next slot come from the state file, validated like any
+  // input; slots done after the watermark are skipped; found signatures are not reported again,
+  // findings not yet minimized are minimized now. Only the state file is read.
   void load_state() {
-    std::string path = state_path(o_.out_dir);
-    std::string text = read_file(path);  // its errors name the path already
+    std::string path = state_path(o_.out_dir), text = read_file(path);  // errors name the path
     try {
       JsonDoc s = parse_doc(text, default_load_limits());
       read_state(s.root());

@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/base/check.h"
 #include "core/base/faults.h"
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"
@@ -206,6 +207,17 @@ TEST(CliTest, UnwritableReportPathsExitTwoBeforeTheRun) {
           cli("replay --no-isolate " + corpus("seed-graph-break.json") + " " + flag + " " + bad);
       EXPECT_EQ(replay.code, 2) << flag << " " << bad << ": " << replay.out;
       EXPECT_EQ(replay.out.find("PASS"), std::string::npos) << "replay ran first: " << replay.out;
+    }
+  }
+  // The writer itself: a folder it cannot create is a SystemError naming the file, not a
+  // std::filesystem exception.
+  for (const std::string& bad : {std::string("/proc/flatcheck-no-such/r.out"),
+                                 (tmp / "a-file" / "r.out").string()}) {
+    try {
+      write_file_atomic(bad, "x");
+      ADD_FAILURE() << bad << " was written";
+    } catch (const SystemError& e) {
+      EXPECT_NE(std::string(e.what()).find(bad), std::string::npos) << e.what();
     }
   }
   // A report in a folder not there yet is created with it.
