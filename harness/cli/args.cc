@@ -113,28 +113,29 @@ std::string out_dir_option(const Args& a, const char* cmd) {
   return out;
 }
 
-void check_ci_report_paths(const Args& a) {
+void check_output_file(const std::string& path, const std::string& flag) {
   namespace fs = std::filesystem;
-  for (const char* flag : {"--sarif", "--junit"}) {
-    if (!a.has(flag)) continue;
-    const std::string& path = a.str(flag);
-    if (path.empty()) throw UsageError(std::string(flag) + " needs a file name");
-    fs::path p(path);
-    fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec || !fs::is_directory(dir))
-      throw InputError(path + ": " + flag + " names a file in a folder flatcheck cannot create (" +
-                       (ec ? ec.message() : std::string("it exists and is not a folder")) + ")");
-    if (fs::is_directory(p, ec)) throw InputError(path + ": " + flag + " names a folder");
-    std::string probe = (dir / (".write-probe-" + std::to_string(getpid()))).string();
-    int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-    if (fd < 0)
-      throw InputError(path + ": " + flag + " names a file in a folder flatcheck cannot write (" +
-                       std::strerror(errno) + ")");
-    close(fd);
-    unlink(probe.c_str());
-  }
+  if (path.empty()) throw UsageError(flag + " needs a file name");
+  fs::path p(path);
+  fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec || !fs::is_directory(dir))
+    throw InputError(path + ": " + flag + " names a file in a folder flatcheck cannot create (" +
+                     (ec ? ec.message() : std::string("it exists and is not a folder")) + ")");
+  if (fs::is_directory(p, ec)) throw InputError(path + ": " + flag + " names a folder");
+  std::string probe = (dir / (".write-probe-" + std::to_string(getpid()))).string();
+  int fd = open(probe.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0)
+    throw InputError(path + ": " + flag + " names a file in a folder flatcheck cannot write (" +
+                     std::strerror(errno) + ")");
+  close(fd);
+  unlink(probe.c_str());
+}
+
+void check_ci_report_paths(const Args& a) {
+  for (const char* flag : {"--sarif", "--junit"})
+    if (a.has(flag)) check_output_file(a.str(flag), flag);
 }
 
 void write_ci_reports(const Args& a, const std::string& suite, const std::vector<ReportItem>& items,

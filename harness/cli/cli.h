@@ -109,6 +109,10 @@ std::string out_dir_option(const Args& a, const char* cmd);
 // flatcheck's version (the CMake project's).
 constexpr const char* kVersion = FLATCHECK_VERSION;
 
+// An output FILE given by `flag`, checked before the work that ends by writing it: a name is
+// given (UsageError), its folder can be created and written, and it is not a folder (InputError).
+void check_output_file(const std::string& path, const std::string& flag);
+
 // --sarif FILE and --junit FILE, checked before a run starts: a name is given, its folder can be
 // created and written, and it is not a folder (InputError otherwise), so a long campaign never
 // ends unable to write its report.

@@ -107,10 +107,12 @@ int cmd_example(int argc, char** argv) {
     c.note = e.note;
     std::string text = save_case(c);
     std::string out = a.has("-o") ? a.str("-o") : a.str("--out");
-    if (out.empty())
+    if (out.empty()) {
       std::cout << text;
-    else
+    } else {
+      check_output_file(out, "-o");
       write_file_atomic(out, text);
+    }
     return 0;
   }
   throw UsageError("unknown example '" + a.positional()[0] +

@@ -49,6 +49,7 @@ int cmd_shrink(int argc, char** argv) {
   if (a.positional().size() != 1) throw UsageError("shrink needs exactly one CASE file");
   std::string out = a.has("-o") ? a.str("-o") : a.str("--out");
   if (out.empty()) throw UsageError("shrink needs -o OUT");
+  check_output_file(out, "-o");
   if (a.has("--timeout") && !a.has("--predicate"))
     throw UsageError("--timeout goes with --predicate");
   apply_inject(a);

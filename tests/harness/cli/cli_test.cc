@@ -209,6 +209,17 @@ TEST(CliTest, UnwritableReportPathsExitTwoBeforeTheRun) {
       EXPECT_EQ(replay.out.find("PASS"), std::string::npos) << "replay ran first: " << replay.out;
     }
   }
+  // shrink -o and example -o: the same paths are bad input (2) before any shrinking, not a
+  // system failure (3) at the end.
+  for (const std::string& bad : bad_paths) {
+    CliRun shrink = cli("shrink " + corpus("seed-graph-break.json") +
+                        " --inject inline-by-name --max-checks 5 -o " + bad);
+    EXPECT_EQ(shrink.code, 2) << bad << ": " << shrink.out;
+    EXPECT_EQ(shrink.out.find("shrink:"), std::string::npos) << "it shrank first: " << shrink.out;
+    if (bad == "''") continue;  // example -o '' writes to stdout
+    CliRun example = cli("example graph-break -o " + bad);
+    EXPECT_EQ(example.code, 2) << bad << ": " << example.out;
+  }
   // The writer itself: a folder it cannot create is a SystemError naming the file, not a
   // std::filesystem exception.
   for (const std::string& bad : {std::string("/proc/flatcheck-no-such/r.out"),
