@@ -166,6 +166,11 @@ void lint_graph(const Graph& g, const Module* owner, const std::string& where) {
                                                       << n->args.size() << " arguments to " << nph
                                                       << " placeholders");
         }
+        // A placeholder is a tensor or a scalar: a list constant has nothing to bind to (the
+        // interpreter cannot pass one), whatever type the placeholder declares.
+        FLATCHECK_INPUT(kinds.find('L') == std::string::npos,
+                        node << "call_module '" << n->target << "' passes a list as argument "
+                             << kinds.find('L') << "; a module call passes tensors and scalars");
         break;
       }
       case NodeOp::kOutput:

@@ -70,6 +70,20 @@ bool rewire_argument(std::vector<Json*>& objects, Rand& r) {
   return true;
 }
 
+// A node's argument (or a whole node's args) replaced by a constant of another kind: a bool, an
+// int, a float, a list or an empty list, where the slot may want a node or another constant.
+bool retype_argument(std::vector<Json*>& objects, Rand& r) {
+  for (int tries = 0; tries < 8 && !objects.empty(); ++tries) {
+    Json& o = *objects[r.below(objects.size())];
+    auto it = o.find("args");
+    if (it == o.end() || !it->is_array() || it->empty() || !o.contains("op")) continue;
+    static const Json kConstants[] = {true, 0, 2, 0.5, Json::array(), Json::array({1, 2})};
+    (*it)[r.below(it->size())] = kConstants[r.below(6)];
+    return true;
+  }
+  return false;
+}
+
 // Another op for a call_function node.
 bool swap_op(std::vector<Json*>& objects, Rand& r) {
   for (int tries = 0; tries < 8 && !objects.empty(); ++tries) {
@@ -109,7 +123,7 @@ bool mutate_tree(Json& doc, Rand& r) {
   collect(doc, all, objects, numbers);
   std::vector<std::pair<Json*, std::string>> mods;
   if (doc.is_object() && doc.contains("module")) modules(doc["module"], "", mods);
-  switch (r.below(9)) {
+  switch (r.below(10)) {
     case 0: {  // alias a child to an ancestor, itself or another module
       if (mods.size() < 2) return false;
       auto& [m, path] = mods[1 + r.below(mods.size() - 1)];
@@ -150,6 +164,8 @@ bool mutate_tree(Json& doc, Rand& r) {
       return rewire_argument(objects, r);
     case 8:
       return swap_op(objects, r);
+    case 9:
+      return retype_argument(objects, r);
     default:
       return false;  // 5: the text-level duplicate key below
   }

@@ -88,5 +88,55 @@ TEST(LintTest, RejectsACallWithTheWrongNumberOfArguments) {
   EXPECT_NE(lint_error(m).find("passes 2 arguments to 1 placeholders"), std::string::npos);
 }
 
+// A list constant passed to a module call is refused in every argument slot, whatever type the
+// placeholder declares and however deep the call: the interpreter cannot pass a list, so a
+// program holding one loaded and then failed its eager run (found by mutating corpus cases).
+TEST(LintTest, RejectsAListPassedToAModuleCallInEverySlot) {
+  auto leaf = std::make_shared<Module>();
+  Node* lx = leaf->graph.placeholder("x", ValueType::tensor({2}));
+  leaf->graph.placeholder("s", ValueType::scalar(ValueType::kFloat));
+  leaf->graph.placeholder("k", ValueType::scalar(ValueType::kInt));
+  leaf->graph.placeholder("b", ValueType::scalar(ValueType::kBool));
+  leaf->graph.output({lx});
+  const std::vector<Arg> good = {Arg{}, Arg{0.5f}, Arg{int64_t{3}}, Arg{true}};
+  int refused = 0;
+  for (bool nested : {false, true}) {
+    for (size_t slot = 0; slot < good.size(); ++slot) {
+      for (const std::vector<int64_t>& list : {std::vector<int64_t>{}, {1, 2}}) {
+        // the caller: the root, or a middle module between the root and the leaf
+        auto caller = std::make_shared<Module>();
+        caller->children["leaf"] = leaf;
+        Node* x = caller->graph.placeholder("x", ValueType::tensor({2}));
+        std::vector<Arg> args = good;
+        args[0] = x;
+        args[slot] = list;
+        Node* call = nullptr;
+        {
+          Node* out = caller->graph.output({x});
+          Graph::InsertingBefore at(caller->graph, out);
+          call = caller->graph.call_module("leaf", args);
+        }
+        ASSERT_NE(call, nullptr);
+        Module root;
+        if (nested) {
+          root.children["mid"] = caller;
+          Node* rx = root.graph.placeholder("x", ValueType::tensor({2}));
+          Node* c = root.graph.call_module("mid", {rx});
+          root.graph.output({c});
+        }
+        const Module& checked = nested ? root : *caller;
+        std::string err = lint_error(checked);
+        EXPECT_NE(err.find("passes a list as argument " + std::to_string(slot)), std::string::npos)
+            << "slot " << slot << (nested ? " (nested)" : "") << ": '" << err << "'";
+        refused += !err.empty();
+        // the same call with the slot's proper value lints
+        call->args[slot] = slot == 0 ? Arg{x} : good[slot];
+        EXPECT_EQ(lint_error(checked), "") << "slot " << slot;
+      }
+    }
+  }
+  EXPECT_EQ(refused, 16);
+}
+
 }  // namespace
 }  // namespace flatcheck
