@@ -4,6 +4,9 @@
 // loader's limits). Anything else (a crash, another exception, a sanitizer report) is a bug,
 // and so is a text that parse_doc's fast reader and nlohmann's parser read differently.
 #include <cstdint>
+#include <cstdio>
+#include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -48,27 +51,41 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (outcome([&] { return parse_doc(text, fuzz_limits()); }) !=
       outcome([&] { return parse_doc_with_nlohmann(text, fuzz_limits()); }))
     __builtin_trap();
+  // What the loader accepts runs (docs/hardening.md, round three): an InputError is a clean
+  // refusal while loading, and a finding once the document has loaded.
+  std::optional<Case> c;
+  std::optional<Program> p;
+  std::shared_ptr<Module> m;
   try {
     std::string format = document_format(parse_doc(text, fuzz_limits()).root());
-    if (format == "flatcheck-case") {
-      Case c = load_case(text, fuzz_limits());
-      run_module(*c.module, c.inputs);
-      export_program(*c.module);  // the inliner, bounded by the expansion budget
-    } else if (format == "flatcheck-program") {
-      Program p = load_program(text, fuzz_limits());
+    if (format == "flatcheck-case")
+      c = load_case(text, fuzz_limits());
+    else if (format == "flatcheck-program")
+      p = load_program(text, fuzz_limits());
+    else
+      m = load_module(text, fuzz_limits());
+  } catch (const InputError&) {
+    return 0;
+  }
+  try {
+    if (c) {
+      run_module(*c->module, c->inputs);
+      export_program(*c->module);  // the inliner, bounded by the expansion budget
+    } else if (p) {
       std::vector<Tensor> in;
-      for (const auto& s : p.sig.inputs)
+      for (const auto& s : p->sig.inputs)
         if (s.kind == InputSpec::kUserInput)
-          in.push_back(Tensor::zeros(p.root->graph.find(s.name)->meta.val->shape));
-      run_program(p, in);
-      std::string again = save_program(p);
+          in.push_back(Tensor::zeros(p->root->graph.find(s.name)->meta.val->shape));
+      run_program(*p, in);
+      std::string again = save_program(*p);
       (void)again;
     } else {
-      auto m = load_module(text, fuzz_limits());
       std::string s = save_module(*m);
       if (save_module(*load_module(s, fuzz_limits())) != s) __builtin_trap();  // canonical
     }
-  } catch (const InputError&) {
+  } catch (const InputError& e) {
+    std::fprintf(stderr, "loaded, then refused: %s\n", e.what());
+    __builtin_trap();
   }
   return 0;
 }
