@@ -37,6 +37,21 @@ TEST(PrinterTest, PrintsTheFxLikeTextForm) {
             "    return (%relu)\n");
 }
 
+// Every placeholder is listed, separated by commas, in the order of the graph.
+TEST(PrinterTest, ListsEveryPlaceholderSeparatedByCommas) {
+  Graph g;
+  Node* x = g.placeholder("x", ValueType::tensor({2}));
+  Node* y = g.placeholder("y", ValueType::tensor({2}));
+  g.placeholder("flag", ValueType::scalar(ValueType::kBool));
+  g.output({g.call_function(OpCode::kAdd, {x, y})});
+  std::ostringstream os;
+  os << g;
+  EXPECT_EQ(os.str(),
+            "graph(%x, %y, %flag):\n"
+            "    %add = call_function[target=add](%x, %y)\n"
+            "    return (%add)\n");
+}
+
 TEST(GraphEqualTest, IgnoresNamesButNotStructureOrConstants) {
   Graph a, b;
   Node* xa = a.placeholder("x", ValueType::tensor({1}));

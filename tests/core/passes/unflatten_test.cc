@@ -8,6 +8,7 @@
 #include "core/base/faults.h"
 #include "core/ir/engine.h"
 #include "core/passes/passes.h"
+#include "core/pipeline/pipeline.h"
 #include "core/runtime/interpreter.h"
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"
@@ -293,6 +294,67 @@ TEST(UnflattenTest, ABuffersOldValueReadAfterItsUpdateIsStillTheOldValue) {
     }
   }
   EXPECT_EQ(checked, 8);
+}
+
+// A call whose buffer is updated only by a call that holds it (the update's copy_ comes after
+// it, inside the holder) reads the buffer's value from before the update: it keeps reading it by
+// get_attr, as the eager child does, and keeps the eager signature; the read is not moved to a
+// caller and passed down. Trees: the holder updates after one call of the child, or between two.
+TEST(UnflattenTest, AChildWhoseHolderUpdatesItsBufferLaterReadsItByGetAttr) {
+  for (int child_calls : {1, 2}) {
+    auto c = std::make_shared<Module>();
+    c->type = "C";
+    c->buffers["buf"] = std::make_shared<Tensor>(Tensor({2}, {1, 2}));
+    {
+      Graph& g = c->graph;
+      Node* x = g.placeholder("x", ValueType::tensor({2}));
+      g.output({g.call_function(OpCode::kAdd, {x, g.get_attr("buf")})});
+    }
+    auto m = std::make_shared<Module>();
+    m->type = "M";
+    m->children["c"] = c;
+    {
+      Graph& g = m->graph;
+      Node* x = g.placeholder("x", ValueType::tensor({2}));
+      Node* first = g.call_module("c", {x});
+      Node* twice = g.call_function(OpCode::kMulScalar, {first, 2.0f});
+      g.call_function(OpCode::kCopy, {g.get_attr("c.buf"), twice});
+      g.output({child_calls == 2 ? g.call_module("c", {twice}) : first});
+    }
+    auto root = std::make_shared<Module>();
+    root->type = "R";
+    root->children["m"] = m;
+    {
+      Graph& g = root->graph;
+      Node* x = g.placeholder("x", ValueType::tensor({2}));
+      g.output({g.call_module("m", {g.call_module("m", {x})})});
+    }
+    infer_types(*root);
+    Case k;
+    k.module = root;
+    k.inputs = {Tensor({2}, {0.5f, -1.5f})};
+    k.config.calls = 2;
+    OracleResult r = check_case(k);
+    EXPECT_FALSE(r.failure) << child_calls << ": " << r.failure->signature() << "\n"
+                            << r.failure->message;
+    PipelineConfig config;
+    config.calls = 2;
+    Pipeline pipe(root, config);
+    auto un = pipe.build(Stage::kUnflattened).module;
+    ASSERT_TRUE(un);
+    const Module* first_c = un->submodule("m.c");
+    ASSERT_NE(first_c, nullptr);
+    EXPECT_EQ(first_c->graph.placeholders().size(), 1u)
+        << child_calls << ": the first call of m.c kept the eager signature\n"
+        << first_c->graph;
+    bool reads_buf = false;
+    for (Node* n = first_c->graph.first(); n; n = n->next)
+      reads_buf |= n->op == NodeOp::kGetAttr && n->target == "buf";
+    EXPECT_TRUE(reads_buf) << child_calls << ": m.c reads its buffer by get_attr\n"
+                           << first_c->graph;
+    EXPECT_EQ(un->graph.placeholders().size(), 1u) << "no buffer passed in from the root\n"
+                                                   << un->graph;
+  }
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "core/base/check.h"
+#include "core/runtime/interpreter.h"
 #include "generators/examples.h"
 
 namespace flatcheck {
@@ -61,6 +62,55 @@ TEST(PipelineTest, ThePartitionOptionsComeFromTheConfig) {
   EXPECT_GE(children_with_prefix(pb, "_run_on_gpu_"), 1);
   EXPECT_GE(children_with_prefix(pb, "_run_on_acc_"), 1);
   EXPECT_EQ(children_with_prefix(pc, "_run_on_acc_"), 0) << "every acc run is below the block size";
+}
+
+// Engines report every op they compute to the node observer, under the origin of the node it
+// came from, with the value the eager module computed for that node (the oracle localizes a
+// divergence inside an engine this way).
+TEST(PipelineTest, EnginesReportEachOpToTheObserverWithTheEagerValue) {
+  PipelineConfig all_acc;
+  all_acc.fallback_ops = {};
+  all_acc.min_block_size = 1;
+  for (auto make : {graph_break_example, quickstart_example}) {
+    auto eager = make();
+    Pipeline p(eager, all_acc);
+    Program prog = clone_program(*p.build(Stage::kPartitioned).program);
+    std::set<std::string> engine_origins;
+    for (const auto& [name, child] : prog.root->children)
+      for (const auto& [en, e] : child->engines)
+        for (const auto& op : e->ops)
+          if (!op.origin.empty()) engine_origins.insert(op.origin);
+    for (const auto& [en, e] : prog.root->engines)
+      for (const auto& op : e->ops)
+        if (!op.origin.empty()) engine_origins.insert(op.origin);
+    ASSERT_FALSE(engine_origins.empty()) << "the example compiled no engine op";
+    std::vector<Tensor> in;
+    for (Node* ph : eager->graph.placeholders()) {
+      Tensor t = Tensor::zeros(ph->meta.val->shape);
+      for (size_t i = 0; i < t.data.size(); ++i) t.data[i] = 0.25f * float(i) - 1.0f;
+      in.push_back(t);
+    }
+    std::map<std::string, std::vector<float>> eager_values, program_values;
+    RunContext ec;
+    ec.observer = [&](const std::string& origin, std::string_view, const Value& v) {
+      // an engine reports an op's first output: a split's first chunk
+      if (v.tensor) eager_values.emplace(origin, v.tensor->data);
+      if (!v.tuple.empty()) eager_values.emplace(origin, v.tuple[0]->data);
+    };
+    std::vector<Value> vin;
+    for (const auto& t : in) vin.push_back(Value::of(t));
+    run_module(*clone_module(*eager, /*share_state=*/false), vin, ec);  // runs update buffers
+    RunContext pc;
+    pc.observer = [&](const std::string& origin, std::string_view, const Value& v) {
+      if (v.tensor) program_values.emplace(origin, v.tensor->data);
+    };
+    run_program(prog, in, pc);
+    for (const std::string& o : engine_origins) {
+      ASSERT_TRUE(program_values.count(o)) << o << ": an engine op the observer never saw";
+      ASSERT_TRUE(eager_values.count(o)) << o << ": no eager node of that origin";
+      EXPECT_EQ(program_values[o], eager_values[o]) << o;
+    }
+  }
 }
 
 TEST(PipelineTest, StagesThroughTheFileRecordTheirRoundTrip) {

@@ -99,6 +99,37 @@ TEST(SerializeTest, ScalarConstantsKeepNonFiniteValues) {
   EXPECT_EQ(save_module(*back), s);
 }
 
+// "nan:0x..." spells a NaN and nothing else: bits of a number, an infinity or zero, and texts
+// that are not eight hex digits, are refused with the constant's path.
+TEST(SerializeTest, ANanSpellingOfBitsThatAreNotANanIsRefused) {
+  auto doc = [](const std::string& spelling) {
+    return R"({"format": "flatcheck-module", "version": 1, "module": {"type": "M", "graph": {"nodes": [)"
+           R"({"name": "x", "op": "placeholder", "target": "x", "val": {"kind": "tensor", "shape": [1]}},)"
+           R"({"name": "a", "op": "call_function", "target": "add_scalar", "args": ["x", {"float": ")" +
+           spelling +
+           R"("}]},)"
+           R"({"name": "output", "op": "output", "target": "output", "args": ["a"]}]}}})";
+  };
+  for (const char* ok : {"nan:0x7fc00000", "nan:0xffc00001", "nan:0x7f800001", "nan:0xFFFFFFFF"}) {
+    auto m = load_module(doc(ok));
+    float f = std::get<float>(m->graph.find("a")->args[1]);
+    EXPECT_TRUE(std::isnan(f)) << ok;
+    EXPECT_EQ(float_bits(f),
+              static_cast<uint32_t>(std::stoul(std::string(ok).substr(6), nullptr, 16)))
+        << ok;
+  }
+  for (const char* bad : {"nan:0x3f800000", "nan:0x00000000", "nan:0x7f800000", "nan:0xff800000",
+                          "nan:0x80000000", "nan:0x7fc0000g", "nan:0x7fc000", "nan:0x7fc0000001"}) {
+    try {
+      load_module(doc(bad));
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("/module/graph/nodes/1/args/1/float"), std::string::npos)
+          << bad << ": " << e.what();
+    }
+  }
+}
+
 TEST(SerializeTest, TensorValuesMayBeWrittenAsNumbers) {
   std::string s = R"({"format": "flatcheck-module", "version": 1, "module": {"type": "M",
     "params": {"w": {"dtype": "float32", "shape": [2], "values": [1.5, -2]}},
