@@ -99,6 +99,24 @@ class NameSet {
   size_t count_ = 0;
 };
 
+// A call_module: its target exists (when the owner is known), it passes one argument per
+// placeholder, and none is a list constant: a placeholder is a tensor or a scalar, so a list has
+// nothing to bind to (the interpreter cannot pass one), whatever type the placeholder declares.
+void lint_call_module(const NodeAt& node, const Module* owner, const std::string& kinds) {
+  const Node* n = node.n;
+  Module* c = owner ? owner->submodule(n->target) : nullptr;
+  FLATCHECK_INPUT(!owner || c, node << "call_module target '" << n->target << "' does not exist");
+  if (c) {
+    size_t nph = c->graph.placeholders().size();
+    FLATCHECK_INPUT(nph == n->args.size(), node << "call_module '" << n->target << "' passes "
+                                                << n->args.size() << " arguments to " << nph
+                                                << " placeholders");
+  }
+  FLATCHECK_INPUT(kinds.find('L') == std::string::npos,
+                  node << "call_module '" << n->target << "' passes a list as argument "
+                       << kinds.find('L') << "; a module call passes tensors and scalars");
+}
+
 }  // namespace
 
 void lint_graph(const Graph& g, const Module* owner, const std::string& where) {
@@ -156,23 +174,9 @@ void lint_graph(const Graph& g, const Module* owner, const std::string& where) {
         }
         break;
       }
-      case NodeOp::kCallModule: {
-        Module* c = owner ? owner->submodule(n->target) : nullptr;
-        FLATCHECK_INPUT(!owner || c,
-                        node << "call_module target '" << n->target << "' does not exist");
-        if (c) {
-          size_t nph = c->graph.placeholders().size();
-          FLATCHECK_INPUT(nph == n->args.size(), node << "call_module '" << n->target << "' passes "
-                                                      << n->args.size() << " arguments to " << nph
-                                                      << " placeholders");
-        }
-        // A placeholder is a tensor or a scalar: a list constant has nothing to bind to (the
-        // interpreter cannot pass one), whatever type the placeholder declares.
-        FLATCHECK_INPUT(kinds.find('L') == std::string::npos,
-                        node << "call_module '" << n->target << "' passes a list as argument "
-                             << kinds.find('L') << "; a module call passes tensors and scalars");
+      case NodeOp::kCallModule:
+        lint_call_module(node, owner, kinds);
         break;
-      }
       case NodeOp::kOutput:
         out = n;
         FLATCHECK_INPUT(kinds.find_first_not_of("TX") == std::string::npos,

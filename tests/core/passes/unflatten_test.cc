@@ -217,6 +217,16 @@ TEST(UnflattenTest, SwapAndSetAttrReachEveryVariant) {
   }
 }
 
+// The oracle's verdict on a tree of one tensor input, typed here, run twice per path.
+OracleResult check_tree(const std::shared_ptr<Module>& root, Tensor input) {
+  infer_types(*root);
+  Case c;
+  c.module = root;
+  c.inputs = {std::move(input)};
+  c.config.calls = 2;
+  return check_case(c);
+}
+
 // A module that adds its input to its buffer in place and returns the buffer as it was.
 std::shared_ptr<Module> updater(float start, OpCode op) {
   auto u = std::make_shared<Module>();
@@ -281,12 +291,7 @@ TEST(UnflattenTest, ABuffersOldValueReadAfterItsUpdateIsStillTheOldValue) {
       std::vector<Arg> olds;
       for (const std::string& target : shape.updates) olds.emplace_back(g.call_module(target, {x}));
       g.output({g.call_module(shape.read, olds)});
-      infer_types(*root);
-      Case c;
-      c.module = root;
-      c.inputs = {Tensor({2}, {1.5f, -2.0f})};
-      c.config.calls = 2;
-      OracleResult r = check_case(c);
+      OracleResult r = check_tree(root, Tensor({2}, {1.5f, -2.0f}));
       EXPECT_FALSE(r.failure) << shape.what << ", " << op_info(op).name << ": "
                               << r.failure->signature() << "\n"
                               << r.failure->message;
@@ -329,12 +334,7 @@ TEST(UnflattenTest, AChildWhoseHolderUpdatesItsBufferLaterReadsItByGetAttr) {
       Node* x = g.placeholder("x", ValueType::tensor({2}));
       g.output({g.call_module("m", {g.call_module("m", {x})})});
     }
-    infer_types(*root);
-    Case k;
-    k.module = root;
-    k.inputs = {Tensor({2}, {0.5f, -1.5f})};
-    k.config.calls = 2;
-    OracleResult r = check_case(k);
+    OracleResult r = check_tree(root, Tensor({2}, {0.5f, -1.5f}));
     EXPECT_FALSE(r.failure) << child_calls << ": " << r.failure->signature() << "\n"
                             << r.failure->message;
     PipelineConfig config;
