@@ -61,10 +61,10 @@ void expect_same(JsonRef r, const Json& j) {
     RC_ASSERT(std::string(r.str()) == j.get<std::string>());
   } else if (j.is_boolean()) {
     RC_ASSERT(r.boolean() == j.get<bool>());
-  } else if (j.is_number_unsigned()) {
+  } else if (j.is_number_integer()) {  // signed or unsigned: every integer question, as nlohmann
     RC_ASSERT(r.uint64() == j.get<uint64_t>());
-  } else if (j.is_number_integer()) {
     RC_ASSERT(r.int64() == j.get<int64_t>());
+    RC_ASSERT(r.number() == j.get<double>());
   } else if (j.is_number_float()) {
     RC_ASSERT(r.number() == j.get<double>());
   }
@@ -293,6 +293,50 @@ TEST(JsonDocTest, ErrorsNameTheJsonPath) {
   EXPECT_EQ(parse_error("[1, 2]", tiny), "/: document of 6 bytes is over the limit of 5");
   std::string big = parse_error(R"({"v": 123456789012345678901234567890})");
   EXPECT_EQ(big, "/v: integer 123456789012345678901234567890 is outside the 64-bit range");
+}
+
+// A container opened where an earlier one of the same depth had a key names no stale key before
+// its own first key: each error path here is worked out from the text.
+TEST(JsonDocTest, ErrorsInAContainerBeforeItsFirstKeyNameOnlyTheContainer) {
+  const std::pair<const char*, const char*> cases[] = {
+      {R"({"a": {"b": 1}, "c": {)", "/c: "},
+      {R"({"a": {"b": 1}, "c": {1)", "/c: "},
+      {R"({"a": {"b": 1}, "c": {,}})", "/c: "},
+      {R"({"a": {"b": 1}, "c": {}, "d": [{"e": 1}, {)", "/d/1: "},
+      {R"([{"k": [{"z": 0}]}, {"k": [{)", "/1/k/0: "},
+  };
+  for (const auto& [text, path] : cases) {
+    std::string err = parse_error(text);
+    EXPECT_EQ(err.rfind(path, 0), 0u) << text << ": " << err;
+  }
+}
+
+// Every scalar question asked of every kind of value: it answers the kinds it fits (a number
+// question any number, as nlohmann's get does) and throws std::logic_error for the rest.
+TEST(JsonDocTest, EveryScalarQuestionOfTheWrongKindThrows) {
+  JsonDoc doc = parse_doc(R"([null, true, -3, 7, 18446744073709551615, 2.5, "s", [1], {"k": 1}])",
+                          LoadLimits{});
+  // which questions each element answers: boolean, int64, uint64, number, str
+  const char* fits[] = {"", "b", "iun", "iun", "iun", "n", "s", "", ""};
+  int threw = 0;
+  for (size_t i = 0; i < 9; ++i) {
+    JsonRef v = doc.root()[i];
+    auto asks = [&](char q, auto ask) {
+      bool fit = std::string(fits[i]).find(q) != std::string::npos;
+      if (fit) {
+        EXPECT_NO_THROW(ask()) << "element " << i << ", question " << q;
+      } else {
+        EXPECT_THROW(ask(), std::logic_error) << "element " << i << ", question " << q;
+        ++threw;
+      }
+    };
+    asks('b', [&] { return v.boolean(); });
+    asks('i', [&] { return v.int64(); });
+    asks('u', [&] { return v.uint64(); });
+    asks('n', [&] { return v.number(); });
+    asks('s', [&] { return std::string(v.str()); });
+  }
+  EXPECT_EQ(threw, 45 - 1 - 9 - 1 - 1);
 }
 
 TEST(JsonDocTest, QuestionsOfTheWrongKindThrow) {
