@@ -222,8 +222,8 @@ TEST(CliTest, UnwritableReportPathsExitTwoBeforeTheRun) {
   }
   // The writer itself: a folder it cannot create is a SystemError naming the file, not a
   // std::filesystem exception.
-  for (const std::string& bad : {std::string("/proc/flatcheck-no-such/r.out"),
-                                 (tmp / "a-file" / "r.out").string()}) {
+  for (const std::string& bad :
+       {std::string("/proc/flatcheck-no-such/r.out"), (tmp / "a-file" / "r.out").string()}) {
     try {
       write_file_atomic(bad, "x");
       ADD_FAILURE() << bad << " was written";
