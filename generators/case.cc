@@ -165,7 +165,7 @@ Case load_case(std::string_view text, const LoadLimits& limits) {
   read_inputs(member(j, "inputs", ""), c, b);
   if (auto it = j.find("config")) read_config(*it, c.config);
   if (auto it = j.find("expect")) c.expect = read_expect(*it);
-  if (auto it = j.find("note")) c.note = as_string(*it, "/note", 1 << 16);
+  if (auto it = j.find("note")) c.note = as_note(*it, "/note", 1 << 16);
   if (auto it = j.find("seed")) {
     if (!it->is_number_unsigned() && !(it->is_number_integer() && it->int64() >= 0))
       fail("/seed", "expected a non-negative integer");

@@ -9,7 +9,10 @@ namespace {
 
 std::string quote(const std::string& s) {
   std::string out = "\"";
-  for (char c : s) out += c == '"' ? std::string("\\\"") : std::string(1, c);
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';  // a backslash would escape the closing quote
+    out += c;
+  }
   return out + "\"";
 }
 

@@ -67,7 +67,11 @@ std::string describe(JsonRef v) {
 }
 
 [[noreturn]] void fail(const JsonPath& path, const std::string& msg) {
-  throw InputError((path.empty() ? std::string("/") : path.str()) + ": " + msg);
+  std::string text = (path.empty() ? std::string("/") : path.str()) + ": " + msg;
+  // what() is a C string: a NUL from a quoted key or value would end the message there.
+  for (size_t at = text.find('\0'); at != std::string::npos; at = text.find('\0', at))
+    text.replace(at, 1, "\\x00");
+  throw InputError(text);
 }
 
 JsonRef as_object(JsonRef j, const JsonPath& path,
@@ -94,11 +98,58 @@ JsonRef member(JsonRef j, const char* key, const JsonPath& path) {
   return *it;
 }
 
-std::string as_string(JsonRef j, const JsonPath& path, size_t max_len) {
+namespace {
+
+// The first control character of `s` as "U+001B" (C0, DEL, or a C1 control spelled in UTF-8),
+// or "" when there is none; with `layout`, tab, newline and carriage return are not counted.
+std::string control_in(std::string_view s, bool layout) {
+  for (size_t i = 0; i < s.size(); ++i) {
+    auto c = static_cast<unsigned char>(s[i]);
+    unsigned code = c;
+    if (c == 0xC2 && i + 1 < s.size()) code = static_cast<unsigned char>(s[i + 1]);
+    bool control = c < 0x20 || c == 0x7F || (c == 0xC2 && code >= 0x80 && code <= 0x9F);
+    if (!control || (layout && (c == '\t' || c == '\n' || c == '\r'))) continue;
+    char buf[8];
+    std::snprintf(buf, sizeof buf, "U+%04X", code);
+    return buf;
+  }
+  return "";
+}
+
+std::string checked_string(JsonRef j, const JsonPath& path, size_t max_len, bool layout) {
   if (!j.is_string()) fail(path, "expected a string, got " + describe(j));
   std::string_view s = j.str();
   if (s.size() > max_len) fail(path, "string longer than " + std::to_string(max_len));
+  if (std::string c = control_in(s, layout); !c.empty())
+    fail(path, "a string holding the control character " + c +
+                   (layout ? "" : " (a document's strings hold none, outside a case's note)"));
   return std::string(s);
+}
+
+}  // namespace
+
+std::string as_string(JsonRef j, const JsonPath& path, size_t max_len) {
+  return checked_string(j, path, max_len, false);
+}
+
+std::string as_note(JsonRef j, const JsonPath& path, size_t max_len) {
+  return checked_string(j, path, max_len, true);
+}
+
+void check_path(std::string_view key, const JsonPath& path, size_t max_len) {
+  bool legal = !key.empty() && key.size() <= max_len;
+  for (size_t start = 0; legal && start <= key.size();) {
+    size_t dot = std::min(key.find('.', start), key.size());
+    std::string_view part = key.substr(start, dot - start);
+    legal = !part.empty() && part.find_first_not_of(
+                                 "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrs"
+                                 "tuvwxyz0123456789_") == std::string::npos;
+    start = dot + 1;
+  }
+  if (!legal)
+    fail(path, "'" + std::string(key.substr(0, 80)) +
+                   "' is not a legal path (letters, digits and '_' joined by '.', at most " +
+                   std::to_string(max_len) + " characters)");
 }
 
 int64_t as_int(JsonRef j, const JsonPath& path, int64_t lo, int64_t hi) {

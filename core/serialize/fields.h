@@ -38,8 +38,13 @@ JsonRef as_object(JsonRef j, const JsonPath& path,
 JsonRef as_array(JsonRef j, const JsonPath& path, size_t max_size);
 // The member `key` of the object `j`; missing is an error at `path`.
 JsonRef member(JsonRef j, const char* key, const JsonPath& path);
-// A string of at most `max_len` bytes.
+// A string of at most `max_len` bytes, with no control character (C0, DEL or C1): every
+// string a document holds is printed somewhere (show, errors, reports).
 std::string as_string(JsonRef j, const JsonPath& path, size_t max_len);
+// The same, where tab, newline and carriage return are text (a case's free-text note).
+std::string as_note(JsonRef j, const JsonPath& path, size_t max_len);
+// A dotted path of letters, digits and '_' ("a.0.w"): state names and module FQNs as keys.
+void check_path(std::string_view key, const JsonPath& path, size_t max_len);
 // An integer in [lo, hi].
 int64_t as_int(JsonRef j, const JsonPath& path, int64_t lo, int64_t hi);
 // A legal identifier (names of nodes, modules, state).

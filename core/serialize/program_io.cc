@@ -322,14 +322,16 @@ Program program_from_json(JsonRef j, const JsonPath& path, LoadBudget& b) {
   JsonPath stp = key_path(path, "state");
   JsonRef state = as_object(member(j, "state", path), stp);
   for (const auto& [k, v] : state.items()) {
-    if (k.empty() || k.size() > b.limits.max_path_length) fail(key_path(stp, k), "bad state name");
+    check_path(k, key_path(stp, k), b.limits.max_path_length);
     p.state[std::string(k)] = std::make_shared<Tensor>(tensor_from_json(v, key_path(stp, k), b));
   }
   JsonPath tp = key_path(path, "module_types");
   if (auto it = j.find("module_types")) {
     as_object(*it, tp);
-    for (const auto& [k, v] : it->items())
+    for (const auto& [k, v] : it->items()) {
+      check_path(k, key_path(tp, k), b.limits.max_path_length);
       p.module_types[std::string(k)] = as_string(v, key_path(tp, k), b.limits.max_name_length);
+    }
   }
   JsonPath sp = key_path(path, "signature");
   JsonRef sig = as_object(member(j, "signature", path), sp, {"inputs", "outputs"});
