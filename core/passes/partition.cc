@@ -130,10 +130,14 @@ class Partitioner {
 
   Program run() {
     Graph& g = p_.root->graph;
+    size_t i = 0;
     for (Node* n : src_.placeholders()) {
       Node* c = g.placeholder(n->name, *n->meta.val);
       c->meta = n->meta;
       in_parent_[n] = c;
+      // The new graph's namespace may rename it (`input` -> `input_1`, as split_by_tags's
+      // placeholders are): the signature names what the graph holds.
+      p_.sig.inputs[i++].name = c->name;
     }
     for (size_t r = 0; r < runs_.size(); ++r) add_run(r);
     std::vector<Arg> out_args;
