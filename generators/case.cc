@@ -7,8 +7,28 @@
 
 #include "core/base/check.h"
 #include "core/base/faults.h"
+#include "core/base/text.h"
 
 namespace flatcheck {
+
+namespace {
+
+// The longest note a case file may hold (load_case refuses a longer one).
+constexpr size_t kMaxNoteBytes = 1 << 16;
+
+// A note as it is written: it may quote a failure message (a user's pass can throw any text),
+// so controls other than tab and line breaks and ill-formed UTF-8 are spelled out, and a note
+// too long to load again is cut at a character boundary: a written case always loads.
+std::string writable_note(const std::string& note) {
+  std::string text = printable_text(note, /*keep_layout=*/true);
+  if (text.size() <= kMaxNoteBytes) return text;
+  const std::string cut = " [note cut]";
+  size_t end = kMaxNoteBytes - cut.size();
+  while (end > 0 && (static_cast<unsigned char>(text[end]) & 0xC0) == 0x80) --end;
+  return text.substr(0, end) + cut;
+}
+
+}  // namespace
 
 Case clone_case(const Case& c) {
   Case d = c;
@@ -59,7 +79,7 @@ std::string save_case(const Case& c, bool compact) {
   write_module(w, *c.module);
   if (!c.note.empty()) {
     w.key("note");
-    w.value(c.note);
+    w.value(writable_note(c.note));
   }
   if (c.seed) {
     w.key("seed");
@@ -165,7 +185,7 @@ Case load_case(std::string_view text, const LoadLimits& limits) {
   read_inputs(member(j, "inputs", ""), c, b);
   if (auto it = j.find("config")) read_config(*it, c.config);
   if (auto it = j.find("expect")) c.expect = read_expect(*it);
-  if (auto it = j.find("note")) c.note = as_note(*it, "/note", 1 << 16);
+  if (auto it = j.find("note")) c.note = as_note(*it, "/note", kMaxNoteBytes);
   if (auto it = j.find("seed")) {
     if (!it->is_number_unsigned() && !(it->is_number_integer() && it->int64() >= 0))
       fail("/seed", "expected a non-negative integer");

@@ -6,6 +6,8 @@
 // 2 bad usage or bad input, 3 a system failure (SystemError: fork, pipe, a full disk).
 #include "harness/cli/cli.h"
 
+#include "core/base/text.h"
+
 #include <unistd.h>
 
 #include <csignal>
@@ -124,23 +126,7 @@ int dispatch(int argc, char** argv) {
 }  // namespace
 
 std::string printable(const std::string& s) {
-  std::string out;
-  out.reserve(s.size());
-  char hex[8];
-  for (size_t i = 0; i < s.size(); ++i) {
-    auto c = static_cast<unsigned char>(s[i]);
-    if (c < 0x20 || c == 0x7f) {  // C0 controls and DEL, newline included: one line per error
-      std::snprintf(hex, sizeof hex, "\\x%02x", c);
-      out += hex;
-    } else if (c == 0xc2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) >= 0x80 &&
-               static_cast<unsigned char>(s[i + 1]) <= 0x9f) {  // C1 controls, UTF-8 encoded
-      std::snprintf(hex, sizeof hex, "\\u%04x", static_cast<unsigned char>(s[++i]));
-      out += hex;
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
+  return printable_text(s, /*keep_layout=*/false);  // one line per error
 }
 
 }  // namespace flatcheck::cli

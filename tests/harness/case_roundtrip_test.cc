@@ -85,6 +85,36 @@ std::string growing_note(const Case& c) {
   return save_case(copy);
 }
 
+// A campaign writes a finding's case before anything else, its note quoting the failure
+// message, which a user's pass can fill with any bytes: the written case must load again.
+TEST(CaseRoundtripTest, ANoteQuotingAnyTextIsWrittenSoTheCaseLoadsAgain) {
+  Case c = generate_case_for_seed(3);
+  const std::vector<std::pair<std::string, std::string>> notes = {
+      {"unminimized: \x1b[2Jcleared", "unminimized: \\x1b[2Jcleared"},
+      {std::string("a\0b", 3), "a\\x00b"},
+      {"csi\xc2\x9b", "csi\\u009b"},
+      {"bytes \xff\xfe", "bytes \\xff\\xfe"},
+      {"line\nbreak\ttab\r\n", "line\nbreak\ttab\r\n"},
+      {"\xc3\xa9t\xc3\xa9", "\xc3\xa9t\xc3\xa9"},
+  };
+  for (const auto& [note, written] : notes) {
+    c.note = note;
+    Case d = load_case(save_case(c));
+    EXPECT_EQ(d.note, written) << json(written).dump();
+  }
+  // Too long to load again: cut at a character boundary (2-byte characters, an odd cut), and
+  // a long note of controls, whose spelling is four times its length.
+  for (const std::string& note : {std::string(), std::string(20000, '\x1b')}) {
+    std::string n = note;
+    for (int i = 0; n.size() < 100001; ++i) n += "\xc3\xa9";
+    c.note = n;
+    Case d = load_case(save_case(c));
+    EXPECT_LE(d.note.size(), size_t{1} << 16);
+    EXPECT_GT(d.note.size(), 60000u);
+    EXPECT_EQ(d.note.substr(d.note.size() - 11), " [note cut]");
+  }
+}
+
 TEST(CaseRoundtripTest, GeneratedCasesComeBackAsTheyWere) {
   for (uint64_t seed = 1; seed <= 60; ++seed) {
     Case c = generate_case_for_seed(seed);
