@@ -22,6 +22,7 @@
 #include <unordered_set>
 
 #include "core/base/check.h"
+#include "core/base/text.h"
 #include "core/ir/fingerprint.h"
 #include "core/pipeline/pipeline.h"
 #include "core/runtime/interpreter.h"
@@ -546,7 +547,11 @@ class Oracle {
 }  // namespace
 
 OracleResult check_case(const Case& c, const OracleOptions& opts) {
-  return Oracle(c, opts).run();
+  OracleResult r = Oracle(c, opts).run();
+  // A message can quote the exception of a user's pass, any bytes; it is printed and written
+  // into JSON (a worker's result, SARIF) and into the finding's note, which all need UTF-8.
+  if (r.failure) r.failure->message = printable_text(r.failure->message, /*keep_layout=*/true);
+  return r;
 }
 
 void add_coverage(Coverage& a, const Coverage& b) {

@@ -8,11 +8,13 @@
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
 
 #include "core/base/faults.h"
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"
 #include "harness/campaign.h"
+#include "harness/ci_report.h"
 #include "harness/isolate.h"
 #include "harness/minimize.h"
 #include "harness/oracle.h"
@@ -94,6 +96,39 @@ TEST(CampaignTest, AnnouncesEachFindingBeforeMinimizingIt) {
   ASSERT_EQ(seen.size(), r.findings.size());
   for (size_t i = 0; i < seen.size(); ++i)
     EXPECT_EQ(seen[i], std::to_string(r.findings.size()) + " " + r.findings[i].failure.signature());
+}
+
+// A user's pass may throw any bytes (terminal controls, ill-formed UTF-8): the finding is kept,
+// in process and isolated; its message is printable and its file loads; the SARIF report, JSON
+// that must be UTF-8, is written.
+TEST(CampaignTest, AFindingWhoseMessageHoldsAnyBytesIsKeptAndReported) {
+  for (bool isolate : {false, true}) {
+    auto dir = std::filesystem::temp_directory_path() / "flatcheck-campaign-bytes";
+    std::filesystem::remove_all(dir);
+    CampaignOptions o;
+    o.seed = 1;
+    o.cases = 4;
+    o.isolate = isolate;
+    o.minimize = false;
+    o.out_dir = dir.string();
+    o.oracle.stages[Stage::kFlattened] =
+        program_pass(Stage::kFlattened, [](const Program&) -> Program {
+          throw std::runtime_error("my pass: \x1b[2J\xff\xfe\xc2\x9b!");
+        });
+    CampaignResult r = run_campaign(o);
+    ASSERT_FALSE(r.findings.empty()) << isolate;
+    std::vector<ReportItem> items;
+    for (const auto& x : r.findings) {
+      const std::string& m = x.failure.message;
+      EXPECT_NE(m.find("my pass: \\x1b[2J\\xff\\xfe\\u009b!"), std::string::npos) << m;
+      ASSERT_FALSE(x.path.empty());
+      EXPECT_NE(load_case_file(x.path).note.find("\\xff\\xfe"), std::string::npos);
+      items.push_back({x.path, x.failure.signature(), x.failure.message, x.path, ""});
+    }
+    std::string sarif = sarif_report(items, "test", "flatcheck fuzz");
+    EXPECT_NE(sarif.find("\\\\xff"), std::string::npos) << sarif.substr(0, 2000);
+    std::filesystem::remove_all(dir);
+  }
 }
 
 }  // namespace
