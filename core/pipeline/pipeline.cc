@@ -1,6 +1,10 @@
 // The build function of every stage in core/base/stages.def.
 #include "core/pipeline/pipeline.h"
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 #include "core/base/check.h"
 #include "core/serialize/serialize.h"
 
@@ -64,6 +68,40 @@ BuildFn build_function(Stage s) {
   return nullptr;
 }
 
+// An override is a user's pass: what it built may hold what no built-in pass builds and every
+// later step would dereference or walk forever (a null root, child, tensor or engine; a module
+// that holds itself). Throws InputError naming the first such place.
+void check_pointers(const Module& m, const std::string& path, std::vector<const Module*>& open) {
+  auto where = [&](const std::string& name) { return path.empty() ? name : path + "." + name; };
+  FLATCHECK_INPUT(std::find(open.begin(), open.end(), &m) == open.end(),
+                  "a module tree that holds itself: '" << path << "' is its own ancestor");
+  for (const auto* held : {&m.params, &m.buffers})
+    for (const auto& [name, t] : *held) FLATCHECK_INPUT(t, "a null tensor '" << where(name) << "'");
+  for (const auto& [name, e] : m.engines)
+    FLATCHECK_INPUT(e, "a null engine '" << where(name) << "'");
+  open.push_back(&m);
+  for (const auto& [name, child] : m.children) {
+    FLATCHECK_INPUT(child, "a null child '" << where(name) << "'");
+    check_pointers(*child, where(name), open);
+  }
+  open.pop_back();
+}
+
+void check_override_output(Stage s, const Artifact& a) {
+  std::vector<const Module*> open;
+  try {
+    if (a.module) check_pointers(*a.module, "", open);
+    if (!a.program) return;
+    FLATCHECK_INPUT(a.program->root, "a program without a root module");
+    check_pointers(*a.program->root, "", open);
+    for (const auto& [name, t] : a.program->state)
+      FLATCHECK_INPUT(t, "a null state tensor '" << name << "'");
+  } catch (const InputError& e) {
+    throw InputError("the override of stage " + std::string(stage_name(s)) + " returned " +
+                     e.what());
+  }
+}
+
 }  // namespace
 
 PartitionOptions partition_options(const PipelineConfig& config) {
@@ -101,6 +139,7 @@ const Artifact& Pipeline::build(Stage s) {
   Artifact a;
   if (auto it = overrides_.find(s); it != overrides_.end()) {
     a = it->second(input, config_);
+    check_override_output(s, a);
   } else {
     BuildFn fn = build_function(s);
     FLATCHECK_CHECK(fn) << "stage " << stage_name(s) << " has no build function";

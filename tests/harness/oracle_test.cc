@@ -11,6 +11,7 @@
 #include <iterator>
 #include <set>
 #include <sstream>
+#include <tuple>
 
 #include "core/base/faults.h"
 #include "core/passes/passes.h"
@@ -140,6 +141,69 @@ TEST(OracleTest, AStageOverrideIsTheCodeUnderTest) {
   auto r = check_case(c, identity);
   ASSERT_TRUE(r.failure) << "an identity flatten breaks the flatten rules";
   EXPECT_EQ(r.failure->kind().rfind("rule:flattened", 0), 0u) << r.failure->signature();
+}
+
+// A user's pass can return what no built-in pass builds: a null root, child, tensor or engine,
+// or a module tree that holds itself. Each is an error of the overridden stage naming the
+// place, not a crash or an endless walk.
+TEST(OracleTest, AnOverrideReturningNullOrCyclicPartsIsAnErrorOfItsStage) {
+  Case c = generate_case_for_seed(case_seed(1, 0));
+  using Edit = std::function<void(Program&)>;
+  auto first_child = [](Program& p) { return p.root->children.begin()->second; };
+  const std::vector<std::tuple<Stage, Edit, std::string>> rows = {
+      {Stage::kFlattened, [](Program& p) { p.root = nullptr; }, "a program without a root"},
+      {Stage::kFlattened, [](Program& p) { p.root->children["x"] = nullptr; }, "a null child 'x'"},
+      {Stage::kFlattened, [](Program& p) { p.root->params["w"] = nullptr; }, "a null tensor 'w'"},
+      {Stage::kFlattened, [](Program& p) { p.state.begin()->second = nullptr; },
+       "a null state tensor"},
+      {Stage::kFlattened,
+       [](Program& p) {
+         auto loop = std::make_shared<Module>();
+         loop->graph.output({});
+         loop->children["back"] = loop;
+         p.root->children["loop"] = loop;
+       },
+       "'loop.back' is its own ancestor"},
+      {Stage::kPartitioned, [&](Program& p) { first_child(p)->buffers["b"] = nullptr; },
+       "a null tensor '_run_on_"},
+      {Stage::kPartitioned, [&](Program& p) { first_child(p)->engines["e"] = nullptr; },
+       "a null engine '_run_on_"},
+      {Stage::kPartitioned, [&](Program& p) { first_child(p)->children["again"] = p.root; },
+       "is its own ancestor"},
+  };
+  for (const auto& [stage, edit, text] : rows) {
+    OracleOptions o;
+    o.stages[stage] = program_pass(stage, [stage = stage, edit = edit](const Program& in) {
+      Program p = stage == Stage::kFlattened ? flatten(in) : partition(in, PartitionOptions{});
+      edit(p);
+      return p;
+    });
+    auto r = check_case(c, o);
+    ASSERT_TRUE(r.failure) << text;
+    EXPECT_EQ(r.failure->kind(), "error:" + std::string(stage_name(stage)) + ":-") << text;
+    EXPECT_NE(r.failure->message.find(text), std::string::npos) << r.failure->message;
+  }
+  for (bool cycle : {false, true}) {
+    OracleOptions o;
+    o.stages[Stage::kUnflattened] = [cycle](const Artifact& in, const PipelineConfig&) {
+      Artifact a;
+      a.stage = Stage::kUnflattened;
+      std::shared_ptr<Module> m = unflatten(clone_program(*in.program));
+      auto& child = m->children.begin()->second;
+      if (cycle)
+        child->children["again"] = child;
+      else
+        child = nullptr;
+      a.module = m;
+      return a;
+    };
+    auto r = check_case(c, o);
+    ASSERT_TRUE(r.failure) << cycle;
+    EXPECT_EQ(r.failure->kind(), "error:unflattened:-") << r.failure->message;
+    EXPECT_NE(r.failure->message.find(cycle ? "its own ancestor" : "a null child"),
+              std::string::npos)
+        << r.failure->message;
+  }
 }
 
 // No pass may write to its input: a flatten that gives the right program but renames a module
