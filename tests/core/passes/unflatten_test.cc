@@ -3,6 +3,9 @@
 #include <rapidcheck/gtest.h>
 
 #include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
 
 #include "core/base/check.h"
 #include "core/base/faults.h"
@@ -173,6 +176,38 @@ TEST(UnflattenTest, LevelSkippingCallsInFourDeepTreesRunLikeEager) {
   }
   EXPECT_EQ(checked, 1000);
   EXPECT_GE(deep_skips, 100) << "cases with a level-skipping call below the root";
+}
+
+// Every placeholder, get_attr and call_function node of an unflattened tree carries its type
+// (meta.val), as torch's unflatten copies node.meta: the type inference run again on a copy
+// gives the same, node for node. Over generated cases with state read through get_attr.
+TEST(UnflattenTest, EveryValueNodeCarriesTheTypeInferenceGives) {
+  int get_attrs = 0;
+  for (uint64_t i = 0; i < 150; ++i) {
+    Case c = generate_case_for_seed(mix_seed(5, i));
+    auto u = unflatten(export_program(*c.module));
+    auto copy = clone_module(*u, /*share_state=*/true);
+    infer_types(*copy);
+    std::map<std::string, std::vector<const Node*>> nodes;
+    for_each_module(*u, [&](const std::string& path, Module& m) {
+      for (const Node* n = m.graph.first(); n; n = n->next) nodes[path].push_back(n);
+    });
+    for_each_module(*copy, [&](const std::string& path, Module& m) {
+      size_t k = 0;
+      ASSERT_EQ(nodes[path].size(), m.graph.size()) << path;
+      for (const Node* want = m.graph.first(); want; want = want->next) {
+        const Node* n = nodes[path][k++];
+        if (n->op != NodeOp::kPlaceholder && n->op != NodeOp::kGetAttr &&
+            n->op != NodeOp::kCallFunction)
+          continue;
+        get_attrs += n->op == NodeOp::kGetAttr;
+        ASSERT_TRUE(n->meta.val) << "case " << i << ", '" << path << "': %" << n->name;
+        EXPECT_EQ(*n->meta.val, *want->meta.val)
+            << "case " << i << ", '" << path << "': %" << n->name;
+      }
+    });
+  }
+  EXPECT_GE(get_attrs, 100);
 }
 
 // Variants are found by the exact name before '@': a sibling whose name only starts with the

@@ -2,7 +2,7 @@
 // messages, reports, DOT graphs), so the loader refuses control characters (C0, DEL, C1) in all
 // of them but a case's free-text note, and state names and module FQNs used as object keys must
 // be dotted paths of legal names (docs/hardening.md). Each class is checked over every string of
-// several valid documents, not over one field.
+// several valid documents (a module, three programs, two cases), not over one field.
 #include <gtest/gtest.h>
 
 #include <iostream>
@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/base/check.h"
+#include "core/passes/passes.h"
 #include "core/serialize/serialize.h"
 #include "generators/case.h"
 #include "harness/dot.h"
@@ -24,6 +25,8 @@ const char* const kDocuments[] = {
     "corpus/fuzz-seeds/loader/program-unflatten-exported.json",
     "corpus/regression/seed-quickstart.json",
     "corpus/regression/fault-container-order-outputs.json",
+    // The exported program of that case: the one document here with state names as keys.
+    "exported:corpus/regression/fault-container-order-outputs.json",
 };
 
 // C0 (ESC, BEL, NUL, newline, tab), DEL and C1 (CSI, NEL) controls, in turn.
@@ -92,7 +95,13 @@ void strings_of(const Json& j, const std::string& path, std::vector<std::string>
   }
 }
 
-Json load_json(const char* file) {
+Json load_json(const std::string& file) {
+  if (file.rfind("exported:", 0) == 0) {
+    Case c = load_case_file(std::string(FLATCHECK_SOURCE_DIR) + "/" + file.substr(9));
+    Json doc = Json::parse(save_program(export_program(*c.module)));
+    EXPECT_GE(doc["state"].size(), 2u) << file;
+    return doc;
+  }
   return Json::parse(read_file(std::string(FLATCHECK_SOURCE_DIR) + "/" + file));
 }
 

@@ -607,6 +607,12 @@ TEST(MalformedTest, LimitsAreSettableFromTheCommandLine) {
   CliRun low = run_cli("validate " + src + " --limit max_nodes=3");
   EXPECT_EQ(low.code, 2) << low.out;
   EXPECT_NE(low.out.find("over the limit of 3"), std::string::npos) << low.out;
+  // max_nodes bounds the whole document, not one graph: the root graph holds 6 nodes and the
+  // child's 11, 17 in all.
+  CliRun total = run_cli("validate " + src + " --limit max_nodes=16");
+  EXPECT_EQ(total.code, 2) << total.out;
+  EXPECT_NE(total.out.find("more than 16 nodes in the document"), std::string::npos) << total.out;
+  EXPECT_EQ(run_cli("validate " + src + " --limit max_nodes=17").code, 0);
   CliRun calls = run_cli("--limit=max_calls=1,max_json_depth=64 validate " + src);
   EXPECT_EQ(calls.code, 2) << calls.out;
   EXPECT_NE(calls.out.find("module calls"), std::string::npos) << calls.out;
