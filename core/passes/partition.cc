@@ -136,15 +136,18 @@ class Partitioner {
       c->meta = n->meta;
       in_parent_[n] = c;
       // The new graph's namespace may rename it (`input` -> `input_1`, as split_by_tags's
-      // placeholders are): the signature names what the graph holds.
-      p_.sig.inputs[i++].name = c->name;
+      // placeholders are): the signature names what the graph holds. (A signature of another
+      // length, from a user's export, is refused by lint_program below.)
+      if (i < p_.sig.inputs.size()) p_.sig.inputs[i].name = c->name;
+      ++i;
     }
     for (size_t r = 0; r < runs_.size(); ++r) add_run(r);
     std::vector<Arg> out_args;
     for (Node* v : src_.output_node()->node_args()) out_args.emplace_back(parent_value(v));
     g.output(std::move(out_args));
-    for (size_t i = 0; i < p_.sig.outputs.size(); ++i)
-      p_.sig.outputs[i].name = std::get<Node*>(g.output_node()->args[i])->name;
+    const std::vector<Arg>& outs = g.output_node()->args;
+    for (size_t k = 0; k < p_.sig.outputs.size() && k < outs.size(); ++k)
+      p_.sig.outputs[k].name = std::get<Node*>(outs[k])->name;
     infer_types(*p_.root);
     lint_program(p_);
     return std::move(p_);

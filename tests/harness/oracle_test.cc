@@ -193,6 +193,25 @@ TEST(OracleTest, AnOverrideReturningNullOrCyclicPartsIsAnErrorOfItsStage) {
     EXPECT_EQ(r.failure->kind(), "error:" + std::string(stage_name(stage)) + ":-") << text;
     EXPECT_NE(r.failure->message.find(text), std::string::npos) << r.failure->message;
   }
+  // An export whose signature does not match its placeholders or outputs: its own run refuses
+  // it (partition_test.cc checks partition, which renames the signature's entries, on such a
+  // program directly).
+  for (int drop : {0, 1}) {
+    OracleOptions o;
+    o.stages[Stage::kExported] = [drop](const Artifact& in, const PipelineConfig&) {
+      Artifact a;
+      a.stage = Stage::kExported;
+      a.program = export_program(*in.module);
+      if (drop == 0)
+        a.program->sig.inputs.pop_back();
+      else
+        a.program->sig.outputs.push_back(a.program->sig.outputs.back());
+      return a;
+    };
+    auto r = check_case(c, o);
+    ASSERT_TRUE(r.failure) << drop;
+    EXPECT_EQ(r.failure->kind().rfind("error:exported:", 0), 0u) << r.failure->message;
+  }
   for (bool cycle : {false, true}) {
     OracleOptions o;
     o.stages[Stage::kUnflattened] = [cycle, &cycles](const Artifact& in, const PipelineConfig&) {

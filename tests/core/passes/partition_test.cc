@@ -42,6 +42,25 @@ TEST(PartitionTest, RunsShareOneCounterAndMultiOutputChildrenAreReadThroughGetit
   EXPECT_EQ(phs[0]->name, "getitem");
 }
 
+// Partition names the signature's entries after its own graph (a reserved name like `input`
+// becomes `input_1` there); a program whose signature has more or fewer entries than the graph
+// has placeholders or outputs is refused, never indexed past its end.
+TEST(PartitionTest, ASignatureOfAnotherLengthIsRefusedNotOverrun) {
+  for (int edit = 0; edit < 4; ++edit) {
+    Program ep = export_program(*graph_break_example());
+    if (edit == 0) ep.sig.inputs.pop_back();
+    if (edit == 1) ep.sig.inputs.push_back(ep.sig.inputs.back());
+    if (edit == 2) ep.sig.outputs.pop_back();
+    if (edit == 3) ep.sig.outputs.push_back(ep.sig.outputs.back());
+    try {
+      partition(ep, {{"relu"}, 5});
+      ADD_FAILURE() << "edit " << edit << " was accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("signature"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(PartitionTest, SmallAccRunsAreDemotedAndMerged) {
   Program ep = export_program(*graph_break_example());
   Program p = partition(ep, {{"relu"}, 100});
