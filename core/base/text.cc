@@ -23,6 +23,17 @@ size_t utf8_length_at(std::string_view s, size_t i) {
   return n;
 }
 
+int control_at(std::string_view s, size_t i, bool keep_layout) {
+  auto c = static_cast<unsigned char>(s[i]);
+  if (keep_layout && (c == '\t' || c == '\n' || c == '\r')) return -1;
+  if (c < 0x20 || c == 0x7f) return c;
+  if (c == 0xC2 && i + 1 < s.size()) {
+    auto next = static_cast<unsigned char>(s[i + 1]);
+    if (next >= 0x80 && next <= 0x9F) return next;
+  }
+  return -1;
+}
+
 std::string printable_text(std::string_view s, bool keep_layout) {
   std::string out;
   out.reserve(s.size());
@@ -30,15 +41,13 @@ std::string printable_text(std::string_view s, bool keep_layout) {
   for (size_t i = 0; i < s.size();) {
     auto c = static_cast<unsigned char>(s[i]);
     size_t n = utf8_length_at(s, i);
-    bool layout = keep_layout && (c == '\t' || c == '\n' || c == '\r');
-    if (n == 1 && ((c >= 0x20 && c != 0x7f) || layout)) {
-      out += static_cast<char>(c);
-    } else if (n <= 1) {  // a C0 control, DEL, or a byte of an ill-formed sequence
+    int control = control_at(s, i, keep_layout);
+    if (n == 0 || (control >= 0 && n == 1)) {  // a C0 control, DEL, or an ill-formed byte
       std::snprintf(hex, sizeof hex, "\\x%02x", c);
       out += hex;
       n = 1;
-    } else if (c == 0xC2 && static_cast<unsigned char>(s[i + 1]) <= 0x9F) {  // a C1 control
-      std::snprintf(hex, sizeof hex, "\\u%04x", static_cast<unsigned char>(s[i + 1]));
+    } else if (control >= 0) {  // a C1 control (two bytes)
+      std::snprintf(hex, sizeof hex, "\\u%04x", static_cast<unsigned>(control));
       out += hex;
     } else {
       out.append(s.substr(i, n));

@@ -118,6 +118,10 @@ bool is_identifier(std::string_view s) {
   return std::all_of(s.begin(), s.end(), legal_char);
 }
 
+bool is_module_name(std::string_view s) {
+  return !s.empty() && std::all_of(s.begin(), s.end(), legal_char);
+}
+
 std::string sanitize_name(std::string_view s) {
   if (is_identifier(s)) return std::string(s);
   std::string out;

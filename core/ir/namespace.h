@@ -113,6 +113,10 @@ std::string export_placeholder_name(const Namespace& ns, std::string_view candid
 // unchanged.
 bool is_identifier(std::string_view s);
 
+// Whether `s` is a child module name: [A-Za-z0-9_]+ ("layer0", nn.Sequential's "0"); '.' joins
+// paths, '@' names call variants ("n@1") and '/' provenance keys ("n@1/add").
+bool is_module_name(std::string_view s);
+
 // The candidate torch.fx would parse: itself when it is an identifier ([A-Za-z_][A-Za-z0-9_]*);
 // otherwise each run of characters outside [A-Za-z0-9_] becomes one '_', "" becomes
 // "_unnamed", and a leading digit gets a '_' prefix.

@@ -15,7 +15,9 @@
 #include "core/base/check.h"
 #include "core/base/faults.h"
 #include "core/base/names.h"
+#include "core/base/text.h"
 #include "core/ir/analysis.h"
+#include "core/ir/namespace.h"
 #include "core/serialize/fields.h"
 #include "core/serialize/serialize.h"
 
@@ -100,17 +102,14 @@ JsonRef member(JsonRef j, const char* key, const JsonPath& path) {
 
 namespace {
 
-// The first control character of `s` as "U+001B" (C0, DEL, or a C1 control spelled in UTF-8),
-// or "" when there is none; with `layout`, tab, newline and carriage return are not counted.
+// The first control character of `s` as "U+001B", or "" when there is none; with `layout`,
+// tab, newline and carriage return are not counted.
 std::string control_in(std::string_view s, bool layout) {
   for (size_t i = 0; i < s.size(); ++i) {
-    auto c = static_cast<unsigned char>(s[i]);
-    unsigned code = c;
-    if (c == 0xC2 && i + 1 < s.size()) code = static_cast<unsigned char>(s[i + 1]);
-    bool control = c < 0x20 || c == 0x7F || (c == 0xC2 && code >= 0x80 && code <= 0x9F);
-    if (!control || (layout && (c == '\t' || c == '\n' || c == '\r'))) continue;
+    int code = control_at(s, i, layout);
+    if (code < 0) continue;
     char buf[8];
-    std::snprintf(buf, sizeof buf, "U+%04X", code);
+    std::snprintf(buf, sizeof buf, "U+%04X", static_cast<unsigned>(code));
     return buf;
   }
   return "";
@@ -140,10 +139,7 @@ void check_path(std::string_view key, const JsonPath& path, size_t max_len) {
   bool legal = !key.empty() && key.size() <= max_len;
   for (size_t start = 0; legal && start <= key.size();) {
     size_t dot = std::min(key.find('.', start), key.size());
-    std::string_view part = key.substr(start, dot - start);
-    legal = !part.empty() && part.find_first_not_of(
-                                 "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrs"
-                                 "tuvwxyz0123456789_") == std::string::npos;
+    legal = is_module_name(key.substr(start, dot - start));
     start = dot + 1;
   }
   if (!legal)

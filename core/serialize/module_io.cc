@@ -13,6 +13,7 @@
 #include "core/base/faults.h"
 #include "core/base/names.h"
 #include "core/ir/analysis.h"
+#include "core/ir/namespace.h"
 #include "core/serialize/fields.h"
 #include "core/serialize/serialize.h"
 
@@ -344,12 +345,7 @@ struct ModuleReader {
       for (const auto& [key, v] : it->items()) {
         std::string k(key);
         JsonPath kp = key_path(cp, k);
-        // Letters, digits and '_' ("layer0", nn.Sequential's "0"): '.' joins paths, '@' names
-        // call variants ("n@1") and '/' provenance keys ("n@1/add").
-        if (k.empty() || k.size() > b.limits.max_name_length ||
-            k.find_first_not_of(
-                "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_") !=
-                std::string::npos)
+        if (k.size() > b.limits.max_name_length || !is_module_name(k))
           fail(kp, "'" + k + "' is not a legal child name (letters, digits and '_')");
         m->children[k] = read(v, kp, join_fqn(path, k), depth + 1);
       }
