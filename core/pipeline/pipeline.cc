@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "core/base/check.h"
@@ -71,10 +72,14 @@ BuildFn build_function(Stage s) {
 // An override is a user's pass: what it built may hold what no built-in pass builds and every
 // later step would dereference or walk forever (a null root, child, tensor or engine; a module
 // that holds itself). Throws InputError naming the first such place.
-void check_pointers(const Module& m, const std::string& path, std::vector<const Module*>& open) {
+// `open`: the modules on the path to `m`; `done`: those already checked whole (a module shared
+// by many paths, as unflatten's variants share children, is walked once, not once per path).
+void check_pointers(const Module& m, const std::string& path, std::vector<const Module*>& open,
+                    std::unordered_set<const Module*>& done) {
   auto where = [&](const std::string& name) { return path.empty() ? name : path + "." + name; };
   FLATCHECK_INPUT(std::find(open.begin(), open.end(), &m) == open.end(),
                   "a module tree that holds itself: '" << path << "' is its own ancestor");
+  if (done.count(&m)) return;
   for (const auto* held : {&m.params, &m.buffers})
     for (const auto& [name, t] : *held) FLATCHECK_INPUT(t, "a null tensor '" << where(name) << "'");
   for (const auto& [name, e] : m.engines)
@@ -82,18 +87,20 @@ void check_pointers(const Module& m, const std::string& path, std::vector<const 
   open.push_back(&m);
   for (const auto& [name, child] : m.children) {
     FLATCHECK_INPUT(child, "a null child '" << where(name) << "'");
-    check_pointers(*child, where(name), open);
+    check_pointers(*child, where(name), open, done);
   }
   open.pop_back();
+  done.insert(&m);
 }
 
 void check_override_output(Stage s, const Artifact& a) {
   std::vector<const Module*> open;
+  std::unordered_set<const Module*> done;
   try {
-    if (a.module) check_pointers(*a.module, "", open);
+    if (a.module) check_pointers(*a.module, "", open, done);
     if (!a.program) return;
     FLATCHECK_INPUT(a.program->root, "a program without a root module");
-    check_pointers(*a.program->root, "", open);
+    check_pointers(*a.program->root, "", open, done);
     for (const auto& [name, t] : a.program->state)
       FLATCHECK_INPUT(t, "a null state tensor '" << name << "'");
   } catch (const InputError& e) {
