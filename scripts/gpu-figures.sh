@@ -15,6 +15,12 @@
 #   CASES=20000        the fuzz campaigns' cases
 #   TORCH_CASES=5000   the torch campaign's cases (it stops starting programs at TORCH_TIME s)
 #   TORCH_TIME=300     TORCH_JOBS=$(nproc)-7      LANES=cuda,torch (either or both)
+#   TORCH_SEED=1       TORCH_FIRST=0   the torch campaign's cases FIRST.. of that seed (a later
+#                      run goes on where an earlier one stopped: torch_campaign.py --first)
+#   SKIP=bench,ulp     steps not to run (comma-separated step names)
+#   ARCHIVE=FILE       also pack OUTDIR into FILE (.tar.gz) at the end
+# With a build that carries no CTest files (binaries copied from another machine), the cuda
+# tests run as the cuda_test binary itself.
 # The C++ packages (docs/cuda.md) are found through CMAKE_PREFIX_PATH as usual.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -28,10 +34,17 @@ TORCH_CASES=${TORCH_CASES:-5000}
 TORCH_TIME=${TORCH_TIME:-300}
 TORCH_JOBS=${TORCH_JOBS:-$(($(nproc) > 8 ? $(nproc) - 7 : 2))}
 LANES=${LANES:-cuda,torch}
+TORCH_SEED=${TORCH_SEED:-1}
+TORCH_FIRST=${TORCH_FIRST:-0}
+SKIP=${SKIP:-}
 bin=$BUILD/bin
 step() {  # step NAME COMMAND...: runs it with its output in OUTDIR/NAME.txt, times it
   local name=$1 start rc
   shift
+  case ",$SKIP," in *,"$name",*)
+    printf '%-18s skipped (SKIP)\n' "$name" | tee -a "$out/steps.txt"
+    return 0 ;;
+  esac
   start=${EPOCHREALTIME/./}
   "$@" > "$out/$name.txt" 2>&1
   rc=$?
@@ -55,7 +68,11 @@ if [ "${PREBUILT:-0}" != 1 ]; then
 fi
 
 cuda_lane() {
-  step ctest-cuda timeout 150 ctest --test-dir "$BUILD" -L cuda --output-on-failure
+  if [ -f "$BUILD/CTestTestfile.cmake" ]; then
+    step ctest-cuda timeout 150 ctest --test-dir "$BUILD" -L cuda --output-on-failure
+  else
+    step ctest-cuda timeout 150 "$bin/cuda_test"
+  fi
   # A GPU case is launch-bound (about 25 cases/s a thread on an H200, bench/results/cuda.md).
   step fuzz-cuda timeout 300 "$bin/flatcheck" fuzz --device cuda --cases "$CASES" --seed 1 \
     --jobs 8 --out '' --json
@@ -80,9 +97,9 @@ torch_lane() {
     --device cuda --time "$TORCH_TIME" --no-shrink \
     --out "$out/work-torch-cuda" --markdown "$out/torch-cuda.md" &
   step torch-campaign timeout "$((TORCH_TIME + 90))" python3 harness/torch/torch_campaign.py \
-    --python python3 --flatcheck "$bin/flatcheck" --cases "$TORCH_CASES" --seed 1 \
-    --jobs "$TORCH_JOBS" --time "$TORCH_TIME" --no-shrink --out "$out/work-torch" \
-    --markdown "$out/torch-campaign.md"
+    --python python3 --flatcheck "$bin/flatcheck" --cases "$TORCH_CASES" --seed "$TORCH_SEED" \
+    --first "$TORCH_FIRST" --jobs "$TORCH_JOBS" --time "$TORCH_TIME" --no-shrink \
+    --out "$out/work-torch" --markdown "$out/torch-campaign.md"
   wait
 }
 case ",$LANES," in *,torch,*) torch_lane & ;; esac
@@ -109,3 +126,6 @@ for d in ("cases", "programs"):
 EOF
 done
 echo "done: $out" | tee -a "$out/steps.txt"
+if [ -n "${ARCHIVE:-}" ]; then
+  tar -czf "$ARCHIVE" -C "$(dirname "$out")" "$(basename "$out")"
+fi

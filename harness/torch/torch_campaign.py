@@ -5,7 +5,7 @@ with flatcheck's minimizer, the torch run itself as the interestingness test, in
 PyTorch repro.
 
     python3 harness/torch/torch_campaign.py --cases 5000 --torch-root --jobs 2
-        [--seed 1] [--out torch-campaign] [--paths eager,fx,export,partition]
+        [--seed 1] [--first K] [--out torch-campaign] [--paths eager,fx,export,partition]
         [--pass MODULE:FUNCTION] [--flatcheck build/bin/flatcheck] [--python CMD] [--no-shrink]
         [--max-nodes N] [--max-shrinks K] [--time SECONDS] [--device cpu|cuda]
 
@@ -13,7 +13,9 @@ PyTorch repro.
 --python "scripts/in-torch-root python3"); without it, --python (default: this interpreter).
 Writes OUT/cases/*.json, OUT/programs/*.py, OUT/results.jsonl (one line per program and path,
 then the summary), and for each distinct failure OUT/minimized/<name>-<path>.json and
-OUT/repros/<name>-<path>.py. --time SECONDS: each bridge process starts no program after
+OUT/repros/<name>-<path>.py. --first K: the cases K..K+N-1 of the seed (case i is the
+same case whatever K and N are), so campaigns on several machines or days add up to one seed's
+cases 0..M-1 without running one twice. --time SECONDS: each bridge process starts no program after
 SECONDS, and the summary says how many were not run. --device cuda: every path but eager runs
 on the GPU (the bridge's --device). Prints counts per path, the skip and known-issue classes, and
 per op and path; exits 1 when a mismatch or an error was found, 2 on bad usage.
@@ -98,7 +100,8 @@ def run_bridge(python, files, extra, jobs, scratch):
 
 
 def print_summary(args, summary, seconds, out=print):
-    out(f"torch campaign: {args.cases} cases, seed {args.seed}, torch {summary['torch']}, "
+    which = f" ({args.first}..{args.first + args.cases - 1})" if args.first else ""
+    out(f"torch campaign: {args.cases} cases{which}, seed {args.seed}, torch {summary['torch']}, "
         f"{seconds:.0f} s, {args.jobs} jobs")
     not_run = summary.get("programs_not_run", 0)
     if not_run:
@@ -185,6 +188,8 @@ def main():
     ap = argparse.ArgumentParser(description=" ".join(__doc__.split("\n\n")[0].split()))
     ap.add_argument("--cases", type=int, default=1000, help="cases to generate (default 1000)")
     ap.add_argument("--seed", type=int, default=1, help="the generator's seed (default 1)")
+    ap.add_argument("--first", type=int, default=0, metavar="K",
+                    help="check the seed's cases K..K+N-1 (default 0)")
     ap.add_argument("--out", default="torch-campaign",
                     help="folder for cases, programs, results, shrunk cases and repros "
                     "(default torch-campaign)")
@@ -215,6 +220,8 @@ def main():
     args = ap.parse_args()
     if args.cases < 1 or args.jobs < 1:
         ap.error("--cases and --jobs must be at least 1")
+    if args.first < 0:
+        ap.error("--first must be at least 0")
     if args.torch_root and args.python:
         ap.error("--torch-root and --python are two ways to name the interpreter: pick one")
     python = shlex.split(args.python) if args.python else [sys.executable]
@@ -242,16 +249,20 @@ def main():
             commit += " (with uncommitted changes)"
     except OSError:  # no git on this machine
         commit = "? (no git)"
-    r = run([args.flatcheck, "generate", "--seed", str(args.seed), "--count", str(args.cases),
-             "--max-nodes", str(args.max_nodes), "-o", cases])
+    r = run([args.flatcheck, "generate", "--seed", str(args.seed),
+             "--count", str(args.first + args.cases), "--max-nodes", str(args.max_nodes),
+             "-o", cases])
     if r.returncode != 0:
         print(r.stdout + r.stderr, file=sys.stderr)
         return 2
+    wanted = range(args.first, args.first + args.cases)
+    for i in range(args.first):  # the cases before --first: another campaign's
+        os.remove(os.path.join(cases, f"case-{args.seed}-{i}.json"))
     r = run([args.flatcheck, "emit-torch", cases, "-o", programs])
     if r.returncode != 0:
         print(r.stdout + r.stderr, file=sys.stderr)
         return 2
-    names = {f"case-{args.seed}-{i}.py" for i in range(args.cases)}
+    names = {f"case-{args.seed}-{i}.py" for i in wanted}
     files = sorted(os.path.join(programs, f) for f in os.listdir(programs) if f in names)
     extra = ["--paths", args.paths] + (["--pass", args.flatten_pass] if args.flatten_pass else [])
     extra += (["--time", str(args.time)] if args.time is not None else [])

@@ -2,7 +2,7 @@
 # CTest `torch-campaign/dying-bridge` (label unit, needs no torch): a bridge process that ends
 # before its summary line leaves programs unchecked, so the campaign must say so and exit 2,
 # never report the programs that did run as the whole result; --time and --device reach the
-# bridge; progress in a log is a whole line every 10 s.
+# bridge; --first picks the seed's cases; progress in a log is a whole line every 10 s.
 #   campaign_test.sh FLATCHECK_BIN SOURCE_DIR
 set -uo pipefail
 bin=$1 src=$2
@@ -44,6 +44,34 @@ if [ "$rc" -ne 0 ] || ! grep -q "programs checked: 0 of 3 (3 not run" "$work/log
   exit 1
 fi
 echo "PASS: --time and --device reach the bridge; programs not run are reported"
+# --first K: the bridge is given the seed's cases K..K+N-1, each the same case a campaign from 0
+# checks (a stand-in bridge that names a path after each program it is given).
+cat >"$work/names.py" <<'PY'
+import json, os, sys
+progs = sorted(os.path.basename(a) for a in sys.argv[2:] if a.endswith(".py"))
+print(json.dumps({"summary": True, "torch": "stand-in", "programs": len(progs),
+                  "programs_not_run": 0, "paths": {p: {"agree": 1} for p in progs},
+                  "ops_per_path": {}}))
+PY
+for first in 0 5; do
+  python3 "$src/harness/torch/torch_campaign.py" --cases 3 --jobs 1 --seed 4 --first "$first" \
+    --flatcheck "$bin" --out "$work/first$first" --no-shrink --python "python3 $work/names.py" \
+    >"$work/logf$first" 2>&1 || { cat "$work/logf$first"; echo "FAIL: --first $first"; exit 1; }
+done
+cat "$work/logf5"
+got=$(grep -o 'case-4-[0-9]*\.py' "$work/logf5" | sort -u | tr '\n' ' ')
+if [ "$got" != "case-4-5.py case-4-6.py case-4-7.py " ] ||
+   ! grep -q "3 cases (5..7), seed 4" "$work/logf5"; then
+  echo "FAIL: --first 5 --cases 3 gave the bridge '$got', expected cases 5, 6 and 7"
+  exit 1
+fi
+"$bin" generate --seed 4 --count 6 -o "$work/all" >/dev/null
+if ! cmp -s "$work/all/case-4-5.json" "$work/first5/cases/case-4-5.json" ||
+   [ -e "$work/first5/cases/case-4-0.json" ]; then
+  echo "FAIL: --first 5 wrote another case 5 than the seed's, or kept the cases before 5"
+  exit 1
+fi
+echo "PASS: --first picks the seed's cases"
 # Progress off a terminal (a log) is a whole line every 10 s, never carriage returns: a stand-in
 # bridge that takes 12 s.
 cat >"$work/slow.py" <<'PY'
