@@ -147,7 +147,8 @@ class Recorder:
                 self.first = {"node": origin, "call": self.call + 1, "op": op, "why": why,
                               "torch": value.detach().reshape(-1)[:8].tolist(),
                               "flatcheck": expected[1].reshape(-1)[:8].tolist(),
-                              **first_difference(value.detach(), expected[1], ins)}
+                              **first_difference(value.detach(), expected[1], ins, op,
+                                                 self.p.CONFIG["nan_exact"])}
         return value
 
 

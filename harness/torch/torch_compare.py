@@ -60,14 +60,26 @@ class Verdict:
     BITWISE, WITHIN, MISMATCH = "bitwise", "within_bound", "mismatch"
 
 
-def first_difference(got, want, inputs):
-    """Where a node's torch value first differs from flatcheck's: the element's index, both
-    values' bits and, for an elementwise op, its input elements' bits (a report upstream can
-    act on without re-running)."""
+def first_difference(got, want, inputs, op=None, nan_exact=True):
+    """Where a node's torch value first differs from flatcheck's beyond what `op`'s rules allow
+    (compare_node: NaN payloads, signs of zero, ULP bounds), else where it first differs at all:
+    the element's index, both values' bits and, for an elementwise op, its input elements' bits
+    (a report upstream can act on without re-running)."""
     if got.shape != want.shape:
         return {}
     g, w = _bits(got), _bits(want)
-    diff = (g != w).nonzero()
+    differs = g != w
+    allowed = torch.zeros_like(differs)
+    gn, wn = torch.isnan(got.reshape(-1)), torch.isnan(want.reshape(-1))
+    if not nan_exact or op in NAN_RELAXED:
+        allowed |= gn & wn
+    if op in ZERO_SIGN_RELAXED:
+        allowed |= (got.reshape(-1) == 0) & (want.reshape(-1) == 0)
+    if op in ULP_BOUNDS:
+        allowed |= ulp_distance(got, want) <= ULP_BOUNDS[op]
+    diff = (differs & ~allowed).nonzero()
+    if diff.numel() == 0:
+        diff = differs.nonzero()
     if diff.numel() == 0:
         return {}
     i = int(diff[0])
