@@ -262,8 +262,10 @@ def main():
     if r.returncode != 0:
         print(r.stdout + r.stderr, file=sys.stderr)
         return 2
-    names = {f"case-{args.seed}-{i}.py" for i in wanted}
-    files = sorted(os.path.join(programs, f) for f in os.listdir(programs) if f in names)
+    # In case order, dealt round-robin to the bridge processes: a run that --time cuts short
+    # has checked about the first cases, and a later run can go on with --first.
+    files = [f for f in (os.path.join(programs, f"case-{args.seed}-{i}.py") for i in wanted)
+             if os.path.exists(f)]
     extra = ["--paths", args.paths] + (["--pass", args.flatten_pass] if args.flatten_pass else [])
     extra += (["--time", str(args.time)] if args.time is not None else [])
     extra += (["--device", args.device] if args.device != "cpu" else [])
