@@ -4,7 +4,8 @@
 #   cuda   the cuda tests, a GPU campaign beside the same campaign on the CPU, cuda-missing-sync
 #          detection, CPU-vs-CUDA node by node, the engine-launch and end-to-end benches, the
 #          ULP table;
-#   torch  corpus/torch replayed on this torch (tests/torch/torch2_test.sh checks), the torch
+#   torch  corpus/torch replayed on this torch (tests/torch/torch2_test.sh checks), torch's own
+#          exp/tanh/sigmoid/sqrt against correctly rounded results (measure_ulps.py), the torch
 #          campaign over every path, and the export and partition paths with tensors on the GPU.
 # Each step's output is a file in OUTDIR and its exit status and seconds a line of
 # OUTDIR/steps.txt; a failing step is recorded and the next one still runs. Every step has a
@@ -92,6 +93,7 @@ torch_lane() {
   export FLATCHECK_TORCH_ROOT=/  # this machine's own python3 (scripts/in-torch-root)
   step torch-corpus timeout "$((TORCH_TIME + 60))" bash tests/torch/torch2_test.sh checks \
     "$bin/flatcheck" "$PWD" &
+  step torch-ulps timeout 150 python3 harness/torch/measure_ulps.py &  # torch's own kernels
   step torch-cuda-export timeout "$((TORCH_TIME + 60))" python3 harness/torch/torch_campaign.py \
     --python python3 --flatcheck "$bin/flatcheck" --cases 1000 --seed 3 --jobs 2 \
     --device cuda --time "$TORCH_TIME" --no-shrink \
