@@ -167,6 +167,31 @@ std::vector<Broken> engine_changes(const Json& doc) {
         b + "/ops/0/in/0");
     with_engine(
         "engine version", [&](Json& x) { x["version"] = 7; }, b + "/version");
+    // Every binding's slot is checked against the slots there are (a slot past them would be
+    // read and written off the end), and an output must name a slot something wrote.
+    const std::string past = std::to_string(engine["slots"].size() + 3);
+    for (const char* key : {"inputs", "outputs", "constants"})
+      for (size_t k = 0; k < engine[key].size(); ++k)
+        with_engine(
+            std::string("out-of-range ") + key + " slot",
+            [&](Json& x) { x[key][k]["slot"] = x["slots"].size() + 3; },
+            b + "/" + key + "/" + std::to_string(k) + ": slot " + past + " out of range");
+    if (!engine["outputs"].empty() && !engine["inputs"].empty()) {
+      with_engine(
+          "input slot written twice",
+          [&](Json& x) {
+            x["inputs"].push_back(x["inputs"][0]);
+            x["inputs"].back()["position"] = x["inputs"].size() - 1;
+          },
+          b + "/inputs/" + std::to_string(engine["inputs"].size()) + ": slot written twice");
+      with_engine(
+          "output of a slot never written",
+          [&](Json& x) {
+            x["slots"].push_back({{"shape", Json::array()}, {"offset", 0}});
+            x["outputs"][0]["slot"] = x["slots"].size() - 1;
+          },
+          b + "/outputs/0: slot never written");
+    }
   }
   return out;
 }
