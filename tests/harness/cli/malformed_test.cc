@@ -153,6 +153,12 @@ std::vector<Broken> engine_changes(const Json& doc) {
           "unknown engine op", [&](Json& x) { x["ops"][k]["op"] = "warp"; }, op + "/op");
       with_engine(
           "engine op that is not allowed", [&](Json& x) { x["ops"][k]["op"] = "copy_"; }, op);
+      with_engine(
+          "engine op scalar list past max_rank",
+          [&](Json& x) {
+            x["ops"][k]["scalars"] = Json::array({Json::array({0, 1, 2, 3, 4, 5, 6, 7, 8})});
+          },
+          op + "/scalars/0: array of 9 entries is over the limit of 8");
     }
     with_engine(
         "overlapping live slots",
@@ -250,8 +256,10 @@ TEST(MalformedTest, ProgramsWithEnginesAreRejectedWithTheirPath) {
     d[Json::json_pointer(ptr)] = v;
     docs.push_back({"signature change at " + ptr, dump(d), path});
   };
-  change("/signature/inputs/0/kind", "weights", "/signature/inputs/0/kind");
-  change("/signature/outputs/0/kind", "extra", "/signature/outputs/0/kind");
+  change("/signature/inputs/0/kind", "weights",
+         "/signature/inputs/0/kind: expected user_input, parameter or buffer, got \"weights\"");
+  change("/signature/outputs/0/kind", "extra",
+         "/signature/outputs/0/kind: expected user_output or buffer_mutation, got \"extra\"");
   change("/signature/inputs/0/name", "y", "/");
   change("/signature/outputs", Json::array(), "/");
   expect_all_rejected("program", docs);
