@@ -290,6 +290,14 @@ TEST(NamespaceTest, AReleasedSuffixIsHandedOutAgainAndOnlyIt) {
   EXPECT_FALSE(ns.contains("c_03"));
   EXPECT_EQ(ns.create_name("c"), "c_11");
   EXPECT_EQ(ns.create_name("c_3"), "c_12");
+
+  // A release on one base keeps every other base's taken suffixes: d_5, taken ahead of d's
+  // counter, is still passed over after a release on add.
+  ASSERT_TRUE(ns.reserve("d_5"));
+  for (const char* want : {"d", "d_1", "d_2", "d_3", "d_4"}) EXPECT_EQ(ns.create_name("d"), want);
+  ns.release("add_4");
+  EXPECT_EQ(ns.create_name("d"), "d_6");
+  EXPECT_EQ(ns.create_name("add"), "add_4");
 }
 
 TEST(NamespaceTest, AReservedNameIsUsedAndCountsForLaterNames) {
