@@ -7,6 +7,7 @@
 #include <functional>
 
 #include "core/base/check.h"
+#include "core/base/faults.h"
 #include "core/passes/passes.h"
 #include "core/runtime/interpreter.h"
 #include "core/serialize/fields.h"
@@ -82,6 +83,29 @@ TEST(SerializeTest, SpecialFloatsSurviveBitForBit) {
   const Tensor& w = *back->params.at("w");
   ASSERT_EQ(w.data.size(), bits.size());
   for (size_t i = 0; i < bits.size(); ++i) EXPECT_EQ(float_bits(w.data[i]), bits[i]) << i;
+}
+
+// The planted fault serialize-float-short (docs/faults.md) writes each tensor value as decimal
+// text of 6 significant digits, which loads back rounded, without an error: a wrong value the
+// reload stage must find, not a writer that throws.
+TEST(SerializeTest, TheFloatShortFaultWritesValuesThatLoadBackRounded) {
+  Module m;
+  m.params["w"] = std::make_shared<Tensor>(Tensor({3}, {1.0f / 3, 2.5f, -INFINITY}));
+  Node* x = m.graph.placeholder("x", ValueType::tensor({3}));
+  m.graph.output({m.graph.call_function(OpCode::kAdd, {x, m.graph.get_attr("w")})});
+  std::string s;
+  {
+    ScopedFault f(Fault::kSerializeFloatShort);
+    ASSERT_NO_THROW(s = save_module(m));
+  }
+  EXPECT_NE(s.find("\"values\""), std::string::npos) << s;
+  auto back = load_module(s);
+  const Tensor& w = *back->params.at("w");
+  ASSERT_EQ(w.data.size(), 3u);
+  EXPECT_EQ(w.data[0], 0.333333f);
+  EXPECT_NE(w.data[0], 1.0f / 3);
+  EXPECT_EQ(w.data[1], 2.5f);
+  EXPECT_EQ(w.data[2], -INFINITY);
 }
 
 TEST(SerializeTest, ScalarConstantsKeepNonFiniteValues) {
