@@ -210,6 +210,55 @@ TEST(UnflattenTest, EveryValueNodeCarriesTheTypeInferenceGives) {
   EXPECT_GE(get_attrs, 100);
 }
 
+// A call that skips a level ("p.q@1" from the caller) attaches its variant inside the module
+// at `p`, and every module object of that FQN holds it (its variants and its stand-in), as
+// PyTorch's call frames of one module share one `_modules` (`self.module._modules =
+// base_module_frame.module._modules`, torch/export/unflatten.py, 2.14.1; docs/architecture.md
+// says what flatcheck shares and what not).
+TEST(UnflattenTest, ALevelSkippingCallsVariantIsHeldByEveryObjectOfItsParentFqn) {
+  auto fqn_of = [](const std::string& path) {  // "a@1.b@2" -> "a.b"
+    std::string out, part;
+    for (size_t i = 0; i <= path.size(); ++i) {
+      if (i < path.size() && path[i] != '.') {
+        part += path[i];
+        continue;
+      }
+      out += (out.empty() ? "" : ".") + part.substr(0, part.find('@'));
+      part.clear();
+    }
+    return out;
+  };
+  int checked = 0;
+  for (uint64_t i = 0; i < 300; ++i) {
+    Case c = generate_case_for_seed(mix_seed(7, i));
+    auto u = unflatten(export_program(*c.module));
+    std::map<std::string, std::vector<const Module*>> objects;  // FQN -> its module objects
+    std::vector<std::pair<std::string, std::string>> skips;     // (caller path, target)
+    for_each_module(*u, [&](const std::string& path, Module& m) {
+      objects[fqn_of(path)].push_back(&m);
+      for (const Node* n = m.graph.first(); n; n = n->next)
+        if (n->op == NodeOp::kCallModule && n->target.find('.') != std::string::npos)
+          skips.emplace_back(path, n->target);
+    });
+    for (const auto& [caller, target] : skips) {
+      size_t dot = target.rfind('.');
+      std::string parent =
+          fqn_of(caller.empty() ? target.substr(0, dot) : caller + "." + target.substr(0, dot));
+      std::string name = target.substr(dot + 1);
+      const Module* held = nullptr;
+      for (const Module* m : objects[parent]) {
+        auto it = m->children.find(name);
+        ASSERT_NE(it, m->children.end())
+            << "case " << i << ": an object of '" << parent << "' lacks '" << name << "'";
+        if (!held) held = it->second.get();
+        EXPECT_EQ(it->second.get(), held) << "case " << i << ": " << parent << "." << name;
+        ++checked;
+      }
+    }
+  }
+  EXPECT_GE(checked, 100);
+}
+
 // Variants are found by the exact name before '@': a sibling whose name only starts with the
 // FQN's (layer10 beside layer1) is another module.
 TEST(UnflattenTest, VariantsAreNotFoundByPrefix) {
