@@ -13,11 +13,11 @@ PyTorch repro.
 --python "scripts/in-torch-root python3"); without it, --python (default: this interpreter).
 Writes OUT/cases/*.json, OUT/programs/*.py, OUT/results.jsonl (one line per program and path,
 then the summary), and for each distinct failure OUT/minimized/<name>-<path>.json and
-OUT/repros/<name>-<path>.py. --first K: the cases K..K+N-1 of the seed (case i is the
-same case whatever K and N are), so campaigns on several machines or days add up to one seed's
-cases 0..M-1 without running one twice. --time SECONDS: each bridge process starts no program after
-SECONDS, and the summary says how many were not run. --device cuda: every path but eager runs
-on the GPU (the bridge's --device). Prints counts per path, the skip and known-issue classes, and
+OUT/repros/<name>-<path>.py. --first K: the cases K..K+N-1 of the seed (case i is the same case
+whatever K and N are), so campaigns on several machines or days add up to one seed's cases
+0..M-1 without running one twice. --time SECONDS: each bridge process starts no program after
+SECONDS, and the summary says how many were not run. --device cuda: every path but eager runs on
+the GPU (the bridge's --device). Prints counts per path, the skip and known-issue classes, and
 per op and path; exits 1 when a mismatch or an error was found, 2 on bad usage.
 """
 import argparse
