@@ -175,13 +175,14 @@ std::vector<Broken> engine_changes(const Json& doc) {
         "engine version", [&](Json& x) { x["version"] = 7; }, b + "/version");
     // Every binding's slot is checked against the slots there are (a slot past them would be
     // read and written off the end), and an output must name a slot something wrote.
-    const std::string past = std::to_string(engine["slots"].size() + 3);
+    const size_t past = engine["slots"].size() + 3;
     for (const char* key : {"inputs", "outputs", "constants"})
       for (size_t k = 0; k < engine[key].size(); ++k)
         with_engine(
             std::string("out-of-range ") + key + " slot",
-            [&](Json& x) { x[key][k]["slot"] = x["slots"].size() + 3; },
-            b + "/" + key + "/" + std::to_string(k) + ": slot " + past + " out of range");
+            [&](Json& x) { x[key][k]["slot"] = past; },
+            b + "/" + key + "/" + std::to_string(k) + ": slot " + std::to_string(past) +
+                " out of range");
     if (!engine["outputs"].empty() && !engine["inputs"].empty()) {
       with_engine(
           "input slot written twice",
