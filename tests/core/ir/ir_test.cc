@@ -277,6 +277,26 @@ TEST(InferTypesTest, AGetitemOutsideItsTupleIsRefused) {
   EXPECT_EQ(*last->meta.val, ValueType::tensor({2}));
 }
 
+// A getitem's index is an int constant: a float, a bool or a node in its place is refused by
+// the node's name before any index is read.
+TEST(InferTypesTest, AGetitemIndexThatIsNoIntIsRefused) {
+  for (int bad = 0; bad < 3; ++bad) {
+    Module m;
+    Node* x = m.graph.placeholder("x", ValueType::tensor({4}));
+    Node* parts = m.graph.call_function(OpCode::kSplit, {x, int64_t{0}, int64_t{2}});
+    Arg index = bad == 0 ? Arg{1.0f} : bad == 1 ? Arg{true} : Arg{x};
+    m.graph.output({m.graph.call_function(OpCode::kGetitem, {parts, index}, "pick")});
+    try {
+      infer_types(m);
+      ADD_FAILURE() << "getitem with index kind " << bad << " typed";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("node %pick: getitem's index must be an int constant"),
+                std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 // A branch picks one of two values at run time, so both must have one type: a differing shape,
 // a tuple, or a scalar beside a tensor is refused, and a branch of equal types takes that type.
 TEST(InferTypesTest, ABranchBetweenTwoTypesIsRefused) {

@@ -30,6 +30,27 @@ TEST(OpTableTest, SignaturesAcceptTheirKindsAndNameWhatIsWrong) {
   EXPECT_NE(check_signature(OpCode::kAdd, "T"), "");
   EXPECT_NE(check_signature(OpCode::kAddScalar, "TT"), "");
   EXPECT_NE(check_signature(OpCode::kRelu, "Tf"), "");
+  // A kinds list ends where its view ends, whatever lies past it.
+  const char kinds[] = "TT";
+  EXPECT_EQ(check_signature(OpCode::kAdd, std::string_view(kinds, 1)),
+            "argument 1 must be of kind 'T'");
+  EXPECT_EQ(check_signature(OpCode::kAdd, std::string_view(kinds, 2)), "");
+}
+
+// reshape's dims are each 0..2^24: a negative dim (whose product could still equal the input's
+// element count) or a larger one is refused.
+TEST(ShapeRuleTest, ReshapeRefusesANegativeOrHugeDim) {
+  for (const std::vector<int64_t>& bad :
+       {std::vector<int64_t>{-2, -6}, std::vector<int64_t>{-12, -1},
+        std::vector<int64_t>{1 << 25, 0}}) {
+    Shape in = bad[1] == 0 ? Shape{0, 3} : Shape{2, 6};
+    try {
+      infer_shapes(OpCode::kReshape, {in}, {bad});
+      ADD_FAILURE() << "reshape to " << bad[0] << ", " << bad[1] << " accepted";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("reshape: bad dim"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(ShapeRuleTest, BinaryOpsBroadcastFromTheRight) {

@@ -68,6 +68,28 @@ TEST(EngineTest, EveryEngineAndEveryCopyHasAnIdentityNeverSeenBefore) {
   }  // each engine is freed here, and a later one may take its address, never its id
 }
 
+// A node that reads a value from outside the subgraph (another graph's node) is refused by the
+// engine's and the node's names, not looked up as if the engine held it.
+TEST(EngineTest, ANodeReadingAValueTheEngineLacksIsRefused) {
+  Module other;
+  Node* stray = other.graph.placeholder("y", ValueType::tensor({4}));
+  Module m;
+  Node* x = m.graph.placeholder("x", ValueType::tensor({4}));
+  Node* t = m.graph.call_function(OpCode::kTanh, {x});
+  t->meta.val = ValueType::tensor({4});
+  Node* bad = m.graph.call_function(OpCode::kAdd, {t, stray}, "total");
+  bad->meta.val = ValueType::tensor({4});
+  m.graph.output({bad});
+  try {
+    compile_engine(m, "e", {});
+    ADD_FAILURE() << "an engine reading another graph's node compiled";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("engine e: node %total reads a value the engine lacks"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
 TEST(EngineTest, MemoryPlanReusesSlotsOfDeadValues) {
   Module m = chain(10);
   Engine e = compile_engine(m, "e", {});
