@@ -16,17 +16,20 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            run inlined by position; --pass: yours), torch.save/torch.load, the calls: outputs and
            buffers must equal torch eager's bit for bit.
   export.strict.module, export.strict.unflatten, export.strict.preserve,
-  export.nonstrict.module, export.nonstrict.unflatten, export.nonstrict.preserve
+  export.nonstrict.module, export.nonstrict.unflatten, export.nonstrict.preserve,
+  export.nonstrict.reexport
            torch.export.export (strict or not), then ep.module(), or save/load and unflatten,
-           or (preserve) export with every submodule's call signature preserved and unflatten;
-           the calls; vs torch eager, bit for bit (torch >= 2.5; skipped with the reason before).
+           or (preserve) export with every submodule's call signature preserved and unflatten,
+           or (reexport, non-strict only) unflatten, export the unflattened module again and
+           unflatten that; the calls; vs torch eager, bit for bit (torch >= 2.5; skipped with
+           the reason before).
   partition.splitter, partition.capability
            torch's own partitioners, as Torch-TensorRT's dynamo frontend builds on them, over the
            non-strict exported module: _SplitterBase (`_run_on_acc_*` / `_run_on_gpu_*`
            submodules) or CapabilityBasedPartitioner (fused `_run_on_acc_*` partitions), the
            fallback ops CONFIG["fallback_ops"]; the calls; then flattened by the pass (as fx)
            and the calls again; vs torch eager, bit for bit (torch_partition.py).
---paths takes names or prefixes: `export` is the six export paths, `export.strict` three,
+--paths takes names or prefixes: `export` is the seven export paths, `export.strict` three,
 `partition` the two partition paths.
 
 --device cuda runs every path but eager with the model's state and the inputs on the GPU

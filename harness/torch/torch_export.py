@@ -5,6 +5,8 @@
                            torch.export.unflatten (call variants n, n@1 sharing state)
   export.<mode>.preserve   export with preserve_module_call_signature naming every submodule,
                            then unflatten (a module called more than once: a dispatcher)
+  export.nonstrict.reexport  export, unflatten, torch.export.export of the unflattened module,
+                           unflatten of that (strict export refuses an UnflattenedModule)
 
 for mode in strict, nonstrict. Each runs CONFIG["calls"] calls on fresh input copies; outputs
 and final state (every FQN the module holds, variants mapped to their base) must equal torch
@@ -37,8 +39,11 @@ import torch
 from torch_compare import judge, run_calls, strip_variants, tensors_of
 
 MODES = ("strict", "nonstrict")
-KINDS = ("module", "unflatten", "preserve")
-PATHS = tuple(f"export.{m}.{k}" for m in MODES for k in KINDS)
+KINDS = ("module", "unflatten", "preserve", "reexport")
+# Strict export cannot export an UnflattenedModule (dynamo refuses its input processing, a
+# function under torch.compiler.disable): the re-export is non-strict only.
+PATHS = tuple(f"export.{m}.{k}" for m in MODES for k in KINDS
+              if (m, k) != ("strict", "reexport"))
 
 # (pattern on "ExceptionType: message", skip class, reason). Each row is a documented torch
 # limitation (docs/torch.md, "Skip classes"); anything else is an error the triage looks at.
@@ -378,7 +383,7 @@ def run_one(p, eager, mode, kinds, cache):
     """The export paths of one mode: a result dict per requested kind. The preserve path
     exports on its own, so an export failure of one is not the other's."""
     results = {}
-    plain = [k for k in kinds if k != "preserve"]
+    plain = [k for k in kinds if k in ("module", "unflatten")]
     stage = "export"
     try:
         if plain:
@@ -413,6 +418,11 @@ def run_one(p, eager, mode, kinds, cache):
             results["preserve"] = preserve_path(p, mode, eager, cache)
         except Exception as e:  # noqa: BLE001 - raised by the export
             results["preserve"] = failure(e, "export")
+    if "reexport" in kinds:
+        try:
+            results["reexport"] = reexport_path(p, mode, eager, cache)
+        except Exception as e:  # noqa: BLE001 - raised by the first export
+            results["reexport"] = failure(e, "export")
     return results
 
 
@@ -554,6 +564,85 @@ def preserve_excuse(p):
     if tied:
         return ("preserve-tied-buffer-update", f"one buffer is updated by {' and '.join(tied[0])}")
     return None
+
+
+def reexport_path(p, mode, eager, cache):
+    """export, unflatten, torch.export.export of the unflattened module (the same mode), unflatten
+    of that program, the calls. Exporting an UnflattenedModule again is how a model is re-exported
+    after a pass over its module tree (pytorch/pytorch#171964 does it). The first unflatten is
+    judged alone before: when it is wrong already, the path reports the class that explains it
+    (trace_unflatten) or its own mismatch or error at stage "unflatten", so what the path reports
+    past that stage is the re-export's and the second unflatten's own."""
+    fresh = copies_of(export_program(p, mode))
+    try:
+        first = torch.export.unflatten(fresh())
+        status, why = judge(p, run_calls(first, p), state_after(first), eager, cache)
+    except Exception as e:  # noqa: BLE001
+        status, why = "error", f"{type(e).__name__}: {e}"
+    if status in ("mismatch", "error"):
+        cls = trace_unflatten(p, fresh, eager, cache)
+        if cls:
+            return {"status": "known_torch_issue", "known_torch_issue": cls, "stage": "unflatten",
+                    "detail": why[:300]}
+        return {"status": status, "stage": "unflatten", "first_mismatch": why[:600]}
+    try:
+        status, why, u = reexport(p, mode, fresh, eager, cache)
+    except Exception as e:  # noqa: BLE001 - torch refusing or crashing on the program
+        status, why, u, error = "error", f"{type(e).__name__}: {e}", None, e
+    if status in ("mismatch", "error"):
+        try:
+            fixed, _, _ = reexport(p, mode, fresh, eager, cache, rename_variants_first=True)
+        except Exception:  # noqa: BLE001 - then not (only) this cause
+            fixed = "error"
+        if fixed not in ("mismatch", "error"):
+            return {"status": "known_torch_issue", "known_torch_issue": REEXPORT_CLASS,
+                    "stage": "reexport", "detail": why[:300]}
+        if u is None:
+            return failure(error, "reexport")
+    r = verdict(status, why)
+    if status == "mismatch":
+        r["stage"] = "reexport"
+    r["variants"] = variants(u)
+    return r
+
+
+# The cause of docs/found-bugs.md 17: a module path holding "@" (unflatten's name for a call
+# variant, `c@1`) makes non-strict export's call keys ambiguous (the second call of `w.c` and
+# the first of `w.c@1` are both `w.c@1`), and unflatten reads "@" in a path as a call suffix.
+REEXPORT_CLASS = "reexport-variant-call-keys-collide"
+VARIANT_MARK = "_flatcheck_call_"
+
+
+def rename_variants(module):
+    """`module` (unflattened) with every call variant `c@1` renamed `c_flatcheck_call_1`: in its
+    parent's children (their order kept), and in every part of every call_module and get_attr
+    target of every graph (a graph can call a variant by a dotted path, `a_w.a_w@1`)."""
+    def renamed(target):
+        return ".".join(part.replace("@", VARIANT_MARK) for part in target.split("."))
+
+    for _, m in list(module.named_modules(remove_duplicate=False)):
+        if any("@" in n for n in m._modules):
+            m._modules = {renamed(n): c for n, c in m._modules.items()}
+        for node in getattr(m, "graph", torch.fx.Graph()).nodes:
+            if node.op in ("call_module", "get_attr") and "@" in node.target:
+                node.target = renamed(node.target)
+    return module
+
+
+def reexport(p, mode, fresh, eager, cache, rename_variants_first=False):
+    """unflatten of `fresh()`, torch.export.export of it, unflatten of that, the calls: (status,
+    why, the module); with `rename_variants_first`, the variants renamed before the re-export
+    (the cause of REEXPORT_CLASS removed) and their state named back for the judge."""
+    first = torch.export.unflatten(fresh())
+    if rename_variants_first:
+        rename_variants(first)
+    again = torch.export.export(first, tuple(t.clone() for t in p.INPUTS),
+                                strict=(mode == "strict"))
+    u = torch.export.unflatten(again)
+    outs = run_calls(u, p)
+    state = {fqn.replace(VARIANT_MARK, "@"): t for fqn, t in state_after(u).items()}
+    status, why = judge(p, outs, state, eager, cache)
+    return status, why, u
 
 
 def verdict(status, why):
