@@ -56,6 +56,39 @@ TEST(EngineTest, ALaunchThatThrowsEndsTheCaptureItBegan) {
   EXPECT_EQ(rec.aborts_, 1);
 }
 
+// A backend whose copies out land only at synchronize(), as a device's asynchronous copies do.
+class DeferredCopyBackend final : public CpuForwardingBackend {
+ public:
+  std::string_view name() const override { return "deferred-copy"; }
+  void copy_out_async(float* dst, DeviceBuffer src, size_t off, size_t n) override {
+    pending_.push_back({dst, src, off, n});
+  }
+  void synchronize() override {
+    for (const auto& c : pending_) copy_out(c.dst, c.src, c.off, c.n);
+    pending_.clear();
+  }
+
+ private:
+  struct Copy {
+    float* dst;
+    DeviceBuffer src;
+    size_t off, n;
+  };
+  std::vector<Copy> pending_;
+};
+
+// run_engine's outputs hold their values when it returns: it waits for its asynchronous copies.
+TEST(EngineTest, AnEnginesOutputsAreCopiedOutBeforeItReturns) {
+  Module m = chain(5);
+  Engine e = compile_engine(m, "e", {});
+  DeferredCopyBackend deferred;
+  Tensor x({4}, {0.25f, -1.5f, 2.0f, 7.0f});
+  auto want = run_module(m, std::vector<Tensor>{x});
+  auto got = run_engine(deferred, e, {&x});
+  ASSERT_EQ(got.size(), 1u);
+  EXPECT_TRUE(got[0].bit_equal(want[0]));
+}
+
 TEST(EngineTest, EveryEngineAndEveryCopyHasAnIdentityNeverSeenBefore) {
   std::set<uint64_t> seen;
   for (int i = 0; i < 50; ++i) {
