@@ -5,8 +5,9 @@
                            torch.export.unflatten (call variants n, n@1 sharing state)
   export.<mode>.preserve   export with preserve_module_call_signature naming every submodule,
                            then unflatten (a module called more than once: a dispatcher)
-  export.nonstrict.reexport  export, unflatten, torch.export.export of the unflattened module,
-                           unflatten of that (strict export refuses an UnflattenedModule)
+  export.nonstrict.reexport  export, save/load, unflatten, torch.export.export of the
+                           unflattened module, unflatten of that (strict export refuses an
+                           UnflattenedModule)
 
 for mode in strict, nonstrict. Each runs CONFIG["calls"] calls on fresh input copies; outputs
 and final state (every FQN the module holds, variants mapped to their base) must equal torch
@@ -572,8 +573,16 @@ def reexport_path(p, mode, eager, cache):
     after a pass over its module tree (pytorch/pytorch#171964 does it). The first unflatten is
     judged alone before: when it is wrong already, the path reports the class that explains it
     (trace_unflatten) or its own mismatch or error at stage "unflatten", so what the path reports
-    past that stage is the re-export's and the second unflatten's own."""
-    fresh = copies_of(export_program(p, mode))
+    past that stage is the re-export's and the second unflatten's own. The program goes through
+    torch.export.save / load first, as on the unflatten path: a first unflatten without it can
+    merge two calls whose graphs differ only in a NaN constant's payload (the dedup compares
+    printed graphs, where every NaN is `nan`), a difference the unflatten path never sees."""
+    saved = io.BytesIO()
+    torch.export.save(export_program(p, mode), saved)
+    data = saved.getvalue()
+
+    def fresh():  # the saved program, loaded anew
+        return torch.export.load(io.BytesIO(data))
     try:
         first = torch.export.unflatten(fresh())
         status, why = judge(p, run_calls(first, p), state_after(first), eager, cache)
