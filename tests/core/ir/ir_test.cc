@@ -103,6 +103,21 @@ TEST(GraphTest, CopyKeepsNamesAndNamespace) {
 
 // Assigning a graph over one that already holds nodes leaves the assigned graph's nodes only:
 // its size, its node list and its namespace, whatever the old graph held.
+// An erased node links to nothing: its neighbours link past it, and a walk from it ends at once.
+TEST(GraphTest, AnErasedNodeLinksToNothing) {
+  Module m;
+  Node* x = m.graph.placeholder("x", ValueType::tensor({2}));
+  Node* mid = m.graph.call_function(OpCode::kRelu, {x});
+  Node* last = m.graph.call_function(OpCode::kNeg, {x});
+  m.graph.output({last});
+  m.graph.erase(mid);
+  EXPECT_TRUE(mid->erased);
+  EXPECT_EQ(mid->prev, nullptr);
+  EXPECT_EQ(mid->next, nullptr);
+  EXPECT_EQ(x->next, last);
+  EXPECT_EQ(last->prev, x);
+}
+
 TEST(GraphTest, AssigningOverAGraphReplacesItsNodesAndCount) {
   Module small = small_module();
   for (int old_nodes : {0, 1, 5, 40}) {

@@ -77,6 +77,25 @@ TEST(NamespaceTest, AUsedSuffixedCandidateCountsFromItsBase) {
   EXPECT_EQ(ns.create_name("max_2"), "max_4");
 }
 
+// A suffix `_0` is a suffix like any other: `a_0` takes 0 of `a`'s numbers. The expected names
+// come from tests/core/naming_table.py's ReferenceNamespace (torch 2.14.1's create_name).
+TEST(NamespaceTest, ASuffixZeroIsTakenLikeAnyOther) {
+  const std::vector<std::pair<std::vector<std::string>, std::vector<std::string>>> table = {
+      {{"a_0", "a_0"}, {"a_0", "a_1"}},
+      {{"a_0", "a", "a"}, {"a_0", "a", "a_1"}},
+      {{"a", "a_0", "a_0", "a"}, {"a", "a_0", "a_1", "a_2"}},
+      {{"a_0", "a_0", "a_0"}, {"a_0", "a_1", "a_2"}},
+      {{"x_0", "x_1", "x_0", "x"}, {"x_0", "x_1", "x_2", "x"}},
+      {{"a_0", "a_1", "a_0"}, {"a_0", "a_1", "a_2"}},
+  };
+  for (const auto& [in, want] : table) {
+    Namespace ns;
+    std::vector<std::string> got;
+    for (const auto& c : in) got.push_back(ns.create_name(c));
+    EXPECT_EQ(got, want) << in.size() << " candidates from " << in[0];
+  }
+}
+
 TEST(NamespaceTest, TrailingDigitsAreASuffixThatIsReplacedNotAppended) {
   Namespace ns;
   EXPECT_EQ(ns.create_name("getitem_1"), "getitem_1");
