@@ -6,6 +6,8 @@
 #include <cmath>
 #include <functional>
 
+#include <nlohmann/json.hpp>
+
 #include "core/base/check.h"
 #include "core/base/faults.h"
 #include "core/passes/passes.h"
@@ -65,6 +67,28 @@ TEST(SerializeTest, ErrorPathsAreJsonPointers) {
     ADD_FAILURE() << "fail() returned";
   } catch (const InputError& e) {
     EXPECT_STREQ(e.what(), "/: bad");
+  }
+}
+
+// A state path longer than max_path_length is refused by the path check, however legal each of
+// its names is: one state entry's key made 1,025 characters of "a.a.a...".
+TEST(SerializeTest, AStatePathOverTheLengthLimitIsRefused) {
+  auto doc = nlohmann::json::parse(save_program(export_program(*quickstart_example())));
+  auto& state = doc.at("state");
+  ASSERT_FALSE(state.empty());
+  std::string long_key = "a";
+  while (long_key.size() < 1025) long_key += ".a";
+  auto first = state.begin();
+  state[long_key] = first.value();
+  state.erase(first.key());
+  try {
+    load_program(doc.dump());
+    FAIL() << "a state path of " << long_key.size() << " characters loaded";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("is not a legal path (letters, digits and '_' joined by "
+                                         "'.', at most 1024 characters)"),
+              std::string::npos)
+        << e.what();
   }
 }
 
