@@ -6,6 +6,8 @@
 
 #include <dirent.h>
 
+#include <limits>
+
 #include <stdexcept>
 
 #include "core/passes/passes.h"
@@ -77,6 +79,18 @@ TEST(JsonWriterTest, TheWidthBoundaryMatchesTheDomRenderer) {
         EXPECT_EQ(w.take(), dump_canonical(doc)) << "n " << n << " length " << target;
       }
     }
+}
+
+// JSON has no infinity or NaN: a non-finite double is written as null, as nlohmann writes it.
+TEST(JsonWriterTest, ANonFiniteDoubleIsWrittenAsNull) {
+  JsonWriter w;
+  w.begin_array();
+  w.value_double(std::numeric_limits<double>::infinity());
+  w.value_double(-std::numeric_limits<double>::infinity());
+  w.value_double(std::numeric_limits<double>::quiet_NaN());
+  w.value_double(1.5);
+  w.end();
+  EXPECT_EQ(w.take(), "[null, null, null, 1.5]\n");
 }
 
 TEST(JsonWriterTest, IndentsOneSpaceALevelAndKeepsShortChildrenOnOneLine) {
