@@ -23,13 +23,18 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            or (reexport, non-strict only) unflatten, export the unflattened module again and
            unflatten that; the calls; vs torch eager, bit for bit (torch >= 2.5; skipped with
            the reason before).
+  export.strict.decomp, export.nonstrict.decomp,
+  export.strict.decomp_preserve, export.nonstrict.decomp_preserve
+           ExportedProgram.run_decompositions() between the export and the rest: its module()
+           judged first, then (decomp) save/load, module() and unflatten, or (decomp_preserve)
+           the preserve path's unflatten (torch_decomp.py).
   partition.splitter, partition.capability
            torch's own partitioners, as Torch-TensorRT's dynamo frontend builds on them, over the
            non-strict exported module: _SplitterBase (`_run_on_acc_*` / `_run_on_gpu_*`
            submodules) or CapabilityBasedPartitioner (fused `_run_on_acc_*` partitions), the
            fallback ops CONFIG["fallback_ops"]; the calls; then flattened by the pass (as fx)
            and the calls again; vs torch eager, bit for bit (torch_partition.py).
---paths takes names or prefixes: `export` is the seven export paths, `export.strict` three,
+--paths takes names or prefixes: `export` is the eleven export paths, `export.strict` five,
 `partition` the two partition paths.
 
 --device cuda runs every path but eager with the model's state and the inputs on the GPU

@@ -40,7 +40,7 @@ import torch
 from torch_compare import judge, run_calls, strip_variants, tensors_of
 
 MODES = ("strict", "nonstrict")
-KINDS = ("module", "unflatten", "preserve", "reexport")
+KINDS = ("module", "unflatten", "preserve", "reexport", "decomp", "decomp_preserve")
 # Strict export cannot export an UnflattenedModule (dynamo refuses its input processing, a
 # function under torch.compiler.disable): the re-export is non-strict only.
 PATHS = tuple(f"export.{m}.{k}" for m in MODES for k in KINDS
@@ -303,6 +303,62 @@ def entries_without_module_dropped():
         cls._dispatch_modules = original
 
 
+# docs/found-bugs.md 20: unflatten of a functionalized program replays a module's buffer
+# updates by node name, in the graph of every call of the module.
+IVALS_CLASS = "unflatten-ivals-names-across-calls"
+
+
+class IvalsNameCollision(Exception):
+    """unflatten was about to replay a recorded update on a placeholder (IVALS_CLASS)."""
+
+
+@contextlib.contextmanager
+def ivals_collisions_raised():
+    """unflatten raising IvalsNameCollision where torch's mutation replay (`_IVals.update`, the
+    one that takes the partitions: torch 2.14) would put `copy_` after a placeholder: a node of
+    another call of the module that holds a recorded update under its name. Nothing changes on
+    a torch whose `_IVals.update` is another (torch 2.6's keeps values in attributes)."""
+    import inspect
+
+    from torch.export import unflatten as _  # noqa: F401 - the module, loaded
+    cls = getattr(sys.modules["torch.export.unflatten"], "_IVals", None)
+    original = getattr(cls, "update", None)
+    if original is None or list(inspect.signature(original).parameters) != ["self", "partitions"]:
+        yield
+        return
+
+    def update(self, partitions):
+        for shared_submodules in partitions:
+            for entry in shared_submodules:
+                names = self.node_names_by_fqn[entry.fqn]
+                hit = [n.name for n in entry.module.graph.nodes
+                       if n.name in names and n.op == "placeholder"]
+                if hit:
+                    raise IvalsNameCollision(f"{entry.fqn}: an update recorded as {hit[0]} "
+                                             "names a placeholder of this call")
+        return original(self, partitions)
+
+    cls.update = update
+    try:
+        yield
+    finally:
+        cls.update = original
+
+
+def ivals_collide(fresh):
+    """Whether unflatten of `fresh()` replays a recorded update on a placeholder (IVALS_CLASS,
+    attributed by its mechanism: the replay itself is what goes wrong, and removing the crash
+    alone leaves the buffer stale)."""
+    try:
+        with ivals_collisions_raised():
+            torch.export.unflatten(fresh())
+    except IvalsNameCollision:
+        return True
+    except Exception:  # noqa: BLE001 - another failure: not this mechanism
+        return False
+    return False
+
+
 # (class, prepares the program, context for unflatten): one cause of docs/found-bugs.md removed.
 TRACES = [
     ("unflatten-dedup-ignores-call-targets", lambda ep: ep, call_targets_compared),
@@ -340,6 +396,8 @@ def trace_unflatten(p, fresh, eager, cache, excuse=None):
             return [cls for cls, _, _ in chosen]
         return [cls for cls, _, _ in chosen] + [excuse] if excuse else None
 
+    if ivals_collide(fresh):
+        return IVALS_CLASS
     for size in range(0 if excuse else 1, len(TRACES) + 1):
         for chosen in itertools.combinations(TRACES, size):
             classes = agrees(chosen)
@@ -352,12 +410,12 @@ def state_after(module):
     return {fqn: t.detach().clone() for fqn, t in tensors_of(module).items()}
 
 
-def export_program(p, mode, preserve=False):
+def export_program(p, mode, preserve=False, unpreserved=()):
     """torch.export.export of a fresh model; with `preserve`, every submodule's call signature
-    preserved (each name of an aliased module)."""
+    preserved (each name of an aliased module) but those named in `unpreserved`."""
     model = p.build()
     signature = tuple(sorted({name for name, _ in model.named_modules(remove_duplicate=False)
-                              if name})) if preserve else ()
+                              if name and name not in unpreserved})) if preserve else ()
     return torch.export.export(model, tuple(t.clone() for t in p.INPUTS),
                                strict=(mode == "strict"),
                                preserve_module_call_signature=signature)
@@ -424,12 +482,23 @@ def run_one(p, eager, mode, kinds, cache):
             results["reexport"] = reexport_path(p, mode, eager, cache)
         except Exception as e:  # noqa: BLE001 - raised by the first export
             results["reexport"] = failure(e, "export")
+    for kind in ("decomp", "decomp_preserve"):
+        if kind in kinds:
+            import torch_decomp  # noqa: PLC0415 - it builds on this module
+            try:
+                results[kind] = torch_decomp.PATHS[kind](p, mode, eager, cache)
+            except Exception as e:  # noqa: BLE001 - raised by the export
+                results[kind] = failure(e, "export")
     return results
 
 
 def failure(e, stage):
     """The result of a path that torch raised `e` on at `stage`: skipped, a known issue listed
-    by its message, or an error."""
+    by its message or by a cause found before raising (an exception with a `cls`), or an
+    error."""
+    if getattr(e, "cls", None):
+        return {"status": "known_torch_issue", "known_torch_issue": e.cls, "stage": stage,
+                "detail": str(e)[:300]}
     skip = classify(e)
     if skip and skip[0] == "skipped":
         return {"status": "skipped", "skip": skip[1]}
@@ -466,10 +535,15 @@ def unflatten_path(p, mode, loaded, load, eager, cache):
 def preserve_path(p, mode, eager, cache):
     """export with every submodule's call signature preserved, then unflatten (no save/load):
     each preserved module keeps its calling convention, and the calls of a module called more
-    than once are dispatched by call index (torch's InterpreterModuleDispatcher). A failure is
-    traced (trace_unflatten), with a shape found before (preserve_excuse) excusing what goes
-    wrong once unflatten succeeds."""
-    fresh = copies_of(export_program(p, mode, preserve=True))
+    than once are dispatched by call index (torch's InterpreterModuleDispatcher)."""
+    return preserve_unflatten(p, export_program(p, mode, preserve=True), eager, cache)
+
+
+def preserve_unflatten(p, ep, eager, cache):
+    """The preserve path from the exported program `ep` on: unflatten, the calls, the verdict.
+    A failure is traced (trace_unflatten), with a shape found before (preserve_excuse)
+    excusing what goes wrong once unflatten succeeds."""
+    fresh = copies_of(ep)
     stage = "unflatten"
     try:
         u = torch.export.unflatten(fresh())

@@ -4,6 +4,7 @@ showed (torch 2.11 on the GPU machine, torch 2.14.1 here; docs/torch.md): exit 1
 checks' names when one does not hold.
     python3 tests/torch/bridge_units.py
 """
+import importlib.util
 import os
 import sys
 import types
@@ -234,8 +235,9 @@ try:
     torch_export.trace_unflatten(None, fresh_counted, None, {})
 finally:
     torch_export.TRACES = traces
-check("trace_unflatten: every attempt gets a program of its own (3 attempts of 2 traces)",
-      len(given) == 3 and len({id(g) for g in given}) == 3 and
+check("trace_unflatten: every attempt gets a program of its own (entry 20's check, then 3 "
+      "attempts of 2 traces)",
+      len(given) == 4 and len({id(g) for g in given}) == 4 and
       all(any(s is g for g in given) for s in seen.programs) and len(seen.programs) == 2,
       f"{len(given)} programs given, {len(seen.programs)} seen")
 
@@ -409,6 +411,144 @@ check("rename_variants: a variant called by a dotted path is renamed in the call
 plain, traced = reexported_agrees(False), reexported_agrees(True)
 check("trace rename_variants: the re-export of a module with call variants (17)",
       not plain and traced, f"untraced agrees: {plain}, traced agrees: {traced}")
+
+import torch_decomp  # noqa: E402
+
+
+class _Split(torch.nn.Module):  # entry 18's shapes: a preserved module returns split pieces
+    def __init__(self, pieces):
+        super().__init__()
+        self.pieces = pieces
+
+    def forward(self, x):
+        if self.pieces == 2:
+            a, b = x.split(3, dim=1)
+            return a * 2.0, b
+        a, b, c = x.split(2, dim=1)
+        return b, a + c
+
+
+class _Calls(torch.nn.Module):
+    def __init__(self, child, dead=False):
+        super().__init__()
+        self.c = child
+        self.dead = dead
+
+    def forward(self, x):
+        if self.dead:  # entry 19's shape: a call whose result nothing reads
+            self.c(x)
+            return x * 2.0
+        return self.c(x)
+
+
+def preserved(model, x, strict=False):
+    return torch.export.export(model, (x,), strict=strict, preserve_module_call_signature=("c",))
+
+
+def decomposed_agrees(model, x, fix):
+    """Whether run_decompositions (with entry 18's cause removed: `fix`) then unflatten gives
+    eager's outputs; False when either raises."""
+    ep = preserved(model, x)
+    try:
+        dec = torch_decomp.fixed_decomposition(ep) if fix else ep.run_decompositions()
+        got = torch.export.unflatten(dec)(x)
+    except Exception:  # noqa: BLE001 - the bug's crash
+        return False
+    want = model(x)
+    return all(torch.equal(g, w) for g, w in zip(got, want))
+
+
+x6 = torch.arange(12.0).reshape(2, 6)
+for pieces, how in ((2, "the decomposition raises"), (3, "a name given to another node")):
+    plain, traced = (decomposed_agrees(_Calls(_Split(pieces)), x6, f) for f in (False, True))
+    check(f"trace getitems_keep_provenance: preserved split pieces, {how} (18)",
+          not plain and traced, f"untraced agrees: {plain}, traced agrees: {traced}")
+
+
+def cause_of(ep):
+    """decomposition_cause as decompose() finds it: None when run_decompositions succeeds."""
+    try:
+        torch_decomp.decompose(ep)
+        return None
+    except torch_decomp.DecompositionFailed as e:
+        return e.cls
+    except Exception as e:  # noqa: BLE001 - raised, no cause found
+        return f"unexplained {type(e).__name__}"
+
+
+x4 = torch.arange(4.0)
+got = cause_of(preserved(_Calls(_Split(2), dead=False), x6))
+check("decompose: split pieces alone decompose once entry 18's cause is removed", got is None,
+      str(got))
+got = cause_of(preserved(_Calls(torch.nn.ReLU(), dead=True), x4))
+check("decomposition_cause: a preserved call whose output is dead (19)",
+      got == torch_decomp.DEAD_SIGNATURE_VALUE, str(got))
+ep = preserved(_Calls(torch.nn.ReLU(), dead=True), x4)
+dead = torch_decomp.dead_nodes(ep.graph_module)
+outputs = {a.name for a in ep.graph.output_node().args[0]}
+check("dead_nodes: the dead call's relu, not the program's output",
+      "relu" in dead and outputs and not outputs & dead, f"dead {dead}, outputs {outputs}")
+
+
+class _Tied(torch.nn.Module):  # pytorch/pytorch#166572's shape
+    def __init__(self, update):
+        super().__init__()
+        tensor = torch.zeros(4)
+        self.register_buffer("a", tensor)
+        self.register_buffer("b", tensor)
+        self.update = update
+
+    def forward(self, x):
+        if self.update:
+            self.a.add_(x)
+        return x + self.b
+
+
+tied = torch.export.export(_Tied(True), (x4,), strict=False)
+read = torch.export.export(_Tied(False), (x4,), strict=False)
+check("tied_buffer_updated: a tied buffer updated in place, not one only read",
+      torch_decomp.tied_buffer_updated(tied) and not torch_decomp.tied_buffer_updated(read))
+got = cause_of(tied)
+check("decomposition_cause: a tied buffer updated in place (pytorch/pytorch#166572)",
+      got == torch_decomp.TIED_MUTATED, str(got))
+got = cause_of(read)
+check("decompose: tied buffers only read decompose", got is None, str(got))
+
+
+
+def repro_module(name):
+    """A corpus/torch repro, imported (its model classes; its check runs as a script only)."""
+    path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "corpus",
+                        "torch", name + ".py")
+    spec = importlib.util.spec_from_file_location(name.replace("-", "_"), path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+_UpdatedOutside = repro_module("unflatten-ivals-names-across-calls").Model  # entry 20's shape
+
+
+def ivals_collide(calls_twice):
+    """Whether unflatten of entry 20's decomposed program (its inner module called once or
+    twice) replays a recorded update on a placeholder."""
+    x = torch.ones(2)
+    model = _UpdatedOutside()
+    if not calls_twice:
+        model.p.forward = lambda x: model.p.inner(x)
+    ep = torch.export.export(model, (x,), strict=False,
+                             preserve_module_call_signature=("p",)).run_decompositions()
+    return torch_export.ivals_collide(lambda: ep)
+
+
+import inspect  # noqa: E402
+import torch.export.unflatten  # noqa: E402,F401
+matches_names = list(inspect.signature(
+    sys.modules["torch.export.unflatten"]._IVals.update).parameters) == ["self", "partitions"]
+twice, once = ivals_collide(True), ivals_collide(False)
+check("ivals_collide: a module called twice updating its buffer, on a torch that replays by "
+      "name (20); not when called once", twice == matches_names and not once,
+      f"twice: {twice}, once: {once}, torch replays by name: {matches_names}")
 
 print(f"{len(failed)} of the bridge unit checks failed" if failed else "bridge unit checks: all hold")
 sys.exit(1 if failed else 0)

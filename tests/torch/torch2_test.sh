@@ -4,7 +4,8 @@
 # there or cannot be entered.
 #   torch2_test.sh bridge FLATCHECK_BIN SOURCE_DIR SHARD SHARDS [CASES]
 #       generated cases (seed 7) and, in shard 0, the regression corpus, through eager, fx, the
-#       seven export paths and the two partition paths; fails on any mismatch or error (known
+#       eleven export paths and the two partition paths (the four decomposition paths on every
+#       other program); fails on any mismatch or error (known
 #       torch issues are counted, not failed) and when fewer programs ran than asked
 #   torch2_test.sh checks FLATCHECK_BIN SOURCE_DIR
 #       naming_table.py --check against torch.fx; bridge_units.py (the bridge's judging,
@@ -32,6 +33,11 @@ echo "torch $why in ${FLATCHECK_TORCH_ROOT:-$src/build/torch-root}"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 bridge=("${in_root[@]}" python3 "$src/harness/torch/flatcheck_torch.py")
+# The four decomposition paths, and the other export paths with the partition paths.
+decomp=export.strict.decomp,export.nonstrict.decomp,export.strict.decomp_preserve
+decomp+=,export.nonstrict.decomp_preserve
+others=export.strict.module,export.strict.unflatten,export.strict.preserve,export.nonstrict.module
+others+=,export.nonstrict.unflatten,export.nonstrict.preserve,export.nonstrict.reexport,partition
 
 if [ "$mode" = bridge ]; then
   shard=$4 shards=$5 cases=${6:-200}
@@ -46,29 +52,36 @@ if [ "$mode" = bridge ]; then
     i=$((i + 1))
   done
   n=$(ls "$work"/programs/*.py | wc -l)
+  # Every path on every program but the four decomposition paths, which run on every other
+  # program (they cost as much as the other eleven together).
+  half=$(ls "$work"/programs/*.py | awk 'NR % 2 == 1')
+  m=$(echo "$half" | wc -l)
   set +e
-  "${bridge[@]}" "$work"/programs/*.py --paths eager,fx,export,partition --quiet >"$work/out.jsonl"
+  "${bridge[@]}" "$work"/programs/*.py --paths "eager,fx,$others" --quiet >"$work/out.jsonl"
   rc=$?
+  "${bridge[@]}" $half --paths "$decomp" --quiet >"$work/decomp.jsonl"
+  [ $? -eq 0 ] || rc=1
   set -e
-  cat "$work/out.jsonl"
-  python3 - "$work/out.jsonl" "$n" <<'EOF'
+  cat "$work/out.jsonl" "$work/decomp.jsonl"
+  python3 - "$work/out.jsonl" "$n" "$work/decomp.jsonl" "$m" <<'EOF'
 import json, sys
-lines = [json.loads(line) for line in open(sys.argv[1])]
-summary = lines[-1]
-want = int(sys.argv[2])
-for path, st in sorted(summary["paths"].items()):
-    ran = sum(st.values())
-    print(f"{path:28s} " + " ".join(f"{k} {v}" for k, v in sorted(st.items()) if v))
-    if ran != want:
-        sys.exit(f"FAIL: {path} ran {ran} of {want} programs")
-if len(summary["paths"]) != 11:
-    sys.exit(f"FAIL: {len(summary['paths'])} paths ran, expected 11")
+paths = 0
+for out, want in ((sys.argv[1], int(sys.argv[2])), (sys.argv[3], int(sys.argv[4]))):
+    summary = [json.loads(line) for line in open(out) if line.startswith("{")][-1]
+    for path, st in sorted(summary["paths"].items()):
+        ran = sum(st.values())
+        print(f"{path:30s} " + " ".join(f"{k} {v}" for k, v in sorted(st.items()) if v))
+        if ran != want:
+            sys.exit(f"FAIL: {path} ran {ran} of {want} programs")
+    paths += len(summary["paths"])
+if paths != 15:
+    sys.exit(f"FAIL: {paths} paths ran, expected 15")
 EOF
   if [ "$rc" -ne 0 ]; then
     echo "FAIL: torch disagrees with flatcheck beyond the known torch issues (exit $rc)"
     exit 1
   fi
-  echo "PASS: $n programs through every path on torch $why"
+  echo "PASS: $n programs through every path ($m through the decomposition paths) on torch $why"
   exit 0
 fi
 
@@ -101,7 +114,11 @@ for repro in "$src"/corpus/torch/*.py; do
   fi
 done
 "$bin" emit-torch "$src/corpus/torch/cases" -o "$work/cases" >/dev/null
-"${bridge[@]}" "$work"/cases/*.py --paths export,partition >"$work/cases.jsonl"
+# The decomposition classes' cases through the decomposition paths, every other case through the
+# other export paths and the partition paths (the paths its class shows on: all of them on every
+# case would double the run).
+"${bridge[@]}" $(ls "$work"/cases/*.py | grep -v '/decomp-') --paths "$others" >"$work/cases.jsonl"
+"${bridge[@]}" "$work"/cases/decomp-*.py --paths "$decomp" >>"$work/cases.jsonl"
 python3 - "$work/cases.jsonl" $torch_version "$src/corpus/torch/cases" <<'EOF' || fail=1
 import json, os, re, sys
 # Classes a later torch reports otherwise: [(from torch, the labels expected from then on; None:

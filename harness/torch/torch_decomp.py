@@ -1,0 +1,316 @@
+"""The bridge's decomposition paths (docs/torch.md): ExportedProgram.run_decompositions(), the
+step every backend that wants the core ATen opset takes after torch.export (Torch-TensorRT's
+dynamo frontend among them), judged against torch eager like the other export paths.
+
+  decomp           export, run_decompositions, save / load, unflatten
+  decomp_preserve  export preserving every submodule's call signature, run_decompositions,
+                   unflatten: the preserved signatures must survive the new trace
+
+A failure of run_decompositions is attributed to its cause when one of docs/found-bugs.md
+explains it (decompose), checked on the program, never read from the message alone.
+"""
+import collections
+import contextlib
+import copy
+import io
+import operator
+import re
+import types
+
+import torch
+
+from torch_compare import judge, run_calls
+from torch_export import (copies_of, export_program, failure, preserve_path, preserve_unflatten,
+                          state_after, trace_unflatten, unflatten_unsaved, variants, verdict)
+
+# docs/found-bugs.md 18: run_decompositions maps a preserved signature's names to the new
+# graph by each new node's provenance, and the getitem nodes of a multi-output op (split,
+# chunk, unbind) carry the op's provenance, not their own: a signature naming one keeps the old
+# name, which the new graph lacks (SpecViolationError) or gives to another node.
+GETITEM_PROVENANCE = "decomp-preserve-getitem-provenance"
+# docs/found-bugs.md 19: a preserved call's input or output that dead code elimination removes
+# is gone from the new trace, and its signature still names it.
+DEAD_SIGNATURE_VALUE = "decomp-preserve-dead-value"
+# A buffer the program updates in place that shares its storage with another state name:
+# run_decompositions refuses the duplicated mutated input (pytorch/pytorch#166572, open).
+TIED_MUTATED = "decomp-tied-mutated-buffer"
+
+
+class DecompositionFailed(Exception):
+    """run_decompositions raised for a cause `cls` (classes joined by '+')."""
+    def __init__(self, cls, error):
+        super().__init__(f"{type(error).__name__}: {error}")
+        self.cls = cls
+
+
+@contextlib.contextmanager
+def getitems_keep_provenance(old_gm):
+    """run_decompositions with the cause of GETITEM_PROVENANCE removed: while it maps the
+    preserved signatures' names, each new getitem of a node traced from an old node `n` also
+    names the old getitem of `n` with the same index as its source. `old_gm` is the graph
+    module of the program being decomposed (torch 2.6 does not pass it to the mapping)."""
+    from torch.export import exported_program as module
+
+    original = module._get_updated_module_call_graph
+
+    def mapped(*args):
+        gm = args[2] if len(args) == 5 else args[0]  # torch >= 2.7 passes the old graph first
+        old = {(n.args[0].name, n.args[1]): n.name for n in old_gm.graph.nodes
+               if n.op == "call_function" and n.target is operator.getitem
+               and isinstance(n.args[0], torch.fx.Node)}
+        saved = {}
+        for n in gm.graph.nodes:
+            if n.op != "call_function" or n.target is not operator.getitem or \
+                    not isinstance(n.args[0], torch.fx.Node):
+                continue
+            source = n.args[0].meta.get("from_node")
+            name = old.get((source[-1].name, n.args[1])) if source else None
+            if name:
+                saved[n] = n.meta.get("from_node")
+                n.meta["from_node"] = list(saved[n] or []) + [types.SimpleNamespace(name=name)]
+        try:
+            return original(*args)
+        finally:
+            for n, history in saved.items():
+                n.meta["from_node"] = history
+    module._get_updated_module_call_graph = mapped
+    try:
+        yield
+    finally:
+        module._get_updated_module_call_graph = original
+
+
+def fixed_decomposition(ep):
+    """ep.run_decompositions() with the GETITEM_PROVENANCE cause removed."""
+    with getitems_keep_provenance(ep.graph_module):
+        return ep.run_decompositions()
+
+
+def decompose(ep):
+    """(the decomposed program, None, None), or (it, GETITEM_PROVENANCE, what torch raised)
+    when run_decompositions fails and succeeds once that cause is removed (the path goes on
+    with it, so what the program gets wrong past the bug is still seen). Raises
+    DecompositionFailed when another known cause explains the failure, else what
+    run_decompositions raised."""
+    try:
+        return ep.run_decompositions(), None, None
+    except Exception as e:  # noqa: BLE001
+        error = e
+    if names_dead_signature_value(ep, error, dead_nodes(ep.graph_module)):
+        raise DecompositionFailed(DEAD_SIGNATURE_VALUE, error) from error
+    try:
+        return fixed_decomposition(ep), GETITEM_PROVENANCE, f"{type(error).__name__}: {error}"
+    except Exception as e:  # noqa: BLE001
+        still = e
+    cls = decomposition_cause(ep, error, still)
+    if cls:
+        raise DecompositionFailed(cls, error) from error
+    raise error
+
+
+def decomposition_cause(ep, error, still):
+    """The classes of a run_decompositions failure on `ep`: `error` as it raised, `still` as
+    it raised with GETITEM_PROVENANCE's cause removed. None when no known cause explains it.
+      DEAD_SIGNATURE_VALUE  the error names a preserved call's input or output (of
+                            ep.module_call_graph) that torch.fx's dead code elimination
+                            removes from the exported graph
+      TIED_MUTATED          an in-place op of the graph writes a buffer whose storage another
+                            state name shares, and run_decompositions succeeds once every
+                            state tensor has storage of its own"""
+    dead = dead_nodes(ep.graph_module)
+    if names_dead_signature_value(ep, error, dead):
+        return DEAD_SIGNATURE_VALUE
+    if names_dead_signature_value(ep, still, dead):
+        return f"{GETITEM_PROVENANCE}+{DEAD_SIGNATURE_VALUE}"
+    if tied_buffer_updated(ep):
+        untied = copy.deepcopy(ep)
+        for name, t in list(untied.state_dict.items()):
+            own = t.detach().clone()
+            untied.state_dict[name] = (torch.nn.Parameter(own, t.requires_grad)
+                                       if isinstance(t, torch.nn.Parameter) else own)
+        for fix, cls in ((lambda x: x.run_decompositions(), TIED_MUTATED),
+                         (fixed_decomposition, f"{GETITEM_PROVENANCE}+{TIED_MUTATED}")):
+            try:
+                fix(untied)
+                return cls
+            except Exception as e:  # noqa: BLE001 - not (only) this cause
+                if names_dead_signature_value(untied, e, dead):
+                    return f"{cls}+{DEAD_SIGNATURE_VALUE}"
+    return None
+
+
+def dead_signature_modules(ep):
+    """The module paths of `ep.module_call_graph` whose signature names a value that torch.fx's
+    dead code elimination removes from the exported graph (DEAD_SIGNATURE_VALUE's shape)."""
+    dead = dead_nodes(ep.graph_module)
+    return {entry.fqn for entry in ep.module_call_graph if entry.signature and
+            any(getattr(a, "name", None) in dead
+                for a in [*entry.signature.inputs, *entry.signature.outputs])}
+
+
+def past_dead_values(p, mode, ep, failed):
+    """After DecompositionFailed `failed` with DEAD_SIGNATURE_VALUE (and no cause that changes
+    the program's meaning): the program exported again without preserving the modules whose
+    signatures name dead values, decomposed: (it, the classes, what torch raised first).
+    The path goes on with it, so the rest of the program is still judged. Raises `failed` when
+    that is not the case or the second decomposition fails too. Returns (the program exported
+    again, it decomposed, the classes, what torch raised first)."""
+    classes = failed.cls.split("+")
+    if DEAD_SIGNATURE_VALUE not in classes or TIED_MUTATED in classes:
+        raise failed
+    skip = dead_signature_modules(ep)
+    try:
+        again = export_program(p, mode, preserve=True, unpreserved=skip)
+        dec, fixed, _ = decompose(again)
+    except Exception:  # noqa: BLE001 - the class stands; nothing past it is judged
+        raise failed from None
+    return again, dec, joined(*classes, fixed), str(failed)
+
+
+def names_dead_signature_value(ep, error, dead):
+    named = re.search(r"(?:Input|Output) (\S+) does not exist in the graph", str(error))
+    if not named or named.group(1) not in dead:
+        return False
+    return any(getattr(a, "name", None) == named.group(1)
+               for entry in ep.module_call_graph if entry.signature
+               for a in [*entry.signature.inputs, *entry.signature.outputs])
+
+
+def dead_nodes(gm):
+    """Names of the nodes of `gm` that torch.fx's dead code elimination removes."""
+    g = copy.deepcopy(gm.graph)
+    before = {n.name for n in g.nodes}
+    g.eliminate_dead_code()
+    return before - {n.name for n in g.nodes}
+
+
+def tied_buffer_updated(ep):
+    """Whether an in-place op of `ep`'s graph writes a buffer that shares its storage with
+    another of the program's state tensors."""
+    buffers = ep.graph_signature.inputs_to_buffers
+    state = {**ep.state_dict, **ep.constants}
+    shared = collections.Counter(t.untyped_storage().data_ptr() for t in state.values()
+                                 if isinstance(t, torch.Tensor))
+    for node in ep.graph.nodes:
+        schema = getattr(node.target, "_schema", None)
+        if node.op != "call_function" or schema is None or not schema.is_mutable:
+            continue
+        arg = node.args[0] if node.args else None
+        target = buffers.get(getattr(arg, "name", None))
+        if target and shared[state[target].untyped_storage().data_ptr()] > 1:
+            return True
+    return False
+
+
+def judged_flat(p, ep, eager, cache):
+    """The decomposed program's module() (on a copy: module() shares its program's state) vs
+    torch eager: (status, why)."""
+    m = copies_of(ep)().module()
+    return judge(p, run_calls(m, p), state_after(m), eager, cache)
+
+
+def decomp_path(p, mode, eager, cache):
+    """export, run_decompositions, then torch.export.save / load, then unflatten; the calls
+    against torch eager after each step: the decomposed program's module() (stage
+    "decompose"), the loaded program's module() (stage "load"), the unflattened module (stage
+    "unflatten"). The first stage that goes wrong is reported, so what a stage reports is its
+    own. A wrong unflatten is traced (trace_unflatten, on the decomposed program), and
+    otherwise reported with whether unflatten of the program as exported agrees."""
+    ep = export_program(p, mode)
+    stage = "decompose"
+    try:
+        dec, fixed, raised = decompose(ep)
+        stage = "save"
+        saved = io.BytesIO()
+        torch.export.save(dec, saved)
+        data = saved.getvalue()
+        stage = "decompose"
+        status, why = judged_flat(p, dec, eager, cache)
+        if status != "mismatch":
+            stage = "load"
+            m = torch.export.load(io.BytesIO(data)).module()
+            status, why = judge(p, run_calls(m, p), state_after(m), eager, cache)
+        if status == "mismatch":
+            return {"status": "mismatch", "stage": stage, "first_mismatch": why[:600]}
+    except Exception as e:  # noqa: BLE001
+        return failure(e, stage)
+
+    def fresh():  # the decomposed program, loaded anew
+        return torch.export.load(io.BytesIO(data))
+    try:
+        u = torch.export.unflatten(fresh())
+        status, why = judge(p, run_calls(u, p), state_after(u), eager, cache)
+        error = None
+    except Exception as e:  # noqa: BLE001
+        u, status, why, error = None, "error", f"{type(e).__name__}: {e}", e
+    if status in ("mismatch", "error"):
+        cls = trace_unflatten(p, fresh, eager, cache)
+        if cls:
+            return known(joined(fixed, cls), "unflatten", why)
+        r = verdict(status, why) if error is None else failure(error, "unflatten")
+        r["stage"] = "unflatten"
+        r["without_decomposition"] = unflatten_unsaved(p, mode, eager, cache)
+        return r
+    if fixed:
+        return known(fixed, "decompose", raised)
+    r = verdict(status, why)
+    r["variants"] = variants(u)
+    return r
+
+
+def decomp_preserve_path(p, mode, eager, cache):
+    """export preserving every submodule's call signature, run_decompositions (its flat module
+    judged first, stage "decompose"), then the preserve path's unflatten and calls. Past a
+    decomposition that fails for a known cause the path goes on where it can: with
+    GETITEM_PROVENANCE's cause removed (decompose), and past DEAD_SIGNATURE_VALUE with the
+    modules whose signatures name dead values left unpreserved (past_dead_values); the class
+    is reported when the rest agrees, the rest's own result otherwise. When the
+    decomposition runs but the unflattened program goes wrong, the program is decomposed again
+    with GETITEM_PROVENANCE's cause removed: agreeing then, the cause is that class (its
+    second symptom: a signature name given to another node of the new graph)."""
+    ep = export_program(p, mode, preserve=True)
+    try:
+        try:
+            dec, fixed, raised = decompose(ep)
+        except DecompositionFailed as e:
+            ep, dec, fixed, raised = past_dead_values(p, mode, ep, e)
+        status, why = judged_flat(p, dec, eager, cache)
+    except Exception as e:  # noqa: BLE001
+        return failure(e, "decompose")
+    if status == "mismatch":
+        return {"status": "mismatch", "stage": "decompose", "first_mismatch": why[:600],
+                **({"decomposed_with_cause_removed": fixed} if fixed else {})}
+    r = preserve_unflatten(p, dec, eager, cache)
+    if r["status"] not in ("mismatch", "error"):
+        return known(joined(fixed, r.get("known_torch_issue")), "decompose", raised) \
+            if fixed else r
+    if GETITEM_PROVENANCE not in (fixed or "").split("+"):
+        try:
+            again = preserve_unflatten(p, fixed_decomposition(ep), eager, cache)
+        except Exception:  # noqa: BLE001 - then not this cause
+            again = {"status": "error"}
+        if again["status"] in ("agree", "excused", "known_torch_issue"):
+            return known(joined(fixed, GETITEM_PROVENANCE, again.get("known_torch_issue")),
+                         r.get("stage", "unflatten"), raised or r.get("first_mismatch", ""))
+    if fixed:
+        r["decomposed_with_cause_removed"] = fixed
+        return r
+    r["without_decomposition"] = preserve_path(p, mode, eager, cache)["status"]
+    return r
+
+
+def joined(*classes):
+    """Classes joined by '+', each once, in order (an argument may hold joined ones)."""
+    out = []
+    for part in (x for c in classes if c for x in c.split("+")):
+        if part not in out:
+            out.append(part)
+    return "+".join(out)
+
+
+def known(cls, stage, detail):
+    return {"status": "known_torch_issue", "known_torch_issue": cls, "stage": stage,
+            "detail": str(detail)[:300]}
+
+
+PATHS = {"decomp": decomp_path, "decomp_preserve": decomp_preserve_path}
