@@ -490,6 +490,24 @@ check("dead_nodes: the dead call's relu, not the program's output",
       "relu" in dead and outputs and not outputs & dead, f"dead {dead}, outputs {outputs}")
 
 
+# Past entry 19 the decomp_preserve path exports again without preserving the modules whose
+# signatures name dead values (export_program's `unpreserved`), and decomposes that.
+program = types.SimpleNamespace(build=lambda: _Calls(torch.nn.ReLU(), dead=True), INPUTS=[x4])
+ep = preserved(_Calls(torch.nn.ReLU(), dead=True), x4)
+try:
+    torch_decomp.decompose(ep)
+    failed_with = None
+except torch_decomp.DecompositionFailed as e:
+    failed_with = e
+again = torch_decomp.past_dead_values(program, "nonstrict", ep, failed_with) \
+    if failed_with else None
+kept = [e.fqn for e in again[0].module_call_graph if e.signature] if again else []
+check("past_dead_values: the dead call's module left unpreserved, the program decomposed",
+      again is not None and "c" not in kept and again[2] == torch_decomp.DEAD_SIGNATURE_VALUE
+      and torch.equal(again[1].module()(x4), _Calls(torch.nn.ReLU(), dead=True)(x4)),
+      f"kept {kept}, classes {again[2] if again else None}")
+
+
 class _Tied(torch.nn.Module):  # pytorch/pytorch#166572's shape
     def __init__(self, update):
         super().__init__()
