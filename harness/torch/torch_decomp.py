@@ -20,7 +20,7 @@ import types
 import torch
 
 from torch_compare import judge, run_calls
-from torch_export import (copies_of, export_program, failure, preserve_path, preserve_unflatten,
+from torch_export import (copies_of, export_program, failure, preserve_unflatten,
                           state_after, trace_unflatten, unflatten_unsaved, variants, verdict)
 
 # docs/found-bugs.md 18: run_decompositions maps a preserved signature's names to the new
@@ -294,8 +294,9 @@ def decomp_preserve_path(p, mode, eager, cache):
                          r.get("stage", "unflatten"), raised or r.get("first_mismatch", ""))
     if fixed:
         r["decomposed_with_cause_removed"] = fixed
-        return r
-    r["without_decomposition"] = preserve_path(p, mode, eager, cache)["status"]
+    # whether the program the path decomposed (after past_dead_values, with some modules left
+    # unpreserved) already fails without the decomposition: then the failure is not its
+    r["without_decomposition"] = preserve_unflatten(p, ep, eager, cache)["status"]
     return r
 
 
