@@ -96,30 +96,30 @@ def decompose(ep):
         return ep.run_decompositions(), None, None
     except Exception as e:  # noqa: BLE001
         error = e
-    if names_dead_signature_value(ep, error, dead_nodes(ep.graph_module)):
+    dead = dead_nodes(ep.graph_module)
+    if names_dead_signature_value(ep, error, dead):  # first: it needs no second decomposition
         raise DecompositionFailed(DEAD_SIGNATURE_VALUE, error) from error
     try:
         return fixed_decomposition(ep), GETITEM_PROVENANCE, f"{type(error).__name__}: {error}"
     except Exception as e:  # noqa: BLE001
         still = e
-    cls = decomposition_cause(ep, error, still)
+    cls = decomposition_cause(ep, still, dead)
     if cls:
         raise DecompositionFailed(cls, error) from error
     raise error
 
 
-def decomposition_cause(ep, error, still):
-    """The classes of a run_decompositions failure on `ep`: `error` as it raised, `still` as
-    it raised with GETITEM_PROVENANCE's cause removed. None when no known cause explains it.
+def decomposition_cause(ep, still, dead):
+    """The classes of a run_decompositions failure on `ep` that decompose() did not explain
+    by DEAD_SIGNATURE_VALUE alone: `still` is what it raised with GETITEM_PROVENANCE's cause
+    removed, `dead` the exported graph's dead nodes (dead_nodes). None when no known cause
+    explains it.
       DEAD_SIGNATURE_VALUE  the error names a preserved call's input or output (of
                             ep.module_call_graph) that torch.fx's dead code elimination
                             removes from the exported graph
       TIED_MUTATED          an in-place op of the graph writes a buffer whose storage another
                             state name shares, and run_decompositions succeeds once every
                             state tensor has storage of its own"""
-    dead = dead_nodes(ep.graph_module)
-    if names_dead_signature_value(ep, error, dead):
-        return DEAD_SIGNATURE_VALUE
     if names_dead_signature_value(ep, still, dead):
         return f"{GETITEM_PROVENANCE}+{DEAD_SIGNATURE_VALUE}"
     if tied_buffer_updated(ep):
