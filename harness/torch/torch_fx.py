@@ -76,7 +76,6 @@ class TraceRecorder:
 
 def split_like_flatcheck(gm, p):
     """torch's split_module with flatcheck's runs: each node goes where flatcheck put it."""
-    from torch.fx.passes.split_module import split_module
     last = [None]
     assign = {}
     for n in gm.graph.nodes:
@@ -91,17 +90,52 @@ def split_like_flatcheck(gm, p):
     for n, r in assign.items():
         if r is None:
             assign[n] = first
+    return split_by(gm, assign, True)
+
+
+ATTR_OUTPUT = "split-module-ordered-output-attr-keyerror"
+
+
+class OutputAttr(Exception):
+    """split_module (keep_original_order=True) raised on an attribute the graph returns: `cls`
+    is the class and its cause (a path's known_torch_issue; docs/found-bugs.md 23)."""
+
+    def __init__(self, text):
+        super().__init__(text)
+        self.cls = text
+
+
+def returned_attrs(gm, assign):
+    """The get_attr nodes the output reads that no compute node of `assign` reads, by name."""
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    read = {a for n in assign for a in n.all_input_nodes}
+    return {a.name: a.target for a in output.all_input_nodes
+            if a.op == "get_attr" and a not in read}
+
+
+def split_by(gm, assign, ordered, **options):
+    """torch's split_module of `gm` by `assign` (node -> partition). Two failures are known, by
+    cause: torch 1.13 indexes the first output of every partition, and a partition whose values
+    nobody reads (dead nodes, a buffer copy_) has none (KnownTorchIssue: the path is skipped);
+    with keep_original_order=True the base graph gets an attribute only when a partition takes
+    it as an input, so an attribute the graph returns directly is a KeyError (OutputAttr)."""
+    from torch.fx.passes.split_module import split_module
     try:
-        return split_module(gm, gm, lambda n: assign[n], keep_original_order=True)
+        return split_module(gm, gm, lambda n: assign[n], keep_original_order=ordered, **options)
     except IndexError:
-        # torch 1.13's split_module indexes the first output of every partition; a partition
-        # whose values nobody reads (dead nodes, a buffer copy_) has none.
         outputs = {r: False for r in assign.values()}
         for n, r in assign.items():
             outputs[r] |= any(assign.get(u) != r for u in n.users)
         silent = sorted(r for r, has in outputs.items() if not has)
         if silent:
             raise KnownTorchIssue(f"split_module fails on partitions without outputs: {silent}")
+        raise
+    except KeyError as e:
+        attrs = returned_attrs(gm, assign)
+        if ordered and e.args and e.args[0] in attrs:
+            raise OutputAttr(f"{ATTR_OUTPUT}: the graph returns {e.args[0]} "
+                             f"({attrs[e.args[0]]}), which no partition reads; split_module "
+                             f"raises KeyError: {e}") from e
         raise
 
 
@@ -230,6 +264,9 @@ def run_fx(p, eager, flatten, pass_name, cache):
         split = split_like_flatcheck(gm, p)
     except KnownTorchIssue as e:
         result.update(status="skipped", skip=f"torch {torch.__version__}: {e}")
+        return result
+    except OutputAttr as e:
+        result.update(status="known_torch_issue", known_torch_issue=e.cls, stage="split")
         return result
     split = flatten(split)
     if not isinstance(split, torch.fx.GraphModule):

@@ -58,6 +58,9 @@ def available():
 
 
 def aten_name(node):
+    """An op's name: an aten overload's op name, a function's name, a method's name."""
+    if isinstance(node.target, str):
+        return node.target if node.op == "call_method" else ""
     return getattr(node.target, "_opname", None) or getattr(node.target, "__name__", "")
 
 
@@ -111,28 +114,60 @@ def split_global(gm, p, support):
             f"{type(e).__name__}: {e}") from e
 
 
-def accesses(graph):
-    """The in-place buffer updates of an exported module's graph and the other uses of each
-    buffer: (node name, buffer, is_update) in graph order. copy_ returns its destination, so a
-    use of a copy_'s result uses its buffer too."""
+def accesses(graph, module=None):
+    """The in-place buffer updates of a graph (an exported module's aten copy_, a traced
+    module's copy_ or add_ method: in_place) and the other uses of each buffer: (node name,
+    buffer, is_update) in graph order. An in-place op returns its destination, so a use of its
+    result uses its buffer too. With the graph's `module`, a buffer is named by its tensor's storage (the first FQN that
+    holds it): two FQNs of one shared tensor are one buffer."""
+    canonical = {}
+    if module is not None:
+        for fqn, t in tensors_of(module).items():
+            if storage_of(t):
+                canonical.setdefault(storage_of(t), fqn)
+
+    def buffer(target):
+        if module is None:
+            return target
+        t = module
+        for part in target.split("."):
+            t = getattr(t, part, None)
+        if not isinstance(t, torch.Tensor):
+            return target
+        return canonical.get(storage_of(t), target)
+
     of = {}
     out = []
     for n in graph.nodes:
         if n.op == "get_attr":
-            of[n] = n.target
+            of[n] = buffer(n.target)
             continue
+        inplace = in_place(n)
         for a in n.all_input_nodes:
             if a in of:
-                update = aten_name(n) == "copy_" and n.args[0] is a
-                out.append((n.name, of[a], update))
-        if aten_name(n) == "copy_" and n.args[0] in of:
+                out.append((n.name, of[a], inplace and n.args[0] is a))
+        if inplace and n.args[0] in of:
             of[n] = of[n.args[0]]
     return out
 
 
-def run_order(module):
-    """Node name -> position in the order the partitioned module runs them, a fused
-    partition's nodes at its call; nodes after the output node never run and are left out."""
+def storage_of(t):
+    """The address of a tensor's storage (torch 1.13 has no untyped_storage)."""
+    return (t.untyped_storage() if hasattr(t, "untyped_storage") else t.storage()).data_ptr()
+
+
+def in_place(node):
+    """Whether a node updates its first argument in place and returns it: copy_, add_, mul_ and
+    every op whose name ends in one underscore (torch's in-place convention)."""
+    name = aten_name(node)
+    return node.op in ("call_function", "call_method") and bool(node.args) and \
+        name.endswith("_") and not name.endswith("__") and not name.startswith("_")
+
+
+def run_order(module, key=lambda n: n.name):
+    """Node key (default: its name) -> position in the order the partitioned module runs them,
+    a fused partition's nodes at its call; nodes after the output node never run and are left
+    out."""
     order = {}
     for n in module.graph.nodes:
         if n.op == "output":
@@ -141,8 +176,8 @@ def run_order(module):
             inner = getattr(module.get_submodule(n.target), "graph", None)
             for m in (inner.nodes if inner is not None else ()):
                 if m.op not in ("placeholder", "output"):
-                    order.setdefault(m.name, len(order))
-        order.setdefault(n.name, len(order))
+                    order.setdefault(key(m), len(order))
+        order.setdefault(key(n), len(order))
     return order
 
 
@@ -156,10 +191,11 @@ def after_output(module):
     return late
 
 
-def mutation_reordered(uses, module):
+def mutation_reordered(uses, module, order=None):
     """The first buffer use that the partitioned module runs on the other side of an in-place
-    update of that buffer than the exported graph did: a text, or None."""
-    order = run_order(module)
+    update of that buffer than the original graph did: a text, or None. `order`: node name ->
+    position in the run (default: run_order of the module)."""
+    order = run_order(module) if order is None else order
     known = [(name, buf, upd, i) for i, (name, buf, upd) in enumerate(uses) if name in order]
     for name, buf, upd, i in known:
         if not upd:
@@ -167,7 +203,7 @@ def mutation_reordered(uses, module):
         for other, obuf, _, j in known:
             if obuf == buf and other != name and (j < i) != (order[other] < order[name]):
                 return (f"{other} uses buffer {buf} {'before' if j < i else 'after'} the update "
-                        f"{name} in the exported graph, {'after' if j < i else 'before'} it once "
+                        f"{name} in the original graph, {'after' if j < i else 'before'} it once "
                         f"partitioned")
     return None
 
@@ -216,7 +252,7 @@ def partition_path(p, kind, flatten, eager, cache):
         gm = export_program(p, "nonstrict").module()
         refs = tensors_of(gm)  # the partitioned modules share these tensors
         initial = state_after(gm)
-        uses = accesses(gm.graph)
+        uses = accesses(gm.graph, gm)
         stage = "partition"
         support = support_for(p)
         split = (split_fast if kind == "splitter" else split_global)(gm, p, support)

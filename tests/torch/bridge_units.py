@@ -568,5 +568,83 @@ check("ivals_collide: a module called twice updating its buffer, on a torch that
       "name (20); not when called once", twice == matches_names and not once,
       f"twice: {twice}, once: {once}, torch replays by name: {matches_names}")
 
+# The split_module paths (torch_split.py; found-bugs entry 22).
+import random  # noqa: E402
+import torch_split  # noqa: E402
+from torch.fx.passes.split_module import split_module  # noqa: E402
+
+
+def tied_graph():
+    """A graph over two children holding one buffer tensor, as the fx path's trace names them
+    (a get_attr per name): a.buf updated, then b.buf read."""
+    root = torch.nn.Module()
+    shared = torch.ones(2)
+    root.a, root.b = torch.nn.Module(), torch.nn.Module()
+    root.a.register_buffer("buf", shared)
+    root.b.register_buffer("buf", shared)
+    g = torch.fx.Graph()
+    x = g.placeholder("x")
+    y = g.call_function(torch.add, (x, 1))
+    a = g.get_attr("a.buf")
+    g.call_method("copy_", (a, g.call_function(torch.add, (g.call_method("clone", (a,)), y))))
+    z = g.call_function(torch.mul, (g.call_method("clone", (g.get_attr("b.buf"),)), y))
+    g.output(g.call_function(torch.add, (z, x)))
+    return torch.fx.GraphModule(root, g)
+
+
+gm = tied_graph()
+names = {b for _, b, _ in torch_partition.accesses(gm.graph, gm)}
+plain = {b for _, b, _ in torch_partition.accesses(gm.graph)}
+check("accesses: two FQNs of one tensor are one buffer with the module, two without it",
+      names == {"a.buf"} and plain == {"a.buf", "b.buf"}, f"{names} / {plain}")
+
+uses = torch_partition.accesses(gm.graph, gm)
+touching = {name for name, _, _ in uses}
+bad = []
+for seed in range(300):
+    plan = torch_split.draw_split(gm, random.Random(seed), uses)
+    first = []
+    for n in gm.graph.nodes:
+        if n in plan and plan[n] not in first:
+            first.append(plan[n])
+    acyclic = all(plan[a] <= plan[n] for n in plan for a in n.all_input_nodes if a in plan)
+    ordered = first == list(range(len(first)))
+    state = [plan[n] for n in gm.graph.nodes if n.name in touching]
+    if not (acyclic and ordered and state == sorted(state)):
+        bad.append(seed)
+check("draw_split: acyclic, partitions first appear in their numbers' order, a buffer's uses "
+      "(one tensor under two names) in nondecreasing partitions (300 draws)", not bad,
+      f"seeds {bad[:5]}")
+draws = {tuple(sorted(torch_split.draw_split(gm, random.Random(s), uses).values()))
+         for s in range(300)}
+check("draw_split: the draws differ (more than one split of one graph)", len(draws) > 1)
+one = [sorted(torch_split.draw_split(gm, random.Random(7), uses).values()) for _ in range(2)]
+check("draw_split: one seed, one split", one[0] == one[1])
+
+_Reorder = repro_module("split-module-reorders-mutation")
+for keep in (False, True):
+    g = torch.fx.symbolic_trace(_Reorder.Model())
+    for n in g.graph.nodes:
+        n.meta[torch_split.ORIGIN] = n.name
+    u = torch_partition.accesses(g.graph, g)
+    s = split_module(g, g, _Reorder.partition(g), keep_original_order=keep)
+    moved = torch_partition.mutation_reordered(u, s, torch_split.order_by_origin(s))
+    check(f"mutation_reordered over order_by_origin: entry 22's split, keep_original_order="
+          f"{keep}: {'a read moved across the update' if not keep else 'nothing moved'}",
+          bool(moved) != keep, str(moved))
+
+import torch_fx  # noqa: E402
+_Attr = repro_module("split-module-ordered-output-attr-keyerror")
+for keep in (False, True):
+    g = torch.fx.symbolic_trace(_Attr.Model())
+    try:
+        got = type(torch_fx.split_by(g, {n: 0 for n in g.graph.nodes
+                                         if n.op.startswith("call")}, keep)).__name__
+    except torch_fx.OutputAttr as e:
+        got = e.cls
+    want = torch_fx.ATTR_OUTPUT if keep else "GraphModule"
+    check(f"split_by: a returned parameter no partition reads, keep_original_order={keep}: "
+          f"{want} (23)", got.startswith(want), got)
+
 print(f"{len(failed)} of the bridge unit checks failed" if failed else "bridge unit checks: all hold")
 sys.exit(1 if failed else 0)

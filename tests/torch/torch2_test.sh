@@ -4,17 +4,18 @@
 # there or cannot be entered.
 #   torch2_test.sh bridge FLATCHECK_BIN SOURCE_DIR SHARD SHARDS [CASES]
 #       generated cases (seed 7) and, in shard 0, the regression corpus, through eager, fx, the
-#       eleven export paths and the two partition paths (the four decomposition paths on every
-#       other program); fails on any mismatch or error (known
+#       two split paths, the eleven export paths and the two partition paths (the four
+#       decomposition paths on every other program); fails on any mismatch or error (known
 #       torch issues are counted, not failed) and when fewer programs ran than asked
 #   torch2_test.sh checks FLATCHECK_BIN SOURCE_DIR
 #       naming_table.py --check against torch.fx; bridge_units.py (the bridge's judging,
 #       flattening and tracing on the shapes torch 2.11 and 2.14 showed); every corpus/torch
 #       repro still reproduces (exit 1) on this torch, or not, as its FIXED_IN / PRESENT_FROM
 #       say; every case of corpus/torch/cases (CLASS-N.json) is reported, each on its own, as
-#       the known torch issue CLASS on an export or partition path (LATER: as a later torch
-#       reports it); --pass is read by the fx and partition.splitter paths (the by-name pass
-#       fails on the graph-break example where the built-in one passes); EXPORT_NAMES is read
+#       the known torch issue CLASS on an export, partition or split path (LATER: as a later
+#       torch reports it), and the split class's case agrees on fx.split_ordered; --pass is
+#       read by the fx and partition.splitter paths (the by-name pass fails on the graph-break
+#       example where the built-in one passes); EXPORT_NAMES is read
 #       (a wrong expected placeholder name is a mismatch at stage names); --interesting reads
 #       its path, status and text (the text against the known-issue class too); the eager path
 #       judges a bounded op whose input is a placeholder (40 wide cases of seed 41); --time 0
@@ -74,8 +75,8 @@ for out, want in ((sys.argv[1], int(sys.argv[2])), (sys.argv[3], int(sys.argv[4]
         if ran != want:
             sys.exit(f"FAIL: {path} ran {ran} of {want} programs")
     paths += len(summary["paths"])
-if paths != 15:
-    sys.exit(f"FAIL: {paths} paths ran, expected 15")
+if paths != 17:
+    sys.exit(f"FAIL: {paths} paths ran, expected 17")
 EOF
   if [ "$rc" -ne 0 ]; then
     echo "FAIL: torch disagrees with flatcheck beyond the known torch issues (exit $rc)"
@@ -114,11 +115,13 @@ for repro in "$src"/corpus/torch/*.py; do
   fi
 done
 "$bin" emit-torch "$src/corpus/torch/cases" -o "$work/cases" >/dev/null
-# The decomposition classes' cases through the decomposition paths, every other case through the
-# other export paths and the partition paths (the paths its class shows on: all of them on every
+# The decomposition classes' cases through the decomposition paths, split_module's through the
+# split paths, every other case through the other export paths and the partition paths (the paths its class shows on: all of them on every
 # case would double the run).
-"${bridge[@]}" $(ls "$work"/cases/*.py | grep -v '/decomp-') --paths "$others" >"$work/cases.jsonl"
+"${bridge[@]}" $(ls "$work"/cases/*.py | grep -v '/decomp-\|/split-') --paths "$others" \
+  >"$work/cases.jsonl"
 "${bridge[@]}" "$work"/cases/decomp-*.py --paths "$decomp" >>"$work/cases.jsonl"
+"${bridge[@]}" "$work"/cases/split-*.py --paths fx.split,fx.split_ordered >>"$work/cases.jsonl"
 python3 - "$work/cases.jsonl" $torch_version "$src/corpus/torch/cases" <<'EOF' || fail=1
 import json, os, re, sys
 # Classes a later torch reports otherwise: [(from torch, the labels expected from then on; None:
@@ -164,6 +167,21 @@ want = {os.path.splitext(f)[0].replace("+", "_") for f in os.listdir(sys.argv[4]
 if want - set(seen):
     print(f"corpus/torch/cases with no result: {sorted(want - set(seen))}")
 sys.exit(1 if bad or not seen or want - set(seen) else 0)
+EOF
+# The split paths read their order: on the split class's case fx.split reports the class and
+# fx.split_ordered (the same split, keep_original_order=True) agrees.
+python3 - "$work/cases.jsonl" <<'EOF' || fail=1
+import json, sys
+got = {}
+for line in open(sys.argv[1]):
+    if line.startswith("{") and "split-module-reorders-mutation-1.py" in line:
+        r = json.loads(line)
+        got[r["path"]] = r.get("known_torch_issue", r["status"]).split(":")[0]
+ok = got.get("fx.split") == "split-module-reorders-mutation" and \
+    got.get("fx.split_ordered") == "agree"
+print(f"split paths on split-module-reorders-mutation-1: {got}" +
+      ("" if ok else " (FAIL: expected the class on fx.split, agree on fx.split_ordered)"))
+sys.exit(0 if ok else 1)
 EOF
 # --interesting (the shrinker's test) reads its path, status and text, the text matched against
 # the known-issue class too: a class-6 case is interesting as its own class only. Class 6 is on
