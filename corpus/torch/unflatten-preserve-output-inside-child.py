@@ -47,17 +47,25 @@ class Model(torch.nn.Module):
         return x * 2.0
 
 
-x = torch.ones(1)
-eager = Model()
-want = eager(x)
-ep = torch.export.export(Model(), (x,), strict=False, preserve_module_call_signature=("mid",))
-try:
-    unflattened = torch.export.unflatten(ep)
-    got = unflattened(x)
-except RuntimeError as e:
-    print("torch", torch.__version__, "unflatten raises RuntimeError:", str(e).splitlines()[0])
-    sys.exit(1)
-ok = torch.equal(got, want) and \
-    torch.equal(dict(unflattened.named_buffers())["mid.inner.buf"], eager.mid.inner.buf)
-print("torch", torch.__version__, "unflatten", "agrees with eager" if ok else "DIFFERS from eager")
-sys.exit(0 if ok else 1)
+def main():
+    x = torch.ones(1)
+    eager = Model()
+    want = eager(x)
+    ep = torch.export.export(Model(), (x,), strict=False,
+                             preserve_module_call_signature=("mid",))
+    try:
+        unflattened = torch.export.unflatten(ep)
+        got = unflattened(x)
+    except RuntimeError as e:
+        print("torch", torch.__version__, "unflatten raises RuntimeError:",
+              str(e).splitlines()[0])
+        return 1
+    ok = torch.equal(got, want) and \
+        torch.equal(dict(unflattened.named_buffers())["mid.inner.buf"], eager.mid.inner.buf)
+    print("torch", torch.__version__, "unflatten",
+          "agrees with eager" if ok else "DIFFERS from eager")
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

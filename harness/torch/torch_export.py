@@ -359,6 +359,34 @@ def ivals_collide(fresh):
     return False
 
 
+OUTPUT_INSIDE_CHILD = "unflatten-preserve-output-inside-child"
+
+
+def output_inside_child(ep):
+    """The first value a preserved module's signature returns that an unpreserved module below
+    it computes and only that module reads (docs/found-bugs.md 21, by its mechanism: unflatten
+    outlines the child with the values read outside it, and a signature is not a reader): a
+    text, or None."""
+    preserved = {e.fqn for e in ep.module_call_graph if e.signature is not None}
+    nodes = {n.name: n for n in ep.graph.nodes}
+
+    def paths(n):
+        return [path.split("@")[0] for path, _ in (n.meta.get("nn_module_stack") or {}).values()]
+
+    for entry in ep.module_call_graph:
+        if entry.signature is None or not entry.fqn:
+            continue
+        for out in entry.signature.outputs:
+            n = nodes.get(getattr(out, "name", None))
+            if n is None:
+                continue
+            inside = [q for q in paths(n) if q.startswith(entry.fqn + ".") and q not in preserved]
+            if inside and all(inside[0] in paths(u) for u in n.users):
+                return (f"{entry.fqn} returns {n.name}, which its unpreserved child {inside[0]} "
+                        f"computes and only it reads")
+    return None
+
+
 # (class, prepares the program, context for unflatten): one cause of docs/found-bugs.md removed.
 TRACES = [
     ("unflatten-dedup-ignores-call-targets", lambda ep: ep, call_targets_compared),
@@ -542,7 +570,8 @@ def preserve_path(p, mode, eager, cache):
 def preserve_unflatten(p, ep, eager, cache):
     """The preserve path from the exported program `ep` on: unflatten, the calls, the verdict.
     A failure is traced (trace_unflatten), with a shape found before (preserve_excuse)
-    excusing what goes wrong once unflatten succeeds."""
+    excusing what goes wrong once unflatten succeeds; a missing output node is checked for
+    entry 21's mechanism first (output_inside_child)."""
     fresh = copies_of(ep)
     stage = "unflatten"
     try:
@@ -554,6 +583,10 @@ def preserve_unflatten(p, ep, eager, cache):
         error = None
     except Exception as e:  # noqa: BLE001
         error, why = e, f"{type(e).__name__}: {e}"
+        inside = output_inside_child(fresh()) if "Could not find output node" in why else None
+        if inside:
+            return {"status": "known_torch_issue", "stage": stage, "detail": why[:300],
+                    "known_torch_issue": f"{OUTPUT_INSIDE_CHILD}: {inside}"}
     shape = preserve_excuse(p)
     cls = trace_unflatten(p, fresh, eager, cache, shape[0] if shape else None)
     if cls:

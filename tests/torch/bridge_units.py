@@ -574,22 +574,9 @@ import torch_split  # noqa: E402
 from torch.fx.passes.split_module import split_module  # noqa: E402
 
 
-def tied_graph():
-    """A graph over two children holding one buffer tensor, as the fx path's trace names them
-    (a get_attr per name): a.buf updated, then b.buf read."""
-    root = torch.nn.Module()
-    shared = torch.ones(2)
-    root.a, root.b = torch.nn.Module(), torch.nn.Module()
-    root.a.register_buffer("buf", shared)
-    root.b.register_buffer("buf", shared)
-    g = torch.fx.Graph()
-    x = g.placeholder("x")
-    y = g.call_function(torch.add, (x, 1))
-    a = g.get_attr("a.buf")
-    g.call_method("copy_", (a, g.call_function(torch.add, (g.call_method("clone", (a,)), y))))
-    z = g.call_function(torch.mul, (g.call_method("clone", (g.get_attr("b.buf"),)), y))
-    g.output(g.call_function(torch.add, (z, x)))
-    return torch.fx.GraphModule(root, g)
+# Two children holding one buffer tensor, as the fx path's trace names them (a get_attr per
+# name): a.buf updated in place, then b.buf read (entry 24's repro builds it).
+tied_graph = repro_module("fx-to-folder-unties-shared-state").traced
 
 
 gm = tied_graph()
@@ -645,6 +632,35 @@ for keep in (False, True):
     want = torch_fx.ATTR_OUTPUT if keep else "GraphModule"
     check(f"split_by: a returned parameter no partition reads, keep_original_order={keep}: "
           f"{want} (23)", got.startswith(want), got)
+
+# Entry 21 by its mechanism: mid returns a value only its unpreserved child reads.
+_Inside = repro_module("unflatten-preserve-output-inside-child")
+for preserve in (("mid",), ("mid", "mid.inner")):
+    ep = torch.export.export(_Inside.Model(), (torch.ones(1),), strict=False,
+                             preserve_module_call_signature=preserve)
+    got = torch_export.output_inside_child(ep)
+    check(f"output_inside_child: preserved {preserve}: "
+          f"{'mid.inner' if len(preserve) == 1 else 'none'} (21)",
+          (got is not None and "mid.inner" in got) == (len(preserve) == 1), str(got))
+
+# The folder path (torch_folder.py; found-bugs entry 24): the tie to_folder loses, found and
+# put back.
+import tempfile  # noqa: E402
+import torch_folder  # noqa: E402
+g = tied_graph()
+groups = torch_folder.shared_groups(g)
+check("shared_groups: a.buf and b.buf, one tensor (24)", groups == [["a.buf", "b.buf"]],
+      str(groups))
+work = tempfile.mkdtemp()
+g.to_folder(os.path.join(work, "tied_unit"), "TiedUnit")
+cls = torch_folder.import_folder(os.path.join(work, "tied_unit"), "tied_unit", "TiedUnit")
+loaded = cls()
+check("untied: to_folder's module holds a.buf and b.buf apart; none once tied again (24)",
+      torch_folder.untied(groups, loaded) == groups and
+      (torch_folder.tie(loaded, groups[0]) or not torch_folder.untied(groups, loaded)))
+check("tie: the module tied again agrees with the traced one (24)",
+      torch.equal(loaded(torch.ones(2)), g(torch.ones(2))))
+check("import_folder: nothing left in sys.modules", "tied_unit" not in sys.modules)
 
 print(f"{len(failed)} of the bridge unit checks failed" if failed else "bridge unit checks: all hold")
 sys.exit(1 if failed else 0)

@@ -4,19 +4,19 @@
 # there or cannot be entered.
 #   torch2_test.sh bridge FLATCHECK_BIN SOURCE_DIR SHARD SHARDS [CASES]
 #       generated cases (seed 7) and, in shard 0, the regression corpus, through eager, fx, the
-#       two split paths, the eleven export paths and the two partition paths (the four
-#       decomposition paths on every other program); fails on any mismatch or error (known
-#       torch issues are counted, not failed) and when fewer programs ran than asked
+#       folder path, the two split paths, the eleven export paths and the two partition paths
+#       (the four decomposition paths on every other program); fails on any mismatch or error
+#       (known torch issues are counted, not failed) and when fewer programs ran than asked
 #   torch2_test.sh checks FLATCHECK_BIN SOURCE_DIR
 #       naming_table.py --check against torch.fx; bridge_units.py (the bridge's judging,
 #       flattening and tracing on the shapes torch 2.11 and 2.14 showed); every corpus/torch
 #       repro still reproduces (exit 1) on this torch, or not, as its FIXED_IN / PRESENT_FROM
 #       say; every case of corpus/torch/cases (CLASS-N.json) is reported, each on its own, as
-#       the known torch issue CLASS on an export, partition or split path (LATER: as a later
-#       torch reports it), and the split class's case agrees on fx.split_ordered; --pass is
-#       read by the fx and partition.splitter paths (the by-name pass fails on the graph-break
-#       example where the built-in one passes); EXPORT_NAMES is read
-#       (a wrong expected placeholder name is a mismatch at stage names); --interesting reads
+#       the known torch issue CLASS on an export, partition, split or folder path (LATER: as a
+#       later torch reports it), and the split class's case agrees on fx.split_ordered; --pass
+#       is read by the fx and partition.splitter paths (the by-name pass fails on the
+#       graph-break example where the built-in one passes); EXPORT_NAMES is read (a wrong
+#       expected placeholder name is a mismatch at stage names); --interesting reads
 #       its path, status and text (the text against the known-issue class too); the eager path
 #       judges a bounded op whose input is a placeholder (40 wide cases of seed 41); --time 0
 #       checks no program and counts them not run; --device cuda runs the export path on the
@@ -75,8 +75,8 @@ for out, want in ((sys.argv[1], int(sys.argv[2])), (sys.argv[3], int(sys.argv[4]
         if ran != want:
             sys.exit(f"FAIL: {path} ran {ran} of {want} programs")
     paths += len(summary["paths"])
-if paths != 17:
-    sys.exit(f"FAIL: {paths} paths ran, expected 17")
+if paths != 18:
+    sys.exit(f"FAIL: {paths} paths ran, expected 18")
 EOF
   if [ "$rc" -ne 0 ]; then
     echo "FAIL: torch disagrees with flatcheck beyond the known torch issues (exit $rc)"
@@ -116,12 +116,14 @@ for repro in "$src"/corpus/torch/*.py; do
 done
 "$bin" emit-torch "$src/corpus/torch/cases" -o "$work/cases" >/dev/null
 # The decomposition classes' cases through the decomposition paths, split_module's through the
-# split paths, every other case through the other export paths and the partition paths (the paths its class shows on: all of them on every
+# split paths, to_folder's through the folder path, every other case through the other export
+# paths and the partition paths (the paths its class shows on: all of them on every
 # case would double the run).
-"${bridge[@]}" $(ls "$work"/cases/*.py | grep -v '/decomp-\|/split-') --paths "$others" \
-  >"$work/cases.jsonl"
+"${bridge[@]}" $(ls "$work"/cases/*.py | grep -v '/decomp-\|/split-\|/fx-to-folder-') \
+  --paths "$others" >"$work/cases.jsonl"
 "${bridge[@]}" "$work"/cases/decomp-*.py --paths "$decomp" >>"$work/cases.jsonl"
 "${bridge[@]}" "$work"/cases/split-*.py --paths fx.split,fx.split_ordered >>"$work/cases.jsonl"
+"${bridge[@]}" "$work"/cases/fx-to-folder-*.py --paths fx.folder >>"$work/cases.jsonl"
 python3 - "$work/cases.jsonl" $torch_version "$src/corpus/torch/cases" <<'EOF' || fail=1
 import json, os, re, sys
 # Classes a later torch reports otherwise: [(from torch, the labels expected from then on; None:
@@ -135,6 +137,8 @@ LATER = {"preserve-tied-buffer-update": [((2, 11), None)],
          "unflatten-reorder-keyerror": [((2, 11), None)],
          "unflatten-dedup-ignores-call-targets_unflatten-reorder-keyerror":
              [((2, 11), {"unflatten-dedup-ignores-call-targets"})],
+         # to_folder writes self.0 = ... on 2.6; 2.14.1 writes setattr (2.11 not run)
+         "fx-to-folder-child-name-not-identifier": [((2, 14), None)],
          # not on torch 2.6 (any label but its own), there from 2.11 on
          "export-strict-preserve-numeric-name-keyerror":
              [((0, 0), None), ((2, 11), {"export-strict-preserve-numeric-name-keyerror"})]}
