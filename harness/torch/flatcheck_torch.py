@@ -18,6 +18,10 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
   fx.folder
            torch.fx: symbolic_trace, GraphModule.to_folder (save as a Python package), import
            it back, the calls; vs torch eager, bit for bit (torch_folder.py).
+  fx.const_fold
+           torch.fx: symbolic_trace, torch.fx.experimental.const_fold.split_const_subgraphs
+           (computations on parameters and buffers alone run once and kept), the calls; vs
+           torch eager, bit for bit (torch_fold.py).
   fx.split, fx.split_ordered
            torch.fx: symbolic_trace, then torch's split_module into partitions drawn per
            program (acyclic; seeded by the traced graph), in its default order or with
@@ -41,8 +45,8 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            submodules) or CapabilityBasedPartitioner (fused `_run_on_acc_*` partitions), the
            fallback ops CONFIG["fallback_ops"]; the calls; then flattened by the pass (as fx)
            and the calls again; vs torch eager, bit for bit (torch_partition.py).
---paths takes names or prefixes: `fx` is the fx path, the folder path and the two split paths,
-`export` the eleven export paths, `export.strict` five, `partition` the two partition paths.
+--paths takes names or prefixes: `fx` is the fx path, the folder, const_fold and two split
+paths, `export` the eleven export paths, `export.strict` five, `partition` the two partition paths.
 
 --device cuda runs every path but eager with the model's state and the inputs on the GPU
 (torch's CUDA kernels), judged against torch eager run on the GPU, bit for bit; the eager path
@@ -72,12 +76,14 @@ from torch_export import run_export
 from torch_fx import child_call, flatten_by_position, load_pass, run_fx
 from torch_partition import PATHS as PARTITION_PATHS
 from torch_partition import run_partition
+from torch_fold import PATHS as FOLD_PATHS
+from torch_fold import run_fold
 from torch_folder import PATHS as FOLDER_PATHS
 from torch_folder import run_folder
 from torch_split import PATHS as SPLIT_PATHS
 from torch_split import run_split
 
-ALL_PATHS = ("eager", "fx") + FOLDER_PATHS + SPLIT_PATHS + EXPORT_PATHS + PARTITION_PATHS
+ALL_PATHS = ("eager", "fx") + FOLDER_PATHS + FOLD_PATHS + SPLIT_PATHS + EXPORT_PATHS + PARTITION_PATHS
 STATUSES = ("agree", "excused", "mismatch", "error", "skipped", "known_torch_issue")
 
 
@@ -271,6 +277,10 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu"):
     wanted = [x for x in paths if x in FOLDER_PATHS]
     if wanted:
         for path, r in run_folder(p, eager, wanted, cache).items():
+            results.append({"path": path, **r})
+    wanted = [x for x in paths if x in FOLD_PATHS]
+    if wanted:
+        for path, r in run_fold(p, eager, wanted, cache).items():
             results.append({"path": path, **r})
     wanted = [x for x in paths if x in SPLIT_PATHS]
     if wanted:

@@ -662,5 +662,37 @@ check("tie: the module tied again agrees with the traced one (24)",
       torch.equal(loaded(torch.ones(2)), g(torch.ones(2))))
 check("import_folder: nothing left in sys.modules", "tied_unit" not in sys.modules)
 
+# The const_fold path (torch_fold.py; found-bugs entry 25): each cause seen, and removed.
+import torch_fold  # noqa: E402
+_Fold = repro_module("const-fold-mutated-buffer")
+g = torch.fx.symbolic_trace(_Fold.Drops())
+before = torch_fold.methods(g)
+after = torch_fold.methods(torch_fold.fold(torch.fx.symbolic_trace(_Fold.Drops())))
+g2 = torch.fx.symbolic_trace(_Fold.Drops())
+changed = torch_fold.methods_as_functions(g2)
+kept = "copy_" in torch_fold.fold(g2).code
+check("methods: the in-place copy_ method dropped by folding; made an aten call, kept (25)",
+      (before, after, changed, kept) == (1, 0, ["copy_"], True),
+      str((before, after, changed, kept)))
+x = torch.ones(2)
+
+
+def exported_reads():  # symbolic_trace would make `self.buf * 2` a constant: the export's graph
+    return torch.export.export(_Fold.Reads(), (x,), strict=False).module()
+
+
+g = exported_reads()
+reads = torch_fold.mutated_reads(g)
+check("mutated_reads: the read of the updated buffer and what is computed from it, not the "
+      "update (25)", {"mul", "add"} <= reads and "add_" not in reads, str(sorted(reads)))
+check("updated_storages: the buffer add_ updates (25)",
+      torch_fold.updated_storages(g) == {torch_partition.storage_of(g.buf)})
+for skip in (False, True):
+    m = torch_fold.fold(exported_reads(), (lambda n: n.name in reads) if skip else None)
+    e = _Fold.Reads()
+    same = all(torch.equal(_Fold.first(m(x)), e(x)) for _ in range(3))
+    check(f"fold: the read of an updated buffer {'not folded: agrees' if skip else 'folded: stale'}"
+          " on the third call (25)", same == skip)
+
 print(f"{len(failed)} of the bridge unit checks failed" if failed else "bridge unit checks: all hold")
 sys.exit(1 if failed else 0)

@@ -4,16 +4,17 @@
 # there or cannot be entered.
 #   torch2_test.sh bridge FLATCHECK_BIN SOURCE_DIR SHARD SHARDS [CASES]
 #       generated cases (seed 7) and, in shard 0, the regression corpus, through eager, fx, the
-#       folder path, the two split paths, the eleven export paths and the two partition paths
-#       (the four decomposition paths on every other program); fails on any mismatch or error
-#       (known torch issues are counted, not failed) and when fewer programs ran than asked
+#       folder and const_fold paths, the two split paths, the eleven export paths and the two
+#       partition paths (the four decomposition paths on every other program); fails on any
+#       mismatch or error (known torch issues are counted, not failed) and when fewer
+#       programs ran than asked
 #   torch2_test.sh checks FLATCHECK_BIN SOURCE_DIR
 #       naming_table.py --check against torch.fx; bridge_units.py (the bridge's judging,
 #       flattening and tracing on the shapes torch 2.11 and 2.14 showed); every corpus/torch
 #       repro still reproduces (exit 1) on this torch, or not, as its FIXED_IN / PRESENT_FROM
 #       say; every case of corpus/torch/cases (CLASS-N.json) is reported, each on its own, as
-#       the known torch issue CLASS on an export, partition, split or folder path (LATER: as a
-#       later torch reports it), and the split class's case agrees on fx.split_ordered; --pass
+#       the known torch issue CLASS on the path its class shows on (LATER: as a later torch
+#       reports it), and the split class's case agrees on fx.split_ordered; --pass
 #       is read by the fx and partition.splitter paths (the by-name pass fails on the
 #       graph-break example where the built-in one passes); EXPORT_NAMES is read (a wrong
 #       expected placeholder name is a mismatch at stage names); --interesting reads
@@ -75,8 +76,8 @@ for out, want in ((sys.argv[1], int(sys.argv[2])), (sys.argv[3], int(sys.argv[4]
         if ran != want:
             sys.exit(f"FAIL: {path} ran {ran} of {want} programs")
     paths += len(summary["paths"])
-if paths != 18:
-    sys.exit(f"FAIL: {paths} paths ran, expected 18")
+if paths != 19:
+    sys.exit(f"FAIL: {paths} paths ran, expected 19")
 EOF
   if [ "$rc" -ne 0 ]; then
     echo "FAIL: torch disagrees with flatcheck beyond the known torch issues (exit $rc)"
@@ -115,15 +116,16 @@ for repro in "$src"/corpus/torch/*.py; do
   fi
 done
 "$bin" emit-torch "$src/corpus/torch/cases" -o "$work/cases" >/dev/null
-# The decomposition classes' cases through the decomposition paths, split_module's through the
-# split paths, to_folder's through the folder path, every other case through the other export
-# paths and the partition paths (the paths its class shows on: all of them on every
-# case would double the run).
-"${bridge[@]}" $(ls "$work"/cases/*.py | grep -v '/decomp-\|/split-\|/fx-to-folder-') \
-  --paths "$others" >"$work/cases.jsonl"
+# Each class's cases through the paths its class shows on (all of them on every case would
+# double the run): the decomposition classes' through the decomposition paths, split_module's
+# through the split paths, to_folder's and const_fold's through theirs, every other case
+# through the other export paths and the partition paths.
+other_cases=$(ls "$work"/cases/*.py | grep -v '/decomp-\|/split-\|/fx-to-folder-\|/const-fold-')
+"${bridge[@]}" $other_cases --paths "$others" >"$work/cases.jsonl"
 "${bridge[@]}" "$work"/cases/decomp-*.py --paths "$decomp" >>"$work/cases.jsonl"
 "${bridge[@]}" "$work"/cases/split-*.py --paths fx.split,fx.split_ordered >>"$work/cases.jsonl"
 "${bridge[@]}" "$work"/cases/fx-to-folder-*.py --paths fx.folder >>"$work/cases.jsonl"
+"${bridge[@]}" "$work"/cases/const-fold-*.py --paths fx.const_fold >>"$work/cases.jsonl"
 python3 - "$work/cases.jsonl" $torch_version "$src/corpus/torch/cases" <<'EOF' || fail=1
 import json, os, re, sys
 # Classes a later torch reports otherwise: [(from torch, the labels expected from then on; None:
