@@ -274,26 +274,15 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu"):
         except Exception as e:  # noqa: BLE001 - torch (or the pass) refusing a program
             results.append({"path": "fx", "status": "error",
                             "first_mismatch": f"{type(e).__name__}: {e}"[:600]})
-    wanted = [x for x in paths if x in FOLDER_PATHS]
-    if wanted:
-        for path, r in run_folder(p, eager, wanted, cache).items():
-            results.append({"path": path, **r})
-    wanted = [x for x in paths if x in FOLD_PATHS]
-    if wanted:
-        for path, r in run_fold(p, eager, wanted, cache).items():
-            results.append({"path": path, **r})
-    wanted = [x for x in paths if x in SPLIT_PATHS]
-    if wanted:
-        for path, r in run_split(p, eager, wanted, cache).items():
-            results.append({"path": path, **r})
-    wanted = [x for x in paths if x in EXPORT_PATHS]
-    if wanted:
-        for path, r in run_export(p, eager, wanted, cache).items():
-            results.append({"path": path, **r})
-    wanted = [x for x in paths if x in PARTITION_PATHS]
-    if wanted:
-        for path, r in run_partition(p, eager, wanted, flatten, cache).items():
-            results.append({"path": path, **r})
+    families = [(FOLDER_PATHS, lambda w: run_folder(p, eager, w, cache)),
+                (FOLD_PATHS, lambda w: run_fold(p, eager, w, cache)),
+                (SPLIT_PATHS, lambda w: run_split(p, eager, w, cache)),
+                (EXPORT_PATHS, lambda w: run_export(p, eager, w, cache)),
+                (PARTITION_PATHS, lambda w: run_partition(p, eager, w, flatten, cache))]
+    for family, run in families:
+        wanted = [x for x in paths if x in family]
+        if wanted:
+            results += [{"path": path, **r} for path, r in run(wanted).items()]
     return on_device_names(results, device)
 
 
