@@ -28,7 +28,7 @@ import torch
 from torch_compare import judge, run_calls
 from torch_export import failure, state_after, verdict
 from torch_fx import trace
-from torch_partition import accesses, in_place, storage_of
+from torch_partition import accesses, attr_of, in_place, storage_of
 
 PATHS = ("fx.const_fold",)
 FROZEN = "const-fold-freezes-mutated-buffer"
@@ -58,24 +58,15 @@ def attr_tensors(module):
     """get_attr target -> tensor, for every get_attr node of `module`'s graph."""
     out = {}
     for n in module.graph.nodes:
-        if n.op == "get_attr":
-            t = module
-            for part in n.target.split("."):
-                t = getattr(t, part, None)
-            if isinstance(t, torch.Tensor):
-                out[n.target] = t
+        if n.op == "get_attr" and isinstance(attr_of(module, n.target), torch.Tensor):
+            out[n.target] = attr_of(module, n.target)
     return out
 
 
 def updated_storages(gm):
     """The storages of the buffers `gm`'s graph updates in place."""
-    held = attr_tensors(gm)
-    out = set()
-    for n in gm.graph.nodes:
-        if in_place(n) and isinstance(n.args[0], torch.fx.Node) and n.args[0].op == "get_attr":
-            if n.args[0].target in held:
-                out.add(storage_of(held[n.args[0].target]))
-    return out
+    return {storage_of(attr_of(gm, buf)) for _, buf, update in accesses(gm.graph, gm)
+            if update and isinstance(attr_of(gm, buf), torch.Tensor)}
 
 
 def methods_as_functions(gm):

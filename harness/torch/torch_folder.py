@@ -26,7 +26,7 @@ import torch
 from torch_compare import judge, run_calls, tensors_of
 from torch_export import failure, state_after, verdict
 from torch_fx import trace
-from torch_partition import storage_of
+from torch_partition import attr_of, storage_of
 
 PATHS = ("fx.folder",)
 UNTIED = "fx-to-folder-unties-shared-state"
@@ -66,8 +66,7 @@ def untied(groups, module):
 
 def tie(module, group):
     """Puts the tensor at the group's first FQN under every other FQN of the group."""
-    first = module.get_submodule(group[0].rpartition(".")[0]) if "." in group[0] else module
-    tensor = getattr(first, group[0].rpartition(".")[2])
+    tensor = attr_of(module, group[0])
     for fqn in group[1:]:
         owner, _, attr = fqn.rpartition(".")
         holder = module.get_submodule(owner) if owner else module

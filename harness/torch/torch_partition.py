@@ -118,8 +118,8 @@ def accesses(graph, module=None):
     """The in-place buffer updates of a graph (an exported module's aten copy_, a traced
     module's copy_ or add_ method: in_place) and the other uses of each buffer: (node name,
     buffer, is_update) in graph order. An in-place op returns its destination, so a use of its
-    result uses its buffer too. With the graph's `module`, a buffer is named by its tensor's storage (the first FQN that
-    holds it): two FQNs of one shared tensor are one buffer."""
+    result uses its buffer too. With the graph's `module`, a buffer is named by its tensor's
+    storage (the first FQN that holds it): two FQNs of one shared tensor are one buffer."""
     canonical = {}
     if module is not None:
         for fqn, t in tensors_of(module).items():
@@ -127,11 +127,7 @@ def accesses(graph, module=None):
                 canonical.setdefault(storage_of(t), fqn)
 
     def buffer(target):
-        if module is None:
-            return target
-        t = module
-        for part in target.split("."):
-            t = getattr(t, part, None)
+        t = attr_of(module, target) if module is not None else None
         if not isinstance(t, torch.Tensor):
             return target
         return canonical.get(storage_of(t), target)
@@ -149,6 +145,13 @@ def accesses(graph, module=None):
         if inplace and n.args[0] in of:
             of[n] = of[n.args[0]]
     return out
+
+
+def attr_of(module, target):
+    """What a get_attr target (`a.b.buf`) names in `module`, or None."""
+    for part in target.split("."):
+        module = getattr(module, part, None)
+    return module
 
 
 def storage_of(t):
