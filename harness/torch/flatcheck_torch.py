@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """flatcheck's bridge to real PyTorch (docs/torch.md). No dependency beyond torch.
 
-    python3 harness/torch/flatcheck_torch.py PROGRAM.py... [--paths eager,fx,export,partition]
+    python3 harness/torch/flatcheck_torch.py PROGRAM.py... [--paths eager,fx,export,partition,pipeline]
         [--pass MODULE:FUNCTION] [--quiet] [--device cpu|cuda] [--time SECONDS]
 
 Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
@@ -45,8 +45,13 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            submodules) or CapabilityBasedPartitioner (fused `_run_on_acc_*` partitions), the
            fallback ops CONFIG["fallback_ops"]; the calls; then flattened by the pass (as fx)
            and the calls again; vs torch eager, bit for bit (torch_partition.py).
+  pipeline torch.distributed.pipelining.pipeline: the model exported and split into stages at
+           split points drawn per program (modules it calls, at their beginning or end), each
+           stage's module tree rebuilt with call variants, the Pipe run locally; the calls; vs
+           torch eager, bit for bit (torch_pipeline.py; torch >= 2.4).
 --paths takes names or prefixes: `fx` is the fx path, the folder, const_fold and two split
-paths, `export` the eleven export paths, `export.strict` five, `partition` the two partition paths.
+paths, `export` the eleven export paths, `export.strict` five, `partition` the two partition paths;
+the default is every path.
 
 --device cuda runs every path but eager with the model's state and the inputs on the GPU
 (torch's CUDA kernels), judged against torch eager run on the GPU, bit for bit; the eager path
@@ -80,10 +85,13 @@ from torch_fold import PATHS as FOLD_PATHS
 from torch_fold import run_fold
 from torch_folder import PATHS as FOLDER_PATHS
 from torch_folder import run_folder
+from torch_pipeline import PATHS as PIPELINE_PATHS
+from torch_pipeline import run_pipeline
 from torch_split import PATHS as SPLIT_PATHS
 from torch_split import run_split
 
-ALL_PATHS = ("eager", "fx") + FOLDER_PATHS + FOLD_PATHS + SPLIT_PATHS + EXPORT_PATHS + PARTITION_PATHS
+ALL_PATHS = ("eager", "fx") + FOLDER_PATHS + FOLD_PATHS + SPLIT_PATHS + EXPORT_PATHS + \
+    PARTITION_PATHS + PIPELINE_PATHS
 STATUSES = ("agree", "excused", "mismatch", "error", "skipped", "known_torch_issue")
 
 
@@ -278,7 +286,8 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu"):
                 (FOLD_PATHS, lambda w: run_fold(p, eager, w, cache)),
                 (SPLIT_PATHS, lambda w: run_split(p, eager, w, cache)),
                 (EXPORT_PATHS, lambda w: run_export(p, eager, w, cache)),
-                (PARTITION_PATHS, lambda w: run_partition(p, eager, w, flatten, cache))]
+                (PARTITION_PATHS, lambda w: run_partition(p, eager, w, flatten, cache)),
+                (PIPELINE_PATHS, lambda w: run_pipeline(p, eager, w, cache))]
     for family, run in families:
         wanted = [x for x in paths if x in family]
         if wanted:
@@ -308,10 +317,20 @@ def tally(summary, r, ops):
         c[r["status"]] = c.get(r["status"], 0) + 1
 
 
+def fixed_hash_seed():
+    """Runs the bridge again under PYTHONHASHSEED=0 unless it already is: torch code that
+    iterates over a set of names (pipelining's aliasing step) otherwise takes another order on
+    each run, and one program would give different results run to run."""
+    if os.environ.get("PYTHONHASHSEED") != "0":
+        os.environ["PYTHONHASHSEED"] = "0"
+        os.execv(sys.executable, getattr(sys, "orig_argv", [sys.executable] + sys.argv))
+
+
 def main():
+    fixed_hash_seed()
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("programs", nargs="+", help="programs written by flatcheck emit-torch")
-    ap.add_argument("--paths", default="eager,fx,export,partition")
+    ap.add_argument("--paths", default="eager,fx,export,partition,pipeline")
     ap.add_argument("--pass", dest="flatten_pass", metavar="MODULE:FUNCTION",
                     help="the flatten pass of the fx and partition paths: file.py:function or "
                          "package.module:function, taking the split GraphModule and returning "

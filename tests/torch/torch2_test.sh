@@ -7,7 +7,8 @@
 #       folder and const_fold paths, the two split paths, the eleven export paths and the two
 #       partition paths (the four decomposition paths on every other program); fails on any
 #       mismatch or error (known torch issues are counted, not failed) and when fewer
-#       programs ran than asked
+#       programs ran than asked. Not the pipeline path: some of its failures are not yet traced
+#       to a cause (docs/torch.md); its classes' cases and bridge_units.py check it here
 #   torch2_test.sh checks FLATCHECK_BIN SOURCE_DIR
 #       naming_table.py --check against torch.fx; bridge_units.py (the bridge's judging,
 #       flattening and tracing on the shapes torch 2.11 and 2.14 showed); every corpus/torch
@@ -118,14 +119,15 @@ done
 "$bin" emit-torch "$src/corpus/torch/cases" -o "$work/cases" >/dev/null
 # Each class's cases through the paths its class shows on (all of them on every case would
 # double the run): the decomposition classes' through the decomposition paths, split_module's
-# through the split paths, to_folder's and const_fold's through theirs, every other case
-# through the other export paths and the partition paths.
-other_cases=$(ls "$work"/cases/*.py | grep -v '/decomp-\|/split-\|/fx-to-folder-\|/const-fold-')
+# through the split paths, to_folder's, const_fold's and pipelining's through theirs, every
+# other case through the other export paths and the partition paths.
+other_cases=$(ls "$work"/cases/*.py | grep -v '/decomp-\|/split-\|/fx-to-folder-\|/const-fold-\|/pipeline-')
 "${bridge[@]}" $other_cases --paths "$others" >"$work/cases.jsonl"
 "${bridge[@]}" "$work"/cases/decomp-*.py --paths "$decomp" >>"$work/cases.jsonl"
 "${bridge[@]}" "$work"/cases/split-*.py --paths fx.split,fx.split_ordered >>"$work/cases.jsonl"
 "${bridge[@]}" "$work"/cases/fx-to-folder-*.py --paths fx.folder >>"$work/cases.jsonl"
 "${bridge[@]}" "$work"/cases/const-fold-*.py --paths fx.const_fold >>"$work/cases.jsonl"
+"${bridge[@]}" "$work"/cases/pipeline-*.py --paths pipeline >>"$work/cases.jsonl"
 python3 - "$work/cases.jsonl" $torch_version "$src/corpus/torch/cases" <<'EOF' || fail=1
 import json, os, re, sys
 # Classes a later torch reports otherwise: [(from torch, the labels expected from then on; None:
@@ -143,7 +145,15 @@ LATER = {"preserve-tied-buffer-update": [((2, 11), None)],
          "fx-to-folder-child-name-not-identifier": [((2, 14), None)],
          # not on torch 2.6 (any label but its own), there from 2.11 on
          "export-strict-preserve-numeric-name-keyerror":
-             [((0, 0), None), ((2, 11), {"export-strict-preserve-numeric-name-keyerror"})]}
+             [((0, 0), None), ((2, 11), {"export-strict-preserve-numeric-name-keyerror"})],
+         # torch 2.6's _sink_params fails first on these two cases (its IndexError, fixed by
+         # 2.14.1); each class is reported from 2.14 on (2.7 to 2.13 not run)
+         "pipeline-shared-state-name-missing":
+             [((0, 0), {"pipeline-sink-params-no-inputs-indexerror"}),
+              ((2, 14), {"pipeline-shared-state-name-missing"})],
+         "pipeline-state-placeholder-renamed":
+             [((0, 0), {"pipeline-sink-params-no-inputs-indexerror"}),
+              ((2, 14), {"pipeline-state-placeholder-renamed"})]}
 version = tuple(int(x) for x in sys.argv[2:4])
 seen = {}  # per case (not per class: each case must show its class on its own)
 for line in open(sys.argv[1]):
