@@ -6,9 +6,10 @@ Two kinds of comparison:
     sum/matmul) and the documented payload and sign-of-zero relaxations of some torch kernels;
   - a whole path (fx, export) against torch eager (`diff_values`): bit for bit, NaN payloads
     included. A path whose only differences are NaN payloads is excused only when re-running
-    torch eager with the program's NaN constants made canonical gives the path's bits exactly
-    (`canonical_nan_eager`): the difference is then traced to a constant whose payload the path
-    lost, and nothing else.
+    torch eager with the program's NaN constants made canonical (all of them, or, with at most
+    four, some of them: a path may keep one constant's payload and lose another's) gives the
+    path's bits exactly (`lost_payloads`): the difference is then traced to constants whose
+    payloads the path lost, and nothing else.
 """
 import math
 import struct
@@ -248,21 +249,47 @@ def lossy_nan_constants(p):
     return out
 
 
-def canonical_nan_eager(p):
-    """torch eager's outputs and final state with every NaN constant replaced by math.nan (what
-    code generation by repr() and export's serializer write), or None without such constants."""
+def canonical_nan_eager(p, names=None):
+    """torch eager's outputs and final state with the NaN constants `names` (default: every one
+    whose payload is not canonical) replaced by math.nan (what code generation by repr() and
+    export's serializer write), or None without such constants."""
     lossy = lossy_nan_constants(p)
-    if not lossy:
+    names = sorted(lossy) if names is None else sorted(names)
+    if not names:
         return None
-    saved = {name: getattr(p, name) for name in lossy}
+    saved = {name: getattr(p, name) for name in names}
     try:
-        for name in lossy:
+        for name in names:
             setattr(p, name, math.nan)
         e = eager_run(p)
         return e.outs, e.final
     finally:
         for name, value in saved.items():
             setattr(p, name, value)
+
+
+# A path may lose the payload of some NaN constants and keep others' (a constant that reaches it
+# as a tensor keeps its bits): with at most this many such constants, every subset is tried.
+MAX_SUBSETS_OF = 4
+
+
+def lost_payloads(p, outs, state, eager, cache):
+    """A set of the program's NaN constants whose payloads, made canonical, give torch eager
+    exactly the path's outputs and state: all of them first, then (with at most MAX_SUBSETS_OF
+    such constants) each smaller set, smallest first; None when no set does."""
+    import itertools
+    lossy = sorted(lossy_nan_constants(p))
+    sets = [tuple(lossy)] if lossy else []
+    if 1 < len(lossy) <= MAX_SUBSETS_OF:
+        sets += [c for k in range(1, len(lossy)) for c in itertools.combinations(lossy, k)]
+    for names in sets:
+        key = ("canon",) + names
+        if key not in cache:
+            cache[key] = canonical_nan_eager(p, names)
+        canon = cache[key]
+        if canon is not None and not diff_values(outs, state, eager, canon[0], canon[1]):
+            return names
+    return None
 
 
 def judge(p, outs, state, eager, cache):
@@ -272,11 +299,10 @@ def judge(p, outs, state, eager, cache):
     if not diffs:
         return "agree", None
     if all(kind == "payload" for _, kind in diffs):
-        if "canon" not in cache:
-            cache["canon"] = canonical_nan_eager(p)
-        canon = cache["canon"]
-        if canon is not None and not diff_values(outs, state, eager, canon[0], canon[1]):
-            names = ", ".join(f"0x{b:08x}" for b in sorted(lossy_nan_constants(p).values()))
+        lost = lost_payloads(p, outs, state, eager, cache)
+        if lost:
+            bits = lossy_nan_constants(p)
+            names = ", ".join(f"0x{bits[n]:08x}" for n in lost)
             return "excused", (f"NaN payloads only, exactly torch eager's result with the NaN "
                                f"constants ({names}) made canonical: the path lost their "
                                f"payloads ({diffs[0][0]})")

@@ -694,5 +694,151 @@ for skip in (False, True):
     check(f"fold: the read of an updated buffer {'not folded: agrees' if skip else 'folded: stale'}"
           " on the third call (25)", same == skip)
 
+# The NaN-payload excuse tries subsets of the constants: a path that keeps one constant's
+# payload and loses another's is excused as losing that one; a payload no subset explains is not.
+import math  # noqa: E402
+import struct  # noqa: E402
+import torch_compare  # noqa: E402
+
+
+def nan_of(b):
+    return struct.unpack("<f", struct.pack("<I", b))[0]
+
+
+class _TwoNaNs(torch.nn.Module):
+    def __init__(self, program):
+        super().__init__()
+        self.program = program
+
+    def forward(self, x):
+        return x * 0 + torch.tensor([self.program._F7fc12345, self.program._Fffc00001])
+
+
+nan_program = types.SimpleNamespace(CONFIG={"calls": 1}, INPUTS=[torch.zeros(2)],
+                                    _F7fc12345=nan_of(0x7fc12345), _Fffc00001=nan_of(0xffc00001))
+nan_program.build = lambda: _TwoNaNs(nan_program)
+nan_eager = torch_compare.eager_run(nan_program)
+for kept, lost, want in (((0x7fc12345,), "0xffc00001", "excused"),
+                         ((), "0x7fc12345, 0xffc00001", "excused"),
+                         ((0x7fc00001,), None, "mismatch")):
+    got_out = torch.tensor([nan_of(kept[0]) if kept else math.nan, math.nan])
+    status, why = torch_compare.judge(nan_program, [[got_out]], {}, nan_eager, {})
+    check(f"judge: NaN payloads {'lost: ' + lost if lost else 'no subset explains'} -> {want}",
+          status == want and (lost is None or f"({lost})" in why), f"{status}: {why}")
+
+# The pipelining path (docs/found-bugs.md 26, 27, 28): its cause removals, each on a module tree
+# where it must change something and on one where it must not.
+import torch_pipeline  # noqa: E402
+
+if torch_pipeline.available() is None:
+    stage = torch.nn.Module()
+    stage.add_module("a", torch.nn.Module())
+    stage.add_module("a@1", torch.nn.Module())
+    w = torch.nn.Parameter(torch.ones(2))
+    filled = torch_pipeline.fill_variants(stage, {"a.w": w, "b.w": w})
+    check("fill_variants: the variant a@1 gets a.w, nothing else (26)",
+          filled == [("a@1", "w")] and getattr(stage, "a@1").w is w and
+          not hasattr(stage.a, "w"), str(filled))
+    plain = torch.nn.Module()
+    plain.add_module("a", torch.nn.Module())
+    check("fill_variants: no variant, nothing filled",
+          torch_pipeline.fill_variants(plain, {"a.w": w}) == [])
+    held = torch.nn.Module()
+    held.add_module("b", torch.nn.Module())
+    held.b.w = w
+    names = {"p_w": ["a.w", "b.w"], "p_v": ["b.w"]}
+    moved = torch_pipeline.held_names_first(held, names)
+    check("held_names_first: the name the stage holds first (26)",
+          names == {"p_w": ["b.w", "a.w"], "p_v": ["b.w"]} and moved == ["b.w before a.w"],
+          f"{names} {moved}")
+
+    inner = torch.fx.Graph()
+    inner.output(inner.placeholder("b_b_buf_1"))
+    root = torch.nn.Module()
+    root.add_module("submod_0", torch.fx.GraphModule(torch.nn.Module(), inner))
+    outer = torch.fx.Graph()
+    outer.output(outer.call_module("submod_0", (outer.get_attr("b_buf"),)))
+    root.b_buf = torch.zeros(1)
+    split = torch.fx.GraphModule(root, outer)
+    attr = next(n for n in split.graph.nodes if n.op == "get_attr")
+    state = {attr.name: ["b.b_buf"]}
+    added = torch_pipeline.renamed_inputs(split.submod_0, split, state)
+    check("renamed_inputs: the stage's placeholder keyed by the root node's entry (28)",
+          added == [("b_b_buf_1", attr.name)] and state["b_b_buf_1"] == ["b.b_buf"],
+          f"{added} {state}")
+    check("renamed_inputs: a placeholder already keyed is left alone",
+          torch_pipeline.renamed_inputs(split.submod_0, split, state) == [])
+
+    def _sink_params():  # the shape of torch 2.6's failing line
+        inputs = []
+        return inputs[-1]
+
+    try:
+        _sink_params()
+    except IndexError as e:
+        got = torch_pipeline.no_inputs_indexerror(e)
+    try:
+        [][0]
+    except IndexError as e:
+        other = torch_pipeline.no_inputs_indexerror(e)
+    check("no_inputs_indexerror: read from the failing line; another IndexError is not it",
+          got and got.startswith(torch_pipeline.NO_INPUTS) and other is None, f"{got} {other}")
+
+    # build_pipe's fixes on the repros' models: without the fix the failure, with it eager's
+    # result and something changed.
+    x2 = torch.zeros(2)
+    shared = repro_module("pipeline-shared-state-name-missing")
+    prog = types.SimpleNamespace(INPUTS=[x2])
+    try:
+        torch_pipeline.build_pipe(prog, shared.Model(), {})
+        plain_fails = False
+    except AttributeError:
+        plain_fails = True
+    pipe, seen = torch_pipeline.build_pipe(prog, shared.Model(), {}, ("fill",))
+    check("build_pipe fill: the tied parameter's variant filled, the pipe builds and agrees (26)",
+          plain_fails and seen["fill"] and torch.equal(pipe(x2)[0], shared.Model()(x2)),
+          str(seen))
+    dropped = repro_module("pipeline-drops-stage-updating-state")
+    from torch.distributed.pipelining import SplitPoint  # noqa: E402
+    split_spec = {"count": SplitPoint.BEGINNING}
+    results = []
+    for fixes in ((), ("keep",)):
+        model = dropped.Model()
+        pipe, seen = torch_pipeline.build_pipe(types.SimpleNamespace(INPUTS=[torch.ones(2)]),
+                                               model, split_spec, fixes)
+        pipe(torch.ones(2))
+        results.append((pipe.num_stages, model.count.total.tolist(), bool(seen.get("keep"))))
+    check("build_pipe keep: the stage nothing reads is kept with its update (27)",
+          results == [(1, [0.0, 0.0], False), (2, [2.0, 2.0], True)], str(results))
+    renamed = repro_module("pipeline-state-placeholder-renamed")
+    y2 = torch.full((2,), -5.0)
+    prog2 = types.SimpleNamespace(INPUTS=[torch.ones(2), y2])
+    outcome = []
+    for fixes in ((), ("rename",)):
+        pipe, seen = torch_pipeline.build_pipe(prog2, renamed.Model(), {}, fixes)
+        try:
+            outcome.append((torch.equal(pipe(torch.ones(2), y2)[0],
+                                        renamed.Model()(torch.ones(2), y2)), seen.get("rename")))
+        except TypeError:
+            outcome.append(("TypeError", seen.get("rename")))
+    if tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (2, 14):
+        check("build_pipe rename: the renamed placeholder keyed, the stage runs and agrees (28)",
+              outcome[0][0] == "TypeError" and outcome[1][0] is True and outcome[1][1],
+              str(outcome))
+    else:  # torch 2.6 names the node as the root graph does: nothing to rename
+        check("build_pipe rename: nothing renamed where torch names alike (2.6)",
+              outcome == [(True, None), (True, [])], str(outcome))
+    # The split points: one program, one draw; programs differ in their draws.
+    draws, same = set(), True
+    for k in range(12):
+        fake = types.SimpleNamespace(OPS=[f"op{k}"])
+        one = torch_pipeline.draw_split_spec(fake, ["a", "b", "c", "d"])
+        same = same and one == torch_pipeline.draw_split_spec(fake, ["a", "b", "c", "d"])
+        draws.add(tuple(sorted((f, sp.name) for f, sp in one.items())))
+    check("draw_split_spec: the same program draws the same split points", same)
+    check("draw_split_spec: programs draw different split points", len(draws) > 3, str(draws))
+else:
+    print("skip: the pipelining checks (" + torch_pipeline.available() + ")")
+
 print(f"{len(failed)} of the bridge unit checks failed" if failed else "bridge unit checks: all hold")
 sys.exit(1 if failed else 0)
