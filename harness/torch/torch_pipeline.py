@@ -48,6 +48,7 @@ import torch
 
 from torch_compare import judge, run_calls, tensors_of
 from torch_export import failure, verdict
+from torch_partition import attr_of
 
 PATHS = ("pipeline",)
 SHARED = "pipeline-shared-state-name-missing"
@@ -115,22 +116,13 @@ def fill_variants(stage, state):
     return filled
 
 
-def holds(stage, fqn):
-    """Whether `stage` holds something at `fqn` (exact names, no variants)."""
-    for atom in fqn.split("."):
-        stage = getattr(stage, atom, None)
-        if stage is None:
-            return False
-    return True
-
-
 def held_names_first(stage, inputs_to_state):
     """Puts, in each list of names of one state tensor, the names `stage` holds first (the
     fix: _sink_params takes the first name that fits the scope, and at a stage's top every name
     fits, held there or not). Returns the names it moved ahead."""
     moved = []
-    for key, fqns in inputs_to_state.items():
-        order = sorted(fqns, key=lambda f: not holds(stage, f))
+    for fqns in inputs_to_state.values():
+        order = sorted(fqns, key=lambda f: attr_of(stage, f) is None)
         if order[0] != fqns[0]:
             moved.append(f"{order[0]} before {fqns[0]}")
         fqns[:] = order
