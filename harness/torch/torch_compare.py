@@ -11,6 +11,7 @@ Two kinds of comparison:
     path's bits exactly (`lost_payloads`): the difference is then traced to constants whose
     payloads the path lost, and nothing else.
 """
+import itertools
 import math
 import struct
 
@@ -249,14 +250,9 @@ def lossy_nan_constants(p):
     return out
 
 
-def canonical_nan_eager(p, names=None):
-    """torch eager's outputs and final state with the NaN constants `names` (default: every one
-    whose payload is not canonical) replaced by math.nan (what code generation by repr() and
-    export's serializer write), or None without such constants."""
-    lossy = lossy_nan_constants(p)
-    names = sorted(lossy) if names is None else sorted(names)
-    if not names:
-        return None
+def canonical_nan_eager(p, names):
+    """torch eager's outputs and final state with the program's NaN constants `names` replaced
+    by math.nan (what code generation by repr() and export's serializer write)."""
     saved = {name: getattr(p, name) for name in names}
     try:
         for name in names:
@@ -277,7 +273,6 @@ def lost_payloads(p, outs, state, eager, cache):
     """A set of the program's NaN constants whose payloads, made canonical, give torch eager
     exactly the path's outputs and state: all of them first, then (with at most MAX_SUBSETS_OF
     such constants) each smaller set, smallest first; None when no set does."""
-    import itertools
     lossy = sorted(lossy_nan_constants(p))
     sets = [tuple(lossy)] if lossy else []
     if 1 < len(lossy) <= MAX_SUBSETS_OF:
@@ -287,7 +282,7 @@ def lost_payloads(p, outs, state, eager, cache):
         if key not in cache:
             cache[key] = canonical_nan_eager(p, names)
         canon = cache[key]
-        if canon is not None and not diff_values(outs, state, eager, canon[0], canon[1]):
+        if not diff_values(outs, state, eager, canon[0], canon[1]):
             return names
     return None
 

@@ -41,7 +41,11 @@ indexerror, read from the failing line. A RuntimeError saying a child module is 
 descendant of its parent ("currently unsupported": one module object under two parents) is
 skipped with that reason.
 """
+import importlib
+import itertools
 import random
+import sys
+import traceback
 import zlib
 
 import torch
@@ -162,8 +166,6 @@ def build_pipe(p, model, spec, fixes=()):
       rename  a stage's state placeholders looked up by the root graph's names too
               (renamed_inputs)
     Returns (pipe, seen): seen[fix] lists what each fix changed (empty: it changed nothing)."""
-    import importlib
-    import sys
     from torch.distributed.pipelining import pipeline
     ir = importlib.import_module("torch.distributed.pipelining._IR")
     sink, dce = ir._sink_params, torch.fx.Graph.eliminate_dead_code
@@ -229,7 +231,8 @@ def pipeline_path(p, eager, cache):
             result["stages"] = pipe.num_stages
         except Exception as e:  # noqa: BLE001 - torch refusing the program, or a cause below
             if UNSUPPORTED in str(e):
-                raise
+                return {"status": "skipped", "skip": "pipelining refuses a module object under "
+                                                     "two parents (\"currently unsupported\")"}
             known = no_inputs_indexerror(e) or attribute(p, spec, eager, cache)
             if known:
                 return {**result, "status": "known_torch_issue", "stage": stage,
@@ -240,11 +243,6 @@ def pipeline_path(p, eager, cache):
             if known:
                 return {**result, "status": "known_torch_issue", "detail": why,
                         "known_torch_issue": known}
-    except RuntimeError as e:
-        if UNSUPPORTED in str(e):
-            return {"status": "skipped", "skip": "pipelining refuses a module object under two "
-                                                 "parents (\"currently unsupported\")"}
-        return failure(e, stage)
     except Exception as e:  # noqa: BLE001 - torch refusing a program
         return failure(e, stage)
     return {**result, **verdict(status, why)}
@@ -254,7 +252,6 @@ def no_inputs_indexerror(e):
     """The class text when `e` is torch 2.6's IndexError in unflatten's _sink_params at
     `inputs[-1]`: a module of a stage whose graph has no placeholders (later torch checks for
     none). Read from the failing line, else None."""
-    import traceback
     if not isinstance(e, IndexError):
         return None
     last = traceback.extract_tb(e.__traceback__)[-1]
@@ -277,7 +274,6 @@ def attribute(p, spec, eager, cache):
     the pipe built again with one cause removed, then two, then all three (build_pipe's
     `fixes`), until one builds and agrees with torch eager; each removed cause must have
     changed something. A text ("class+class: causes; ..."), or None."""
-    import itertools
     for size in range(1, len(FIXES) + 1):
         for fixes in itertools.combinations(FIXES, size):
             model = p.build()
