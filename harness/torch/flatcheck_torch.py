@@ -39,6 +39,10 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            ExportedProgram.run_decompositions() between the export and the rest: its module()
            judged first, then (decomp) save/load, module() and unflatten, or (decomp_preserve)
            the preserve path's unflatten (torch_decomp.py).
+  export.nonstrict.hooked
+           each module the model calls, with probability 1/2, given a forward wrapper bound to
+           the module (as library hooks and pipelining's split points install), then non-strict
+           export and unflatten; the calls; vs torch eager, bit for bit (torch_hooked.py).
   partition.splitter, partition.capability
            torch's own partitioners, as Torch-TensorRT's dynamo frontend builds on them, over the
            non-strict exported module: _SplitterBase (`_run_on_acc_*` / `_run_on_gpu_*`
@@ -50,7 +54,7 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            stage's module tree rebuilt with call variants, the Pipe run locally; the calls; vs
            torch eager, bit for bit (torch_pipeline.py; torch >= 2.4).
 --paths takes names or prefixes: `fx` is the fx path, the folder, const_fold and two split
-paths, `export` the eleven export paths, `export.strict` five, `partition` the two partition paths;
+paths, `export` the twelve export paths, `export.strict` five, `partition` the two partition paths;
 the default is every path.
 
 --device cuda runs every path but eager with the model's state and the inputs on the GPU
@@ -85,13 +89,17 @@ from torch_fold import PATHS as FOLD_PATHS
 from torch_fold import run_fold
 from torch_folder import PATHS as FOLDER_PATHS
 from torch_folder import run_folder
+import torch_hooked
+import torch_pipeline
+from torch_hooked import PATHS as HOOKED_PATHS
+from torch_hooked import run_hooked
 from torch_pipeline import PATHS as PIPELINE_PATHS
 from torch_pipeline import run_pipeline
 from torch_split import PATHS as SPLIT_PATHS
 from torch_split import run_split
 
 ALL_PATHS = ("eager", "fx") + FOLDER_PATHS + FOLD_PATHS + SPLIT_PATHS + EXPORT_PATHS + \
-    PARTITION_PATHS + PIPELINE_PATHS
+    HOOKED_PATHS + PARTITION_PATHS + PIPELINE_PATHS
 STATUSES = ("agree", "excused", "mismatch", "error", "skipped", "known_torch_issue")
 
 
@@ -286,6 +294,7 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu"):
                 (FOLD_PATHS, lambda w: run_fold(p, eager, w, cache)),
                 (SPLIT_PATHS, lambda w: run_split(p, eager, w, cache)),
                 (EXPORT_PATHS, lambda w: run_export(p, eager, w, cache)),
+                (HOOKED_PATHS, lambda w: run_hooked(p, eager, w, cache)),
                 (PARTITION_PATHS, lambda w: run_partition(p, eager, w, flatten, cache)),
                 (PIPELINE_PATHS, lambda w: run_pipeline(p, eager, w, cache))]
     for family, run in families:
@@ -317,6 +326,24 @@ def tally(summary, r, ops):
         c[r["status"]] = c.get(r["status"], 0) + 1
 
 
+def pin_draws(draws):
+    """Fixes the pipeline path's split points and the hooked path's modules (--draw)."""
+    if not isinstance(draws, dict) or set(draws) - {"pipeline", "export.nonstrict.hooked"}:
+        raise ValueError("an object with the keys pipeline and export.nonstrict.hooked, got "
+                         f"{draws!r}")
+    if "pipeline" in draws:
+        spec = draws["pipeline"]
+        if not isinstance(spec, dict) or not all(
+                isinstance(k, str) and v in ("BEGINNING", "END") for k, v in spec.items()):
+            raise ValueError(f"pipeline: {{FQN: \"BEGINNING\" or \"END\"}}, got {spec!r}")
+        torch_pipeline.PINNED = dict(spec)
+    if "export.nonstrict.hooked" in draws:
+        fqns = draws["export.nonstrict.hooked"]
+        if not isinstance(fqns, list) or not all(isinstance(f, str) for f in fqns):
+            raise ValueError(f"export.nonstrict.hooked: a list of FQNs, got {fqns!r}")
+        torch_hooked.PINNED = list(fqns)
+
+
 def fixed_hash_seed():
     """Runs the bridge again under PYTHONHASHSEED=0 unless it already is: torch code that
     iterates over a set of names (pipelining's aliasing step) otherwise takes another order on
@@ -345,7 +372,17 @@ def main():
                          "against torch eager on that device; results named PATH.cuda)")
     ap.add_argument("--time", type=float, metavar="SECONDS",
                     help="start no program after SECONDS; the summary counts those not run")
+    ap.add_argument("--draw", metavar="JSON",
+                    help="the per-program draws fixed instead of drawn, as a result reports "
+                         "them: {\"pipeline\": {FQN: \"BEGINNING\"|\"END\"}, "
+                         "\"export.nonstrict.hooked\": [FQN, ...]} (either key; for "
+                         "`flatcheck shrink`, whose smaller cases would draw otherwise)")
     args = ap.parse_args()
+    if args.draw:
+        try:
+            pin_draws(json.loads(args.draw))
+        except (ValueError, TypeError) as e:
+            ap.error(f"--draw: {e}")
     if args.device not in ("cpu", "cuda"):
         ap.error(f"--device: cpu or cuda, got '{args.device}'")
     if args.device == "cuda" and not torch.cuda.is_available():

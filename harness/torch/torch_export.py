@@ -140,12 +140,13 @@ def children_not_reordered():
 
 
 @contextlib.contextmanager
-def variant_keeps_children():
+def variant_keeps_children(kept=None):
     """unflatten with a call variant's frame keeping the children its module already has. The
     frame of a later call of a module takes the first call's children
     (`self.module._modules = base_module_frame.module._modules`); when the module was first made
     as the prefix of a dotted call (`c.w` called from the parent before any plain call `c`
-    survives), the child that call attached is dropped."""
+    survives), the child that call attached is dropped. `kept`, a list, gets the name of each
+    child kept that the line would have dropped."""
     cls = sys.modules["torch.export.unflatten"].InterpreterModule
     had_own = "__setattr__" in cls.__dict__
     original = cls.__setattr__
@@ -154,6 +155,8 @@ def variant_keeps_children():
         own = self.__dict__.get("_modules")
         if name == "_modules" and isinstance(value, dict) and own and value is not own:
             for child, module in own.items():
+                if kept is not None and child not in value:
+                    kept.append(child)
                 value.setdefault(child, module)
         original(self, name, value)
 

@@ -11,20 +11,23 @@
 The split points are drawn per program: each module the model calls (found by running it once
 with forward pre-hooks) is a split point with probability 1/3, at its BEGINNING or its END; the
 draw is seeded by those modules' names and the program's ops, so a program gets one split on
-any machine. pipelining puts a split before (or after) every call of a split-point module. A
+any machine (the bridge's --draw fixes them instead: PINNED, for shrinking). pipelining puts
+a split before (or after) every call of a split-point module. A
 module of the state, parameter or buffer, keeps its tensor identity through pipelining, so the
 stages' state is judged under the model's FQNs (every name of a shared tensor is one tensor).
 
 A failure (an exception building or running the pipe, or a wrong result) counts as a class only
-when building the pipe again with the causes seen removed (alone, then two, then all three:
+when building the pipe again with the causes seen removed (alone, then two, and so on:
 build_pipe's `fixes`) builds, runs and agrees with torch eager, and each removal changed
 something (`attribute`):
   pipeline-shared-state-name-missing (docs/found-bugs.md 26)
       a tensor held under several FQNs (tied weights, a shared buffer): pipelining's aliasing
       step sets its other names only on a module at that exact path, so a call variant (`n@1`)
-      lacks it, and `_sink_params` takes the first name that fits the scope, which at a stage's
-      top may be a name the stage does not hold. Removed: the names put on the variants too
-      (fill_variants), the names the stage holds tried first (held_names_first).
+      lacks it, and so does a module the stage never calls whose state its parent reads
+      (`mid.inner.buf` in a stage that runs only `mid`); and `_sink_params` takes the first name
+      that fits the scope, which at a stage's top may be a name the stage does not hold.
+      Removed: the names the stage holds tried first (held_names_first), then each module given
+      the name it will be read by (fill_scopes).
   pipeline-drops-stage-updating-state (27)
       the dead code elimination pipelining runs on the split graph counts a call_module as pure:
       a stage (or a part of one) whose outputs nothing reads is removed with its in-place state
@@ -35,13 +38,30 @@ something (`attribute`):
       original node, which export's unlift may have renamed (`b_b_buf_1`), so the state stays an
       input of the stage and the stage cannot be called. Removed: placeholders also looked up by
       the name of the root node they take (renamed_inputs).
+  pipeline-variant-drops-children (5: unflatten's, reached through the stages)
+      each stage's tree is rebuilt by unflatten's _ModuleFrame with the call indices of the
+      whole program, so a module's first call in a later stage is a variant (`b@1`) and no `b`
+      exists there; a call of its child through it (`b.a`, from b's parent) makes an empty `b`
+      to hold `a`, and the next call of `b` takes that module and replaces its children with
+      those of its first variant: `a` is lost, AttributeError. Removed: the taken module keeps
+      its children (torch_export.variant_keeps_children).
+  pipeline-bound-forward-module-stack (29: export's, reached through the split points)
+      pipelining marks a split point by replacing the module's forward with a wrapper bound to
+      the module object; when the model holds a module under two names, export's non-strict
+      tracer then names the nodes of that module's children by their bare attribute names
+      (torch 2.14.1), and the stages are built from those wrong module paths: a wrong result or
+      a crash. Removed: the split points' forwards put on the modules' classes
+      (split_points_by_class).
 On torch 2.6, an IndexError in unflatten's _sink_params at `inputs[-1]` (a stage module whose
 graph has no placeholders; torch 2.14.1 checks for none) is pipeline-sink-params-no-inputs-
 indexerror, read from the failing line. A RuntimeError saying a child module is not a
 descendant of its parent ("currently unsupported": one module object under two parents) is
-skipped with that reason.
+skipped with that reason when no removal above explains it (class 29's wrong paths raise it
+too).
 """
+import contextlib
 import importlib
+import io
 import itertools
 import random
 import sys
@@ -51,16 +71,20 @@ import zlib
 import torch
 
 from torch_compare import judge, run_calls, tensors_of
-from torch_export import failure, verdict
+from torch_export import failure, variant_keeps_children, verdict
+from torch_hooked import called_modules, forward_by_class
 from torch_partition import attr_of
 
 PATHS = ("pipeline",)
 SHARED = "pipeline-shared-state-name-missing"
 DROPPED = "pipeline-drops-stage-updating-state"
 RENAMED = "pipeline-state-placeholder-renamed"
+CHILDREN = "pipeline-variant-drops-children"
+WRAPPER = "pipeline-bound-forward-module-stack"
 # torch 2.6 (not 2.14.1): _sink_params indexes the last placeholder of a graph without any.
 NO_INPUTS = "pipeline-sink-params-no-inputs-indexerror"
 UNSUPPORTED = "is not a descendant of parent module"
+PINNED = None  # {FQN: "BEGINNING" or "END"} instead of a draw (the bridge's --draw)
 
 
 def available():
@@ -70,22 +94,6 @@ def available():
     except (ImportError, RuntimeError) as e:
         return f"torch {torch.__version__} has no torch.distributed.pipelining ({e})"
     return None
-
-
-def called_modules(p):
-    """The FQNs of the modules a fresh model of program `p` calls, in the order of their first
-    calls (forward pre-hooks on one eager call; its state is thrown away with the model)."""
-    model = p.build()
-    seen = []
-    hooks = [m.register_forward_pre_hook(lambda mod, args, fqn=fqn: seen.append(fqn))
-             for fqn, m in model.named_modules() if fqn]
-    try:
-        with torch.no_grad():
-            model(*[t.clone() for t in p.INPUTS])
-    finally:
-        for h in hooks:
-            h.remove()
-    return list(dict.fromkeys(seen))
 
 
 def draw_split_spec(p, called):
@@ -100,23 +108,36 @@ def draw_split_spec(p, called):
     return spec
 
 
-def fill_variants(stage, state):
-    """Puts each tensor of `state` ({FQN: tensor}, every name of a shared tensor) on every call
-    variant along its FQN's path in `stage` that lacks it (`a.b.w` on `a@1.b`, `a.b@2`, ...):
-    what unflatten's _assign_attr does for variants, and pipelining's aliasing step does only for
-    the module at the exact path. Returns the (variant module path, attribute) pairs it filled."""
+def fill_scopes(stage, inputs_to_state, state):
+    """Puts, on each module of `stage` below its top that has a graph, the state that module's
+    graph takes under the name _sink_params will read there (the first name in
+    `inputs_to_state` that fits the module's scope, call indices dropped), where the module
+    lacks it: the tensor from `state` ({FQN: tensor}, every name of a shared tensor), and the
+    modules along the way as empty modules. pipelining's aliasing step sets a tensor's other
+    names only where a module sits at exactly that path: never on a call variant (`a@1`), nor
+    under a module the stage does not call (`mid.inner` when only `mid` runs in the stage and
+    reads `mid.inner.buf`). Returns the paths it filled ("a@1.w", "mid.inner.buf")."""
     filled = []
-    for fqn, t in state.items():
-        *prefix, field = fqn.split(".")
-        mods = [("", stage)]
-        for atom in prefix:
-            mods = [(f"{path}.{k}" if path else k, child) for path, mod in mods
-                    for k, child in mod._modules.items()
-                    if child is not None and k.split("@")[0] == atom]
-        for path, mod in mods:
-            if "@" in path and not hasattr(mod, field):
-                setattr(mod, field, t)
-                filled.append((path, field))
+    for path, mod in stage.named_modules(remove_duplicate=False):
+        if not path or not isinstance(getattr(mod, "graph", None), torch.fx.Graph):
+            continue
+        scope = [atom.split("@")[0] for atom in path.split(".")]
+        for ph in mod.graph.nodes:
+            if ph.op != "placeholder" or ph.name not in inputs_to_state:
+                continue
+            name = next((n for n in inputs_to_state[ph.name]
+                         if n.split(".")[:len(scope)] == scope), None)
+            if name not in state:
+                continue
+            *between, field = name.split(".")[len(scope):]
+            owner = mod
+            for atom in between:
+                if getattr(owner, atom, None) is None:
+                    owner.add_module(atom, torch.nn.Module())
+                owner = getattr(owner, atom)
+            if isinstance(owner, torch.nn.Module) and not hasattr(owner, field):
+                setattr(owner, field, state[name])
+                filled.append(".".join([path, *between, field]))
     return filled
 
 
@@ -153,29 +174,60 @@ def renamed_inputs(stage, split, inputs_to_state):
     return added
 
 
-FIXES = ("fill", "keep", "rename")
+def split_points_by_class(model, spec):
+    """pipelining's annotate_split_points, but each split-point module's forward found through
+    its class (torch_hooked.forward_by_class), calling pipe_split() before (BEGINNING) or after
+    (END) it. pipelining binds its wrapper to the module object, so while export traces, the
+    module's own forward runs with the module as `self`, not the tracer's proxy, and export
+    records its children's nodes under wrong paths when the model holds a module under two
+    names (docs/found-bugs.md 29). Returns the FQNs it wrapped."""
+    from torch.distributed.pipelining import SplitPoint, pipe_split
+
+    def split_around(point):
+        def around(forward, *args, **kwargs):
+            if point == SplitPoint.BEGINNING:
+                pipe_split()
+            try:
+                return forward(*args, **kwargs)
+            finally:
+                if point == SplitPoint.END:
+                    pipe_split()
+        return around
+
+    for fqn, point in spec.items():
+        forward_by_class(model.get_submodule(fqn), split_around(point))
+    return list(spec)
+
+
+FIXES = ("fill", "keep", "rename", "children", "wrapper")
 
 
 def build_pipe(p, model, spec, fixes=()):
     """pipelining's Pipe of `model`, built with the cause removals `fixes` (for attribution):
-      fill    each stage's call variants given every name of the state before pipelining sinks
-              the state into them (fill_variants), and the names each stage holds tried first
-              (held_names_first)
+      fill    the names each stage holds tried first (held_names_first), then each module of a
+              stage given the state its graph takes under the name pipelining will read there
+              (fill_scopes)
       keep    the dead code elimination pipelining runs on the split graph keeps every
               call_module (a stage may update a buffer in place while nothing reads its outputs)
       rename  a stage's state placeholders looked up by the root graph's names too
               (renamed_inputs)
+      children  a module unflatten made as the parent of a child it calls keeps that child
+              when a later call of the module shares its first call variant's children
+              (torch_export.variant_keeps_children)
+      wrapper the split points put on the modules' classes, not bound to the module objects
+              (split_points_by_class)
     Returns (pipe, seen): seen[fix] lists what each fix changed (empty: it changed nothing)."""
     from torch.distributed.pipelining import pipeline
     ir = importlib.import_module("torch.distributed.pipelining._IR")
     sink, dce = ir._sink_params, torch.fx.Graph.eliminate_dead_code
+    annotate = ir.annotate_split_points
     seen = {fix: [] for fix in fixes}
     state = model.state_dict(keep_vars=True)
 
     def fixed_sink(module, inputs_to_state, *args, **kwargs):
         if "fill" in seen:
-            seen["fill"].extend(f"{v}.{a}" for v, a in fill_variants(module, state))
             seen["fill"].extend(held_names_first(module, inputs_to_state))
+            seen["fill"].extend(fill_scopes(module, inputs_to_state, state))
         if "rename" in seen:
             split = sys._getframe(1).f_locals.get("split")  # _from_traced's split module
             if isinstance(split, torch.fx.GraphModule):
@@ -195,10 +247,16 @@ def build_pipe(p, model, spec, fixes=()):
         ir._sink_params = fixed_sink
     if "keep" in seen:
         torch.fx.Graph.eliminate_dead_code = kept_dce
+    if "wrapper" in seen:
+        ir.annotate_split_points = \
+            lambda mod, points: seen["wrapper"].extend(split_points_by_class(mod, points))
     try:
-        pipe = pipeline(model, mb_args=tuple(t.clone() for t in p.INPUTS), split_spec=spec)
+        with variant_keeps_children(seen["children"]) if "children" in seen else \
+                contextlib.nullcontext():
+            pipe = pipeline(model, mb_args=tuple(t.clone() for t in p.INPUTS), split_spec=spec)
     finally:
         ir._sink_params, torch.fx.Graph.eliminate_dead_code = sink, dce
+        ir.annotate_split_points = annotate
     return pipe, seen
 
 
@@ -221,8 +279,12 @@ def judged(p, pipe, names, eager, cache):
 def pipeline_path(p, eager, cache):
     stage = "pipeline"
     try:
-        spec = draw_split_spec(p, called_modules(p))
-        result = {"split_spec": {k: v.name for k, v in list(spec.items())[:6]}}
+        if PINNED is None:
+            spec = draw_split_spec(p, called_modules(p))
+        else:
+            from torch.distributed.pipelining import SplitPoint
+            spec = {fqn: SplitPoint[point] for fqn, point in PINNED.items()}
+        result = {"split_spec": {k: v.name for k, v in spec.items()}}
         try:
             model = p.build()
             pipe, _ = build_pipe(p, model, spec)
@@ -230,13 +292,13 @@ def pipeline_path(p, eager, cache):
             status, why = judged(p, pipe, model_names(model), eager, cache)
             result["stages"] = pipe.num_stages
         except Exception as e:  # noqa: BLE001 - torch refusing the program, or a cause below
-            if UNSUPPORTED in str(e):
-                return {"status": "skipped", "skip": "pipelining refuses a module object under "
-                                                     "two parents (\"currently unsupported\")"}
             known = no_inputs_indexerror(e) or attribute(p, spec, eager, cache)
             if known:
                 return {**result, "status": "known_torch_issue", "stage": stage,
                         "detail": f"{type(e).__name__}: {e}"[:300], "known_torch_issue": known}
+            if UNSUPPORTED in str(e):
+                return {"status": "skipped", "skip": "pipelining refuses a module object under "
+                                                     "two parents (\"currently unsupported\")"}
             raise
         if status == "mismatch":
             known = attribute(p, spec, eager, cache)
@@ -266,21 +328,27 @@ CLASSES = {"fill": (SHARED, "a stage lacks the name of a shared state tensor tha
            "keep": (DROPPED, "dead code elimination removes the call of {}, whose outputs "
                              "nothing reads (it updates state in place)"),
            "rename": (RENAMED, "a stage's state placeholder is named otherwise than the root "
-                               "graph's node it takes ({}), so it is not made state")}
+                               "graph's node it takes ({}), so it is not made state"),
+           "children": (CHILDREN, "unflatten made a stage's module as the parent of a child "
+                                  "called through it, then gave a later call of the module "
+                                  "the children of its first call variant, losing {}"),
+           "wrapper": (WRAPPER, "the split points' wrappers are bound to their modules ({}), so "
+                                "export records their children under wrong paths")}
 
 
 def attribute(p, spec, eager, cache):
     """The classes that explain a pipe that failed to build or run, or gave a wrong result:
-    the pipe built again with one cause removed, then two, then all three (build_pipe's
+    the pipe built again with one cause removed, then two, and so on up to all (build_pipe's
     `fixes`), until one builds and agrees with torch eager; each removed cause must have
     changed something. A text ("class+class: causes; ..."), or None."""
     for size in range(1, len(FIXES) + 1):
         for fixes in itertools.combinations(FIXES, size):
             model = p.build()
-            try:
-                pipe, seen = build_pipe(p, model, spec, fixes)
-                if judged(p, pipe, model_names(model), eager, cache)[0] == "mismatch":
-                    continue
+            try:  # fx prints a failing generated forward to stderr: not this path's output
+                with contextlib.redirect_stderr(io.StringIO()):
+                    pipe, seen = build_pipe(p, model, spec, fixes)
+                    if judged(p, pipe, model_names(model), eager, cache)[0] == "mismatch":
+                        continue
             except Exception:  # noqa: BLE001 - not built or not run with these causes removed
                 continue
             if not all(seen[f] for f in fixes):

@@ -726,23 +726,83 @@ for kept, lost, want in (((0x7fc12345,), "0xffc00001", "excused"),
     check(f"judge: NaN payloads {'lost: ' + lost if lost else 'no subset explains'} -> {want}",
           status == want and (lost is None or f"({lost})" in why), f"{status}: {why}")
 
-# The pipelining path (docs/found-bugs.md 26, 27, 28): its cause removals, each on a module tree
+# The hooked export path (docs/found-bugs.md 29): a forward wrapper bound to the module, then
+# the same wrapper through the class; the trace names the class only where torch records wrong
+# module stacks (torch 2.14.1: the repro's model; torch 2.6 records them right).
+import torch_hooked  # noqa: E402
+
+if torch_export.available() is None:
+    bound_repro = repro_module("export-bound-forward-module-stack")
+    hooked_prog = types.SimpleNamespace(CONFIG={"calls": 1}, INPUTS=[torch.ones(2)], OPS=["mul"],
+                                        build=bound_repro.Model)
+    hooked_eager = torch_compare.eager_run(hooked_prog)
+    newer = tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (2, 14)
+    bound_stacks = torch_hooked.module_stacks(torch_hooked.hooked_export(hooked_prog, ["a"]))
+    class_stacks = torch_hooked.module_stacks(
+        torch_hooked.hooked_export(hooked_prog, ["a"], by_class=True))
+    check("hooked_export: the bound wrapper moves a.a's node into a, the class wrapper not (29)",
+          ("mul", ("", "a")) in bound_stacks and ("mul", ("", "a", "a.a")) in class_stacks,
+          f"{bound_stacks} {class_stacks}")
+    agree_bound, agree_class = (torch_hooked.unflatten_agrees(
+        hooked_prog, torch_hooked.hooked_export(hooked_prog, ["a"], by_class=c), hooked_eager, {})
+        for c in (False, True))
+    check("unflatten of the bound wrapper's export: wrong on torch 2.14 (2.6 ignores the module "
+          "types and agrees); of the class wrapper's: right", agree_bound != newer and agree_class,
+          f"{agree_bound} {agree_class}")
+    if newer:
+        traced = torch_hooked.trace_hooked(hooked_prog, ["a"], hooked_eager, {})
+        check("trace_hooked: the class (29)", (traced or "").startswith(torch_hooked.BOUND),
+              str(traced))
+    # The whole path, with the draws that hook `a` alone and `a.a` alone.
+    by_draw = {}
+    for k in range(40):
+        prog = types.SimpleNamespace(**{**vars(hooked_prog), "OPS": [f"op{k}"]})
+        drawn = tuple(torch_hooked.draw_hooked(prog, ["a", "a.a"]))
+        if drawn in (("a",), ("a.a",)) and drawn not in by_draw:
+            r = torch_hooked.hooked_path(prog, hooked_eager, {})
+            by_draw[drawn] = r.get("known_torch_issue", r["status"]).split(":")[0]
+    want_draws = {("a",): torch_hooked.BOUND if newer else "agree", ("a.a",): "agree"}
+    check("hooked_path: `a` hooked is class 29 on torch 2.14 (agrees on 2.6), `a.a` agrees",
+          by_draw == want_draws, str(by_draw))
+    fake = types.SimpleNamespace(OPS=["mul"])
+    draws = {tuple(torch_hooked.draw_hooked(types.SimpleNamespace(OPS=[f"op{k}"]),
+                                            ["a", "b", "c"])) for k in range(12)}
+    check("draw_hooked: one program one draw, programs differ, one module at least",
+          torch_hooked.draw_hooked(fake, ["a", "b"]) == torch_hooked.draw_hooked(fake, ["a", "b"])
+          and len(draws) > 3 and all(draws) and torch_hooked.draw_hooked(fake, []) == [],
+          str(draws))
+
+# The pipelining path (docs/found-bugs.md 5, 26, 27, 28, 29): its cause removals, each on a module tree
 # where it must change something and on one where it must not.
 import torch_pipeline  # noqa: E402
 
 if torch_pipeline.available() is None:
-    stage = torch.nn.Module()
-    stage.add_module("a", torch.nn.Module())
-    stage.add_module("a@1", torch.nn.Module())
+    def graph_module(*placeholders):
+        """A module with a graph taking `placeholders` (as a stage's modules have)."""
+        g = torch.fx.Graph()
+        g.output(tuple(g.placeholder(n) for n in placeholders))
+        m = torch.nn.Module()
+        m.graph = g
+        return m
+
     w = torch.nn.Parameter(torch.ones(2))
-    filled = torch_pipeline.fill_variants(stage, {"a.w": w, "b.w": w})
-    check("fill_variants: the variant a@1 gets a.w, nothing else (26)",
-          filled == [("a@1", "w")] and getattr(stage, "a@1").w is w and
-          not hasattr(stage.a, "w"), str(filled))
-    plain = torch.nn.Module()
-    plain.add_module("a", torch.nn.Module())
-    check("fill_variants: no variant, nothing filled",
-          torch_pipeline.fill_variants(plain, {"a.w": w}) == [])
+    stage = graph_module("p_w")
+    stage.add_module("a", graph_module("p_w"))
+    stage.add_module("a@1", graph_module("p_w"))
+    stage.a.w = w  # pipelining's aliasing step sets the name where a module sits at its path
+    filled = torch_pipeline.fill_scopes(stage, {"p_w": ["b.w", "a.w"]}, {"a.w": w, "b.w": w})
+    check("fill_scopes: the variant a@1 gets a.w; the top and a (holding it) nothing (26)",
+          filled == ["a@1.w"] and getattr(stage, "a@1").w is w and not hasattr(stage, "b"),
+          str(filled))
+    buf = torch.zeros(2)
+    uncalled = graph_module()
+    uncalled.add_module("mid", graph_module("p_buf", "x"))
+    filled = torch_pipeline.fill_scopes(uncalled, {"p_buf": ["other.inner.buf", "mid.inner.buf"]},
+                                        {"other.inner.buf": buf, "mid.inner.buf": buf})
+    check("fill_scopes: a module the stage never calls made, its state set (26)",
+          filled == ["mid.inner.buf"] and uncalled.mid.inner.buf is buf, str(filled))
+    check("fill_scopes: every name held, nothing filled",
+          torch_pipeline.fill_scopes(stage, {"p_w": ["a.w"]}, {"a.w": w}) == [])
     held = torch.nn.Module()
     held.add_module("b", torch.nn.Module())
     held.b.w = w
@@ -798,8 +858,34 @@ if torch_pipeline.available() is None:
     check("build_pipe fill: the tied parameter's variant filled, the pipe builds and agrees (26)",
           plain_fails and seen["fill"] and torch.equal(pipe(x2)[0], shared.Model()(x2)),
           str(seen))
-    dropped = repro_module("pipeline-drops-stage-updating-state")
+    children = repro_module("pipeline-variant-drops-children")
     from torch.distributed.pipelining import SplitPoint  # noqa: E402
+    got, at_p = [], {"p": SplitPoint.BEGINNING}
+    for fixes in ((), ("children",)):
+        try:
+            pipe, seen = torch_pipeline.build_pipe(prog, children.Model(), at_p, fixes)
+            got.append((torch.equal(pipe(x2)[0], children.Model()(x2)), seen.get("children")))
+        except AttributeError:
+            got.append(("AttributeError", None))
+    check("build_pipe children: the child made under the stage's b kept, the pipe agrees (5)",
+          got == [("AttributeError", None), (True, ["a"])], str(got))
+    hooked = repro_module("pipeline-bound-forward-module-stack")
+    wrapped = []
+    for fixes in ((), ("wrapper",)):
+        pipe, seen = torch_pipeline.build_pipe(types.SimpleNamespace(INPUTS=[torch.ones(2)]),
+                                               hooked.Model(), {"a": SplitPoint.END}, fixes)
+        wrapped.append((pipe(torch.ones(2))[0].tolist(), seen.get("wrapper")))
+    want_plain = [1.0, 1.0] if tuple(int(v) for v in torch.__version__.split(".")[:2]) >= \
+        (2, 14) else [2.0, 2.0]  # torch 2.6 records the right module stack
+    check("build_pipe wrapper: the split point put on the class, the pipe agrees (29)",
+          wrapped == [(want_plain, None), ([2.0, 2.0], ["a"])], str(wrapped))
+    plain_model = hooked.Model()
+    torch_pipeline.split_points_by_class(plain_model, {"a": SplitPoint.BEGINNING})
+    check("split_points_by_class: the module's class changed, its name and result kept",
+          type(plain_model.a) is not hooked.Mid and isinstance(plain_model.a, hooked.Mid) and
+          type(plain_model.a).__qualname__ == "Mid" and "forward" not in vars(plain_model.a) and
+          plain_model(torch.ones(2)).tolist() == [2.0, 2.0], str(type(plain_model.a)))
+    dropped = repro_module("pipeline-drops-stage-updating-state")
     split_spec = {"count": SplitPoint.BEGINNING}
     results = []
     for fixes in ((), ("keep",)):
