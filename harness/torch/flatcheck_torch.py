@@ -39,10 +39,11 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            ExportedProgram.run_decompositions() between the export and the rest: its module()
            judged first, then (decomp) save/load, module() and unflatten, or (decomp_preserve)
            the preserve path's unflatten (torch_decomp.py).
-  export.nonstrict.hooked
+  export.strict.hooked, export.nonstrict.hooked
            each module the model calls, with probability 1/2, given a forward wrapper bound to
-           the module (as library hooks and pipelining's split points install), then non-strict
-           export and unflatten; the calls; vs torch eager, bit for bit (torch_hooked.py).
+           the module (as library hooks and pipelining's split points install), then export
+           (strict or not) and unflatten; the calls; vs torch eager, bit for bit
+           (torch_hooked.py).
   partition.splitter, partition.capability
            torch's own partitioners, as Torch-TensorRT's dynamo frontend builds on them, over the
            non-strict exported module: _SplitterBase (`_run_on_acc_*` / `_run_on_gpu_*`
@@ -54,7 +55,7 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            stage's module tree rebuilt with call variants, the Pipe run locally; the calls; vs
            torch eager, bit for bit (torch_pipeline.py; torch >= 2.4).
 --paths takes names or prefixes: `fx` is the fx path, the folder, const_fold and two split
-paths, `export` the twelve export paths, `export.strict` five, `partition` the two partition paths;
+paths, `export` the thirteen export paths, `export.strict` six, `partition` the two partition paths;
 the default is every path.
 
 --device cuda runs every path but eager with the model's state and the inputs on the GPU
@@ -327,20 +328,19 @@ def tally(summary, r, ops):
 
 
 def pin_draws(draws):
-    """Fixes the pipeline path's split points and the hooked path's modules (--draw)."""
-    if not isinstance(draws, dict) or set(draws) - {"pipeline", "export.nonstrict.hooked"}:
-        raise ValueError("an object with the keys pipeline and export.nonstrict.hooked, got "
-                         f"{draws!r}")
+    """Fixes the pipeline path's split points and the hooked paths' modules (--draw)."""
+    if not isinstance(draws, dict) or set(draws) - {"pipeline", "hooked"}:
+        raise ValueError(f"an object with the keys pipeline and hooked, got {draws!r}")
     if "pipeline" in draws:
         spec = draws["pipeline"]
         if not isinstance(spec, dict) or not all(
                 isinstance(k, str) and v in ("BEGINNING", "END") for k, v in spec.items()):
             raise ValueError(f"pipeline: {{FQN: \"BEGINNING\" or \"END\"}}, got {spec!r}")
         torch_pipeline.PINNED = dict(spec)
-    if "export.nonstrict.hooked" in draws:
-        fqns = draws["export.nonstrict.hooked"]
+    if "hooked" in draws:
+        fqns = draws["hooked"]
         if not isinstance(fqns, list) or not all(isinstance(f, str) for f in fqns):
-            raise ValueError(f"export.nonstrict.hooked: a list of FQNs, got {fqns!r}")
+            raise ValueError(f"hooked: a list of FQNs, got {fqns!r}")
         torch_hooked.PINNED = list(fqns)
 
 
@@ -375,8 +375,9 @@ def main():
     ap.add_argument("--draw", metavar="JSON",
                     help="the per-program draws fixed instead of drawn, as a result reports "
                          "them: {\"pipeline\": {FQN: \"BEGINNING\"|\"END\"}, "
-                         "\"export.nonstrict.hooked\": [FQN, ...]} (either key; for "
-                         "`flatcheck shrink`, whose smaller cases would draw otherwise)")
+                         "\"hooked\": [FQN, ...]} (either key; the hooked modules of both "
+                         "hooked paths; for `flatcheck shrink`, whose smaller cases would draw "
+                         "otherwise)")
     args = ap.parse_args()
     if args.draw:
         try:

@@ -1,24 +1,31 @@
-"""The bridge's hooked export path (docs/torch.md), torch >= 2.5:
+"""The bridge's hooked export paths (docs/torch.md), torch >= 2.5:
 
-  export.nonstrict.hooked  each module the model calls, with probability 1/2, gets its forward
-             replaced by a wrapper bound to the module object, as library hooks and
-             pipelining's split points do (`m.forward = MethodType(wrapper, m)`, the wrapper
-             calling the original bound forward; the result is unchanged); then
-             torch.export.export (non-strict), torch.export.unflatten, CONFIG["calls"] calls;
-             outputs and state must equal torch eager's bit for bit
+  export.strict.hooked, export.nonstrict.hooked
+             each module the model calls, with probability 1/2, gets its forward replaced by a
+             wrapper bound to the module object, as library hooks and pipelining's split points
+             do (`m.forward = MethodType(wrapper, m)`, the wrapper calling the original bound
+             forward; the result is unchanged); then torch.export.export (strict or not),
+             torch.export.unflatten, CONFIG["calls"] calls; outputs and state must equal torch
+             eager's bit for bit
 
 The hooked modules are drawn per program (one at least), seeded by the called modules' names
-and the program's ops, so a program gets one draw on any machine; a program that calls no
-module is skipped. The bridge's --draw fixes the modules instead (PINNED), for shrinking.
+and the program's ops, so a program gets one draw on any machine, the same for both paths; a
+program that calls no module is skipped. The bridge's --draw fixes the modules instead
+(PINNED), for shrinking.
 
 A failure (an exception, or a wrong result) is traced. When the same wrappers put on the
 modules' classes instead (forward_by_class: through the class, the tracer's proxy of a module
-is its `self`) change the module stacks export records, and with them unflatten agrees (alone,
-or with a cause of the unflatten paths removed too: torch_export.trace_unflatten), the path is
-`known_torch_issue` export-bound-forward-module-stack (docs/found-bugs.md 29): with a module
-held under two names, export's non-strict tracer names the children of a module whose
-forward runs with the module itself as `self` by their bare attribute names. Other failures are
-traced as the unflatten paths' are.
+is its `self`) change the module stacks export records, and with them unflatten agrees (alone;
+or with a cause of the unflatten paths removed too, torch_export.trace_unflatten, when those
+causes do not explain the failure without it), the path is `known_torch_issue`:
+  export-bound-forward-module-stack (non-strict; docs/found-bugs.md 29)
+      with a module held under two names, export's non-strict tracer names the children of a
+      module whose forward runs with the module itself as `self` by their bare attribute names
+  export-strict-bound-forward-source-path (strict; 30)
+      strict export (torch 2.14.1) records the path of a module reached through the wrapper's
+      closure as the source expression dynamo followed (`a.forward.__func__.__closure__[1].
+      cell_contents.__self__.a`), and unflatten fails on it
+Other failures are traced as the unflatten paths' are.
 """
 import functools
 import random
@@ -30,8 +37,9 @@ import torch
 from torch_compare import judge, run_calls
 from torch_export import available, failure, state_after, trace_unflatten, verdict
 
-PATHS = ("export.nonstrict.hooked",)
-BOUND = "export-bound-forward-module-stack"
+PATHS = ("export.strict.hooked", "export.nonstrict.hooked")
+BOUND = "export-bound-forward-module-stack"  # non-strict (docs/found-bugs.md 29)
+SOURCE = "export-strict-bound-forward-source-path"  # strict (docs/found-bugs.md 30)
 PINNED = None  # the modules to hook instead of a draw (the bridge's --draw)
 
 
@@ -90,13 +98,13 @@ def module_stacks(ep):
             for n in ep.graph.nodes]
 
 
-def hooked_export(p, fqns, by_class=False):
+def hooked_export(p, fqns, by_class=False, strict=False):
     """A fresh model of `p` with the modules `fqns` hooked (bound wrappers, or `by_class`),
-    exported non-strict."""
+    exported (non-strict, or `strict`)."""
     model = p.build()
     for fqn in fqns:
         (forward_by_class if by_class else forward_bound)(model.get_submodule(fqn), passthrough)
-    return torch.export.export(model, tuple(t.clone() for t in p.INPUTS), strict=False)
+    return torch.export.export(model, tuple(t.clone() for t in p.INPUTS), strict=strict)
 
 
 def unflatten_agrees(p, ep, eager, cache):
@@ -107,20 +115,27 @@ def unflatten_agrees(p, ep, eager, cache):
         return False
 
 
-def trace_hooked(p, fqns, eager, cache):
-    """The classes that explain a failure of the hooked path, or None: class 29 when the
-    wrappers put on the classes change the module stacks and make unflatten agree (with another
-    traced cause removed too, if need be); else the unflatten paths' trace."""
-    if module_stacks(hooked_export(p, fqns)) != module_stacks(hooked_export(p, fqns, True)):
-        if unflatten_agrees(p, hooked_export(p, fqns, True), eager, cache):
-            return f"{BOUND}: with the wrappers on the modules' classes, the module stacks " \
-                   "export records change and unflatten agrees"
-        other = trace_unflatten(p, lambda: hooked_export(p, fqns, True), eager, cache)
-        return f"{BOUND}+{other}" if other else None
-    return trace_unflatten(p, lambda: hooked_export(p, fqns), eager, cache)
+def trace_hooked(p, fqns, eager, cache, strict=False):
+    """The classes that explain a failure of a hooked path, or None. Class 29 (non-strict) or 30
+    (strict) only where the wrappers matter: the wrappers put on the classes change the module
+    stacks, and unflatten agrees with that change alone, or the unflatten paths' trace explains
+    the failure only with it. Otherwise the unflatten paths' trace of the hooked export."""
+    def export(by_class=False):
+        return hooked_export(p, fqns, by_class, strict)
+
+    cls = SOURCE if strict else BOUND
+    moved = module_stacks(export()) != module_stacks(export(True))
+    if moved and unflatten_agrees(p, export(True), eager, cache):
+        return f"{cls}: with the wrappers on the modules' classes, the module stacks export " \
+               "records change and unflatten agrees"
+    other = trace_unflatten(p, export, eager, cache)
+    if other or not moved:
+        return other
+    other = trace_unflatten(p, lambda: export(True), eager, cache)
+    return f"{cls}+{other}" if other else None
 
 
-def hooked_path(p, eager, cache):
+def hooked_path(p, eager, cache, strict=False):
     stage = "draw"
     try:
         fqns = PINNED if PINNED is not None else draw_hooked(p, called_modules(p))
@@ -128,7 +143,7 @@ def hooked_path(p, eager, cache):
             return {"status": "skipped", "skip": "the program calls no module to hook"}
         result = {"hooked": fqns}
         stage = "export"
-        ep = hooked_export(p, fqns)
+        ep = hooked_export(p, fqns, strict=strict)
         stage = "unflatten"
         u = torch.export.unflatten(ep)
         stage = "run"
@@ -140,7 +155,7 @@ def hooked_path(p, eager, cache):
         if stage in ("draw", "export"):
             return failure(e, stage)
         error, why = e, f"{type(e).__name__}: {e}"
-    known = trace_hooked(p, fqns, eager, cache)
+    known = trace_hooked(p, fqns, eager, cache, strict)
     if known:
         return {**result, "status": "known_torch_issue", "stage": stage, "detail": why[:300],
                 "known_torch_issue": known}
@@ -148,10 +163,11 @@ def hooked_path(p, eager, cache):
 
 
 def run_hooked(p, eager, paths, cache):
-    """The hooked path of one program, when asked for: {path: result}."""
+    """The hooked paths of one program, when asked for: {path: result}."""
     why = available()
     out = {}
     for path in PATHS:
         if path in paths:
-            out[path] = {"status": "skipped", "skip": why} if why else hooked_path(p, eager, cache)
+            out[path] = {"status": "skipped", "skip": why} if why else \
+                hooked_path(p, eager, cache, strict=path == "export.strict.hooked")
     return out

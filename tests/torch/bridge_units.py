@@ -726,7 +726,7 @@ for kept, lost, want in (((0x7fc12345,), "0xffc00001", "excused"),
     check(f"judge: NaN payloads {'lost: ' + lost if lost else 'no subset explains'} -> {want}",
           status == want and (lost is None or f"({lost})" in why), f"{status}: {why}")
 
-# The hooked export path (docs/found-bugs.md 29): a forward wrapper bound to the module, then
+# The hooked export paths (docs/found-bugs.md 29, 30): a forward wrapper bound to the module, then
 # the same wrapper through the class; the trace names the class only where torch records wrong
 # module stacks (torch 2.14.1: the repro's model; torch 2.6 records them right).
 import torch_hooked  # noqa: E402
@@ -753,6 +753,27 @@ if torch_export.available() is None:
         traced = torch_hooked.trace_hooked(hooked_prog, ["a"], hooked_eager, {})
         check("trace_hooked: the class (29)", (traced or "").startswith(torch_hooked.BOUND),
               str(traced))
+    # Strict export (30): the path of `a.a` reached through the wrapper's closure is dynamo's
+    # source expression on torch 2.14, and unflatten fails on it; no shared module needed.
+    source_repro = repro_module("export-strict-bound-forward-source-path")
+    strict_prog = types.SimpleNamespace(**{**vars(hooked_prog), "build": source_repro.Model})
+    strict_eager = torch_compare.eager_run(strict_prog)
+    strict_stacks = [torch_hooked.module_stacks(torch_hooked.hooked_export(
+        strict_prog, ["a"], by_class=c, strict=True)) for c in (False, True)]
+    closure_path = [path for _, stack in strict_stacks[0] for path in stack
+                    if "__closure__" in path]
+    check("hooked_export strict: the bound wrapper's closure in a.a's path on torch 2.14 (not on "
+          "2.6), the class wrapper's a.a (30)",
+          bool(closure_path) == newer and ("mul", ("", "a", "a.a")) in strict_stacks[1],
+          str(strict_stacks))
+    strict_agree = torch_hooked.unflatten_agrees(
+        strict_prog, torch_hooked.hooked_export(strict_prog, ["a"], strict=True), strict_eager, {})
+    check("unflatten of the strict bound wrapper's export fails on torch 2.14, agrees on 2.6",
+          strict_agree != newer, str(strict_agree))
+    if newer:
+        traced = torch_hooked.trace_hooked(strict_prog, ["a"], strict_eager, {}, strict=True)
+        check("trace_hooked strict: class 30, not 29", (traced or "").startswith(
+            torch_hooked.SOURCE + ":"), str(traced))
     # The whole path, with the draws that hook `a` alone and `a.a` alone.
     by_draw = {}
     for k in range(40):
