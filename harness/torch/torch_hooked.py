@@ -43,9 +43,14 @@ SOURCE = "export-strict-bound-forward-source-path"  # strict (docs/found-bugs.md
 PINNED = None  # the modules to hook instead of a draw (the bridge's --draw)
 
 
-def called_modules(p):
+def called_modules(p, cache=None):
     """The FQNs of the modules a fresh model of program `p` calls, in the order of their first
-    calls (forward pre-hooks on one eager call; its state is thrown away with the model)."""
+    calls (forward pre-hooks on one eager call; its state is thrown away with the model).
+    `cache`, the program's cache of the bridge, keeps them for the other drawn paths."""
+    if cache is not None:
+        if ("called",) not in cache:
+            cache[("called",)] = called_modules(p)
+        return cache[("called",)]
     model = p.build()
     seen = []
     hooks = [m.register_forward_pre_hook(lambda mod, args, fqn=fqn: seen.append(fqn))
@@ -138,7 +143,7 @@ def trace_hooked(p, fqns, eager, cache, strict=False):
 def hooked_path(p, eager, cache, strict=False):
     stage = "draw"
     try:
-        fqns = PINNED if PINNED is not None else draw_hooked(p, called_modules(p))
+        fqns = PINNED if PINNED is not None else draw_hooked(p, called_modules(p, cache))
         if not fqns:
             return {"status": "skipped", "skip": "the program calls no module to hook"}
         result = {"hooked": fqns}

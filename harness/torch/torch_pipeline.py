@@ -11,10 +11,10 @@
 The split points are drawn per program: each module the model calls (found by running it once
 with forward pre-hooks) is a split point with probability 1/3, at its BEGINNING or its END; the
 draw is seeded by those modules' names and the program's ops, so a program gets one split on
-any machine (the bridge's --draw fixes them instead: PINNED, for shrinking). pipelining puts
-a split before (or after) every call of a split-point module. A
-module of the state, parameter or buffer, keeps its tensor identity through pipelining, so the
-stages' state is judged under the model's FQNs (every name of a shared tensor is one tensor).
+any machine (the bridge's --draw fixes them instead: PINNED, for shrinking). pipelining puts a
+split before (or after) every call of a split-point module. A module of the state, parameter
+or buffer, keeps its tensor identity through pipelining, so the stages' state is judged under
+the model's FQNs (every name of a shared tensor is one tensor).
 
 A failure (an exception building or running the pipe, or a wrong result) counts as a class only
 when building the pipe again with the causes seen removed (alone, then two, and so on:
@@ -280,7 +280,7 @@ def pipeline_path(p, eager, cache):
     stage = "pipeline"
     try:
         if PINNED is None:
-            spec = draw_split_spec(p, called_modules(p))
+            spec = draw_split_spec(p, called_modules(p, cache))
         else:
             from torch.distributed.pipelining import SplitPoint
             spec = {fqn: SplitPoint[point] for fqn, point in PINNED.items()}
