@@ -44,6 +44,11 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            the module (as library hooks and pipelining's split points install), then export
            (strict or not) and unflatten; the calls; vs torch eager, bit for bit
            (torch_hooked.py).
+  export.strict.swap, export.nonstrict.swap
+           export preserving every submodule's call signature and unflatten, then what
+           preserved signatures are for: modules the model calls, each with probability 1/2,
+           swapped for the model's own eager modules holding the unflattened module's tensors;
+           the calls; vs torch eager, bit for bit (torch_swap.py).
   partition.splitter, partition.capability
            torch's own partitioners, as Torch-TensorRT's dynamo frontend builds on them, over the
            non-strict exported module: _SplitterBase (`_run_on_acc_*` / `_run_on_gpu_*`
@@ -55,8 +60,8 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            stage's module tree rebuilt with call variants, the Pipe run locally; the calls; vs
            torch eager, bit for bit (torch_pipeline.py; torch >= 2.4).
 --paths takes names or prefixes: `fx` is the fx path, the folder, const_fold and two split
-paths, `export` the thirteen export paths, `export.strict` six, `partition` the two partition paths;
-the default is every path.
+paths, `export` the fifteen export paths, `export.strict` seven, `partition` the two
+partition paths; the default is every path.
 
 --device cuda runs every path but eager with the model's state and the inputs on the GPU
 (torch's CUDA kernels), judged against torch eager run on the GPU, bit for bit; the eager path
@@ -91,16 +96,19 @@ from torch_fold import run_fold
 from torch_folder import PATHS as FOLDER_PATHS
 from torch_folder import run_folder
 import torch_hooked
+import torch_swap
 import torch_pipeline
 from torch_hooked import PATHS as HOOKED_PATHS
 from torch_hooked import run_hooked
+from torch_swap import PATHS as SWAP_PATHS
+from torch_swap import run_swap
 from torch_pipeline import PATHS as PIPELINE_PATHS
 from torch_pipeline import run_pipeline
 from torch_split import PATHS as SPLIT_PATHS
 from torch_split import run_split
 
 ALL_PATHS = ("eager", "fx") + FOLDER_PATHS + FOLD_PATHS + SPLIT_PATHS + EXPORT_PATHS + \
-    HOOKED_PATHS + PARTITION_PATHS + PIPELINE_PATHS
+    HOOKED_PATHS + SWAP_PATHS + PARTITION_PATHS + PIPELINE_PATHS
 STATUSES = ("agree", "excused", "mismatch", "error", "skipped", "known_torch_issue")
 
 
@@ -296,6 +304,7 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu"):
                 (SPLIT_PATHS, lambda w: run_split(p, eager, w, cache)),
                 (EXPORT_PATHS, lambda w: run_export(p, eager, w, cache)),
                 (HOOKED_PATHS, lambda w: run_hooked(p, eager, w, cache)),
+                (SWAP_PATHS, lambda w: run_swap(p, eager, w, cache)),
                 (PARTITION_PATHS, lambda w: run_partition(p, eager, w, flatten, cache)),
                 (PIPELINE_PATHS, lambda w: run_pipeline(p, eager, w, cache))]
     for family, run in families:
@@ -328,9 +337,10 @@ def tally(summary, r, ops):
 
 
 def pin_draws(draws):
-    """Fixes the pipeline path's split points and the hooked paths' modules (--draw)."""
-    if not isinstance(draws, dict) or set(draws) - {"pipeline", "hooked"}:
-        raise ValueError(f"an object with the keys pipeline and hooked, got {draws!r}")
+    """Fixes the pipeline path's split points and the hooked and swap paths' modules
+    (--draw)."""
+    if not isinstance(draws, dict) or set(draws) - {"pipeline", "hooked", "swap"}:
+        raise ValueError(f"an object with the keys pipeline, hooked and swap, got {draws!r}")
     if "pipeline" in draws:
         spec = draws["pipeline"]
         if not isinstance(spec, dict) or not all(
@@ -342,6 +352,12 @@ def pin_draws(draws):
         if not isinstance(fqns, list) or not all(isinstance(f, str) for f in fqns):
             raise ValueError(f"hooked: a list of FQNs, got {fqns!r}")
         torch_hooked.PINNED = list(fqns)
+    if "swap" in draws:
+        fqns = draws["swap"]
+        if not isinstance(fqns, list) or not all(isinstance(f, str) for f in fqns) or \
+                fqns != torch_swap.outermost(fqns):
+            raise ValueError(f"swap: a list of FQNs, none below another, got {fqns!r}")
+        torch_swap.PINNED = list(fqns)
 
 
 def fixed_hash_seed():
@@ -375,9 +391,9 @@ def main():
     ap.add_argument("--draw", metavar="JSON",
                     help="the per-program draws fixed instead of drawn, as a result reports "
                          "them: {\"pipeline\": {FQN: \"BEGINNING\"|\"END\"}, "
-                         "\"hooked\": [FQN, ...]} (either key; the hooked modules of both "
-                         "hooked paths; for `flatcheck shrink`, whose smaller cases would draw "
-                         "otherwise)")
+                         "\"hooked\": [FQN, ...], \"swap\": [FQN, ...]} (any of the keys; the "
+                         "modules of both hooked paths, of both swap paths; for `flatcheck "
+                         "shrink`, whose smaller cases would draw otherwise)")
     args = ap.parse_args()
     if args.draw:
         try:

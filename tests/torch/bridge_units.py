@@ -793,6 +793,69 @@ if torch_export.available() is None:
           and len(draws) > 3 and all(draws) and torch_hooked.draw_hooked(fake, []) == [],
           str(draws))
 
+# The swap paths (docs/found-bugs.md 31): preserved modules swapped for the model's own eager
+# modules holding the unflattened module's tensors.
+import torch_swap  # noqa: E402
+
+
+class _Counting(torch.nn.Module):  # a child updating its buffer in place, read by its parent
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("b", torch.zeros(2))
+
+    def forward(self, x):
+        self.b.add_(x)
+        return x * 2
+
+
+class _ReadsChildBuffer(torch.nn.Module):  # holds it too, reads it before the call
+    def __init__(self):
+        super().__init__()
+        self.c = _Counting()
+        self.register_buffer("tied", self.c.b)
+
+    def forward(self, x):
+        before = self.tied.clone()  # the next call reads the update
+        return self.c(x) + before
+
+
+if torch_export.available() is None:
+    dead_repro = repro_module("unflatten-preserve-dead-input-none")
+    swap_prog = types.SimpleNamespace(CONFIG={"calls": 2}, INPUTS=[torch.ones(2)], OPS=["add"],
+                                      build=dead_repro.Model)
+    swap_eager = torch_compare.eager_run(swap_prog)
+    for mode in ("nonstrict", "strict"):
+        r = torch_swap.swap_path(swap_prog, mode, swap_eager, {})
+        check(f"swap_path {mode}: the repro's leaf swapped is class 31",
+              r["status"] == "known_torch_issue" and r["swapped"] == ["leaf"] and
+              r["known_torch_issue"].startswith(torch_swap.DEAD_INPUT + ":"), str(r))
+    dce = torch.fx.Graph.eliminate_dead_code
+    fresh = torch_export.copies_of(torch_export.export_program(swap_prog, "nonstrict", True))
+    kept = torch_swap.swapped_run(swap_prog, fresh, ["leaf"], swap_eager, {}, keep_graph=True)[0]
+    check("graph_kept: with the graph whole the swap agrees; eliminate_dead_code restored",
+          kept != "mismatch" and torch.fx.Graph.eliminate_dead_code is dce, kept)
+    count_prog = types.SimpleNamespace(CONFIG={"calls": 3}, INPUTS=[torch.ones(2)], OPS=["add"],
+                                       build=_ReadsChildBuffer)
+    count_eager = torch_compare.eager_run(count_prog)
+    r = torch_swap.swap_path(count_prog, "nonstrict", count_eager, {})
+    check("swap_path: the swapped child updates the tensor its parent reads (agree)",
+          r["status"] == "agree" and r["swapped"] == ["c"], str(r))
+    own, torch_swap.held = torch_swap.held, lambda u, names, mine: mine  # the eager's own state
+    try:
+        r = torch_swap.swap_path(count_prog, "nonstrict", count_eager, {})
+    finally:
+        torch_swap.held = own
+    check("swap_path: a swapped child keeping its own buffer is a mismatch (the state is shared)",
+          r["status"] == "mismatch", str(r))
+    fake = types.SimpleNamespace(OPS=["mul"])
+    draws = {tuple(torch_swap.draw_swapped(types.SimpleNamespace(OPS=[f"op{k}"]),
+                                           ["a", "a.b", "c", "d"])) for k in range(16)}
+    check("draw_swapped: one program one draw, programs differ, one module at least, none "
+          "below another drawn one",
+          torch_swap.draw_swapped(fake, ["a", "b"]) == torch_swap.draw_swapped(fake, ["a", "b"])
+          and len(draws) > 3 and all(draws) and torch_swap.draw_swapped(fake, []) == [] and
+          not any("a" in d and "a.b" in d for d in draws), str(draws))
+
 # The pipelining path (docs/found-bugs.md 5, 26, 27, 28, 29): its cause removals, each on a module tree
 # where it must change something and on one where it must not.
 import torch_pipeline  # noqa: E402

@@ -131,10 +131,11 @@ for d in "$src"/corpus/torch/cases/*.draw; do
 done
 # Each class's cases through the paths its class shows on (all of them on every case would
 # double the run): the decomposition classes' through the decomposition paths, split_module's
-# through the split paths, to_folder's, const_fold's, pipelining's and the hooked export's
-# through theirs, every other case through the other export paths and the partition paths.
+# through the split paths, to_folder's, const_fold's, pipelining's, the hooked export's and the
+# swap's (entry 31) through theirs, every other case through the other export paths and the
+# partition paths.
 other_cases=$(ls "$work"/cases/*.py |
-  grep -v '/decomp-\|/split-\|/fx-to-folder-\|/const-fold-\|/pipeline-\|/export-bound-\|/export-strict-bound-')
+  grep -v '/decomp-\|/split-\|/fx-to-folder-\|/const-fold-\|/pipeline-\|/export-bound-\|/export-strict-bound-\|/unflatten-preserve-dead-input-')
 "${bridge[@]}" $other_cases --paths "$others" >"$work/cases.jsonl"
 "${bridge[@]}" "$work"/cases/decomp-*.py --paths "$decomp" >>"$work/cases.jsonl"
 "${bridge[@]}" "$work"/cases/split-*.py --paths fx.split,fx.split_ordered >>"$work/cases.jsonl"
@@ -146,6 +147,10 @@ for f in "$work"/cases/export-bound-*.py; do
 done
 for f in "$work"/cases/export-strict-bound-*.py; do
   [ -e "$f" ] && "${bridge[@]}" "$f" --paths export.strict.hooked >>"$work/cases.jsonl"
+done
+for f in "$work"/cases/unflatten-preserve-dead-input-*.py; do
+  [ -e "$f" ] && "${bridge[@]}" "$f" --paths export.strict.swap,export.nonstrict.swap \
+    >>"$work/cases.jsonl"
 done
 for f in "$work"/drawn/*.py; do
   [ -e "$f" ] || continue
@@ -328,6 +333,23 @@ rc=$?
 if [ "$rc" -ne 2 ] || ! grep -q -- '--draw: pipeline' "$work/draw.out"; then
   cat "$work/draw.out"
   echo "FAIL: a malformed --draw gave exit $rc, expected 2 and the reason"
+  fail=1
+fi
+# The swap paths read --draw too: swapping nothing, entry 31's case agrees (its own draw, its one
+# module, is the class; above).
+"${bridge[@]}" "$work/cases/unflatten-preserve-dead-input-none-1.py" --paths export.nonstrict.swap \
+  --draw '{"swap": []}' >"$work/swapdraw.out" 2>&1
+if ! grep -q '"path": "export.nonstrict.swap", "swapped": \[\], "status": "agree"' "$work/swapdraw.out"; then
+  cat "$work/swapdraw.out"
+  echo "FAIL: --draw '{\"swap\": []}' did not swap nothing on unflatten-preserve-dead-input-none-1"
+  fail=1
+fi
+"${bridge[@]}" "$one" --paths export.nonstrict.swap --draw '{"swap": ["a", "a.b"]}' \
+  >"$work/draw.out" 2>&1
+rc=$?
+if [ "$rc" -ne 2 ] || ! grep -q -- '--draw: swap' "$work/draw.out"; then
+  cat "$work/draw.out"
+  echo "FAIL: a --draw swapping a module and its child gave exit $rc, expected 2 and the reason"
   fail=1
 fi
 [ "$fail" -eq 0 ] && echo "PASS: naming table, corpus/torch repros, --pass, export names, --interesting, --time, --device, --draw"
