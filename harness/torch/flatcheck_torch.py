@@ -55,13 +55,16 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            submodules) or CapabilityBasedPartitioner (fused `_run_on_acc_*` partitions), the
            fallback ops CONFIG["fallback_ops"]; the calls; then flattened by the pass (as fx)
            and the calls again; vs torch eager, bit for bit (torch_partition.py).
+  partition.reexport.splitter, partition.reexport.capability
+           the partitioned module exported again (non-strict), then unflatten; the calls; vs
+           torch eager, bit for bit (torch_partition_export.py).
   pipeline torch.distributed.pipelining.pipeline: the model exported and split into stages at
            split points drawn per program (modules it calls, at their beginning or end), each
            stage's module tree rebuilt with call variants, the Pipe run locally; the calls; vs
            torch eager, bit for bit (torch_pipeline.py; torch >= 2.4).
 --paths takes names or prefixes: `fx` is the fx path, the folder, const_fold and two split
 paths, `export` the fifteen export paths, `export.strict` seven, `partition` the two
-partition paths; the default is every path.
+partition paths and their two re-export paths; the default is every path.
 
 --device cuda runs every path but eager with the model's state and the inputs on the GPU
 (torch's CUDA kernels), judged against torch eager run on the GPU, bit for bit; the eager path
@@ -101,6 +104,8 @@ import torch_pipeline
 from torch_hooked import PATHS as HOOKED_PATHS
 from torch_hooked import run_hooked
 from torch_swap import PATHS as SWAP_PATHS
+from torch_partition_export import PATHS as REEXPORT_PATHS
+from torch_partition_export import run_partition_export
 from torch_swap import run_swap
 from torch_pipeline import PATHS as PIPELINE_PATHS
 from torch_pipeline import run_pipeline
@@ -108,7 +113,7 @@ from torch_split import PATHS as SPLIT_PATHS
 from torch_split import run_split
 
 ALL_PATHS = ("eager", "fx") + FOLDER_PATHS + FOLD_PATHS + SPLIT_PATHS + EXPORT_PATHS + \
-    HOOKED_PATHS + SWAP_PATHS + PARTITION_PATHS + PIPELINE_PATHS
+    HOOKED_PATHS + SWAP_PATHS + PARTITION_PATHS + REEXPORT_PATHS + PIPELINE_PATHS
 STATUSES = ("agree", "excused", "mismatch", "error", "skipped", "known_torch_issue")
 
 
@@ -306,6 +311,7 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu"):
                 (HOOKED_PATHS, lambda w: run_hooked(p, eager, w, cache)),
                 (SWAP_PATHS, lambda w: run_swap(p, eager, w, cache)),
                 (PARTITION_PATHS, lambda w: run_partition(p, eager, w, flatten, cache)),
+                (REEXPORT_PATHS, lambda w: run_partition_export(p, eager, w, cache)),
                 (PIPELINE_PATHS, lambda w: run_pipeline(p, eager, w, cache))]
     for family, run in families:
         wanted = [x for x in paths if x in family]

@@ -69,6 +69,13 @@ def available():
     return None
 
 
+def run_family(family, paths, run_one, why):
+    """{path: result} for each path of `family` in `paths`: run_one(path), or skipped with the
+    reason `why` (a family's available(): None when it can run)."""
+    return {path: {"status": "skipped", "skip": why} if why else run_one(path)
+            for path in family if path in paths}
+
+
 def classify(exc):
     """("skipped", text) for a documented limitation, ("known_torch_issue", class) for a torch
     bug found before, or None."""

@@ -35,7 +35,7 @@ from types import MethodType
 import torch
 
 from torch_compare import judge, run_calls
-from torch_export import available, failure, state_after, trace_unflatten, verdict
+from torch_export import available, failure, run_family, state_after, trace_unflatten, verdict
 
 PATHS = ("export.strict.hooked", "export.nonstrict.hooked")
 BOUND = "export-bound-forward-module-stack"  # non-strict (docs/found-bugs.md 29)
@@ -169,10 +169,5 @@ def hooked_path(p, eager, cache, strict=False):
 
 def run_hooked(p, eager, paths, cache):
     """The hooked paths of one program, when asked for: {path: result}."""
-    why = available()
-    out = {}
-    for path in PATHS:
-        if path in paths:
-            out[path] = {"status": "skipped", "skip": why} if why else \
-                hooked_path(p, eager, cache, strict=path == "export.strict.hooked")
-    return out
+    return run_family(PATHS, paths, lambda path: hooked_path(
+        p, eager, cache, strict=path == "export.strict.hooked"), available())

@@ -71,7 +71,7 @@ import zlib
 import torch
 
 from torch_compare import judge, run_calls, tensors_of
-from torch_export import failure, variant_keeps_children, verdict
+from torch_export import failure, run_family, variant_keeps_children, verdict
 from torch_hooked import called_modules, forward_by_class
 from torch_partition import attr_of
 
@@ -361,10 +361,4 @@ def attribute(p, spec, eager, cache):
 
 def run_pipeline(p, eager, paths, cache):
     """The pipelining path of one program, when asked for: {path: result}."""
-    why = available()
-    out = {}
-    for path in PATHS:
-        if path in paths:
-            out[path] = {"status": "skipped", "skip": why} if why else \
-                pipeline_path(p, eager, cache)
-    return out
+    return run_family(PATHS, paths, lambda path: pipeline_path(p, eager, cache), available())

@@ -35,7 +35,7 @@ import torch
 
 from torch_compare import judge, run_calls
 from torch_export import (TRACES, available, copies_of, export_program, failure, preserve_excuse,
-                          state_after, verdict)
+                          run_family, state_after, verdict)
 from torch_hooked import called_modules
 
 PATHS = ("export.strict.swap", "export.nonstrict.swap")
@@ -211,10 +211,5 @@ def swap_path(p, mode, eager, cache):
 
 def run_swap(p, eager, paths, cache):
     """The swap paths of one program, when asked for: {path: result}."""
-    why = available()
-    out = {}
-    for path in PATHS:
-        if path in paths:
-            out[path] = {"status": "skipped", "skip": why} if why else \
-                swap_path(p, path.split(".")[1], eager, cache)
-    return out
+    return run_family(PATHS, paths, lambda path: swap_path(p, path.split(".")[1], eager, cache),
+                      available())

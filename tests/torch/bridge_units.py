@@ -856,6 +856,31 @@ if torch_export.available() is None:
           and len(draws) > 3 and all(draws) and torch_swap.draw_swapped(fake, []) == [] and
           not any("a" in d and "a.b" in d for d in draws), str(draws))
 
+# The partitioned module's re-export (docs/found-bugs.md 32): the nodes' module stacks from the
+# first export cut one call of `leaf` in two runs; without them unflatten agrees.
+import torch_partition_export  # noqa: E402
+
+if torch_export.available() is None:
+    stale = repro_module("reexport-partitioned-stale-module-stack")
+    sx = torch.ones(2, 4)
+    from torch.fx.passes.infra.partitioner import CapabilityBasedPartitioner  # noqa: E402
+    stale_split = CapabilityBasedPartitioner(
+        torch.export.export(stale.Model(), (sx,)).module(), stale.NoDivNoSum(),
+        allows_single_node_partition=True).partition_and_fuse()
+    pieces = torch_partition_export.segmented_keys(torch.export.export(stale_split, (sx,)))
+    check("segmented_keys: the re-export records leaf's call in two runs (32)",
+          any(k.startswith("leaf ") for k in pieces), str(pieces))
+    before = [dict(n.meta) for n in stale_split.graph.nodes]
+    with torch_partition_export.stacks_cleared(stale_split):
+        cleared = torch.export.export(stale_split, (sx,))
+    after = [dict(n.meta) for n in stale_split.graph.nodes]
+    got = torch.export.unflatten(cleared)(sx)
+    check("stacks_cleared: no run cut in pieces, unflatten agrees, the stacks put back",
+          torch_partition_export.segmented_keys(cleared) == [] and
+          all(torch.equal(g, w) for g, w in zip(got, stale.Model()(sx))) and
+          [m.get("nn_module_stack") for m in before] == [m.get("nn_module_stack") for m in after]
+          and any(m.get("nn_module_stack") for m in after), str(got))
+
 # The pipelining path (docs/found-bugs.md 5, 26, 27, 28, 29): its cause removals, each on a module tree
 # where it must change something and on one where it must not.
 import torch_pipeline  # noqa: E402

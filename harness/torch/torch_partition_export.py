@@ -1,0 +1,169 @@
+"""The bridge's re-export paths of a partitioned module (docs/torch.md), torch >= 2.5:
+
+  partition.reexport.splitter, partition.reexport.capability
+             the partition path's partitioned module (torch's own partitioner over the module of
+             the non-strict exported program, torch_partition.py), exported again
+             (torch.export.export, non-strict: a partitioned model saved as an ExportedProgram),
+             then torch.export.unflatten; CONFIG["calls"] calls from the initial state; outputs
+             and the unflattened module's final state (by its FQNs and the model's, mapped by
+             the program's state names) judged against torch eager, bit for bit
+
+A program whose partitioned module is itself wrong is skipped (its partition path reports it).
+A failure is traced. When the export with the `nn_module_stack` its nodes carry removed (every
+node of the partitioned module and its submodules; export then records the stacks it traces)
+unflattens to a module that agrees, and the export with them records a module call as more than
+one run of nodes under one key, the path is `known_torch_issue`:
+  reexport-partitioned-stale-module-stack (docs/found-bugs.md 32)
+      export of a GraphModule keeps the module stacks its nodes carry from the earlier export;
+      the partitioner moved some of a module's nodes into a fused submodule, ahead of or after
+      other modules' nodes, so one call is two runs with one key; unflatten outlines both runs
+      as that call and keeps one run's graph
+Otherwise a failure is traced as the unflatten paths' are (the earlier stacks bring the model's
+module tree, and its unflatten classes, into the re-exported program). On torch 2.6, export
+records no module stack for some nodes of the partitioned module and unflatten refuses it
+("Unable to find nn_module_stack for node ..."): reexport-partitioned-no-module-stack.
+"""
+import contextlib
+
+import torch
+
+from torch_compare import judge, run_calls, tensors_of
+from torch_export import (export_program, failure, run_family, state_after, trace_unflatten,
+                          verdict)
+from torch_partition import (PartitionWithoutOutputs, WITHOUT_OUTPUTS, available, judged,
+                             split_fast, split_global, support_for)
+
+PATHS = ("partition.reexport.splitter", "partition.reexport.capability")
+STALE = "reexport-partitioned-stale-module-stack"  # docs/found-bugs.md 32
+# torch 2.6 (not 2.14.1): export records no nn_module_stack for some nodes of the partitioned
+# module, and unflatten refuses the program (docs/found-bugs.md 32).
+NO_STACK = "reexport-partitioned-no-module-stack"
+
+
+def segmented_keys(ep):
+    """The module paths (not the root) whose nn_module_stack key more than one run of
+    consecutive call_function nodes of `ep`'s graph carries (a module call recorded in
+    pieces), each as 'path (key)'."""
+    runs, previous = {}, set()
+    for n in ep.graph.nodes:
+        if n.op != "call_function":
+            continue
+        keys = {(k, path) for k, (path, _) in (n.meta.get("nn_module_stack") or {}).items()
+                if path}
+        for k in keys - previous:
+            runs[k] = runs.get(k, 0) + 1
+        previous = keys
+    return sorted(f"{path} ({k})" for (k, path), count in runs.items() if count > 1)
+
+
+@contextlib.contextmanager
+def stacks_cleared(module):
+    """Inside, no node of `module` or of its GraphModule submodules carries an nn_module_stack;
+    restored after."""
+    kept = []
+    for m in module.modules():
+        if isinstance(m, torch.fx.GraphModule):
+            for n in m.graph.nodes:
+                if "nn_module_stack" in n.meta:
+                    kept.append((n, n.meta.pop("nn_module_stack")))
+    try:
+        yield
+    finally:
+        for n, stack in kept:
+            n.meta["nn_module_stack"] = stack
+
+
+def reset(refs, initial):
+    with torch.no_grad():
+        for fqn, t in refs.items():
+            t.copy_(initial[fqn])
+
+
+def reexported(split, p, refs, initial):
+    """torch.export.export (non-strict) of the partitioned module, from the initial state."""
+    reset(refs, initial)
+    return torch.export.export(split, tuple(t.clone() for t in p.INPUTS), strict=False)
+
+
+def unflatten_judged(split, p, refs, initial, eager, cache, clear=False):
+    """The verdict on the unflattened re-export. Its state is its own (unflatten gives it
+    tensors of its own), held under the re-exported program's names, which are the partitioned
+    module's (split_module gives each submodule its state under names of its own): each is
+    judged under every model FQN whose tensor the program's state names (the same tensor
+    objects, `refs`), beside the unflattened module's own FQNs."""
+    with stacks_cleared(split) if clear else contextlib.nullcontext():
+        ep = reexported(split, p, refs, initial)
+    fqns_of = {}
+    for fqn, t in refs.items():
+        fqns_of.setdefault(id(t), []).append(fqn)
+    u = torch.export.unflatten(ep)
+    outs = run_calls(u, p)
+    state = state_after(u)
+    for name, t in ep.state_dict.items():
+        try:
+            held = u.get_submodule(name.rpartition(".")[0]) if "." in name else u
+            value = getattr(held, name.rpartition(".")[2])
+        except AttributeError:
+            continue
+        for fqn in fqns_of.get(id(t), []):
+            state.setdefault(fqn, value.detach().clone())
+    return judge(p, outs, state, eager, cache)
+
+
+def trace_reexport(split, p, refs, initial, eager, cache):
+    """Class 32 where the earlier stacks are the cause and cut a call in pieces; else the
+    unflatten paths' trace (torch_export.trace_unflatten) on the re-exported program: the
+    earlier stacks carry the module tree, and with it the unflatten classes, into it."""
+    try:
+        status, _ = unflatten_judged(split, p, refs, initial, eager, cache, clear=True)
+    except Exception:  # noqa: BLE001 - not (only) this cause
+        status = "mismatch"
+    pieces = segmented_keys(reexported(split, p, refs, initial))
+    if status == "mismatch" or not pieces:
+        return trace_unflatten(p, lambda: reexported(split, p, refs, initial), eager, cache)
+    return f"{STALE}: export records a call of {pieces[0]}" + \
+        (f" and {len(pieces) - 1} more" if len(pieces) > 1 else "") + \
+        " as more than one run of nodes under one key; with the nodes' earlier module stacks " \
+        "removed, unflatten agrees"
+
+
+def reexport_path(p, kind, eager, cache):
+    stage = "export"
+    try:
+        gm = export_program(p, "nonstrict").module()
+        refs = tensors_of(gm)  # the partitioned and re-exported modules share these tensors
+        initial = state_after(gm)
+        stage = "partition"
+        split = (split_fast if kind == "splitter" else split_global)(gm, p, support_for(p))
+        if judged(split, p, refs, initial, eager, cache)[0] == "mismatch":
+            return {"status": "skipped", "skip": "the partitioned module is wrong itself "
+                                                 "(its partition path reports it)"}
+        stage = "reexport"
+        reexported(split, p, refs, initial)
+    except PartitionWithoutOutputs as e:
+        return {"status": "known_torch_issue", "known_torch_issue": f"{WITHOUT_OUTPUTS}: {e}",
+                "stage": stage}
+    except Exception as e:  # noqa: BLE001 - torch refusing the program
+        return failure(e, stage)
+    try:
+        status, why = unflatten_judged(split, p, refs, initial, eager, cache)
+        if status != "mismatch":
+            return verdict(status, why)
+        error = None
+    except Exception as e:  # noqa: BLE001 - a cause below, or a new failure
+        error, why = e, f"{type(e).__name__}: {e}"
+    if "Unable to find nn_module_stack for node" in why:
+        return {"status": "known_torch_issue", "stage": "unflatten", "detail": why[:300],
+                "known_torch_issue": f"{NO_STACK}: {why[:200]}"}
+    known = trace_reexport(split, p, refs, initial, eager, cache)
+    if known:
+        return {"status": "known_torch_issue", "stage": "unflatten", "detail": why[:300],
+                "known_torch_issue": known}
+    return verdict(status, why) if error is None else failure(error, "unflatten")
+
+
+def run_partition_export(p, eager, paths, cache):
+    """The re-export paths of one program, when asked for: {path: result}."""
+    return run_family(PATHS, paths,
+                      lambda path: reexport_path(p, path.split(".")[2], eager, cache),
+                      available())
