@@ -408,6 +408,19 @@ TRACES = [
 ]
 
 
+def unflatten_removing(fresh, chosen, *contexts):
+    """torch.export.unflatten of `fresh()` with the causes `chosen` (rows of TRACES) removed,
+    inside the further `contexts` too."""
+    prepared = fresh()
+    with contextlib.ExitStack() as stack:
+        for _, prepare, context in chosen:
+            prepared = prepare(prepared)
+            stack.enter_context(context())
+        for context in contexts:
+            stack.enter_context(context)
+        return torch.export.unflatten(prepared)
+
+
 def trace_unflatten(p, fresh, eager, cache, excuse=None):
     """`fresh()` gives the program as the path had it, a new one on each call: unflatten changes
     the program it is given (docs/found-bugs.md, 10), and no attempt may see what an earlier one
@@ -418,12 +431,7 @@ def trace_unflatten(p, fresh, eager, cache, excuse=None):
     agreement once unflatten succeeds: no cause removed when unflatten succeeds as it is."""
     def agrees(chosen):
         try:
-            prepared = fresh()
-            with contextlib.ExitStack() as stack:
-                for _, prepare, context in chosen:
-                    prepared = prepare(prepared)
-                    stack.enter_context(context())
-                u = torch.export.unflatten(prepared)
+            u = unflatten_removing(fresh, chosen)
         except Exception:  # noqa: BLE001 - then not (only) these causes
             return None
         try:

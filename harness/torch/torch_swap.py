@@ -33,9 +33,9 @@ import zlib
 
 import torch
 
-from torch_compare import judge, run_calls
+from torch_compare import judge, run_calls, tensors_of
 from torch_export import (TRACES, available, copies_of, export_program, failure, preserve_excuse,
-                          run_family, state_after, verdict)
+                          run_family, state_after, unflatten_removing, verdict)
 from torch_hooked import called_modules
 
 PATHS = ("export.strict.swap", "export.nonstrict.swap")
@@ -71,7 +71,7 @@ def swap(p, u, fqns):
     tensor)."""
     model = p.build()
     names = {}
-    for fqn, t in tensors_named(model):
+    for fqn, t in tensors_of(model).items():  # every name of each tensor
         names.setdefault(id(t), []).append(fqn)
     for fqn in fqns:
         sub = model.get_submodule(fqn)
@@ -83,15 +83,6 @@ def swap(p, u, fqns):
         parent, _, last = fqn.rpartition(".")
         setattr(walk(u, parent) if parent else u, last, sub)
     return u
-
-
-def tensors_named(model):
-    """(FQN, tensor) for every name of every parameter and buffer of `model`."""
-    for prefix, m in model.named_modules(remove_duplicate=False):
-        for table in (m._parameters, m._buffers):
-            for k, v in table.items():
-                if v is not None:
-                    yield (f"{prefix}.{k}" if prefix else k), v
 
 
 def held(u, names, own):
@@ -121,14 +112,7 @@ def graph_kept():
 def unflattened(fresh, removed=(), keep_graph=False):
     """unflatten of a fresh copy of the exported program, with the causes `removed` (rows of
     torch_export.TRACES) removed and, with `keep_graph`, no dead-code elimination."""
-    prepared = fresh()
-    with contextlib.ExitStack() as stack:
-        for _, prepare, context in removed:
-            prepared = prepare(prepared)
-            stack.enter_context(context())
-        if keep_graph:
-            stack.enter_context(graph_kept())
-        return torch.export.unflatten(prepared)
+    return unflatten_removing(fresh, removed, *([graph_kept()] if keep_graph else []))
 
 
 def swapped_run(p, fresh, fqns, eager, cache, removed=(), keep_graph=False):
