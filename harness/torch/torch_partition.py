@@ -240,11 +240,16 @@ def attribute(split, uses, rejudge):
     return "+".join(classes + [REORDER]) + ": " + "; ".join(causes + [reordered])
 
 
-def judged(module, p, refs, initial, eager, cache):
-    """Runs `module` from the initial state; the verdict by the exported module's FQNs."""
+def reset_state(refs, initial):
+    """Puts the initial state back into the tensors `refs` (FQN -> tensor)."""
     with torch.no_grad():
         for fqn, t in refs.items():
             t.copy_(initial[fqn])
+
+
+def judged(module, p, refs, initial, eager, cache):
+    """Runs `module` from the initial state; the verdict by the exported module's FQNs."""
+    reset_state(refs, initial)
     outs = run_calls(module, p)
     return judge(p, outs, {fqn: t.detach().clone() for fqn, t in refs.items()}, eager, cache)
 

@@ -30,8 +30,8 @@ import torch
 from torch_compare import judge, run_calls, tensors_of
 from torch_export import (export_program, failure, run_family, state_after, trace_unflatten,
                           verdict)
-from torch_partition import (PartitionWithoutOutputs, WITHOUT_OUTPUTS, available, judged,
-                             split_fast, split_global, support_for)
+from torch_partition import (PartitionWithoutOutputs, WITHOUT_OUTPUTS, attr_of, available,
+                             judged, reset_state, split_fast, split_global, support_for)
 
 PATHS = ("partition.reexport.splitter", "partition.reexport.capability")
 STALE = "reexport-partitioned-stale-module-stack"  # docs/found-bugs.md 32
@@ -73,15 +73,9 @@ def stacks_cleared(module):
             n.meta["nn_module_stack"] = stack
 
 
-def reset(refs, initial):
-    with torch.no_grad():
-        for fqn, t in refs.items():
-            t.copy_(initial[fqn])
-
-
 def reexported(split, p, refs, initial):
     """torch.export.export (non-strict) of the partitioned module, from the initial state."""
-    reset(refs, initial)
+    reset_state(refs, initial)
     return torch.export.export(split, tuple(t.clone() for t in p.INPUTS), strict=False)
 
 
@@ -100,10 +94,8 @@ def unflatten_judged(split, p, refs, initial, eager, cache, clear=False):
     outs = run_calls(u, p)
     state = state_after(u)
     for name, t in ep.state_dict.items():
-        try:
-            held = u.get_submodule(name.rpartition(".")[0]) if "." in name else u
-            value = getattr(held, name.rpartition(".")[2])
-        except AttributeError:
+        value = attr_of(u, name)
+        if value is None:
             continue
         for fqn in fqns_of.get(id(t), []):
             state.setdefault(fqn, value.detach().clone())

@@ -37,6 +37,7 @@ from torch_compare import judge, run_calls, tensors_of
 from torch_export import (TRACES, available, copies_of, export_program, failure, preserve_excuse,
                           run_family, state_after, unflatten_removing, verdict)
 from torch_hooked import called_modules
+from torch_partition import attr_of
 
 PATHS = ("export.strict.swap", "export.nonstrict.swap")
 DEAD_INPUT = "unflatten-preserve-dead-input-none"  # docs/found-bugs.md 31
@@ -57,12 +58,6 @@ def outermost(fqns):
     return [f for f in fqns if not any(f.startswith(g + ".") for g in fqns if g != f)]
 
 
-def walk(module, path):
-    for part in path.split("."):
-        module = getattr(module, part)
-    return module
-
-
 def swap(p, u, fqns):
     """Replaces the modules `fqns` of the unflattened module `u` by the same modules of one fresh
     eager model of `p` (a module held under two names is one object there, as in eager). Each
@@ -81,7 +76,7 @@ def swap(p, u, fqns):
                     name = ".".join(x for x in (fqn, prefix, k) if x)
                     table[k] = held(u, [name] + names.get(id(table[k]), []), table[k])
         parent, _, last = fqn.rpartition(".")
-        setattr(walk(u, parent) if parent else u, last, sub)
+        setattr(attr_of(u, parent) if parent else u, last, sub)
     return u
 
 
@@ -89,12 +84,7 @@ def held(u, names, own):
     """The tensor the unflattened module `u` holds under the first of `names` it has; `own`
     (the eager module's) when it has none: the exported program never reads nor updates it
     (strict export lifts only the state its graph uses, and unflatten makes that)."""
-    for name in names:
-        try:
-            return walk(u, name)
-        except AttributeError:
-            continue
-    return own
+    return next((t for t in (attr_of(u, name) for name in names) if t is not None), own)
 
 
 @contextlib.contextmanager
