@@ -49,6 +49,12 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            preserved signatures are for: modules the model calls, each with probability 1/2,
            swapped for the model's own eager modules holding the unflattened module's tensors;
            the calls; vs torch eager, bit for bit (torch_swap.py).
+  export.strict.dynamic, export.nonstrict.dynamic
+           export with every input dimension dynamic (Dim.AUTO), save/load, then ep.module()
+           and unflatten at the inputs' sizes and at up to three other sizes the program's
+           range constraints admit, on the inputs' values repeated; the calls; vs torch eager
+           on the same inputs, bit for bit; a size ep.module() refuses with a failed shape
+           guard must be refused by the unflattened module too (torch_dynamic.py).
   partition.splitter, partition.capability
            torch's own partitioners, as Torch-TensorRT's dynamo frontend builds on them, over the
            non-strict exported module: _SplitterBase (`_run_on_acc_*` / `_run_on_gpu_*`
@@ -63,7 +69,7 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            stage's module tree rebuilt with call variants, the Pipe run locally; the calls; vs
            torch eager, bit for bit (torch_pipeline.py; torch >= 2.4).
 --paths takes names or prefixes: `fx` is the fx path, the folder, const_fold and two split
-paths, `export` the fifteen export paths, `export.strict` seven, `partition` the two
+paths, `export` the seventeen export paths, `export.strict` eight, `partition` the two
 partition paths and their two re-export paths; the default is every path.
 
 --device cuda runs every path but eager with the model's state and the inputs on the GPU
@@ -100,6 +106,7 @@ from torch_folder import PATHS as FOLDER_PATHS
 from torch_folder import run_folder
 import torch_hooked
 import torch_swap
+import torch_dynamic
 import torch_pipeline
 from torch_hooked import PATHS as HOOKED_PATHS
 from torch_hooked import run_hooked
@@ -107,13 +114,15 @@ from torch_swap import PATHS as SWAP_PATHS
 from torch_partition_export import PATHS as REEXPORT_PATHS
 from torch_partition_export import run_partition_export
 from torch_swap import run_swap
+from torch_dynamic import PATHS as DYNAMIC_PATHS
+from torch_dynamic import run_dynamic
 from torch_pipeline import PATHS as PIPELINE_PATHS
 from torch_pipeline import run_pipeline
 from torch_split import PATHS as SPLIT_PATHS
 from torch_split import run_split
 
 ALL_PATHS = ("eager", "fx") + FOLDER_PATHS + FOLD_PATHS + SPLIT_PATHS + EXPORT_PATHS + \
-    HOOKED_PATHS + SWAP_PATHS + PARTITION_PATHS + REEXPORT_PATHS + PIPELINE_PATHS
+    HOOKED_PATHS + SWAP_PATHS + DYNAMIC_PATHS + PARTITION_PATHS + REEXPORT_PATHS + PIPELINE_PATHS
 STATUSES = ("agree", "excused", "mismatch", "error", "skipped", "known_torch_issue")
 
 
@@ -310,6 +319,7 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu"):
                 (EXPORT_PATHS, lambda w: run_export(p, eager, w, cache)),
                 (HOOKED_PATHS, lambda w: run_hooked(p, eager, w, cache)),
                 (SWAP_PATHS, lambda w: run_swap(p, eager, w, cache)),
+                (DYNAMIC_PATHS, lambda w: run_dynamic(p, eager, w, cache)),
                 (PARTITION_PATHS, lambda w: run_partition(p, eager, w, flatten, cache)),
                 (REEXPORT_PATHS, lambda w: run_partition_export(p, eager, w, cache)),
                 (PIPELINE_PATHS, lambda w: run_pipeline(p, eager, w, cache))]
@@ -343,10 +353,11 @@ def tally(summary, r, ops):
 
 
 def pin_draws(draws):
-    """Fixes the pipeline path's split points and the hooked and swap paths' modules
-    (--draw)."""
-    if not isinstance(draws, dict) or set(draws) - {"pipeline", "hooked", "swap"}:
-        raise ValueError(f"an object with the keys pipeline, hooked and swap, got {draws!r}")
+    """Fixes the pipeline path's split points, the hooked and swap paths' modules and the
+    dynamic paths' sizes (--draw)."""
+    if not isinstance(draws, dict) or set(draws) - {"pipeline", "hooked", "swap", "dynamic"}:
+        raise ValueError(f"an object with the keys pipeline, hooked, swap and dynamic, got "
+                         f"{draws!r}")
     if "pipeline" in draws:
         spec = draws["pipeline"]
         if not isinstance(spec, dict) or not all(
@@ -364,6 +375,16 @@ def pin_draws(draws):
                 fqns != torch_swap.outermost(fqns):
             raise ValueError(f"swap: a list of FQNs, none below another, got {fqns!r}")
         torch_swap.PINNED = list(fqns)
+    if "dynamic" in draws:
+        sizes = draws["dynamic"]
+        if not isinstance(sizes, list) or not all(
+                isinstance(shapes, list) and all(
+                    isinstance(shape, list) and all(
+                        type(d) is int and 0 <= d <= 1 << 16 for d in shape) for shape in shapes)
+                for shapes in sizes):
+            raise ValueError(f"dynamic: a list of sizes, each a list of input shapes (lists of "
+                             f"ints from 0 to 65536), got {sizes!r}")
+        torch_dynamic.PINNED = [[list(shape) for shape in shapes] for shapes in sizes]
 
 
 def fixed_hash_seed():
@@ -397,8 +418,10 @@ def main():
     ap.add_argument("--draw", metavar="JSON",
                     help="the per-program draws fixed instead of drawn, as a result reports "
                          "them: {\"pipeline\": {FQN: \"BEGINNING\"|\"END\"}, "
-                         "\"hooked\": [FQN, ...], \"swap\": [FQN, ...]} (any of the keys; the "
-                         "modules of both hooked paths, of both swap paths; for `flatcheck "
+                         "\"hooked\": [FQN, ...], \"swap\": [FQN, ...], "
+                         "\"dynamic\": [[SHAPE, ...], ...]} (any of the keys; the modules "
+                         "of both hooked paths, of both swap paths, the input shapes of each "
+                         "size both dynamic paths judge; for `flatcheck "
                          "shrink`, whose smaller cases would draw otherwise)")
     args = ap.parse_args()
     if args.draw:

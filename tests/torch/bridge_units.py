@@ -856,6 +856,87 @@ if torch_export.available() is None:
           and len(draws) > 3 and all(draws) and torch_swap.draw_swapped(fake, []) == [] and
           not any("a" in d and "a.b" in d for d in draws), str(draws))
 
+# The dynamic paths (docs/found-bugs.md 33): a program exported for a family of sizes, judged at
+# several; a size ep.module() refuses by a shape guard must be refused by unflatten too.
+import torch_dynamic  # noqa: E402
+from torch.utils._sympy.numbers import int_oo  # noqa: E402
+from torch.utils._sympy.value_ranges import ValueRanges  # noqa: E402
+import sympy  # noqa: E402
+
+check("resized: the input's values in order, repeated to the new size",
+      torch.equal(torch_dynamic.resized(torch.tensor([[1.0, 2.0], [3.0, 4.0]]), [3, 2]),
+                  torch.tensor([[1.0, 2.0], [3.0, 4.0], [1.0, 2.0]])) and
+      torch_dynamic.resized(torch.zeros(0), [2]).shape == (2,))
+_s, _t = sympy.Symbol("s", integer=True), sympy.Symbol("t", integer=True)
+_ranged = types.SimpleNamespace(range_constraints={_s: ValueRanges(3, 4),
+                                                   _t: ValueRanges(2, int_oo)})
+check("admitted: within each symbol's range constraint and above 1, unbounded above int_oo",
+      [torch_dynamic.admitted(_ranged, v) for v in
+       ({_s: 4, _t: 100}, {_s: 5, _t: 2}, {_s: 2, _t: 2}, {_s: 3, _t: 1})] ==
+      [True, False, False, False])
+check("candidates: +1, -1, *2, +2 of every symbol, then each symbol alone +1",
+      torch_dynamic.candidates({_s: 4, _t: 2}) ==
+      [{_s: 5, _t: 3}, {_s: 3, _t: 1}, {_s: 8, _t: 4}, {_s: 6, _t: 4}, {_s: 5, _t: 2},
+       {_s: 4, _t: 3}])
+
+
+class _Specialized(torch.nn.Module):  # the input meets a parameter of its size: no symbol
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.ones(4), requires_grad=False)
+
+    def forward(self, x):
+        return x + self.w
+
+
+if torch_export.available() is None:
+    guards = repro_module("unflatten-drops-shape-guards")
+    guard_prog = types.SimpleNamespace(CONFIG={"calls": 2}, INPUTS=[torch.full((4,), 3.0)],
+                                       OPS=["mul"], build=guards.Model)
+    guard_eager = torch_compare.eager_run(guard_prog)
+    guard_ep = torch_dynamic.dynamic_export(guard_prog, "nonstrict")
+    check("symbols: the input's dimension is one symbol, valued at the input's size",
+          list(torch_dynamic.symbols(guard_prog, torch_dynamic.input_shapes(guard_ep)).values())
+          == [4])
+    checks_guards = hasattr(guard_ep.module(), "_guards_fn")  # torch >= 2.9: ep.module() does
+    for mode in ("nonstrict", "strict"):
+        r = torch_dynamic.dynamic_path(guard_prog, mode, guard_eager, {})
+        if checks_guards:
+            check(f"dynamic_path {mode}: the repro's odd size runs unflattened, wrong (33)",
+                  r["status"] == "known_torch_issue" and
+                  r["known_torch_issue"] == torch_dynamic.GUARDS and "differ" in r["detail"] and
+                  r["sizes"] == [[[4]], [[5]], [[3]], [[8]]], str(r))
+        else:  # torch 2.6: ep.module() checks no shape guard either, and runs the wrong branch
+            check(f"dynamic_path {mode}: ep.module() runs the repro's odd size, wrong (2.6)",
+                  r["status"] == "mismatch", str(r))
+    if checks_guards:
+        unflatten = torch.export.unflatten
+        torch.export.unflatten = lambda ep: ep.module()  # a module that keeps the guards
+        try:
+            r = torch_dynamic.dynamic_path(guard_prog, "nonstrict", guard_eager, {})
+        finally:
+            torch.export.unflatten = unflatten
+        check("dynamic_path: sizes refused by both ep.module() and the unflattened module are "
+              "not judged (agree)", r["status"] == "agree", str(r))
+    pinned = []
+    for pin in ([], [[[6]]], [[[6, 1]]]):
+        torch_dynamic.PINNED = pin
+        try:
+            pinned.append(torch_dynamic.dynamic_path(guard_prog, "nonstrict", guard_eager, {}))
+        finally:
+            torch_dynamic.PINNED = None
+    check("PINNED: no other size; one even size judged (agree); a size of another rank refused",
+          pinned[0] == {"status": "agree", "sizes": [[[4]]]} and
+          pinned[1] == {"status": "agree", "sizes": [[[4]], [[6]]]} and
+          pinned[2]["status"] == "error" and "does not fit" in pinned[2]["first_mismatch"],
+          str(pinned))
+    static_prog = types.SimpleNamespace(CONFIG={"calls": 1}, INPUTS=[torch.ones(4)], OPS=["add"],
+                                        build=_Specialized)
+    r = torch_dynamic.dynamic_path(static_prog, "nonstrict",
+                                   torch_compare.eager_run(static_prog), {})
+    check("dynamic_path: a program with every dimension specialized is skipped",
+          r == {"status": "skipped", "skip": "export specialized every input dimension"}, str(r))
+
 # The partitioned module's re-export (docs/found-bugs.md 32): the nodes' module stacks from the
 # first export cut one call of `leaf` in two runs; without them unflatten agrees.
 import torch_partition_export  # noqa: E402

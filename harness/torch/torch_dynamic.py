@@ -1,0 +1,275 @@
+"""The bridge's dynamic-shape export paths (docs/torch.md), torch >= 2.5:
+
+  export.strict.dynamic, export.nonstrict.dynamic
+             torch.export.export with every dimension of every input dynamic (Dim.AUTO: export
+             keeps a dimension symbolic unless the model specializes it), torch.export.save /
+             load, then at the inputs' own sizes and at up to MAX_SIZES other sizes the exported
+             program's range constraints admit: ep.module() and torch.export.unflatten called
+             CONFIG["calls"] times on inputs of those sizes; outputs and final state must equal
+             torch eager's on the same inputs, bit for bit
+
+Every other path runs a program at the one size it was exported at; these run the program torch
+exported for a family of sizes at several of them. The sizes are drawn, the same on any machine,
+from the program's symbols (each one's value at the inputs' sizes +1, -1, *2, +2, then each
+symbol alone +1), kept when every symbol stays within its range constraint and above 1 (export
+specializes 0 and 1) and torch eager runs the model on them. An input at a new size holds the
+input's own values, repeated (so NaN payloads, infinities and signed zeros stay in play).
+
+A size ep.module() refuses with a failed shape guard (torch 2.14.1 checks the guards export
+recorded, not only the range constraints; torch 2.6 only those export put in the graph as runtime
+assertions) is one the exported program does not cover: it is not judged, but the unflattened
+module must refuse it too. When it runs instead, the path is
+`known_torch_issue`:
+  unflatten-drops-shape-guards (docs/found-bugs.md 33)
+      torch.export.unflatten checks an input against the program's range constraints only, not
+      the shape guards ep.module() checks (its _guards_fn); the unflattened module runs the
+      graph on inputs export never traced it for, and gives wrong results where the model's
+      code depends on the size in a way the ranges cannot say
+A mismatch or an exception of the unflattened module at a size ep.module() accepts is traced as
+on the unflatten path (torch_export.trace_unflatten).
+"""
+import contextlib
+import io
+
+import torch
+
+from torch_compare import eager_run, judge, run_calls
+from torch_export import (available, failure, run_family, state_after, trace_unflatten,
+                          variants, verdict)
+
+PATHS = ("export.strict.dynamic", "export.nonstrict.dynamic")
+GUARDS = "unflatten-drops-shape-guards"  # docs/found-bugs.md 33
+MAX_SIZES = 3  # sizes judged besides the inputs' own
+STEPS = ("+1", "-1", "*2", "+2")
+PINNED = None  # the sizes to judge instead of a draw (the bridge's --draw): a list of shape lists
+
+
+def dynamic_export(p, mode):
+    model = p.build()
+    dims = tuple({i: torch.export.Dim.AUTO for i in range(t.dim())} for t in p.INPUTS)
+    return torch.export.export(model, tuple(t.clone() for t in p.INPUTS), dynamic_shapes=dims,
+                               strict=(mode == "strict"))
+
+
+def input_shapes(ep):
+    """The shapes of the program's user inputs, a symbolic dimension a SymInt."""
+    nodes = {n.name: n for n in ep.graph.nodes}
+    return [tuple(nodes[s.arg.name].meta["val"].shape) for s in ep.graph_signature.input_specs
+            if s.kind.name == "USER_INPUT"]
+
+
+def symbols(p, shapes):
+    """{symbol: its value at the inputs' sizes}; None when a dimension is an expression of
+    symbols that no dimension names alone (its value would have to be solved for)."""
+    values, exprs = {}, []
+    for shape, t in zip(shapes, p.INPUTS):
+        for dim, size in zip(shape, t.shape):
+            if isinstance(dim, torch.SymInt):
+                expr = dim.node.expr
+                if expr.is_Symbol:
+                    values[expr] = int(size)
+                exprs.append(expr)
+    if any(not e.free_symbols <= set(values) for e in exprs):
+        return None
+    return values
+
+
+def bound(r):
+    """(lower, upper) of a range constraint, upper None when unbounded."""
+    try:
+        upper = int(r.upper)
+    except Exception:  # noqa: BLE001 - sympy's infinities (torch's int_oo calls itself finite)
+        upper = None
+    return int(r.lower), upper
+
+
+def admitted(ep, values):
+    for sym, v in values.items():
+        if v < 2:
+            return False
+        r = ep.range_constraints.get(sym)
+        if r is not None:
+            lower, upper = bound(r)
+            if v < lower or (upper is not None and v > upper):
+                return False
+    return True
+
+
+def candidates(values):
+    """Assignments of new values to the symbols, in the order they are tried."""
+    out = []
+    for step in STEPS:
+        out.append({s: eval(f"{v}{step}") for s, v in values.items()})  # noqa: S307 - STEPS
+    if len(values) > 1:
+        out += [{**values, s: v + 1} for s, v in sorted(values.items(), key=lambda kv: str(kv[0]))]
+    return out
+
+
+def shapes_at(shapes, values):
+    return [[int(d.node.expr.subs(values)) if isinstance(d, torch.SymInt) else int(d) for d in s]
+            for s in shapes]
+
+
+def resized(t, shape):
+    """A tensor of `shape` holding `t`'s values in order, repeated as needed."""
+    n = 1
+    for d in shape:
+        n *= d
+    flat = t.reshape(-1)
+    if flat.numel() == 0:
+        return torch.zeros(shape, dtype=t.dtype, device=t.device)
+    return flat.repeat(-(-n // flat.numel()))[:n].reshape(shape).clone()
+
+
+@contextlib.contextmanager
+def inputs_of(p, inputs):
+    """The program `p` with `inputs` for INPUTS inside (eager_run, run_calls, judge and the
+    unflatten trace read them there)."""
+    saved = p.INPUTS
+    p.INPUTS = inputs
+    try:
+        yield p
+    finally:
+        p.INPUTS = saved
+
+
+def eager_at(p, inputs):
+    """torch eager's results on `inputs`, or None when eager refuses them."""
+    with inputs_of(p, inputs):
+        try:
+            return eager_run(p)
+        except Exception:  # noqa: BLE001 - the model's code does not run at that size
+            return None
+
+
+def drawn_sizes(p, ep, shapes, values):
+    """Up to MAX_SIZES (input lists, eager results) at sizes the program admits and eager runs,
+    besides the inputs' own; pinned sizes (PINNED) instead of a draw, each required to fit."""
+    own = [list(t.shape) for t in p.INPUTS]
+    if PINNED is not None:
+        wanted = [s for s in PINNED if s != own]
+        for s in wanted:
+            if len(s) != len(own) or any(len(a) != len(b) for a, b in zip(s, own)):
+                raise ValueError(f"a pinned size {s} does not fit the inputs' shapes {own}")
+    else:
+        wanted = []
+        for assignment in candidates(values):
+            if admitted(ep, assignment):
+                s = shapes_at(shapes, assignment)
+                if s not in wanted and s != own:
+                    wanted.append(s)
+    out = []
+    for shape_list in wanted:
+        if len(out) == MAX_SIZES:
+            break
+        inputs = [resized(t, s) for t, s in zip(p.INPUTS, shape_list)]
+        eager = eager_at(p, inputs)
+        if eager is not None:
+            out.append((inputs, eager))
+    return out
+
+
+def refused_by_guard(e):
+    """ep.module() refusing a size export's guards exclude: its guard function (torch >= 2.9:
+    "Guard failed") or a runtime assertion export put in the graph (torch 2.6)."""
+    return (isinstance(e, AssertionError) and "Guard failed" in str(e)) or \
+        (isinstance(e, RuntimeError) and "Runtime assertion failed for expression" in str(e))
+
+
+def judge_size(p, load, inputs, eager, cache):
+    """(stage, result) of ep.module() and the unflattened module at one size; result None when
+    both agree (or ep.module() refuses the size and unflatten does too)."""
+    with inputs_of(p, inputs):
+        m = load().module()
+        try:
+            outs = run_calls(m, p)
+        except Exception as e:  # noqa: BLE001
+            if not refused_by_guard(e):
+                return "module", failure(e, "module")
+            return guards_kept(p, load, inputs, eager, cache, e)
+        status, why = judge(p, outs, state_after(m), eager, cache)
+        if status == "mismatch":
+            return "module", verdict(status, why)
+        try:
+            u = torch.export.unflatten(load())
+            status, why = judge(p, run_calls(u, p), state_after(u), eager, cache)
+        except Exception as e:  # noqa: BLE001
+            cls = trace_unflatten(p, load, eager, cache)
+            if cls:
+                return "unflatten", {"status": "known_torch_issue", "known_torch_issue": cls,
+                                     "stage": "unflatten", "detail": f"{type(e).__name__}: {e}"[:300]}
+            return "unflatten", failure(e, "unflatten")
+        if status == "mismatch":
+            cls = trace_unflatten(p, load, eager, cache)
+            if cls:
+                return "unflatten", {"status": "known_torch_issue", "known_torch_issue": cls,
+                                     "stage": "unflatten", "detail": why, "variants": variants(u)}
+            return "unflatten", verdict(status, why)
+        return "unflatten", None if status == "agree" else verdict(status, why)
+
+
+def guards_kept(p, load, inputs, eager, cache, refusal):
+    """ep.module() refused a size with a failed shape guard: the unflattened module must too."""
+    try:
+        u = torch.export.unflatten(load())
+        outs = run_calls(u, p)
+    except Exception:  # noqa: BLE001 - it refuses (or fails) too: nothing to judge
+        return "guards", None
+    status, why = judge(p, outs, state_after(u), eager, cache)
+    agreed = "its results agree with eager here" if status != "mismatch" else \
+        f"its results differ from eager's: {why}"
+    return "guards", {"status": "known_torch_issue", "known_torch_issue": GUARDS,
+                      "stage": "guards",
+                      "detail": f"ep.module() refuses inputs of shapes "
+                                f"{[list(t.shape) for t in inputs]} ({refusal}); the unflattened "
+                                f"module runs them, and {agreed}"[:500]}
+
+
+RANK = {"error": 4, "mismatch": 4, "known_torch_issue": 3, "excused": 2}
+
+
+def dynamic_path(p, mode, eager, cache):
+    stage = "export"
+    try:
+        ep = dynamic_export(p, mode)
+        stage = "save"
+        saved = io.BytesIO()
+        torch.export.save(ep, saved)
+        data = saved.getvalue()
+
+        def load():  # the saved program, loaded anew: unflatten changes what it is given
+            return torch.export.load(io.BytesIO(data))
+
+        stage = "sizes"
+        shapes = input_shapes(ep)
+        values = symbols(p, shapes)
+        if not values:
+            return {"status": "skipped",
+                    "skip": "export specialized every input dimension" if values is not None
+                    else "an input dimension is an expression of symbols no dimension names"}
+        # the canonical-NaN runs `cache` keeps are at the inputs' own sizes: a new one for others
+        sizes = [(list(p.INPUTS), eager, cache)] + [
+            (inputs, want, {}) for inputs, want in drawn_sizes(p, ep, shapes, values)]
+    except Exception as e:  # noqa: BLE001 - torch refusing the program
+        return failure(e, stage)
+    worst, classes = {"status": "agree"}, []
+    for inputs, want, at in sizes:
+        try:
+            _, r = judge_size(p, load, inputs, want, at)
+        except Exception as e:  # noqa: BLE001
+            r = failure(e, "run")
+        if r is None:
+            continue
+        if r["status"] == "known_torch_issue":
+            classes += [c for c in r["known_torch_issue"].split("+") if c not in classes]
+        if RANK.get(r["status"], 0) > RANK.get(worst["status"], 0):
+            worst = {**r, "shapes": [list(t.shape) for t in inputs]}
+    if worst["status"] == "known_torch_issue":  # every class seen at any size, in order
+        worst["known_torch_issue"] = "+".join(classes)
+    return {**worst, "sizes": [[list(t.shape) for t in inputs] for inputs, _, _ in sizes]}
+
+
+def run_dynamic(p, eager, paths, cache):
+    """The dynamic paths of one program, when asked for: {path: result}."""
+    return run_family(PATHS, paths, lambda path: dynamic_path(p, path.split(".")[1], eager,
+                                                              cache), available())
