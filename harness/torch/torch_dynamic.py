@@ -25,8 +25,10 @@ module must refuse it too. When it runs instead, the path is
       the shape guards ep.module() checks (its _guards_fn); the unflattened module runs the
       graph on inputs export never traced it for, and gives wrong results where the model's
       code depends on the size in a way the ranges cannot say
-A mismatch or an exception of the unflattened module at a size ep.module() accepts is traced as
-on the unflatten path (torch_export.trace_unflatten).
+The unflattened module at a size ep.module() accepts is judged as on the unflatten path
+(torch_export.unflatten_path): a mismatch or an exception is traced to a cause of
+docs/found-bugs.md, and one no cause explains says whether the program exported at that size
+alone, unflattened without save/load, differs too.
 """
 import contextlib
 import io
@@ -34,8 +36,7 @@ import io
 import torch
 
 from torch_compare import eager_run, judge, run_calls
-from torch_export import (available, failure, run_family, state_after, trace_unflatten,
-                          variants, verdict)
+from torch_export import available, failure, run_family, state_after, unflatten_path, verdict
 
 PATHS = ("export.strict.dynamic", "export.nonstrict.dynamic")
 GUARDS = "unflatten-drops-shape-guards"  # docs/found-bugs.md 33
@@ -176,36 +177,25 @@ def refused_by_guard(e):
         (isinstance(e, RuntimeError) and "Runtime assertion failed for expression" in str(e))
 
 
-def judge_size(p, load, inputs, eager, cache):
-    """(stage, result) of ep.module() and the unflattened module at one size; result None when
-    both agree (or ep.module() refuses the size and unflatten does too)."""
+def judge_size(p, mode, load, inputs, eager, cache):
+    """The result of ep.module() and the unflattened module at one size (the unflatten path's
+    judging and trace, torch_export.unflatten_path); None when both agree, or when ep.module()
+    refuses the size and the unflattened module does too."""
     with inputs_of(p, inputs):
         m = load().module()
         try:
             outs = run_calls(m, p)
         except Exception as e:  # noqa: BLE001
-            if not refused_by_guard(e):
-                return "module", failure(e, "module")
-            return guards_kept(p, load, inputs, eager, cache, e)
+            return guards_kept(p, load, inputs, eager, cache, e) if refused_by_guard(e) \
+                else failure(e, "module")
         status, why = judge(p, outs, state_after(m), eager, cache)
         if status == "mismatch":
-            return "module", verdict(status, why)
+            return {**verdict(status, why), "stage": "module"}
         try:
-            u = torch.export.unflatten(load())
-            status, why = judge(p, run_calls(u, p), state_after(u), eager, cache)
-        except Exception as e:  # noqa: BLE001
-            cls = trace_unflatten(p, load, eager, cache)
-            if cls:
-                return "unflatten", {"status": "known_torch_issue", "known_torch_issue": cls,
-                                     "stage": "unflatten", "detail": f"{type(e).__name__}: {e}"[:300]}
-            return "unflatten", failure(e, "unflatten")
-        if status == "mismatch":
-            cls = trace_unflatten(p, load, eager, cache)
-            if cls:
-                return "unflatten", {"status": "known_torch_issue", "known_torch_issue": cls,
-                                     "stage": "unflatten", "detail": why, "variants": variants(u)}
-            return "unflatten", verdict(status, why)
-        return "unflatten", None if status == "agree" else verdict(status, why)
+            r = unflatten_path(p, mode, load(), load, eager, cache)
+        except Exception as e:  # noqa: BLE001 - no cause of the trace explains it
+            return failure(e, "unflatten")
+        return None if r["status"] == "agree" else r
 
 
 def guards_kept(p, load, inputs, eager, cache, refusal):
@@ -214,15 +204,13 @@ def guards_kept(p, load, inputs, eager, cache, refusal):
         u = torch.export.unflatten(load())
         outs = run_calls(u, p)
     except Exception:  # noqa: BLE001 - it refuses (or fails) too: nothing to judge
-        return "guards", None
+        return None
     status, why = judge(p, outs, state_after(u), eager, cache)
     agreed = "its results agree with eager here" if status != "mismatch" else \
         f"its results differ from eager's: {why}"
-    return "guards", {"status": "known_torch_issue", "known_torch_issue": GUARDS,
-                      "stage": "guards",
-                      "detail": f"ep.module() refuses inputs of shapes "
-                                f"{[list(t.shape) for t in inputs]} ({refusal}); the unflattened "
-                                f"module runs them, and {agreed}"[:500]}
+    return {"status": "known_torch_issue", "known_torch_issue": GUARDS, "stage": "guards",
+            "detail": f"ep.module() refuses inputs of shapes {[list(t.shape) for t in inputs]} "
+                      f"({refusal}); the unflattened module runs them, and {agreed}"[:500]}
 
 
 RANK = {"error": 4, "mismatch": 4, "known_torch_issue": 3, "excused": 2}
@@ -255,7 +243,7 @@ def dynamic_path(p, mode, eager, cache):
     worst, classes = {"status": "agree"}, []
     for inputs, want, at in sizes:
         try:
-            _, r = judge_size(p, load, inputs, want, at)
+            r = judge_size(p, mode, load, inputs, want, at)
         except Exception as e:  # noqa: BLE001
             r = failure(e, "run")
         if r is None:
