@@ -32,6 +32,7 @@ alone, unflattened without save/load, differs too.
 """
 import contextlib
 import io
+import math
 
 import torch
 
@@ -41,7 +42,7 @@ from torch_export import available, failure, run_family, state_after, unflatten_
 PATHS = ("export.strict.dynamic", "export.nonstrict.dynamic")
 GUARDS = "unflatten-drops-shape-guards"  # docs/found-bugs.md 33
 MAX_SIZES = 3  # sizes judged besides the inputs' own
-STEPS = ("+1", "-1", "*2", "+2")
+STEPS = (lambda v: v + 1, lambda v: v - 1, lambda v: v * 2, lambda v: v + 2)
 PINNED = None  # the sizes to judge instead of a draw (the bridge's --draw): a list of shape lists
 
 
@@ -100,7 +101,7 @@ def candidates(values):
     """Assignments of new values to the symbols, in the order they are tried."""
     out = []
     for step in STEPS:
-        out.append({s: eval(f"{v}{step}") for s, v in values.items()})  # noqa: S307 - STEPS
+        out.append({s: step(v) for s, v in values.items()})
     if len(values) > 1:
         out += [{**values, s: v + 1} for s, v in sorted(values.items(), key=lambda kv: str(kv[0]))]
     return out
@@ -113,9 +114,7 @@ def shapes_at(shapes, values):
 
 def resized(t, shape):
     """A tensor of `shape` holding `t`'s values in order, repeated as needed."""
-    n = 1
-    for d in shape:
-        n *= d
+    n = math.prod(shape)
     flat = t.reshape(-1)
     if flat.numel() == 0:
         return torch.zeros(shape, dtype=t.dtype, device=t.device)
@@ -171,7 +170,7 @@ def drawn_sizes(p, ep, shapes, values):
 
 
 def refused_by_guard(e):
-    """ep.module() refusing a size export's guards exclude: its guard function (torch >= 2.9:
+    """ep.module() refusing a size export's guards exclude: its guard function (torch 2.14.1:
     "Guard failed") or a runtime assertion export put in the graph (torch 2.6)."""
     return (isinstance(e, AssertionError) and "Guard failed" in str(e)) or \
         (isinstance(e, RuntimeError) and "Runtime assertion failed for expression" in str(e))
