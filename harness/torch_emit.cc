@@ -44,6 +44,12 @@ def _f(bits):
     return struct.unpack("<f", struct.pack("<I", bits))[0]
 
 
+def _branch(flag, a, b):
+    """flatcheck's branch op: `a` when `flag` holds, else `b`, chosen in Python (export
+    specializes it); the bridge's cond paths put torch.cond here."""
+    return a if flag else b
+
+
 class _NoRecorder:
     """harness/torch replaces _R to compare every node with flatcheck's value."""
 
@@ -387,7 +393,7 @@ if __name__ == "__main__":
       case OpCode::kGetitem:
         return a(0) + "[" + a(1) + "]";
       case OpCode::kBranch:
-        return "(" + a(1) + " if " + a(0) + " else " + a(2) + ")";
+        return "_branch(" + a(0) + ", " + a(1) + ", " + a(2) + ")";
       default:
         break;
     }

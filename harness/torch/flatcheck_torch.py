@@ -55,6 +55,11 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            range constraints admit, on the inputs' values repeated; the calls; vs torch eager
            on the same inputs, bit for bit; a size ep.module() refuses with a failed shape
            guard must be refused by the unflattened module too (torch_dynamic.py).
+  export.strict.cond, export.nonstrict.cond
+           the program's branch op taken by torch.cond on a predicate the graph computes (every
+           other path sees export specialize the branch away), export, save/load, then
+           ep.module() and unflatten; the calls; vs torch eager of the program as written, bit
+           for bit (torch_cond.py).
   partition.splitter, partition.capability
            torch's own partitioners, as Torch-TensorRT's dynamo frontend builds on them, over the
            non-strict exported module: _SplitterBase (`_run_on_acc_*` / `_run_on_gpu_*`
@@ -69,7 +74,7 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            stage's module tree rebuilt with call variants, the Pipe run locally; the calls; vs
            torch eager, bit for bit (torch_pipeline.py; torch >= 2.4).
 --paths takes names or prefixes: `fx` is the fx path, the folder, const_fold and two split
-paths, `export` the seventeen export paths, `export.strict` eight, `partition` the two
+paths, `export` the nineteen export paths, `export.strict` nine, `partition` the two
 partition paths and their two re-export paths; the default is every path.
 
 --device cuda runs every path but eager with the model's state and the inputs on the GPU
@@ -116,13 +121,15 @@ from torch_partition_export import run_partition_export
 from torch_swap import run_swap
 from torch_dynamic import PATHS as DYNAMIC_PATHS
 from torch_dynamic import run_dynamic
+from torch_cond import PATHS as COND_PATHS
+from torch_cond import run_cond
 from torch_pipeline import PATHS as PIPELINE_PATHS
 from torch_pipeline import run_pipeline
 from torch_split import PATHS as SPLIT_PATHS
 from torch_split import run_split
 
 ALL_PATHS = ("eager", "fx") + FOLDER_PATHS + FOLD_PATHS + SPLIT_PATHS + EXPORT_PATHS + \
-    HOOKED_PATHS + SWAP_PATHS + DYNAMIC_PATHS + PARTITION_PATHS + REEXPORT_PATHS + PIPELINE_PATHS
+    HOOKED_PATHS + SWAP_PATHS + DYNAMIC_PATHS + COND_PATHS + PARTITION_PATHS + REEXPORT_PATHS + PIPELINE_PATHS
 STATUSES = ("agree", "excused", "mismatch", "error", "skipped", "known_torch_issue")
 
 
@@ -320,6 +327,7 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu"):
                 (HOOKED_PATHS, lambda w: run_hooked(p, eager, w, cache)),
                 (SWAP_PATHS, lambda w: run_swap(p, eager, w, cache)),
                 (DYNAMIC_PATHS, lambda w: run_dynamic(p, eager, w, cache)),
+                (COND_PATHS, lambda w: run_cond(p, eager, w, cache)),
                 (PARTITION_PATHS, lambda w: run_partition(p, eager, w, flatten, cache)),
                 (REEXPORT_PATHS, lambda w: run_partition_export(p, eager, w, cache)),
                 (PIPELINE_PATHS, lambda w: run_pipeline(p, eager, w, cache))]

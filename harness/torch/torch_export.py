@@ -18,8 +18,9 @@ A mismatch or an exception of an unflatten path is traced before it is reported:
 run again with one cause of docs/found-bugs.md removed at a time (TRACES: call_module targets
 compared in the dedup; nn_module_stack keys that name module paths instead of module objects;
 children not reordered; a call variant keeping its module's children; a preserved call's entry
-without a module dropped), then in pairs, threes and so on; when such a run agrees with eager,
-the path is `known_torch_issue` of that class, otherwise a `mismatch` (or an `error`). On the
+without a module dropped; a higher-order op's graphs placed where they are read), then in
+pairs, threes and so on; when such a run agrees with eager, the path is `known_torch_issue` of
+that class, otherwise a `mismatch` (or an `error`). On the
 preserve path, a program of a shape found before (preserve_excuse: a module called more than
 once that updates a buffer; one buffer updated by two modules) has any wrong result once
 unflatten succeeds counted as that class. An exception that no trace removes is an `error`
@@ -397,6 +398,43 @@ def output_inside_child(ep):
     return None
 
 
+COND_CLASS = "unflatten-cond-dead-first-call"  # docs/found-bugs.md 34
+
+
+@contextlib.contextmanager
+def graph_attrs_where_read():
+    """unflatten placing each higher-order op's graph (torch.cond's branches) on every module
+    whose graph reads it by name, instead of on the module named by the FQN the op's call was
+    outlined under: with that call's module dead (a first call whose result is unused), torch's
+    _copy_graph_attrs looks up a module that does not exist."""
+    module = sys.modules["torch.export.unflatten"]
+    original = getattr(module, "_copy_graph_attrs", None)
+    if original is None:  # a torch without the step: nothing to remove
+        yield
+        return
+
+    def placed(gm, root, seen_attrs):
+        names = set().union(*seen_attrs.values()) if seen_attrs else set()
+        for _, m in root.named_modules(remove_duplicate=False):
+            graph = getattr(m, "graph", None)
+            for node in graph.nodes if isinstance(graph, torch.fx.Graph) else ():
+                if node.op == "get_attr" and node.target in names:
+                    setattr(m, node.target, getattr(gm, node.target))
+
+    module._copy_graph_attrs = placed
+    try:
+        yield
+    finally:
+        module._copy_graph_attrs = original
+
+
+def holds_graphs(ep):
+    """Whether the exported program's graph reads a graph module (a higher-order op's)."""
+    gm = ep.graph_module
+    return any(n.op == "get_attr" and isinstance(getattr(gm, n.target, None),
+                                                 torch.fx.GraphModule) for n in ep.graph.nodes)
+
+
 # (class, prepares the program, context for unflatten): one cause of docs/found-bugs.md removed.
 TRACES = [
     ("unflatten-dedup-ignores-call-targets", lambda ep: ep, call_targets_compared),
@@ -405,6 +443,7 @@ TRACES = [
     ("unflatten-variant-drops-children", lambda ep: ep, variant_keeps_children),
     ("unflatten-preserve-entry-without-module", lambda ep: ep, entries_without_module_dropped),
     ("unflatten-dedup-redirect-unreachable", lambda ep: ep, redirects_reach_their_module),
+    (COND_CLASS, lambda ep: ep, graph_attrs_where_read),
 ]
 
 
@@ -444,8 +483,10 @@ def trace_unflatten(p, fresh, eager, cache, excuse=None):
 
     if ivals_collide(fresh):
         return IVALS_CLASS
-    for size in range(0 if excuse else 1, len(TRACES) + 1):
-        for chosen in itertools.combinations(TRACES, size):
+    # a cause only a higher-order op's graphs have is tried only where the program has them
+    traces = [t for t in TRACES if t[0] != COND_CLASS or holds_graphs(fresh())]
+    for size in range(0 if excuse else 1, len(traces) + 1):
+        for chosen in itertools.combinations(traces, size):
             classes = agrees(chosen)
             if classes:
                 return "+".join(classes)

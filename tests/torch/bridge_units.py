@@ -937,6 +937,127 @@ if torch_export.available() is None:
     check("dynamic_path: a program with every dimension specialized is skipped",
           r == {"status": "skipped", "skip": "export specialized every input dimension"}, str(r))
 
+# The cond paths (docs/found-bugs.md 34): the branch op taken by torch.cond. A program here
+# calls `prog._branch` as an emitted program calls its module's `_branch`.
+import torch_cond  # noqa: E402
+
+
+def cond_program(ops, model, inputs, calls=1):
+    prog = types.SimpleNamespace(CONFIG={"calls": calls}, INPUTS=inputs, OPS=ops,
+                                 _branch=lambda flag, a, b: a if flag else b)
+    prog.build = lambda: model(prog)
+    return prog
+
+
+class _CondLeaf(torch.nn.Module):
+    def __init__(self, prog, flag):
+        super().__init__()
+        self.prog, self.flag = prog, flag
+
+    def forward(self, x):
+        return self.prog._branch(self.flag, x + 1, x - 1)
+
+
+class _CondWrap(torch.nn.Module):  # called twice, the first call's result unused (34's shape)
+    def __init__(self, prog):
+        super().__init__()
+        self.leaf = _CondLeaf(prog, True)
+
+    def forward(self, x):
+        return self.leaf(x)
+
+
+class _CondDeadFirst(torch.nn.Module):
+    def __init__(self, prog):
+        super().__init__()
+        self.wrap = _CondWrap(prog)
+
+    def forward(self, x):
+        self.wrap(x)
+        return self.wrap(-x)
+
+
+class _CondBoth(torch.nn.Module):  # both calls used: unflatten agrees
+    def __init__(self, prog):
+        super().__init__()
+        self.wrap = _CondWrap(prog)
+        self.other = _CondLeaf(prog, False)
+
+    def forward(self, x):
+        return self.wrap(x) * self.other(x)
+
+
+class _CondShapes(torch.nn.Module):  # the two values differ in shape: no torch.cond
+    def __init__(self, prog):
+        super().__init__()
+        self.prog = prog
+
+    def forward(self, x):
+        return self.prog._branch(True, x + 1, x.sum())
+
+
+if torch_export.available() is None:
+    _x = torch.tensor([1.0, -2.0, 3.5])
+    both = cond_program(["branch", "add", "mul"], _CondBoth, [_x], calls=2)
+    plain = torch.export.export(both.build(), (_x,))
+    check("cond_export: torch.cond in the graph where the plain export has none",
+          torch_cond.conds(torch_cond.cond_export(both, "nonstrict")) == 2 and
+          torch_cond.conds(plain) == 0 and both._branch(True, 1, 2) == 1)
+    for mode in ("nonstrict", "strict"):
+        r = torch_cond.cond_path(both, mode, torch_compare.eager_run(both), {})
+        check(f"cond_path {mode}: both calls used, two conds, agrees",
+              r == {"status": "agree", "variants": 0, "conds": 2}, str(r))
+        dead = cond_program(["branch", "add"], _CondDeadFirst, [_x])
+        r = torch_cond.cond_path(dead, mode, torch_compare.eager_run(dead), {})
+        check(f"cond_path {mode}: a dead first call's child running torch.cond, traced (34)",
+              r["status"] == "known_torch_issue" and
+              r["known_torch_issue"] == torch_export.COND_CLASS and r["conds"] >= 1, str(r))
+    traces = torch_export.TRACES
+    torch_export.TRACES = [t for t in traces if t[0] != torch_export.COND_CLASS]
+    try:
+        r = torch_cond.cond_path(dead, "nonstrict", torch_compare.eager_run(dead), {})
+    finally:
+        torch_export.TRACES = traces
+    check("cond_path: without its trace, class 34 is an error in unflatten",
+          r["status"] == "error" and r["stage"] == "unflatten", str(r))
+    for ops, model, why in ((["branch", "add", "sum"], _CondShapes, "no branch torch.cond"),
+                            (["add", "sum"], _CondShapes, "no branch op")):
+        prog = cond_program(ops, model, [_x])
+        r = torch_cond.cond_path(prog, "nonstrict", torch_compare.eager_run(prog), {})
+        check(f"cond_path: skipped, {why}", r["status"] == "skipped" and why in r["skip"],
+              str(r))
+
+check("with_class: the export's class joins a known issue, stands for agree, yields to worse",
+      torch_cond.with_class({"status": "agree"}, "c")["known_torch_issue"] == "c" and
+      torch_cond.with_class({"status": "known_torch_issue", "known_torch_issue": "d"},
+                            "c")["known_torch_issue"] == "c+d" and
+      torch_cond.with_class({"status": "mismatch"}, "c") == {"status": "mismatch"} and
+      torch_cond.with_class({"status": "agree"}, None) == {"status": "agree"})
+
+
+class _CondStrides(torch.nn.Module):  # entry 35's shape: [1, 1] of stride (2, 1) vs (1, 1)
+    def __init__(self, prog):
+        super().__init__()
+        self.prog = prog
+
+    def forward(self, x):
+        a = torch.chunk(torch.chunk(x, 2, dim=0)[0], 2, dim=1)[0]
+        return self.prog._branch(False, a, a + 1)
+
+
+if torch_export.available() is None:
+    strides = cond_program(["branch", "split", "add"], _CondStrides,
+                           [torch.tensor([[1.0, 2.0], [3.0, 4.0]])])
+    r = torch_cond.cond_path(strides, "nonstrict", torch_compare.eager_run(strides), {})
+    if tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (2, 14):
+        check("cond_path: branches differing in a size-1 dimension's stride, traced (35)",
+              r["status"] == "known_torch_issue" and
+              r["known_torch_issue"] == torch_cond.STRIDES and r["stage"] == "export" and
+              "agrees" in r["detail"], str(r))
+    else:  # torch 2.6 takes the strides as they come
+        check("cond_path: branches differing in a size-1 dimension's stride agree (2.6)",
+              r == {"status": "agree", "variants": 0, "conds": 1}, str(r))
+
 # The partitioned module's re-export (docs/found-bugs.md 32): the nodes' module stacks from the
 # first export cut one call of `leaf` in two runs; without them unflatten agrees.
 import torch_partition_export  # noqa: E402

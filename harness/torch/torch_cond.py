@@ -1,0 +1,146 @@
+"""The bridge's torch.cond export paths (docs/torch.md), torch >= 2.5:
+
+  export.strict.cond, export.nonstrict.cond
+             the program with its branch op (a Python conditional on a flag, which every other
+             path sees specialized away) taken by torch.cond on a predicate computed in the
+             graph; torch.export.export, torch.export.save / load, then ep.module() and
+             torch.export.unflatten called CONFIG["calls"] times; outputs and final state must
+             equal torch eager's (the program as written, without torch.cond), bit for bit
+
+Every other path exports a program whose branches are gone: export evaluates `a if flag else b`
+and keeps one value. Here each branch whose two values have one shape, dtype and device becomes
+`torch.cond(pred, lambda a, b: a.clone(), lambda a, b: b.clone(), (a, b))`, `pred` a 0-d tensor
+the graph computes (a constant export cannot evaluate, true exactly when the flag holds), so the
+exported program holds a higher-order op with two branch graphs (`true_graph_N`,
+`false_graph_N`) as attributes of the module that calls it. unflatten must move those graphs to
+the module the call is outlined into, and every call of a module shares them or not. The values
+are the same as the Python conditional's, bit for bit (a clone), so torch eager of the program
+as written is the expectation.
+
+A program with no branch torch.cond can take is skipped. The unflattened module is judged as on
+the unflatten path (torch_export.unflatten_path), whose trace knows class 34 of
+docs/found-bugs.md (unflatten-cond-dead-first-call: the branch graphs looked up by the FQN of a
+dead call's module). An export that fails because torch.cond refuses two values differing only
+in a size-1 dimension's stride is tried again with the branches cloning into contiguous strides;
+when that exports, the path goes on from it, and counts class 35
+(cond-size-one-stride-rejected) unless it finds worse.
+"""
+import contextlib
+import io
+
+import torch
+
+from torch_compare import judge, run_calls
+from torch_export import available, failure, run_family, state_after, unflatten_path, verdict
+
+PATHS = ("export.strict.cond", "export.nonstrict.cond")
+STRIDES = "cond-size-one-stride-rejected"  # docs/found-bugs.md 35
+STRIDES_TEXT = "output stride is not a simple accumulative multiplication of sizes"
+_FORMAT = [torch.preserve_format]  # the branches' clone: strides kept, or recomputed
+
+
+def _first(a, b):
+    return a.clone(memory_format=_FORMAT[0])
+
+
+def _second(a, b):
+    return b.clone(memory_format=_FORMAT[0])
+
+
+def cond_branch(flag, a, b):
+    """flatcheck's branch op taken by torch.cond, where the two values can be its operands."""
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or \
+            a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
+        return a if flag else b
+    pred = a.new_ones(()).sum() > (0.5 if flag else 1.5)
+    return torch.cond(pred, _first, _second, (a, b))
+
+
+@contextlib.contextmanager
+def with_cond(p, fmt=torch.preserve_format):
+    """The program `p` with its branch op taken by torch.cond inside, its branches cloning
+    their value in memory format `fmt`."""
+    saved = p._branch
+    p._branch, _FORMAT[0] = cond_branch, fmt
+    try:
+        yield p
+    finally:
+        p._branch, _FORMAT[0] = saved, torch.preserve_format
+
+
+def conds(ep):
+    return sum(1 for n in ep.graph.nodes
+               if n.op == "call_function" and "cond" in str(n.target))
+
+
+def cond_export(p, mode, fmt=torch.preserve_format):
+    with with_cond(p, fmt):
+        return torch.export.export(p.build(), tuple(t.clone() for t in p.INPUTS),
+                                   strict=(mode == "strict"))
+
+
+def export_traced(p, mode):
+    """(the exported program, None), or (the program exported with its branches' values in
+    contiguous strides, STRIDES) when torch.cond refuses the branches' strides (found-bugs 35,
+    torch 2.14.1: a size-1 dimension's stride) and so exports; the clone's format is the only
+    difference, so it is the cause."""
+    try:
+        return cond_export(p, mode), None
+    except Exception as e:  # noqa: BLE001 - traced below, or the path's error
+        if STRIDES_TEXT not in str(e):
+            raise
+        try:
+            return cond_export(p, mode, torch.contiguous_format), STRIDES
+        except Exception:  # noqa: BLE001 - not (only) that cause: the first error stands
+            raise e from None
+
+
+def with_class(r, cls):
+    """The result `r` of the rest of the path, the export having needed class `cls` removed."""
+    if not cls or r["status"] in ("mismatch", "error"):
+        return r
+    if r["status"] == "known_torch_issue":
+        return {**r, "known_torch_issue": cls + "+" + r["known_torch_issue"]}
+    return {"status": "known_torch_issue", "known_torch_issue": cls, "stage": "export",
+            "detail": "torch.cond refuses branches whose values differ only in a size-1 "
+                      "dimension's stride; with them cloned in contiguous strides the path "
+                      f"{r['status']}s"}
+
+
+def cond_path(p, mode, eager, cache):
+    if "branch" not in p.OPS:
+        return {"status": "skipped", "skip": "the program has no branch op"}
+    stage = "export"
+    try:
+        ep, cls = export_traced(p, mode)
+        n = conds(ep)
+        if not n:
+            return {"status": "skipped",
+                    "skip": "no branch torch.cond can take (its values differ in shape, or "
+                            "no branch is traced)"}
+        stage = "save"
+        saved = io.BytesIO()
+        torch.export.save(ep, saved)
+        data = saved.getvalue()
+
+        def load():  # the saved program, loaded anew: unflatten changes what it is given
+            return torch.export.load(io.BytesIO(data))
+
+        stage = "module"
+        m = load().module()
+        status, why = judge(p, run_calls(m, p), state_after(m), eager, cache)
+        if status == "mismatch":
+            return {**verdict(status, why), "stage": "module", "conds": n}
+        stage = "unflatten"
+        # the trace's export without save/load re-exports the program, as exported here
+        with with_cond(p, torch.contiguous_format if cls else torch.preserve_format):
+            r = with_class(unflatten_path(p, mode, load(), load, eager, cache), cls)
+    except Exception as e:  # noqa: BLE001 - torch refusing the program, traced where it can be
+        return {**failure(e, stage), "conds": n} if stage != "export" else failure(e, stage)
+    return {**r, "conds": n}
+
+
+def run_cond(p, eager, paths, cache):
+    """The cond paths of one program, when asked for: {path: result}."""
+    return run_family(PATHS, paths, lambda path: cond_path(p, path.split(".")[1], eager, cache),
+                      available())
