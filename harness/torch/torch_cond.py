@@ -26,12 +26,12 @@ when that exports, the path goes on from it, and counts class 35
 (cond-size-one-stride-rejected) unless it finds worse.
 """
 import contextlib
-import io
 
 import torch
 
 from torch_compare import judge, run_calls
-from torch_export import available, failure, run_family, state_after, unflatten_path, verdict
+from torch_export import (available, failure, run_family, saved_loader, state_after,
+                          unflatten_path, verdict)
 
 PATHS = ("export.strict.cond", "export.nonstrict.cond")
 STRIDES = "cond-size-one-stride-rejected"  # docs/found-bugs.md 35
@@ -119,13 +119,7 @@ def cond_path(p, mode, eager, cache):
                     "skip": "no branch torch.cond can take (its values differ in shape, or "
                             "no branch is traced)"}
         stage = "save"
-        saved = io.BytesIO()
-        torch.export.save(ep, saved)
-        data = saved.getvalue()
-
-        def load():  # the saved program, loaded anew: unflatten changes what it is given
-            return torch.export.load(io.BytesIO(data))
-
+        load = saved_loader(ep)
         stage = "module"
         m = load().module()
         status, why = judge(p, run_calls(m, p), state_after(m), eager, cache)

@@ -31,13 +31,13 @@ docs/found-bugs.md, and one no cause explains says whether the program exported 
 alone, unflattened without save/load, differs too.
 """
 import contextlib
-import io
 import math
 
 import torch
 
 from torch_compare import eager_run, judge, run_calls
-from torch_export import available, failure, run_family, state_after, unflatten_path, verdict
+from torch_export import (available, failure, run_family, saved_loader, state_after,
+                          unflatten_path, verdict)
 
 PATHS = ("export.strict.dynamic", "export.nonstrict.dynamic")
 GUARDS = "unflatten-drops-shape-guards"  # docs/found-bugs.md 33
@@ -220,13 +220,7 @@ def dynamic_path(p, mode, eager, cache):
     try:
         ep = dynamic_export(p, mode)
         stage = "save"
-        saved = io.BytesIO()
-        torch.export.save(ep, saved)
-        data = saved.getvalue()
-
-        def load():  # the saved program, loaded anew: unflatten changes what it is given
-            return torch.export.load(io.BytesIO(data))
-
+        load = saved_loader(ep)
         stage = "sizes"
         shapes = input_shapes(ep)
         values = symbols(p, shapes)

@@ -579,6 +579,15 @@ def run_one(p, eager, mode, kinds, cache):
     return results
 
 
+def saved_loader(ep):
+    """torch.export.save of `ep`, and a function loading it anew on each call (unflatten changes
+    the program it is given, so each use needs its own)."""
+    saved = io.BytesIO()
+    torch.export.save(ep, saved)
+    data = saved.getvalue()
+    return lambda: torch.export.load(io.BytesIO(data))
+
+
 def failure(e, stage):
     """The result of a path that torch raised `e` on at `stage`: skipped, a known issue listed
     by its message or by a cause found before raising (an exception with a `cls`), or an
@@ -743,12 +752,7 @@ def reexport_path(p, mode, eager, cache):
     torch.export.save / load first, as on the unflatten path: a first unflatten without it can
     merge two calls whose graphs differ only in a NaN constant's payload (the dedup compares
     printed graphs, where every NaN is `nan`), a difference the unflatten path never sees."""
-    saved = io.BytesIO()
-    torch.export.save(export_program(p, mode), saved)
-    data = saved.getvalue()
-
-    def fresh():  # the saved program, loaded anew
-        return torch.export.load(io.BytesIO(data))
+    fresh = saved_loader(export_program(p, mode))
     try:
         first = torch.export.unflatten(fresh())
         status, why = judge(p, run_calls(first, p), state_after(first), eager, cache)
