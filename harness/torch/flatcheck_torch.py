@@ -2,7 +2,8 @@
 """flatcheck's bridge to real PyTorch (docs/torch.md). No dependency beyond torch.
 
     python3 harness/torch/flatcheck_torch.py PROGRAM.py... [--paths eager,fx,export,partition,pipeline]
-        [--pass MODULE:FUNCTION] [--quiet] [--device cpu|cuda] [--time SECONDS]
+        [--pass MODULE:FUNCTION] [--quiet] [--device cpu|cuda] [--branch python|cond]
+        [--time SECONDS]
 
 Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
   eager    torch's eager run vs flatcheck's eager reference, node by node in every call:
@@ -77,6 +78,9 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
 paths, `export` the nineteen export paths, `export.strict` nine, `partition` the two
 partition paths and their two re-export paths; the default is every path.
 
+--branch cond runs every path but eager with the program's branch op taken by torch.cond, as the
+cond paths take it (torch_cond.py); each such result says "branch": "cond".
+
 --device cuda runs every path but eager with the model's state and the inputs on the GPU
 (torch's CUDA kernels), judged against torch eager run on the GPU, bit for bit; the eager path
 still compares torch's CPU eager with flatcheck's. Such a result's path ends in `.cuda`
@@ -122,7 +126,7 @@ from torch_swap import run_swap
 from torch_dynamic import PATHS as DYNAMIC_PATHS
 from torch_dynamic import run_dynamic
 from torch_cond import PATHS as COND_PATHS
-from torch_cond import run_cond
+from torch_cond import cond_branch, run_cond
 from torch_pipeline import PATHS as PIPELINE_PATHS
 from torch_pipeline import run_pipeline
 from torch_split import PATHS as SPLIT_PATHS
@@ -300,13 +304,18 @@ def on_device(p, device):
     return eager_run(p)
 
 
-def check_program(p, paths, flatten, pass_name, counts, device="cpu"):
+def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="python"):
     """Every requested path of one program: a list of result dicts. With a device other than
-    the CPU, every path but eager runs there, judged against torch eager on that device."""
+    the CPU, every path but eager runs there, judged against torch eager on that device. With
+    `branch` "cond", every path but eager takes the branch op by torch.cond (torch_cond.py;
+    the results are the same values, so torch eager of the program as written is the
+    expectation)."""
     try:
         eager_result, eager = run_eager(p, counts)
         if device != "cpu":
             eager = on_device(p, device)
+        if branch == "cond":
+            p._branch = cond_branch
     except Exception as e:  # noqa: BLE001 - the program or the bridge failing: one program's
         # error, not the end of the run; no path can be judged without torch eager's results
         why = f"the eager run raised {type(e).__name__}: {e}"[:600]
@@ -335,6 +344,9 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu"):
         wanted = [x for x in paths if x in family]
         if wanted:
             results += [{"path": path, **r} for path, r in run(wanted).items()]
+    for r in results if branch != "python" else ():
+        if r["path"] != "eager":
+            r["branch"] = branch
     return on_device_names(results, device)
 
 
@@ -421,6 +433,11 @@ def main():
     ap.add_argument("--device", default="cpu",
                     help="where every path but eager runs: cpu (default) or cuda (judged "
                          "against torch eager on that device; results named PATH.cuda)")
+    ap.add_argument("--branch", choices=("python", "cond"), default="python",
+                    help="how every path but eager takes the program's branch op: python, a "
+                         "conditional export specializes away (default), or cond, torch.cond "
+                         "on a predicate the graph computes, as the cond paths take it (each "
+                         "result then says \"branch\": \"cond\")")
     ap.add_argument("--time", type=float, metavar="SECONDS",
                     help="start no program after SECONDS; the summary counts those not run")
     ap.add_argument("--draw", metavar="JSON",
@@ -458,7 +475,8 @@ def main():
             ap.error(str(e))
     torch.set_num_threads(1)
     counts = {}
-    summary = {"summary": True, "torch": torch.__version__, "programs": len(args.programs),
+    summary = {"summary": True, "torch": torch.__version__, "branch": args.branch,
+               "programs": len(args.programs),
                "programs_not_run": 0, "paths": {}, "ops_per_path": {}}
     failed, hits = 0, 0
     start = time.monotonic()
@@ -472,7 +490,7 @@ def main():
             print(json.dumps({"program": path, "error": str(e)}))
             return 2
         ops = program_ops(p)
-        for r in check_program(p, paths, flatten, pass_name, counts, args.device):
+        for r in check_program(p, paths, flatten, pass_name, counts, args.device, args.branch):
             r["program"] = path
             tally(summary, r, ops)
             bad = r["status"] in ("mismatch", "error")

@@ -8,6 +8,7 @@ PyTorch repro.
         [--seed 1] [--first K] [--out torch-campaign] [--paths eager,fx,export,partition,pipeline]
         [--pass MODULE:FUNCTION] [--flatcheck build/bin/flatcheck] [--python CMD] [--no-shrink]
         [--max-nodes N] [--max-shrinks K] [--time SECONDS] [--device cpu|cuda]
+        [--branch python|cond]
 
 --torch-root runs the bridge in the torch 2.x root (scripts/torch-root.sh builds it; this is
 --python "scripts/in-torch-root python3"); without it, --python (default: this interpreter).
@@ -17,7 +18,9 @@ OUT/repros/<name>-<path>.py. --first K: the cases K..K+N-1 of the seed (case i i
 whatever K and N are), so campaigns on several machines or days add up to one seed's cases
 0..M-1 without running one twice. --time SECONDS: each bridge process starts no program after
 SECONDS, and the summary says how many were not run. --device cuda: every path but eager runs on
-the GPU (the bridge's --device). Prints counts per path, the skip and known-issue classes, and
+the GPU (the bridge's --device). --branch cond: every path but eager takes the branch op by
+torch.cond (the bridge's --branch). A shrink's test runs the bridge with the same --pass,
+--device and --branch. Prints counts per path, the skip and known-issue classes, and
 per op and path; exits 1 when a mismatch or an error was found, 2 on bad usage.
 """
 import argparse
@@ -101,8 +104,9 @@ def run_bridge(python, files, extra, jobs, scratch):
 
 def print_summary(args, summary, seconds, out=print):
     which = f" ({args.first}..{args.first + args.cases - 1})" if args.first else ""
+    branch = f", branch op by {args.branch}" if args.branch != "python" else ""
     out(f"torch campaign: {args.cases} cases{which}, seed {args.seed}, torch {summary['torch']}, "
-        f"{seconds:.0f} s, {args.jobs} jobs")
+        f"{seconds:.0f} s, {args.jobs} jobs{branch}")
     not_run = summary.get("programs_not_run", 0)
     if not_run:
         out(f"  programs checked: {args.cases - not_run} of {args.cases} ({not_run} not run: "
@@ -161,6 +165,8 @@ def signature(x):
 
 def shrink(args, python, x, cases):
     program, path = x["program"], x["path"]
+    if args.device != "cpu":  # the bridge names a result PATH.<device>; --interesting takes PATH
+        path = path[:-len("." + args.device)] if path.endswith("." + args.device) else path
     name = os.path.splitext(os.path.basename(program))[0]
     scratch = os.path.join(os.path.abspath(args.out), "scratch", f"{name}-{path}")
     os.makedirs(scratch, exist_ok=True)
@@ -169,6 +175,8 @@ def shrink(args, python, x, cases):
     text = why.split(":")[0] if x["status"] == "error" else ""
     interesting = f"{path}:{x['status']}" + (f":{text}" if text else "")
     extra = f" --pass {shlex.quote(args.flatten_pass)}" if args.flatten_pass else ""
+    extra += f" --device {args.device}" if args.device != "cpu" else ""
+    extra += f" --branch {args.branch}" if args.branch != "python" else ""
     pred = (f"{shlex.quote(args.flatcheck)} emit-torch {{}} -o {shlex.quote(scratch)} "
             f">/dev/null && {' '.join(shlex.quote(c) for c in python)} {shlex.quote(BRIDGE)} "
             f"{shlex.quote(os.path.join(scratch, 'candidate.py'))} --quiet{extra} "
@@ -215,6 +223,8 @@ def main():
                          "counts those not run)")
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
                     help="where every path but eager runs (the bridge's --device)")
+    ap.add_argument("--branch", default="python", choices=("python", "cond"),
+                    help="how every path but eager takes the branch op (the bridge's --branch)")
     ap.add_argument("--markdown", metavar="FILE",
                     help="also write the summary, the command and the commit to FILE")
     args = ap.parse_args()
@@ -269,6 +279,7 @@ def main():
     extra = ["--paths", args.paths] + (["--pass", args.flatten_pass] if args.flatten_pass else [])
     extra += (["--time", str(args.time)] if args.time is not None else [])
     extra += (["--device", args.device] if args.device != "cpu" else [])
+    extra += (["--branch", args.branch] if args.branch != "python" else [])
     lines, summary, rc = run_bridge(python, files, extra, args.jobs, args.out)
     if lines is None:
         return 2

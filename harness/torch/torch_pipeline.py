@@ -57,13 +57,17 @@ graph has no placeholders; torch 2.14.1 checks for none) is pipeline-sink-params
 indexerror, read from the failing line. A RuntimeError saying a child module is not a
 descendant of its parent ("currently unsupported": one module object under two parents) is
 skipped with that reason when no removal above explains it (class 29's wrong paths raise it
-too).
+too). With the branch op taken by torch.cond (the bridge's --branch cond), a failure whose
+message is one of those class 36 raises (pipeline-cond-branch-graphs: the branch graphs taken
+for stages, or for stage inputs nobody passes) is that class, without the removals above:
+pipelining cannot split such a model at all (cond_graphs_refused).
 """
 import contextlib
 import importlib
 import io
 import itertools
 import random
+import re
 import sys
 import traceback
 import zlib
@@ -73,6 +77,7 @@ import torch
 from torch_compare import judge, run_calls, tensors_of
 from torch_export import failure, run_family, variant_keeps_children, verdict
 from torch_hooked import called_modules, forward_by_class
+from torch_cond import cond_branch
 from torch_partition import attr_of
 
 PATHS = ("pipeline",)
@@ -84,6 +89,11 @@ WRAPPER = "pipeline-bound-forward-module-stack"
 # torch 2.6 (not 2.14.1): _sink_params indexes the last placeholder of a graph without any.
 NO_INPUTS = "pipeline-sink-params-no-inputs-indexerror"
 UNSUPPORTED = "is not a descendant of parent module"
+COND = "pipeline-cond-branch-graphs"  # docs/found-bugs.md 36
+# What class 36 raises: 2.14.1 outlining a branch graph as a stage (its nodes carry no module
+# stack), 2.6 a stage taking the branch graphs as placeholders nobody passes, or lacking them.
+COND_TEXT = (r"Unable to find nn_module_stack for node|parameter (true|false)_graph_\d|"
+             r"no attribute '(true|false)_graph_\d")
 PINNED = None  # {FQN: "BEGINNING" or "END"} instead of a draw (the bridge's --draw)
 
 
@@ -292,7 +302,8 @@ def pipeline_path(p, eager, cache):
             status, why = judged(p, pipe, model_names(model), eager, cache)
             result["stages"] = pipe.num_stages
         except Exception as e:  # noqa: BLE001 - torch refusing the program, or a cause below
-            known = no_inputs_indexerror(e) or attribute(p, spec, eager, cache)
+            known = cond_graphs_refused(p, e) or no_inputs_indexerror(e) or \
+                attribute(p, spec, eager, cache)
             if known:
                 return {**result, "status": "known_torch_issue", "stage": stage,
                         "detail": f"{type(e).__name__}: {e}"[:300], "known_torch_issue": known}
@@ -308,6 +319,15 @@ def pipeline_path(p, eager, cache):
     except Exception as e:  # noqa: BLE001 - torch refusing a program
         return failure(e, stage)
     return {**result, **verdict(status, why)}
+
+
+def cond_graphs_refused(p, e):
+    """The class text when the program's branch op is torch.cond (the bridge's --branch cond)
+    and `e` says what class 36 raises; else None."""
+    if getattr(p, "_branch", None) is not cond_branch or not re.search(COND_TEXT, str(e)):
+        return None
+    return (f"{COND}: pipelining takes torch.cond's branch graphs for stages or stage inputs "
+            "and cannot split the model")
 
 
 def no_inputs_indexerror(e):

@@ -1087,6 +1087,19 @@ if torch_export.available() is None:
 # where it must change something and on one where it must not.
 import torch_pipeline  # noqa: E402
 
+# Class 36 is read from the message, and only with the branch op taken by torch.cond.
+_plain = types.SimpleNamespace(_branch=lambda flag, a, b: a if flag else b)
+_conded = types.SimpleNamespace(_branch=torch_cond.cond_branch)
+_texts = [RuntimeError("Unable to find nn_module_stack for node add"),
+          RuntimeError("Expected positional argument for parameter false_graph_0, but one was "
+                       "not passed in!"),
+          AttributeError("'InterpreterModule' object has no attribute 'true_graph_1'")]
+check("cond_graphs_refused: class 36's three messages, with torch.cond only",
+      all(torch_pipeline.cond_graphs_refused(_conded, e).startswith(torch_pipeline.COND)
+          for e in _texts) and
+      not any(torch_pipeline.cond_graphs_refused(_plain, e) for e in _texts) and
+      torch_pipeline.cond_graphs_refused(_conded, RuntimeError("no attribute 'w'")) is None)
+
 if torch_pipeline.available() is None:
     def graph_module(*placeholders):
         """A module with a graph taking `placeholders` (as a stage's modules have)."""
