@@ -11,7 +11,9 @@
 #       does on the programs seen) and the two partition paths, not their re-export paths (on
 #       2.6 nearly every program is reexport-partitioned-no-module-stack; class 32's case and
 #       repro check them); the four decomposition paths on every other program,
-#       export.nonstrict.dynamic on every fourth; fails on any mismatch or error (known torch
+#       export.nonstrict.dynamic and export.nonstrict.cond on every fourth (not
+#       export.strict.cond: it reports what the non-strict one does on the programs seen);
+#       fails on any mismatch or error (known torch
 #       issues are counted, not failed)
 #       and when fewer programs ran than asked. Not the pipeline path: some of its failures on
 #       torch 2.6 are not yet traced to a cause (docs/torch.md); its classes' cases and
@@ -31,7 +33,8 @@
 #       its path, status and text (the text against the known-issue class too); the eager path
 #       judges a bounded op whose input is a placeholder (40 wide cases of seed 41); --time 0
 #       checks no program and counts them not run; --device cuda runs the export path on the
-#       GPU (PATH.cuda), or exits 2 without one
+#       GPU (PATH.cuda), or exits 2 without one; --branch cond takes class 34's case through
+#       torch.cond on the unflatten and pipeline paths (classes 34 and 36)
 set -uo pipefail
 mode=$1 bin=$2 src=$3
 in_root=("$src/scripts/in-torch-root")
@@ -70,7 +73,8 @@ if [ "$mode" = bridge ]; then
   # program (they cost as much as the other eleven together).
   half=$(ls "$work"/programs/*.py | awk 'NR % 2 == 1')
   m=$(echo "$half" | wc -l)
-  # The non-strict dynamic path on every fourth program (on torch 2.6 about 1.4 s a program).
+  # The non-strict dynamic and cond paths on every fourth program (on torch 2.6 about 1.4 s and
+  # 0.5 s a program).
   quarter=$(ls "$work"/programs/*.py | awk 'NR % 4 == 2')
   q=$(echo "$quarter" | wc -l)
   set +e
@@ -78,7 +82,8 @@ if [ "$mode" = bridge ]; then
   rc=$?
   "${bridge[@]}" $half --paths "$decomp" --quiet >"$work/decomp.jsonl"
   [ $? -eq 0 ] || rc=1
-  "${bridge[@]}" $quarter --paths export.nonstrict.dynamic --quiet >"$work/dynamic.jsonl"
+  "${bridge[@]}" $quarter --paths export.nonstrict.dynamic,export.nonstrict.cond --quiet \
+    >"$work/dynamic.jsonl"
   [ $? -eq 0 ] || rc=1
   set -e
   cat "$work/out.jsonl" "$work/decomp.jsonl" "$work/dynamic.jsonl"
@@ -94,15 +99,15 @@ for out, want in ((sys.argv[1], int(sys.argv[2])), (sys.argv[3], int(sys.argv[4]
         if ran != want:
             sys.exit(f"FAIL: {path} ran {ran} of {want} programs")
     paths += len(summary["paths"])
-if paths != 22:
-    sys.exit(f"FAIL: {paths} paths ran, expected 22")
+if paths != 23:
+    sys.exit(f"FAIL: {paths} paths ran, expected 23")
 EOF
   if [ "$rc" -ne 0 ]; then
     echo "FAIL: torch disagrees with flatcheck beyond the known torch issues (exit $rc)"
     exit 1
   fi
   echo "PASS: $n programs through every path ($m through the decomposition paths, $q through"
-  echo "  export.nonstrict.dynamic) on torch $why"
+  echo "  export.nonstrict.dynamic and export.nonstrict.cond) on torch $why"
   exit 0
 fi
 
@@ -145,11 +150,11 @@ done
 # Each class's cases through the paths its class shows on (all of them on every case would
 # double the run): the decomposition classes' through the decomposition paths, split_module's
 # through the split paths, to_folder's, const_fold's, pipelining's, the hooked export's, the
-# swap's (entry 31), the partitioned module's re-export's (32) and the dynamic export's (33)
-# through theirs, every other
+# swap's (entry 31), the partitioned module's re-export's (32), the dynamic export's (33) and
+# the cond export's (34, 35) through theirs, every other
 # case through the other export paths and the partition paths.
 other_cases=$(ls "$work"/cases/*.py |
-  grep -v '/decomp-\|/split-\|/fx-to-folder-\|/const-fold-\|/pipeline-\|/export-bound-\|/export-strict-bound-\|/unflatten-preserve-dead-input-\|/reexport-partitioned-\|/unflatten-drops-shape-guards-')
+  grep -v '/decomp-\|/split-\|/fx-to-folder-\|/const-fold-\|/pipeline-\|/export-bound-\|/export-strict-bound-\|/unflatten-preserve-dead-input-\|/reexport-partitioned-\|/unflatten-drops-shape-guards-\|/unflatten-cond-\|/cond-')
 "${bridge[@]}" $other_cases --paths "$others" >"$work/cases.jsonl"
 "${bridge[@]}" "$work"/cases/decomp-*.py --paths "$decomp" >>"$work/cases.jsonl"
 "${bridge[@]}" "$work"/cases/split-*.py --paths fx.split,fx.split_ordered >>"$work/cases.jsonl"
@@ -168,6 +173,9 @@ for f in "$work"/cases/unflatten-preserve-dead-input-*.py; do
 done
 for f in "$work"/cases/unflatten-drops-shape-guards-*.py; do
   [ -e "$f" ] && "${bridge[@]}" "$f" --paths export.nonstrict.dynamic >>"$work/cases.jsonl"
+done
+for f in "$work"/cases/unflatten-cond-*.py "$work"/cases/cond-*.py; do
+  [ -e "$f" ] && "${bridge[@]}" "$f" --paths export.nonstrict.cond >>"$work/cases.jsonl"
 done
 for f in "$work"/cases/reexport-partitioned-*.py; do
   [ -e "$f" ] && "${bridge[@]}" "$f" --paths partition.reexport.capability >>"$work/cases.jsonl"
@@ -224,6 +232,9 @@ LATER = {"preserve-tied-buffer-update": [((2, 11), None)],
          # which the unflattened module runs too: it refuses what ep.module() refuses
          "unflatten-drops-shape-guards":
              [((0, 0), None), ((2, 14), {"unflatten-drops-shape-guards"})],
+         # torch 2.6's torch.cond takes a size-1 dimension's stride as it comes
+         "cond-size-one-stride-rejected":
+             [((0, 0), None), ((2, 14), {"cond-size-one-stride-rejected"})],
          "reexport-partitioned-stale-module-stack":
              [((0, 0), {"reexport-partitioned-no-module-stack"}),
               ((2, 14), {"reexport-partitioned-stale-module-stack"})]}
@@ -390,5 +401,27 @@ if ! grep -q '"path": "export.nonstrict.dynamic", "status": "agree", "sizes": \[
   fail=1
 fi
 refused_draw export.nonstrict.dynamic dynamic '{"dynamic": [[[-1]]]}' "with a negative size"
-[ "$fail" -eq 0 ] && echo "PASS: naming table, corpus/torch repros, --pass, export names, --interesting, --time, --device, --draw"
+# --branch is read: entry 34's case agrees on the plain unflatten path with its branch as written,
+# and is class 34 there with the branch taken by torch.cond (each result says so); its pipeline
+# is then class 36; a branch form that is neither is refused (exit 2, the reason).
+c34="$work/cases/unflatten-cond-dead-first-call-1.py"
+"${bridge[@]}" "$c34" --paths export.nonstrict.unflatten >"$work/branch0.out" 2>&1
+"${bridge[@]}" "$c34" --paths export.nonstrict.unflatten,pipeline --branch cond \
+  >"$work/branch1.out" 2>&1
+if ! grep -q '"path": "export.nonstrict.unflatten", "status": "agree"' "$work/branch0.out" ||
+   ! grep -q '"path": "export.nonstrict.unflatten", .*"known_torch_issue": "unflatten-cond-dead-first-call", .*"branch": "cond"' \
+     "$work/branch1.out" ||
+   ! grep -q '"path": "pipeline", .*"known_torch_issue": "pipeline-cond-branch-graphs: .*"branch": "cond"' \
+     "$work/branch1.out"; then
+  cat "$work/branch0.out" "$work/branch1.out"
+  echo "FAIL: --branch cond did not take entry 34's case through torch.cond (ignored?)"
+  fail=1
+fi
+"${bridge[@]}" "$c34" --paths eager --branch ifelse >"$work/branch2.out" 2>&1
+if [ $? -ne 2 ] || ! grep -q "argument --branch: invalid choice" "$work/branch2.out"; then
+  cat "$work/branch2.out"
+  echo "FAIL: --branch ifelse was not refused with exit 2"
+  fail=1
+fi
+[ "$fail" -eq 0 ] && echo "PASS: naming table, corpus/torch repros, --pass, export names, --interesting, --time, --device, --draw, --branch"
 exit "$fail"
