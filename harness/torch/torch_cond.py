@@ -8,7 +8,8 @@
              equal torch eager's (the program as written, without torch.cond), bit for bit
 
 Every other path exports a program whose branches are gone: export evaluates `a if flag else b`
-and keeps one value. Here each branch whose two values have one shape, dtype and device becomes
+and keeps one value. Here each branch whose two values have one shape, dtype, device and layout
+(one stride on every dimension longer than 1: torch.cond refuses two layouts) becomes
 `torch.cond(pred, lambda a, b: a.clone(), lambda a, b: b.clone(), (a, b))`, `pred` a 0-d tensor
 the graph computes (a constant export cannot evaluate, true exactly when the flag holds), so the
 exported program holds a higher-order op with two branch graphs (`true_graph_N`,
@@ -20,8 +21,8 @@ as written is the expectation.
 A program with no branch torch.cond can take is skipped. The unflattened module is judged as on
 the unflatten path (torch_export.unflatten_path), whose trace knows class 34 of
 docs/found-bugs.md (unflatten-cond-dead-first-call: the branch graphs looked up by the FQN of a
-dead call's module). An export that fails because torch.cond refuses two values differing only
-in a size-1 dimension's stride is tried again with the branches cloning into contiguous strides;
+dead call's module). An export that fails where a branch taken had two values differing only in
+a size-1 dimension's stride is tried again with the branches cloning into contiguous strides;
 when that exports, the path goes on from it, and counts class 35
 (cond-size-one-stride-rejected) unless it finds worse.
 """
@@ -35,7 +36,6 @@ from torch_export import (available, failure, run_family, saved_loader, state_af
 
 PATHS = ("export.strict.cond", "export.nonstrict.cond")
 STRIDES = "cond-size-one-stride-rejected"  # docs/found-bugs.md 35
-STRIDES_TEXT = "output stride is not a simple accumulative multiplication of sizes"
 _FORMAT = [torch.preserve_format]  # the branches' clone: strides kept, or recomputed
 
 
@@ -47,10 +47,20 @@ def _second(a, b):
     return b.clone(memory_format=_FORMAT[0])
 
 
+def same_layout(a, b):
+    """One shape, dtype and device, and one stride on every dimension longer than 1 (the stride
+    of a dimension of size 1 does not change the layout)."""
+    return a.shape == b.shape and a.dtype == b.dtype and a.device == b.device and \
+        all(sa == sb for sa, sb, n in zip(a.stride(), b.stride(), a.shape) if n > 1)
+
+
 def cond_branch(flag, a, b):
-    """flatcheck's branch op taken by torch.cond, where the two values can be its operands."""
+    """flatcheck's branch op taken by torch.cond, where the two values can be its operands:
+    torch.cond requires its branches' results to have one layout (documented: a transposed
+    value against a contiguous one is refused), so two values of different layouts stay a
+    Python conditional."""
     if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or \
-            a.shape != b.shape or a.dtype != b.dtype or a.device != b.device:
+            not same_layout(a, b):
         return a if flag else b
     pred = a.new_ones(()).sum() > (0.5 if flag else 1.5)
     return torch.cond(pred, _first, _second, (a, b))
@@ -79,15 +89,41 @@ def cond_export(p, mode, fmt=torch.preserve_format):
                                    strict=(mode == "strict"))
 
 
+def size_one_strides(p):
+    """Whether a branch torch.cond takes has two values differing in a size-1 dimension's
+    stride, in an eager run of a fresh model (a first call; the branch records it and chooses
+    in Python). Read in eager, not during export: strict export's tracer keeps no side effect
+    of a trace that failed."""
+    seen = []
+
+    def probe(flag, a, b):
+        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and same_layout(a, b) \
+                and a.stride() != b.stride():
+            seen.append(True)
+        return a if flag else b
+
+    saved = p._branch
+    p._branch = probe
+    try:
+        with torch.no_grad():
+            p.build()(*(t.clone() for t in p.INPUTS))
+    finally:
+        p._branch = saved
+    return bool(seen)
+
+
 def export_traced(p, mode):
     """(the exported program, None), or (the program exported with its branches' values in
-    contiguous strides, STRIDES) when torch.cond refuses the branches' strides (found-bugs 35,
-    torch 2.14.1: a size-1 dimension's stride) and so exports; the clone's format is the only
-    difference, so it is the cause."""
+    contiguous strides, STRIDES) when the export failed, a branch taken has values differing
+    only in a size-1 dimension's stride (size_one_strides), and the export with those strides
+    recomputed succeeds: the clone's format is the only difference, so that is the cause
+    (found-bugs 35; torch 2.14.1 raises "output stride is not a simple accumulative
+    multiplication of sizes", or a KeyError from the same stride merging where the sizes are
+    symbolic)."""
     try:
         return cond_export(p, mode), None
     except Exception as e:  # noqa: BLE001 - traced below, or the path's error
-        if STRIDES_TEXT not in str(e):
+        if not size_one_strides(p):
             raise
         try:
             return cond_export(p, mode, torch.contiguous_format), STRIDES
@@ -116,8 +152,8 @@ def cond_path(p, mode, eager, cache):
         n = conds(ep)
         if not n:
             return {"status": "skipped",
-                    "skip": "no branch torch.cond can take (its values differ in shape, or "
-                            "no branch is traced)"}
+                    "skip": "no branch torch.cond can take (its values differ in shape, "
+                            "dtype or layout, or no branch is traced)"}
         stage = "save"
         load = saved_loader(ep)
         stage = "module"

@@ -58,6 +58,12 @@ KNOWN_ERRORS = [
     # (torch 2.11 and 2.14; found-bugs 12, corpus/torch/export-strict-preserve-numeric-name-
     # keyerror.py).
     (r"^KeyError: .getattr\(.*L\['self'\]", "export-strict-preserve-numeric-name-keyerror"),
+    # torch.cond (the bridge's --branch cond) refusing two branch values that differ only in a
+    # size-1 dimension's stride (torch 2.14.1; found-bugs 35, corpus/torch/cond-size-one-stride-
+    # rejected.py): its message, or a KeyError from the stride merging when the sizes are
+    # symbolic. The cond paths trace it instead (torch_cond.export_traced).
+    (r"output stride is not a simple accumulative multiplication of sizes|"
+     r"call_function cond\(.*got KeyError\(s\d+: hint = \d+\)", "cond-size-one-stride-rejected"),
 ]
 
 

@@ -987,6 +987,15 @@ class _CondBoth(torch.nn.Module):  # both calls used: unflatten agrees
         return self.wrap(x) * self.other(x)
 
 
+class _CondLayouts(torch.nn.Module):  # a transposed value against a contiguous one
+    def __init__(self, prog):
+        super().__init__()
+        self.prog = prog
+
+    def forward(self, x):
+        return self.prog._branch(True, x.t(), x + 1)
+
+
 class _CondShapes(torch.nn.Module):  # the two values differ in shape: no torch.cond
     def __init__(self, prog):
         super().__init__()
@@ -1021,8 +1030,9 @@ if torch_export.available() is None:
     check("cond_path: without its trace, class 34 is an error in unflatten",
           r["status"] == "error" and r["stage"] == "unflatten", str(r))
     for ops, model, why in ((["branch", "add", "sum"], _CondShapes, "no branch torch.cond"),
+                            (["branch", "add", "transpose"], _CondLayouts, "dtype or layout"),
                             (["add", "sum"], _CondShapes, "no branch op")):
-        prog = cond_program(ops, model, [_x])
+        prog = cond_program(ops, model, [_x.reshape(1, 3).expand(3, 3) + 0])
         r = torch_cond.cond_path(prog, "nonstrict", torch_compare.eager_run(prog), {})
         check(f"cond_path: skipped, {why}", r["status"] == "skipped" and why in r["skip"],
               str(r))
@@ -1048,6 +1058,8 @@ class _CondStrides(torch.nn.Module):  # entry 35's shape: [1, 1] of stride (2, 1
 if torch_export.available() is None:
     strides = cond_program(["branch", "split", "add"], _CondStrides,
                            [torch.tensor([[1.0, 2.0], [3.0, 4.0]])])
+    check("size_one_strides: read in an eager run; none where both calls' values agree",
+          torch_cond.size_one_strides(strides) and not torch_cond.size_one_strides(both))
     r = torch_cond.cond_path(strides, "nonstrict", torch_compare.eager_run(strides), {})
     if tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (2, 14):
         check("cond_path: branches differing in a size-1 dimension's stride, traced (35)",
