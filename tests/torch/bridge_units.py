@@ -1037,6 +1037,14 @@ if torch_export.available() is None:
         check(f"cond_path: skipped, {why}", r["status"] == "skipped" and why in r["skip"],
               str(r))
 
+check("classify: entries 35 and 37 by their messages (met with --branch cond)",
+      [torch_export.classify(e) for e in (
+          RuntimeError("It seems one of cond's output stride is not a simple accumulative "
+                       "multiplication of sizes."),
+          RuntimeError("cond_true might be aliasing the input or the output!"),
+          RuntimeError("cond_true might be modifying the input!"))] ==
+      [("known_torch_issue", torch_cond.STRIDES),
+       ("known_torch_issue", "decomp-cond-operands-share-storage"), None])
 check("with_class: the export's class joins a known issue, stands for agree, yields to worse",
       torch_cond.with_class({"status": "agree"}, "c")["known_torch_issue"] == "c" and
       torch_cond.with_class({"status": "known_torch_issue", "known_torch_issue": "d"},
