@@ -67,15 +67,26 @@ def cond_branch(flag, a, b):
 
 
 @contextlib.contextmanager
-def with_cond(p, fmt=torch.preserve_format):
-    """The program `p` with its branch op taken by torch.cond inside, its branches cloning
-    their value in memory format `fmt`."""
+def branch_by(p, fn):
+    """The program `p` with its branch op `fn(flag, a, b)` inside, its own put back after."""
     saved = p._branch
-    p._branch, _FORMAT[0] = cond_branch, fmt
+    p._branch = fn
     try:
         yield p
     finally:
-        p._branch, _FORMAT[0] = saved, torch.preserve_format
+        p._branch = saved
+
+
+@contextlib.contextmanager
+def with_cond(p, fmt=torch.preserve_format):
+    """The program `p` with its branch op taken by torch.cond inside, its branches cloning
+    their value in memory format `fmt`."""
+    _FORMAT[0] = fmt
+    try:
+        with branch_by(p, cond_branch):
+            yield p
+    finally:
+        _FORMAT[0] = torch.preserve_format
 
 
 def conds(ep):
@@ -102,13 +113,8 @@ def size_one_strides(p):
             seen.append(True)
         return a if flag else b
 
-    saved = p._branch
-    p._branch = probe
-    try:
-        with torch.no_grad():
-            p.build()(*(t.clone() for t in p.INPUTS))
-    finally:
-        p._branch = saved
+    with branch_by(p, probe), torch.no_grad():
+        p.build()(*(t.clone() for t in p.INPUTS))
     return bool(seen)
 
 
