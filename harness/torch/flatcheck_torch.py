@@ -3,7 +3,7 @@
 
     python3 harness/torch/flatcheck_torch.py PROGRAM.py... [--paths eager,fx,export,partition,pipeline]
         [--pass MODULE:FUNCTION] [--quiet] [--device cpu|cuda] [--branch python|cond]
-        [--time SECONDS]
+        [--time SECONDS] [--path-time SECONDS]
 
 Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
   eager    torch's eager run vs flatcheck's eager reference, node by node in every call:
@@ -85,7 +85,9 @@ cond paths take it (torch_cond.py); each such result says "branch": "cond".
 (torch's CUDA kernels), judged against torch eager run on the GPU, bit for bit; the eager path
 still compares torch's CPU eager with flatcheck's. Such a result's path ends in `.cuda`
 (`export.nonstrict.module.cuda`). --time SECONDS starts no program after SECONDS: the summary
-counts the programs checked and those not run.
+counts the programs checked and those not run. --path-time SECONDS stops a path that runs longer
+on one program (paths that share one export, those of one export mode, share the limit) and
+reports it skipped, reason "time limit", with torch's compile caches reset after it.
 
 A path's status: agree; excused (only NaN payloads differ, and exactly as a NaN constant losing
 its payload explains: torch_compare.judge); mismatch; error (torch raised); skipped (with its
@@ -94,9 +96,11 @@ program and path (--quiet: only mismatches and errors), then a summary line with
 and per op. Exit 1 on any mismatch or error, 2 on bad usage or an unreadable program.
 """
 import argparse
+import contextlib
 import importlib.util
 import json
 import os
+import signal
 import sys
 import time
 
@@ -304,12 +308,62 @@ def on_device(p, device):
     return eager_run(p)
 
 
-def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="python"):
+class PathTimeout(BaseException):
+    """Raised into a path that ran past --path-time: a BaseException, so that no `except
+    Exception` of torch's or of a path takes it for the path's own failure."""
+
+
+@contextlib.contextmanager
+def time_limit(seconds):
+    """Raises PathTimeout in the block once it has run `seconds` (None: no limit)."""
+    if seconds is None:
+        yield
+        return
+
+    def expire(signum, frame):
+        raise PathTimeout()
+
+    old = signal.signal(signal.SIGALRM, expire)
+    signal.setitimer(signal.ITIMER_REAL, seconds)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)
+
+
+def path_groups(paths):
+    """The paths run (and timed) together: the export family's paths of one mode share one
+    export; every other path runs alone."""
+    groups = {}
+    for path in paths:
+        key = path.split(".")[1] if path in EXPORT_PATHS else path
+        groups.setdefault(key, []).append(path)
+    return list(groups.values())
+
+
+def within(seconds, group, run):
+    """run(group), or each path of the group skipped with the reason "time limit" when it ran
+    past `seconds`; torch's compile caches (dynamo's, left mid-trace) are reset then."""
+    try:
+        with time_limit(seconds):
+            return run(group)
+    except PathTimeout:
+        try:
+            importlib.import_module("torch._dynamo").reset()
+        except ImportError:  # torch 1.x: no dynamo, no compile caches to reset
+            pass
+        why = f"time limit: ran past --path-time {seconds:g} s on this program"
+        return {path: {"status": "skipped", "skip": why} for path in group}
+
+
+def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="python",
+                  path_time=None):
     """Every requested path of one program: a list of result dicts. With a device other than
     the CPU, every path but eager runs there, judged against torch eager on that device. With
     `branch` "cond", every path but eager takes the branch op by torch.cond (torch_cond.py;
     the results are the same values, so torch eager of the program as written is the
-    expectation)."""
+    expectation). `path_time`: the seconds a group of paths may run (within())."""
     try:
         eager_result, eager = run_eager(p, counts)
         if device != "cpu":
@@ -323,13 +377,14 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
                                  "first_mismatch": why} for x in paths], device)
     results = [eager_result] if "eager" in paths else []
     cache = {}
-    if "fx" in paths:
+    def fx(_):
         try:
-            results.append(run_fx(p, eager, flatten, pass_name, cache))
+            return {"fx": run_fx(p, eager, flatten, pass_name, cache)}
         except Exception as e:  # noqa: BLE001 - torch (or the pass) refusing a program
-            results.append({"path": "fx", "status": "error",
-                            "first_mismatch": f"{type(e).__name__}: {e}"[:600]})
-    families = [(FOLDER_PATHS, lambda w: run_folder(p, eager, w, cache)),
+            return {"fx": {"status": "error", "first_mismatch": f"{type(e).__name__}: {e}"[:600]}}
+
+    families = [(("fx",), fx),
+                (FOLDER_PATHS, lambda w: run_folder(p, eager, w, cache)),
                 (FOLD_PATHS, lambda w: run_fold(p, eager, w, cache)),
                 (SPLIT_PATHS, lambda w: run_split(p, eager, w, cache)),
                 (EXPORT_PATHS, lambda w: run_export(p, eager, w, cache)),
@@ -341,9 +396,8 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
                 (REEXPORT_PATHS, lambda w: run_partition_export(p, eager, w, cache)),
                 (PIPELINE_PATHS, lambda w: run_pipeline(p, eager, w, cache))]
     for family, run in families:
-        wanted = [x for x in paths if x in family]
-        if wanted:
-            results += [{"path": path, **r} for path, r in run(wanted).items()]
+        for group in path_groups([x for x in paths if x in family]):
+            results += [{"path": path, **r} for path, r in within(path_time, group, run).items()]
     for r in results if branch != "python" else ():
         if r["path"] != "eager":
             r["branch"] = branch
@@ -440,6 +494,9 @@ def main():
                          "result then says \"branch\": \"cond\")")
     ap.add_argument("--time", type=float, metavar="SECONDS",
                     help="start no program after SECONDS; the summary counts those not run")
+    ap.add_argument("--path-time", type=float, metavar="SECONDS",
+                    help="stop a path (the export paths of one mode: together) that runs "
+                         "longer on one program and report it skipped, reason \"time limit\"")
     ap.add_argument("--draw", metavar="JSON",
                     help="the per-program draws fixed instead of drawn, as a result reports "
                          "them: {\"pipeline\": {FQN: \"BEGINNING\"|\"END\"}, "
@@ -460,6 +517,8 @@ def main():
         ap.error(f"--device cuda: torch {torch.__version__} sees no CUDA device")
     if args.time is not None and args.time < 0:
         ap.error("--time: SECONDS must not be negative")
+    if args.path_time is not None and not args.path_time > 0:
+        ap.error("--path-time: SECONDS must be positive")
     want = None
     if args.interesting:
         want = (args.interesting.split(":", 2) + [""])[:3]
@@ -490,7 +549,8 @@ def main():
             print(json.dumps({"program": path, "error": str(e)}))
             return 2
         ops = program_ops(p)
-        for r in check_program(p, paths, flatten, pass_name, counts, args.device, args.branch):
+        for r in check_program(p, paths, flatten, pass_name, counts, args.device, args.branch,
+                               args.path_time):
             r["program"] = path
             tally(summary, r, ops)
             bad = r["status"] in ("mismatch", "error")

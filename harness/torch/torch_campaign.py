@@ -7,8 +7,8 @@ PyTorch repro.
     python3 harness/torch/torch_campaign.py --cases 5000 --torch-root --jobs 2
         [--seed 1] [--first K] [--out torch-campaign] [--paths eager,fx,export,partition,pipeline]
         [--pass MODULE:FUNCTION] [--flatcheck build/bin/flatcheck] [--python CMD] [--no-shrink]
-        [--max-nodes N] [--max-shrinks K] [--time SECONDS] [--device cpu|cuda]
-        [--branch python|cond]
+        [--max-nodes N] [--max-shrinks K] [--time SECONDS] [--path-time SECONDS]
+        [--device cpu|cuda] [--branch python|cond]
 
 --torch-root runs the bridge in the torch 2.x root (scripts/torch-root.sh builds it; this is
 --python "scripts/in-torch-root python3"); without it, --python (default: this interpreter).
@@ -17,7 +17,9 @@ then the summary), and for each distinct failure OUT/minimized/<name>-<path>.jso
 OUT/repros/<name>-<path>.py. --first K: the cases K..K+N-1 of the seed (case i is the same case
 whatever K and N are), so campaigns on several machines or days add up to one seed's cases
 0..M-1 without running one twice. --time SECONDS: each bridge process starts no program after
-SECONDS, and the summary says how many were not run. --device cuda: every path but eager runs on
+SECONDS, and the summary says how many were not run. --path-time SECONDS: a path (the export
+paths of one mode: together) that runs longer on one program is stopped and counted skipped,
+reason "time limit" (the bridge's --path-time). --device cuda: every path but eager runs on
 the GPU (the bridge's --device). --branch cond: every path but eager takes the branch op by
 torch.cond (the bridge's --branch). A shrink's test runs the bridge with the same --pass,
 --device and --branch. Prints counts per path, the skip and known-issue classes, and
@@ -221,6 +223,9 @@ def main():
     ap.add_argument("--time", type=float, metavar="SECONDS",
                     help="each bridge process starts no program after SECONDS (the summary "
                          "counts those not run)")
+    ap.add_argument("--path-time", type=float, metavar="SECONDS",
+                    help="stop a path that runs longer on one program and count it skipped "
+                         "(the bridge's --path-time)")
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
                     help="where every path but eager runs (the bridge's --device)")
     ap.add_argument("--branch", default="python", choices=("python", "cond"),
@@ -232,6 +237,8 @@ def main():
         ap.error("--cases and --jobs must be at least 1")
     if args.first < 0:
         ap.error("--first must be at least 0")
+    if args.path_time is not None and not args.path_time > 0:
+        ap.error("--path-time must be positive")
     if args.torch_root and args.python:
         ap.error("--torch-root and --python are two ways to name the interpreter: pick one")
     python = shlex.split(args.python) if args.python else [sys.executable]
@@ -278,6 +285,7 @@ def main():
              if os.path.exists(f)]
     extra = ["--paths", args.paths] + (["--pass", args.flatten_pass] if args.flatten_pass else [])
     extra += (["--time", str(args.time)] if args.time is not None else [])
+    extra += (["--path-time", str(args.path_time)] if args.path_time is not None else [])
     extra += (["--device", args.device] if args.device != "cpu" else [])
     extra += (["--branch", args.branch] if args.branch != "python" else [])
     lines, summary, rc = run_bridge(python, files, extra, args.jobs, args.out)

@@ -705,6 +705,19 @@ def copies_of(ep):
     return fresh
 
 
+def fresh_exports(export):
+    """A function giving a new exported program on each call, as `export()` does: deep copies
+    of one export (copies_of; an export costs up to seconds, a copy milliseconds, and a trace
+    tries up to a hundred), or `export` itself where a copy does not keep which tensors are
+    shared."""
+    fresh = copies_of(export())
+    try:
+        fresh()
+    except RuntimeError:
+        return export
+    return fresh
+
+
 def preserve_excuse(p):
     """(class, detail) when the program has a shape the preserve path gets wrong for a reason
     found and documented before (docs/found-bugs.md, 8 and 9), else None. Found by running the

@@ -35,7 +35,8 @@ from types import MethodType
 import torch
 
 from torch_compare import judge, run_calls
-from torch_export import available, failure, run_family, state_after, trace_unflatten, verdict
+from torch_export import (available, failure, fresh_exports, run_family, state_after,
+                          trace_unflatten, verdict)
 
 PATHS = ("export.strict.hooked", "export.nonstrict.hooked")
 BOUND = "export-bound-forward-module-stack"  # non-strict (docs/found-bugs.md 29)
@@ -125,18 +126,17 @@ def trace_hooked(p, fqns, eager, cache, strict=False):
     (strict) only where the wrappers matter: the wrappers put on the classes change the module
     stacks, and unflatten agrees with that change alone, or the unflatten paths' trace explains
     the failure only with it. Otherwise the unflatten paths' trace of the hooked export."""
-    def export(by_class=False):
-        return hooked_export(p, fqns, by_class, strict)
-
+    bound, by_class = (fresh_exports(lambda c=c: hooked_export(p, fqns, c, strict))
+                       for c in (False, True))
     cls = SOURCE if strict else BOUND
-    moved = module_stacks(export()) != module_stacks(export(True))
-    if moved and unflatten_agrees(p, export(True), eager, cache):
+    moved = module_stacks(bound()) != module_stacks(by_class())
+    if moved and unflatten_agrees(p, by_class(), eager, cache):
         return f"{cls}: with the wrappers on the modules' classes, the module stacks export " \
                "records change and unflatten agrees"
-    other = trace_unflatten(p, export, eager, cache)
+    other = trace_unflatten(p, bound, eager, cache)
     if other or not moved:
         return other
-    other = trace_unflatten(p, lambda: export(True), eager, cache)
+    other = trace_unflatten(p, by_class, eager, cache)
     return f"{cls}+{other}" if other else None
 
 

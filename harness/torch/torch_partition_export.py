@@ -28,8 +28,8 @@ import contextlib
 import torch
 
 from torch_compare import judge, run_calls, tensors_of
-from torch_export import (export_program, failure, run_family, state_after, trace_unflatten,
-                          verdict)
+from torch_export import (export_program, failure, fresh_exports, run_family, state_after,
+                          trace_unflatten, verdict)
 from torch_partition import (PartitionWithoutOutputs, WITHOUT_OUTPUTS, attr_of, available,
                              judged, reset_state, split_fast, split_global, support_for)
 
@@ -112,7 +112,8 @@ def trace_reexport(split, p, refs, initial, eager, cache):
         status = "mismatch"
     pieces = segmented_keys(reexported(split, p, refs, initial))
     if status == "mismatch" or not pieces:
-        return trace_unflatten(p, lambda: reexported(split, p, refs, initial), eager, cache)
+        return trace_unflatten(p, fresh_exports(lambda: reexported(split, p, refs, initial)),
+                               eager, cache)
     return f"{STALE}: export records a call of {pieces[0]}" + \
         (f" and {len(pieces) - 1} more" if len(pieces) > 1 else "") + \
         " as more than one run of nodes under one key; with the nodes' earlier module stacks " \

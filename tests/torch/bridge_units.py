@@ -793,6 +793,66 @@ if torch_export.available() is None:
           and len(draws) > 3 and all(draws) and torch_hooked.draw_hooked(fake, []) == [],
           str(draws))
 
+    # The trace's exports: one export, then a deep copy per call (each new, none touched by
+    # another's unflatten), unless a copy does not keep the shared tensors: then export each time.
+    made = []
+
+    def counted_export():
+        made.append(1)
+        return torch_hooked.hooked_export(hooked_prog, ["a"])
+
+    fresh = torch_export.fresh_exports(counted_export)
+    first, second = fresh(), fresh()
+    torch.export.unflatten(first)
+    check("fresh_exports: one export, new copies with the export's module stacks",
+          len(made) == 1 and first is not second and torch_hooked.module_stacks(second) ==
+          torch_hooked.module_stacks(counted_export()), str(made))
+    made.clear()
+    original_copies = torch_export.copies_of
+    torch_export.copies_of = lambda ep: (lambda: (_ for _ in ()).throw(RuntimeError("unkept")))
+    try:
+        fresh = torch_export.fresh_exports(counted_export)
+        fresh(), fresh()
+    finally:
+        torch_export.copies_of = original_copies
+    check("fresh_exports: a copy that does not keep shared tensors: an export per call",
+          len(made) == 3, str(made))
+
+# --path-time (flatcheck_torch.within): a group past its limit gives each of its paths the skip
+# "time limit", and torch's compile caches are reset, so that a strict export after it runs.
+import flatcheck_torch  # noqa: E402
+
+
+def spin(group):
+    while True:
+        pass
+
+
+stopped = flatcheck_torch.within(0.05, ["a", "b"], spin)
+check("within: a group past its limit: each path skipped, reason time limit",
+      stopped == {p: {"status": "skipped", "skip": "time limit: ran past --path-time 0.05 s on "
+                      "this program"} for p in "ab"}, str(stopped))
+check("within: no limit: run's own results",
+      flatcheck_torch.within(None, ["a"], lambda g: {"a": g}) == {"a": ["a"]})
+check("path_groups: the export paths of one mode together, every other path alone",
+      flatcheck_torch.path_groups(["fx", "export.strict.module", "export.nonstrict.module",
+                                   "export.strict.unflatten", "export.strict.hooked"]) ==
+      [["fx"], ["export.strict.module", "export.strict.unflatten"], ["export.nonstrict.module"],
+       ["export.strict.hooked"]])
+if torch_export.available() is None:
+    class Twice(torch.nn.Module):
+        def forward(self, x):
+            return x * 2
+
+    def strict_export(group):
+        return {"x": torch.export.export(Twice(), (torch.ones(2),), strict=True)}
+
+    stopped = flatcheck_torch.within(0.001, ["x"], strict_export)
+    after = flatcheck_torch.within(None, ["x"], strict_export)["x"].module()(torch.ones(2))
+    check("within: a strict export stopped mid-way, then one runs and is right",
+          stopped["x"]["status"] == "skipped" and torch.equal(after, torch.full((2,), 2.0)),
+          str(stopped))
+
 # The swap paths (docs/found-bugs.md 31): preserved modules swapped for the model's own eager
 # modules holding the unflattened module's tensors.
 import torch_swap  # noqa: E402

@@ -18,14 +18,15 @@ if [ "$rc" -ne 2 ] || ! grep -q "before its summary line" "$work/log"; then
   exit 1
 fi
 echo "PASS: a dying bridge is exit 2 with the reason"
-# --time and --device reach the bridge, and programs it did not run are reported, never counted
+# --time, --path-time and --device reach the bridge, and programs it did not run are reported, never counted
 # as checked: a stand-in bridge that runs nothing when given --time (its summary counts them not
 # run) and names its path after the device it was given.
 cat >"$work/bridge.py" <<'PY'
 import json, sys
 args = sys.argv[2:]
 progs = [a for a in args if a.endswith(".py")]
-timed = "--time" in args and args[args.index("--time") + 1] == "7.0"
+timed = "--time" in args and args[args.index("--time") + 1] == "7.0" and \
+    args[args.index("--path-time") + 1] == "30.0"
 device = args[args.index("--device") + 1] if "--device" in args else "cpu"
 branch = args[args.index("--branch") + 1] if "--branch" in args else "python"
 print(json.dumps({"summary": True, "torch": "stand-in", "programs": len(progs),
@@ -34,18 +35,18 @@ print(json.dumps({"summary": True, "torch": "stand-in", "programs": len(progs),
                   "ops_per_path": {}}))
 PY
 python3 "$src/harness/torch/torch_campaign.py" --cases 3 --jobs 2 --flatcheck "$bin" \
-  --out "$work/out2" --no-shrink --time 7 --device cuda --branch cond \
+  --out "$work/out2" --no-shrink --time 7 --path-time 30 --device cuda --branch cond \
   --python "python3 $work/bridge.py" >"$work/log2" 2>&1
 rc=$?
 cat "$work/log2"
 if [ "$rc" -ne 0 ] || ! grep -q "programs checked: 0 of 3 (3 not run" "$work/log2" ||
    ! grep -q "every path that ran (0 programs)" "$work/log2" ||
    ! grep -q "stand-in.cuda.cond " "$work/log2" || ! grep -q "branch op by cond" "$work/log2"; then
-  echo "FAIL: --time, --device or --branch was not passed on, or programs not run were not"
+  echo "FAIL: --time, --path-time, --device or --branch was not passed on, or programs not run were not"
   echo "  reported (exit $rc)"
   exit 1
 fi
-echo "PASS: --time, --device and --branch reach the bridge; programs not run are reported"
+echo "PASS: --time, --path-time, --device and --branch reach the bridge; programs not run are reported"
 # A shrink's test runs the bridge as the campaign did: the same --device and --branch, the path
 # without the device's suffix (a stand-in bridge that fails one path on the GPU, and records
 # the arguments it is given as a shrink's test).

@@ -353,9 +353,29 @@ if [ $? -ne 0 ] || [ "$(wc -l <"$work/time.jsonl")" -ne 1 ] ||
   echo "FAIL: --time 0 still checked programs, or did not count the 20 not run"
   fail=1
 fi
+# --path-time is read: a limit no path meets stops the strict export paths (together: one limit)
+# and fx.folder, each skipped with the reason "time limit"; without it the same path is not skipped
+# (bridge_units checks that a path runs after one was stopped).
+one=$(ls "$work"/named-py/*.py | head -n 1)
+"${bridge[@]}" "$one" --paths export.strict.module,export.strict.unflatten,fx.folder --path-time 0.001 \
+  >"$work/ptime.jsonl" 2>&1
+"${bridge[@]}" "$one" --paths export.strict.module >"$work/ptime0.jsonl" 2>&1
+if [ "$(grep -c '"status": "skipped", "skip": "time limit: ran past --path-time 0.001 s' \
+        "$work/ptime.jsonl")" -ne 3 ] ||
+   grep -q '"status": "skipped"' "$work/ptime0.jsonl" ||
+   ! grep -q '"path": "export.strict.module"' "$work/ptime0.jsonl"; then
+  cat "$work/ptime.jsonl" "$work/ptime0.jsonl"
+  echo "FAIL: --path-time 0.001 did not stop the three paths, or without it a path was skipped"
+  fail=1
+fi
+"${bridge[@]}" "$one" --paths eager --path-time 0 >"$work/ptime2.jsonl" 2>&1
+if [ $? -ne 2 ] || ! grep -q "path-time: SECONDS must be positive" "$work/ptime2.jsonl"; then
+  cat "$work/ptime2.jsonl"
+  echo "FAIL: --path-time 0 was not refused with exit 2"
+  fail=1
+fi
 # --device is read: on a GPU, the export path runs there and its result is named PATH.cuda; with
 # no CUDA device the bridge refuses (exit 2, the reason), never a silent CPU run.
-one=$(ls "$work"/named-py/*.py | head -n 1)
 "${bridge[@]}" "$one" --paths eager,export.nonstrict.module --device cuda >"$work/dev.jsonl" 2>&1
 rc=$?
 if "${in_root[@]}" python3 -c 'import sys, torch; sys.exit(not torch.cuda.is_available())'; then
