@@ -31,15 +31,20 @@ GETITEM_PROVENANCE = "decomp-preserve-getitem-provenance"
 # docs/found-bugs.md 19: a preserved call's input or output that dead code elimination removes
 # is gone from the new trace, and its signature still names it.
 DEAD_SIGNATURE_VALUE = "decomp-preserve-dead-value"
+# docs/found-bugs.md 38 (torch 2.14.1): the new trace gives a parameter's (or buffer's)
+# placeholder the provenance of a node that read it (`from_node`), and when that node is a dead
+# value a preserved signature names, the signature is renamed to the placeholder.
+DEAD_RENAMED = "decomp-dead-value-renamed-to-placeholder"
 # A buffer the program updates in place that shares its storage with another state name:
 # run_decompositions refuses the duplicated mutated input (pytorch/pytorch#166572, open).
 TIED_MUTATED = "decomp-tied-mutated-buffer"
 
 
 class DecompositionFailed(Exception):
-    """run_decompositions raised for a cause `cls` (classes joined by '+')."""
+    """run_decompositions raised `error` for a cause `cls` (classes joined by '+'), or (`error`
+    a text) returned a program that cause makes wrong."""
     def __init__(self, cls, error):
-        super().__init__(f"{type(error).__name__}: {error}")
+        super().__init__(error if isinstance(error, str) else f"{type(error).__name__}: {error}")
         self.cls = cls
 
 
@@ -90,12 +95,18 @@ def decompose(ep):
     """(the decomposed program, None, None), or (it, GETITEM_PROVENANCE, what torch raised)
     when run_decompositions fails and succeeds once that cause is removed (the path goes on
     with it, so what the program gets wrong past the bug is still seen). Raises
-    DecompositionFailed when another known cause explains the failure, else what
+    DecompositionFailed when another known cause explains the failure, or when it succeeds
+    with a dead signature value renamed to a placeholder (DEAD_RENAMED), else what
     run_decompositions raised."""
     try:
-        return ep.run_decompositions(), None, None
+        dec = ep.run_decompositions()
     except Exception as e:  # noqa: BLE001
         error = e
+    else:
+        renamed = dead_values_renamed(ep, dec)
+        if renamed:
+            raise DecompositionFailed(DEAD_RENAMED, "run_decompositions succeeded, but " + renamed)
+        return dec, None, None
     dead = dead_nodes(ep.graph_module)
     if names_dead_signature_value(ep, error, dead):  # first: it needs no second decomposition
         raise DecompositionFailed(DEAD_SIGNATURE_VALUE, error) from error
@@ -139,6 +150,24 @@ def decomposition_cause(ep, still, dead):
     return None
 
 
+def dead_values_renamed(ep, dec):
+    """A text naming the first value of a preserved signature of `ep` that torch.fx's dead code
+    elimination removes and that the decomposed program `dec` renames to one of its
+    placeholders (DEAD_RENAMED's shape), or None."""
+    dead = dead_nodes(ep.graph_module)
+    placeholders = {n.name for n in dec.graph.nodes if n.op == "placeholder"}
+    for old, new in zip(ep.module_call_graph, dec.module_call_graph):
+        if old.signature is None or new.signature is None:
+            continue
+        for a, b in zip([*old.signature.inputs, *old.signature.outputs],
+                        [*new.signature.inputs, *new.signature.outputs]):
+            was, now = getattr(a, "name", None), getattr(b, "name", None)
+            if was in dead and now != was and now in placeholders:
+                return (f"the signature of {old.fqn} names {was}, a dead value, as the "
+                        f"placeholder {now} after run_decompositions")
+    return None
+
+
 def dead_signature_modules(ep):
     """The module paths of `ep.module_call_graph` whose signature names a value that torch.fx's
     dead code elimination removes from the exported graph (DEAD_SIGNATURE_VALUE's shape)."""
@@ -149,14 +178,15 @@ def dead_signature_modules(ep):
 
 
 def past_dead_values(p, mode, ep, failed):
-    """After DecompositionFailed `failed` with DEAD_SIGNATURE_VALUE (and no cause that changes
-    the program's meaning): the program exported again without preserving the modules whose
-    signatures name dead values, decomposed: (it, the classes, what torch raised first).
+    """After DecompositionFailed `failed` with DEAD_SIGNATURE_VALUE or DEAD_RENAMED (and no cause
+    that changes the program's meaning): the program exported again without preserving the
+    modules whose signatures name dead values, decomposed: (it, the classes, what torch raised
+    first).
     The path goes on with it, so the rest of the program is still judged. Raises `failed` when
     that is not the case or the second decomposition fails too. Returns (the program exported
     again, it decomposed, the classes, what torch raised first)."""
     classes = failed.cls.split("+")
-    if DEAD_SIGNATURE_VALUE not in classes or TIED_MUTATED in classes:
+    if not {DEAD_SIGNATURE_VALUE, DEAD_RENAMED} & set(classes) or TIED_MUTATED in classes:
         raise failed
     skip = dead_signature_modules(ep)
     try:

@@ -508,6 +508,50 @@ check("past_dead_values: the dead call's module left unpreserved, the program de
       f"kept {kept}, classes {again[2] if again else None}")
 
 
+class _FromParam(torch.nn.Module):  # docs/found-bugs.md 38's shape
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.tensor([4.0]), requires_grad=False)
+
+    def forward(self, x):
+        return torch.maximum(x, self.w), torch.tanh(x)
+
+
+class _ReadsSecond(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c = _FromParam()
+
+    def forward(self, x):
+        return self.c(x)[1]
+
+
+# A dead output computed from a parameter: torch 2.14.1's decomposition names it after the
+# parameter's placeholder (38); torch 2.6 keeps its old name and raises (19). Either way the
+# path goes on past it with `c` unpreserved.
+x1 = torch.tensor([0.5])
+newer_decomp = tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (2, 14)
+want = torch_decomp.DEAD_RENAMED if newer_decomp else torch_decomp.DEAD_SIGNATURE_VALUE
+got = cause_of(preserved(_ReadsSecond(), x1))
+check("decompose: a dead output computed from a parameter: renamed to the placeholder on 2.14 "
+      "(38), entry 19's error on 2.6", got == want, str(got))
+ep = preserved(_ReadsSecond(), x1)
+try:
+    torch_decomp.decompose(ep)
+    failed_with = None
+except torch_decomp.DecompositionFailed as e:
+    failed_with = e
+program = types.SimpleNamespace(build=_ReadsSecond, INPUTS=[x1])
+again = torch_decomp.past_dead_values(program, "nonstrict", ep, failed_with) \
+    if failed_with else None
+check("past_dead_values past 38 (or 19): `c` unpreserved, the program decomposed and right",
+      again is not None and again[2] == want and
+      torch.equal(again[1].module()(x1), _ReadsSecond()(x1)), str(again and again[2]))
+check("dead_values_renamed: nothing on a program whose preserved values are all live",
+      torch_decomp.dead_values_renamed(*(lambda e: (e, e.run_decompositions()))(
+          preserved(_Calls(torch.nn.ReLU(), dead=False), x4))) is None)
+
+
 class _Tied(torch.nn.Module):  # pytorch/pytorch#166572's shape
     def __init__(self, update):
         super().__init__()
@@ -1097,14 +1141,24 @@ if torch_export.available() is None:
         check(f"cond_path: skipped, {why}", r["status"] == "skipped" and why in r["skip"],
               str(r))
 
-check("classify: entries 35 and 37 by their messages (met with --branch cond)",
+check("classify: entries 35 (its stride merging's KeyError keyed by a symbol or an int) and 37 "
+      "by their messages (met with --branch cond)",
       [torch_export.classify(e) for e in (
           RuntimeError("It seems one of cond's output stride is not a simple accumulative "
                        "multiplication of sizes."),
           RuntimeError("cond_true might be aliasing the input or the output!"),
-          RuntimeError("cond_true might be modifying the input!"))] ==
+          RuntimeError("cond_true might be modifying the input!"),
+          RuntimeError("Dynamo failed to run FX node with fake tensors: call_function cond(*("
+                       "FakeTensor(..., size=()), GraphModule()), **{}): got KeyError(2)"),
+          RuntimeError("Dynamo failed to run FX node with fake tensors: call_function cond(*("
+                       "FakeTensor(..., size=()), GraphModule()), **{}): got "
+                       "KeyError(s17: hint = 2)"),
+          RuntimeError("Dynamo failed to run FX node with fake tensors: call_function cond(*("
+                       "FakeTensor(..., size=()), GraphModule()), **{}): got KeyError('w')"))] ==
       [("known_torch_issue", torch_cond.STRIDES),
-       ("known_torch_issue", "decomp-cond-operands-share-storage"), None])
+       ("known_torch_issue", "decomp-cond-operands-share-storage"), None,
+       ("known_torch_issue", torch_cond.STRIDES), ("known_torch_issue", torch_cond.STRIDES),
+       None])
 check("with_class: the export's class joins a known issue, stands for agree, yields to worse",
       torch_cond.with_class({"status": "agree"}, "c")["known_torch_issue"] == "c" and
       torch_cond.with_class({"status": "known_torch_issue", "known_torch_issue": "d"},

@@ -236,6 +236,10 @@ LATER = {"preserve-tied-buffer-update": [((2, 11), None)],
          # which the unflattened module runs too: it refuses what ep.module() refuses
          "unflatten-drops-shape-guards":
              [((0, 0), None), ((2, 14), {"unflatten-drops-shape-guards"})],
+         # torch 2.6 keeps the dead value's old name and raises entry 19's error
+         "decomp-dead-value-renamed-to-placeholder":
+             [((0, 0), {"decomp-preserve-dead-value"}),
+              ((2, 14), {"decomp-dead-value-renamed-to-placeholder"})],
          # torch 2.6's torch.cond takes a size-1 dimension's stride as it comes
          "cond-size-one-stride-rejected":
              [((0, 0), None), ((2, 14), {"cond-size-one-stride-rejected"})],
