@@ -71,6 +71,14 @@ KNOWN_ERRORS = [
     # neither aliases its input or output, and the message can mean only this here.
     (r"^RuntimeError: cond_(true|false)\w* might be aliasing the input or the output",
      "decomp-cond-operands-share-storage"),
+    # strict export of a torch.cond whose two operands the aten trace maps to one node (a
+    # preserved module returning its input twice; an op returning its input, contiguous())
+    # names two placeholders of a branch graph alike (torch 2.6 and 2.14.1; found-bugs 39,
+    # corpus/torch/export-strict-cond-duplicate-operand.py). Read from the message (met with
+    # --branch cond): the bridge's cond always has two operands, and the recompile of a branch
+    # graph named by export's placeholder naming pass is the only code that raises it there.
+    (r"^SyntaxError: duplicate argument '\w+' in function definition \(proxy_tensor\.py",
+     "export-strict-cond-duplicate-operand"),
 ]
 
 

@@ -1141,8 +1141,8 @@ if torch_export.available() is None:
         check(f"cond_path: skipped, {why}", r["status"] == "skipped" and why in r["skip"],
               str(r))
 
-check("classify: entries 35 (its stride merging's KeyError keyed by a symbol or an int) and 37 "
-      "by their messages (met with --branch cond)",
+check("classify: entries 35 (its stride merging's KeyError keyed by a symbol or an int), 37 and "
+      "39 by their messages (met with --branch cond)",
       [torch_export.classify(e) for e in (
           RuntimeError("It seems one of cond's output stride is not a simple accumulative "
                        "multiplication of sizes."),
@@ -1154,11 +1154,14 @@ check("classify: entries 35 (its stride merging's KeyError keyed by a symbol or 
                        "FakeTensor(..., size=()), GraphModule()), **{}): got "
                        "KeyError(s17: hint = 2)"),
           RuntimeError("Dynamo failed to run FX node with fake tensors: call_function cond(*("
-                       "FakeTensor(..., size=()), GraphModule()), **{}): got KeyError('w')"))] ==
+                       "FakeTensor(..., size=()), GraphModule()), **{}): got KeyError('w')"),
+          SyntaxError("duplicate argument 'getitem_6' in function definition (proxy_tensor.py:"
+                      "1910 in wrapped, line 4)"),
+          SyntaxError("duplicate argument 'x' in function definition (model.py, line 4)"))] ==
       [("known_torch_issue", torch_cond.STRIDES),
        ("known_torch_issue", "decomp-cond-operands-share-storage"), None,
        ("known_torch_issue", torch_cond.STRIDES), ("known_torch_issue", torch_cond.STRIDES),
-       None])
+       None, ("known_torch_issue", "export-strict-cond-duplicate-operand"), None])
 check("with_class: the export's class joins a known issue, stands for agree, yields to worse",
       torch_cond.with_class({"status": "agree"}, "c")["known_torch_issue"] == "c" and
       torch_cond.with_class({"status": "known_torch_issue", "known_torch_issue": "d"},

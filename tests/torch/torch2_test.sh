@@ -155,10 +155,11 @@ done
 # double the run): the decomposition classes' through the decomposition paths, split_module's
 # through the split paths, to_folder's, const_fold's, pipelining's, the hooked export's, the
 # swap's (entry 31), the partitioned module's re-export's (32), the dynamic export's (33) and
-# the cond export's (34, 35) through theirs, every other
+# the cond export's (34, 35) through theirs, strict export's cond operands' (39) through the
+# strict preserve path with --branch cond, every other
 # case through the other export paths and the partition paths.
 other_cases=$(ls "$work"/cases/*.py |
-  grep -v '/decomp-\|/split-\|/fx-to-folder-\|/const-fold-\|/pipeline-\|/export-bound-\|/export-strict-bound-\|/unflatten-preserve-dead-input-\|/reexport-partitioned-\|/unflatten-drops-shape-guards-\|/unflatten-cond-\|/cond-')
+  grep -v '/decomp-\|/split-\|/fx-to-folder-\|/const-fold-\|/pipeline-\|/export-bound-\|/export-strict-bound-\|/unflatten-preserve-dead-input-\|/reexport-partitioned-\|/unflatten-drops-shape-guards-\|/unflatten-cond-\|/cond-\|/export-strict-cond-')
 "${bridge[@]}" $other_cases --paths "$others" >"$work/cases.jsonl"
 "${bridge[@]}" "$work"/cases/decomp-*.py --paths "$decomp" >>"$work/cases.jsonl"
 "${bridge[@]}" "$work"/cases/split-*.py --paths fx.split,fx.split_ordered >>"$work/cases.jsonl"
@@ -180,6 +181,10 @@ for f in "$work"/cases/unflatten-drops-shape-guards-*.py; do
 done
 for f in "$work"/cases/unflatten-cond-*.py "$work"/cases/cond-*.py; do
   [ -e "$f" ] && "${bridge[@]}" "$f" --paths export.nonstrict.cond >>"$work/cases.jsonl"
+done
+for f in "$work"/cases/export-strict-cond-*.py; do  # (39): only with the branch op by torch.cond
+  [ -e "$f" ] && "${bridge[@]}" "$f" --paths export.strict.preserve --branch cond \
+    >>"$work/cases.jsonl"
 done
 for f in "$work"/cases/reexport-partitioned-*.py; do
   [ -e "$f" ] && "${bridge[@]}" "$f" --paths partition.reexport.capability >>"$work/cases.jsonl"
