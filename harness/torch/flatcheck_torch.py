@@ -109,7 +109,7 @@ import torch
 from torch_compare import (Eager, Verdict, bit_equal, compare_node, eager_run,
                            first_difference, outputs_of, state_of, storage_groups)
 from torch_export import PATHS as EXPORT_PATHS
-from torch_export import run_export
+from torch_export import failure, run_export
 from torch_fx import child_call, flatten_by_position, load_pass, run_fx
 from torch_partition import PATHS as PARTITION_PATHS
 from torch_partition import run_partition
@@ -380,8 +380,9 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
     def fx(_):
         try:
             return {"fx": run_fx(p, eager, flatten, pass_name, cache)}
-        except Exception as e:  # noqa: BLE001 - torch (or the pass) refusing a program
-            return {"fx": {"status": "error", "first_mismatch": f"{type(e).__name__}: {e}"[:600]}}
+        except Exception as e:  # noqa: BLE001 - torch (or the pass) refusing a program: an
+            # error, or a torch issue listed by its message (torch.cond's, with --branch cond)
+            return {"fx": failure(e, "fx")}
 
     families = [(("fx",), fx),
                 (FOLDER_PATHS, lambda w: run_folder(p, eager, w, cache)),

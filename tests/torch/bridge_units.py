@@ -883,6 +883,24 @@ check("path_groups: the export paths of one mode together, every other path alon
                                    "export.strict.unflatten", "export.strict.hooked"]) ==
       [["fx"], ["export.strict.module", "export.strict.unflatten"], ["export.nonstrict.module"],
        ["export.strict.hooked"]])
+# The fx path's exception: a torch issue listed by its message counts as the class (as on every
+# other path), anything else an error.
+saved_fx = (flatcheck_torch.run_eager, flatcheck_torch.run_fx)
+flatcheck_torch.run_eager = lambda p, counts: ({"path": "eager", "status": "agree"}, None)
+fx_results = []
+try:
+    for message in ("It seems one of cond's output stride is not a simple accumulative "
+                    "multiplication of sizes.", "something else"):
+        def raising(*args, message=message):
+            raise RuntimeError(message)
+        flatcheck_torch.run_fx = raising
+        fx_results.append(flatcheck_torch.check_program(types.SimpleNamespace(), ["fx"], None,
+                                                        "", {})[0])
+finally:
+    flatcheck_torch.run_eager, flatcheck_torch.run_fx = saved_fx
+check("check_program: the fx path's exception classified (class 35 by message; else an error)",
+      [r.get("known_torch_issue", r["status"]) for r in fx_results] ==
+      ["cond-size-one-stride-rejected", "error"], str(fx_results))
 if torch_export.available() is None:
     class Twice(torch.nn.Module):
         def forward(self, x):
