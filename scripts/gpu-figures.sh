@@ -18,6 +18,8 @@
 #   TORCH_TIME=300     TORCH_JOBS=$(nproc)-7      LANES=cuda,torch (either or both)
 #   TORCH_SEED=1       TORCH_FIRST=0   the torch campaign's cases FIRST.. of that seed (a later
 #                      run goes on where an earlier one stopped: torch_campaign.py --first)
+#   TORCH_PATH_TIME=90 a path running longer on one program is stopped and counted skipped
+#                      (torch_campaign.py --path-time), so no program outlasts the run's budget
 #   SKIP=bench,ulp     steps not to run (comma-separated step names)
 #   ARCHIVE=FILE       also pack OUTDIR into FILE (.tar.gz) at the end
 # With a build that carries no CTest files (binaries copied from another machine), the cuda
@@ -37,6 +39,7 @@ TORCH_JOBS=${TORCH_JOBS:-$(($(nproc) > 8 ? $(nproc) - 7 : 2))}
 LANES=${LANES:-cuda,torch}
 TORCH_SEED=${TORCH_SEED:-1}
 TORCH_FIRST=${TORCH_FIRST:-0}
+TORCH_PATH_TIME=${TORCH_PATH_TIME:-90}
 SKIP=${SKIP:-}
 bin=$BUILD/bin
 step() {  # step NAME COMMAND...: runs it with its output in OUTDIR/NAME.txt, times it
@@ -96,11 +99,12 @@ torch_lane() {
   step torch-ulps timeout 150 python3 harness/torch/measure_ulps.py &  # torch's own kernels
   step torch-cuda-export timeout "$((TORCH_TIME + 60))" python3 harness/torch/torch_campaign.py \
     --python python3 --flatcheck "$bin/flatcheck" --cases 1000 --seed 3 --jobs 2 \
-    --device cuda --time "$TORCH_TIME" --no-shrink \
+    --device cuda --time "$TORCH_TIME" --path-time "$TORCH_PATH_TIME" --no-shrink \
     --out "$out/work-torch-cuda" --markdown "$out/torch-cuda.md" &
   step torch-campaign timeout "$((TORCH_TIME + 90))" python3 harness/torch/torch_campaign.py \
     --python python3 --flatcheck "$bin/flatcheck" --cases "$TORCH_CASES" --seed "$TORCH_SEED" \
-    --first "$TORCH_FIRST" --jobs "$TORCH_JOBS" --time "$TORCH_TIME" --no-shrink \
+    --first "$TORCH_FIRST" --jobs "$TORCH_JOBS" --time "$TORCH_TIME" \
+    --path-time "$TORCH_PATH_TIME" --no-shrink \
     --out "$out/work-torch" --markdown "$out/torch-campaign.md"
   wait
 }

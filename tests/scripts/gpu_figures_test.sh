@@ -2,8 +2,8 @@
 # CTest `scripts/gpu-figures` (label unit, needs no GPU and no torch): scripts/gpu-figures.sh
 # reads its switches. Stand-ins for the binaries and for python3 record how they were called:
 # SKIP leaves its steps out (and says so in steps.txt), a build without CTest files runs the
-# cuda tests as the cuda_test binary, TORCH_SEED and TORCH_FIRST reach the torch campaign as
-# --seed and --first, and ARCHIVE packs the output folder.
+# cuda tests as the cuda_test binary, TORCH_SEED, TORCH_FIRST and TORCH_PATH_TIME reach the torch
+# campaign as --seed, --first and --path-time, and ARCHIVE packs the output folder.
 #   gpu_figures_test.sh SOURCE_DIR
 set -uo pipefail
 src=$1
@@ -16,7 +16,8 @@ done
 printf '#!/bin/sh\necho "python3 $*" >> "%s/calls"\n' "$work" >"$work/stub/python3"
 chmod +x "$work"/build/bin/* "$work/stub/python3"
 PATH="$work/stub:$PATH" LANES=cuda,torch PREBUILT=1 BUILD="$work/build" CASES=7 \
-  SKIP=bench,torch-cuda-export,torch-corpus TORCH_SEED=9 TORCH_FIRST=300 ARCHIVE="$work/out.tar.gz" \
+  SKIP=bench,torch-cuda-export,torch-corpus TORCH_SEED=9 TORCH_FIRST=300 TORCH_PATH_TIME=45 \
+  ARCHIVE="$work/out.tar.gz" \
   bash "$src/scripts/gpu-figures.sh" "$work/out" >"$work/log" 2>&1
 rc=$?
 cat "$work/log"
@@ -42,7 +43,9 @@ expect "CASES reaches the GPU campaign" \
   grep -q '^flatcheck fuzz --device cuda --cases 7 ' "$work/calls"
 expect "TORCH_SEED and TORCH_FIRST reach the torch campaign" \
   grep -q 'torch_campaign.py .*--seed 9 --first 300 ' "$work/calls"
+expect "TORCH_PATH_TIME reaches the torch campaign" \
+  grep -q 'torch_campaign.py .*--path-time 45 ' "$work/calls"
 expect "ARCHIVE packs the output folder" \
   bash -c "tar -tzf '$work/out.tar.gz' | grep -q '^out/steps.txt$'"
-[ "$fail" -eq 0 ] && echo "PASS: gpu-figures.sh reads SKIP, TORCH_SEED, TORCH_FIRST, ARCHIVE, CASES"
+[ "$fail" -eq 0 ] && echo "PASS: gpu-figures.sh reads SKIP, TORCH_SEED, TORCH_FIRST, TORCH_PATH_TIME, ARCHIVE, CASES"
 exit "$fail"
