@@ -2,7 +2,8 @@
 """flatcheck's bridge to real PyTorch (docs/torch.md). No dependency beyond torch.
 
     python3 harness/torch/flatcheck_torch.py PROGRAM.py... [--paths eager,fx,export,partition,pipeline]
-        [--pass MODULE:FUNCTION] [--quiet] [--device cpu|cuda] [--branch python|cond]
+        [--pass MODULE:FUNCTION] [--quiet] [--device cpu|cuda]
+        [--branch python|cond|nograd]
         [--time SECONDS] [--path-time SECONDS]
 
 Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
@@ -79,7 +80,9 @@ paths, `export` the nineteen export paths, `export.strict` nine, `partition` the
 partition paths and their two re-export paths; the default is every path.
 
 --branch cond runs every path but eager with the program's branch op taken by torch.cond, as the
-cond paths take it (torch_cond.py); each such result says "branch": "cond".
+cond paths take it (torch_cond.py); each such result says "branch": "cond". --branch nograd
+runs them with the value the branch op takes computed again under torch.no_grad(), the region
+export records as a higher-order op (`wrap_with_set_grad_enabled`); results say "nograd".
 
 --device cuda runs every path but eager with the model's state and the inputs on the GPU
 (torch's CUDA kernels), judged against torch eager run on the GPU, bit for bit; the eager path
@@ -130,7 +133,7 @@ from torch_swap import run_swap
 from torch_dynamic import PATHS as DYNAMIC_PATHS
 from torch_dynamic import run_dynamic
 from torch_cond import PATHS as COND_PATHS
-from torch_cond import cond_branch, run_cond
+from torch_cond import BRANCHES, run_cond
 from torch_pipeline import PATHS as PIPELINE_PATHS
 from torch_pipeline import run_pipeline
 from torch_split import PATHS as SPLIT_PATHS
@@ -361,15 +364,15 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
                   path_time=None):
     """Every requested path of one program: a list of result dicts. With a device other than
     the CPU, every path but eager runs there, judged against torch eager on that device. With
-    `branch` "cond", every path but eager takes the branch op by torch.cond (torch_cond.py;
-    the results are the same values, so torch eager of the program as written is the
-    expectation). `path_time`: the seconds a group of paths may run (within())."""
+    `branch` "cond", every path but eager takes the branch op by torch.cond, with "nograd"
+    its value computed again under torch.no_grad() (torch_cond.py; the results are the same
+    values, so torch eager of the program as written is the expectation). `path_time`: the seconds a group of paths may run (within())."""
     try:
         eager_result, eager = run_eager(p, counts)
         if device != "cpu":
             eager = on_device(p, device)
-        if branch == "cond":
-            p._branch = cond_branch
+        if branch != "python":
+            p._branch = BRANCHES[branch]
     except Exception as e:  # noqa: BLE001 - the program or the bridge failing: one program's
         # error, not the end of the run; no path can be judged without torch eager's results
         why = f"the eager run raised {type(e).__name__}: {e}"[:600]
@@ -488,11 +491,12 @@ def main():
     ap.add_argument("--device", default="cpu",
                     help="where every path but eager runs: cpu (default) or cuda (judged "
                          "against torch eager on that device; results named PATH.cuda)")
-    ap.add_argument("--branch", choices=("python", "cond"), default="python",
+    ap.add_argument("--branch", choices=("python", "cond", "nograd"), default="python",
                     help="how every path but eager takes the program's branch op: python, a "
-                         "conditional export specializes away (default), or cond, torch.cond "
-                         "on a predicate the graph computes, as the cond paths take it (each "
-                         "result then says \"branch\": \"cond\")")
+                         "conditional export specializes away (default); cond, torch.cond "
+                         "on a predicate the graph computes, as the cond paths take it; or "
+                         "nograd, the value taken computed again under torch.no_grad() (each "
+                         "result then says \"branch\": and the choice)")
     ap.add_argument("--time", type=float, metavar="SECONDS",
                     help="start no program after SECONDS; the summary counts those not run")
     ap.add_argument("--path-time", type=float, metavar="SECONDS",

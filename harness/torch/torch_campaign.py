@@ -8,7 +8,7 @@ PyTorch repro.
         [--seed 1] [--first K] [--out torch-campaign] [--paths eager,fx,export,partition,pipeline]
         [--pass MODULE:FUNCTION] [--flatcheck build/bin/flatcheck] [--python CMD] [--no-shrink]
         [--max-nodes N] [--max-shrinks K] [--time SECONDS] [--path-time SECONDS]
-        [--device cpu|cuda] [--branch python|cond]
+        [--device cpu|cuda] [--branch python|cond|nograd]
 
 --torch-root runs the bridge in the torch 2.x root (scripts/torch-root.sh builds it; this is
 --python "scripts/in-torch-root python3"); without it, --python (default: this interpreter).
@@ -21,7 +21,8 @@ SECONDS, and the summary says how many were not run. --path-time SECONDS: a path
 paths of one mode: together) that runs longer on one program is stopped and counted skipped,
 reason "time limit" (the bridge's --path-time). --device cuda: every path but eager runs on
 the GPU (the bridge's --device). --branch cond: every path but eager takes the branch op by
-torch.cond (the bridge's --branch). A shrink's test runs the bridge with the same --pass,
+torch.cond; --branch nograd: its value computed again under torch.no_grad() (the bridge's
+--branch). A shrink's test runs the bridge with the same --pass,
 --device and --branch. Prints counts per path, the skip and known-issue classes, and
 per op and path; exits 1 when a mismatch or an error was found, 2 on bad usage.
 """
@@ -228,7 +229,7 @@ def main():
                          "(the bridge's --path-time)")
     ap.add_argument("--device", default="cpu", choices=("cpu", "cuda"),
                     help="where every path but eager runs (the bridge's --device)")
-    ap.add_argument("--branch", default="python", choices=("python", "cond"),
+    ap.add_argument("--branch", default="python", choices=("python", "cond", "nograd"),
                     help="how every path but eager takes the branch op (the bridge's --branch)")
     ap.add_argument("--markdown", metavar="FILE",
                     help="also write the summary, the command and the commit to FILE")

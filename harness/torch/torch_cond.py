@@ -66,6 +66,23 @@ def cond_branch(flag, a, b):
     return torch.cond(pred, _first, _second, (a, b))
 
 
+def nograd_branch(flag, a, b):
+    """flatcheck's branch op with the value it takes computed again under torch.no_grad() (a
+    clone: the same bits), as modules compute statistics and buffer updates without grad.
+    export records the region as a higher-order op (`wrap_with_set_grad_enabled`, its body a
+    graph attribute of the module that runs it), which every later pass must keep; a program
+    that exports its branches away still holds the region. A value that is no tensor is
+    taken as it is."""
+    value = a if flag else b
+    if not isinstance(value, torch.Tensor):
+        return value
+    with torch.no_grad():
+        return value.clone()
+
+
+BRANCHES = {"cond": cond_branch, "nograd": nograd_branch}  # the bridge's --branch
+
+
 @contextlib.contextmanager
 def branch_by(p, fn):
     """The program `p` with its branch op `fn(flag, a, b)` inside, its own put back after."""

@@ -1160,7 +1160,7 @@ if torch_export.available() is None:
               str(r))
 
 check("classify: entries 35 (its stride merging's KeyError keyed by a symbol or an int), 37 and "
-      "39 by their messages (met with --branch cond)",
+      "39 by their messages (met with --branch cond), 40's (--branch nograd)",
       [torch_export.classify(e) for e in (
           RuntimeError("It seems one of cond's output stride is not a simple accumulative "
                        "multiplication of sizes."),
@@ -1175,17 +1175,33 @@ check("classify: entries 35 (its stride merging's KeyError keyed by a symbol or 
                        "FakeTensor(..., size=()), GraphModule()), **{}): got KeyError('w')"),
           SyntaxError("duplicate argument 'getitem_6' in function definition (proxy_tensor.py:"
                       "1910 in wrapped, line 4)"),
-          SyntaxError("duplicate argument 'x' in function definition (model.py, line 4)"))] ==
+          SyntaxError("duplicate argument 'x' in function definition (model.py, line 4)"),
+          type("SpecViolationError", (Exception,), {})(
+              "Node.meta wrap_with_set_grad_enabled_3 is missing val field."),
+          type("SpecViolationError", (Exception,), {})("Node.meta clone_3 is missing val field."))] ==
       [("known_torch_issue", torch_cond.STRIDES),
        ("known_torch_issue", "decomp-cond-operands-share-storage"), None,
        ("known_torch_issue", torch_cond.STRIDES), ("known_torch_issue", torch_cond.STRIDES),
-       None, ("known_torch_issue", "export-strict-cond-duplicate-operand"), None])
+       None, ("known_torch_issue", "export-strict-cond-duplicate-operand"), None,
+       ("known_torch_issue", "export-load-dead-grad-region"), None])
 check("with_class: the export's class joins a known issue, stands for agree, yields to worse",
       torch_cond.with_class({"status": "agree"}, "c")["known_torch_issue"] == "c" and
       torch_cond.with_class({"status": "known_torch_issue", "known_torch_issue": "d"},
                             "c")["known_torch_issue"] == "c+d" and
       torch_cond.with_class({"status": "mismatch"}, "c") == {"status": "mismatch"} and
       torch_cond.with_class({"status": "agree"}, None) == {"status": "agree"})
+
+
+if torch_export.available() is None:
+    class _NoGrad(torch.nn.Module):  # the branch op as --branch nograd takes it
+        def forward(self, x):
+            return torch_cond.nograd_branch(True, x * 2.0, x) + 1.0
+
+    ep = torch.export.export(_NoGrad(), (torch.ones(2),), strict=False)
+    regions = [n.name for n in ep.graph.nodes if "wrap_with_set_grad_enabled" in str(n.target)]
+    check("nograd_branch: export records a wrap_with_set_grad_enabled region, same values",
+          len(regions) == 1 and torch.equal(ep.module()(torch.ones(2)), torch.full((2,), 3.0)) and
+          torch_cond.nograd_branch(False, 1, 2) == 2, str(regions))
 
 
 class _CondStrides(torch.nn.Module):  # entry 35's shape: [1, 1] of stride (2, 1) vs (1, 1)
