@@ -20,8 +20,9 @@ import types
 import torch
 
 from torch_compare import judge, run_calls
-from torch_export import (copies_of, export_program, failure, preserve_unflatten,
-                          state_after, trace_unflatten, unflatten_unsaved, variants, verdict)
+from torch_export import (GRAD_REGION, copies_of, export_program, failure, fresh_exports,
+                          grad_regions, grad_regions_placed, preserve_unflatten, state_after,
+                          trace_unflatten, unflatten_unsaved, variants, verdict)
 
 # docs/found-bugs.md 18: run_decompositions maps a preserved signature's names to the new
 # graph by each new node's provenance, and the getitem nodes of a multi-output op (split,
@@ -274,7 +275,7 @@ def decomp_path(p, mode, eager, cache):
     except Exception as e:  # noqa: BLE001
         u, status, why, error = None, "error", f"{type(e).__name__}: {e}", e
     if status in ("mismatch", "error"):
-        cls = trace_unflatten(p, fresh, eager, cache)
+        cls = trace_unflatten(p, fresh, eager, cache) or grad_region_cause(p, mode, eager, cache)
         if cls:
             return known(joined(fixed, cls), "unflatten", why)
         r = verdict(status, why) if error is None else failure(error, "unflatten")
@@ -286,6 +287,28 @@ def decomp_path(p, mode, eager, cache):
     r = verdict(status, why)
     r["variants"] = variants(u)
     return r
+
+
+def grad_region_cause(p, mode, eager, cache):
+    """GRAD_REGION (docs/found-bugs.md 41), joined with the unflatten classes it needs besides,
+    when the program exported with its torch.no_grad() blocks' module stacks placed
+    (grad_regions_placed), then decomposed, unflattens right: the decomposition inlines each
+    block and keeps the stacks export gave it, so the trace of the decomposed program cannot
+    remove the cause. None otherwise."""
+    def placed():
+        return decompose(grad_regions_placed(export_program(p, mode)))[0]
+
+    if not grad_regions(export_program(p, mode)):
+        return None
+    try:
+        fresh = fresh_exports(placed)
+        u = torch.export.unflatten(fresh())
+        if judge(p, run_calls(u, p), state_after(u), eager, cache)[0] != "mismatch":
+            return GRAD_REGION
+        other = trace_unflatten(p, fresh, eager, cache)
+    except Exception:  # noqa: BLE001 - then not (only) this cause
+        return None
+    return joined(GRAD_REGION, other) if other else None
 
 
 def decomp_preserve_path(p, mode, eager, cache):

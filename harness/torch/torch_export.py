@@ -33,6 +33,7 @@ import copy
 import dataclasses
 import io
 import itertools
+import operator
 import re
 import sys
 
@@ -456,6 +457,45 @@ def graph_attrs_where_read():
         module._copy_graph_attrs = original
 
 
+GRAD_REGION = "export-strict-grad-region-module-stack"  # docs/found-bugs.md 41
+
+
+def grad_regions(ep):
+    """The wrap_with_set_grad_enabled nodes of `ep`'s graph (torch.no_grad() blocks)."""
+    return [n for n in ep.graph.nodes
+            if n.op == "call_function" and "wrap_with_set_grad_enabled" in str(n.target)]
+
+
+def grad_regions_placed(ep):
+    """`ep` with each torch.no_grad() block's node (the get_attr of its body, the getitems of
+    its results) given the module stack of the module that ran it, where export recorded a
+    shorter one: the longest stack every computed node it reads and every node reading its
+    results share (changed in place: the
+    trace gives each attempt a fresh program). Strict export records the block under the
+    module that called the one running it, so unflatten cuts that module's call in two
+    around the block."""
+    for n in grad_regions(ep):
+        # the block's results are read through getitem nodes (their stacks are lost by
+        # save/load): the nodes that read those count, and the getitems move with the block
+        picks = [u for u in n.users if u.target is operator.getitem]
+        near = [a for a in n.all_input_nodes if a.op == "call_function"] + \
+            [u for u in n.users if u not in picks] + [r for g in picks for r in g.users]
+        stacks = [list((x.meta.get("nn_module_stack") or {}).items()) for x in near]
+        own = list((n.meta.get("nn_module_stack") or {}).items())
+        if not stacks:
+            continue
+        common = stacks[0]
+        for other in stacks[1:]:
+            k = 0
+            while k < min(len(common), len(other)) and common[k] == other[k]:
+                k += 1
+            common = common[:k]
+        if len(common) > len(own) and common[:len(own)] == own:
+            for x in [n] + [a for a in n.all_input_nodes if a.op == "get_attr"] + picks:
+                x.meta["nn_module_stack"] = dict(common)
+    return ep
+
+
 def holds_graphs(ep):
     """Whether the exported program's graph reads a graph module (a higher-order op's)."""
     gm = ep.graph_module
@@ -472,6 +512,7 @@ TRACES = [
     ("unflatten-preserve-entry-without-module", lambda ep: ep, entries_without_module_dropped),
     ("unflatten-dedup-redirect-unreachable", lambda ep: ep, redirects_reach_their_module),
     (COND_CLASS, lambda ep: ep, graph_attrs_where_read),
+    (GRAD_REGION, grad_regions_placed, contextlib.nullcontext),
 ]
 
 
@@ -511,8 +552,11 @@ def trace_unflatten(p, fresh, eager, cache, excuse=None):
 
     if ivals_collide(fresh):
         return IVALS_CLASS
-    # a cause only a higher-order op's graphs have is tried only where the program has them
-    traces = [t for t in TRACES if t[0] != COND_CLASS or holds_graphs(fresh())]
+    # a cause only a higher-order op's graphs have, or only a no_grad block, is tried only where
+    # the program has them
+    only_where = {COND_CLASS: holds_graphs, GRAD_REGION: grad_regions}
+    first = fresh() if any(t[0] in only_where for t in TRACES) else None
+    traces = [t for t in TRACES if t[0] not in only_where or only_where[t[0]](first)]
     for size in range(0 if excuse else 1, len(traces) + 1):
         for chosen in itertools.combinations(traces, size):
             classes = agrees(chosen)

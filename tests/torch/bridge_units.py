@@ -1199,6 +1199,32 @@ if torch_export.available() is None:
 
     ep = torch.export.export(_NoGrad(), (torch.ones(2),), strict=False)
     regions = [n.name for n in ep.graph.nodes if "wrap_with_set_grad_enabled" in str(n.target)]
+    class _GradChild(torch.nn.Module):  # docs/found-bugs.md 41's shape
+        def forward(self, b):
+            return torch_cond.nograd_branch(True, b * 2.0, b) + 1.0
+
+    class _GradParent(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer = _GradChild()
+
+        def forward(self, x):
+            return self.layer(x)
+
+    xg = torch.tensor([0.5])
+    as_exported, placed = (torch.export.unflatten(fix(torch.export.export(
+        _GradParent(), (xg,), strict=True)))(xg) for fix in (lambda e: e,
+                                                             torch_export.grad_regions_placed))
+    check("grad_regions_placed: strict export's block under the caller makes unflatten wrong "
+          "(41); with the block's stack placed it agrees",
+          not (as_exported.shape == (1,) and torch.equal(as_exported, torch.full((1,), 2.0))) and
+          torch.equal(placed, torch.full((1,), 2.0)), f"{as_exported} {placed}")
+    nonstrict = torch.export.export(_GradParent(), (xg,), strict=False)
+    before = [dict(n.meta.get("nn_module_stack") or {}) for n in nonstrict.graph.nodes]
+    after = [dict(n.meta.get("nn_module_stack") or {})
+             for n in torch_export.grad_regions_placed(nonstrict).graph.nodes]
+    check("grad_regions_placed: a block export placed right (non-strict) is left as it is",
+          before == after and len(torch_export.grad_regions(nonstrict)) == 1)
     check("nograd_branch: export records a wrap_with_set_grad_enabled region, same values",
           len(regions) == 1 and torch.equal(ep.module()(torch.ones(2)), torch.full((2,), 3.0)) and
           torch_cond.nograd_branch(False, 1, 2) == 2, str(regions))

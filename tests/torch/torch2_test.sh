@@ -156,11 +156,11 @@ done
 # through the split paths, to_folder's, const_fold's, pipelining's, the hooked export's, the
 # swap's (entry 31), the partitioned module's re-export's (32), the dynamic export's (33) and
 # the cond export's (34, 35) through theirs, strict export's cond operands' (39) through the
-# strict preserve path with --branch cond, the dead no_grad block's (40) through the non-strict
-# unflatten path with --branch nograd, every other
-# case through the other export paths and the partition paths.
+# strict preserve path with --branch cond, the no_grad blocks' (40, 41) through an unflatten
+# path with --branch nograd, every other case through the other export paths and the
+# partition paths.
 other_cases=$(ls "$work"/cases/*.py |
-  grep -v '/decomp-\|/split-\|/fx-to-folder-\|/const-fold-\|/pipeline-\|/export-bound-\|/export-strict-bound-\|/unflatten-preserve-dead-input-\|/reexport-partitioned-\|/unflatten-drops-shape-guards-\|/unflatten-cond-\|/cond-\|/export-strict-cond-\|/export-load-dead-grad-')
+  grep -v '/decomp-\|/split-\|/fx-to-folder-\|/const-fold-\|/pipeline-\|/export-bound-\|/export-strict-bound-\|/unflatten-preserve-dead-input-\|/reexport-partitioned-\|/unflatten-drops-shape-guards-\|/unflatten-cond-\|/cond-\|/export-strict-cond-\|/export-load-dead-grad-\|/export-strict-grad-')
 "${bridge[@]}" $other_cases --paths "$others" >"$work/cases.jsonl"
 "${bridge[@]}" "$work"/cases/decomp-*.py --paths "$decomp" >>"$work/cases.jsonl"
 "${bridge[@]}" "$work"/cases/split-*.py --paths fx.split,fx.split_ordered >>"$work/cases.jsonl"
@@ -189,6 +189,10 @@ for f in "$work"/cases/export-strict-cond-*.py; do  # (39): only with the branch
 done
 for f in "$work"/cases/export-load-dead-grad-*.py; do  # (40): only with --branch nograd
   [ -e "$f" ] && "${bridge[@]}" "$f" --paths export.nonstrict.unflatten --branch nograd \
+    >>"$work/cases.jsonl"
+done
+for f in "$work"/cases/export-strict-grad-*.py; do  # (41): only with --branch nograd
+  [ -e "$f" ] && "${bridge[@]}" "$f" --paths export.strict.unflatten --branch nograd \
     >>"$work/cases.jsonl"
 done
 for f in "$work"/cases/reexport-partitioned-*.py; do
