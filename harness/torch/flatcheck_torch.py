@@ -89,8 +89,8 @@ export records as a higher-order op (`wrap_with_set_grad_enabled`); results say 
 still compares torch's CPU eager with flatcheck's. Such a result's path ends in `.cuda`
 (`export.nonstrict.module.cuda`). --time SECONDS starts no program after SECONDS: the summary
 counts the programs checked and those not run. --path-time SECONDS stops a path that runs longer
-on one program (paths that share one export, those of one export mode, share the limit) and
-reports it skipped, reason "time limit", with torch's compile caches reset after it.
+on one program (export.MODE.module and export.MODE.unflatten, which share one export, share the
+limit) and reports it skipped, reason "time limit", with torch's compile caches reset after it.
 
 A path's status: agree; excused (only NaN payloads differ, and exactly as a NaN constant losing
 its payload explains: torch_compare.judge); mismatch; error (torch raised); skipped (with its
@@ -336,12 +336,12 @@ def time_limit(seconds):
 
 
 def path_groups(paths):
-    """The paths run (and timed) together: the export family's paths of one mode share one
-    export; every other path runs alone."""
+    """The paths run (and timed) together: export.MODE.module and export.MODE.unflatten share
+    one export; every other path runs alone."""
     groups = {}
     for path in paths:
-        key = path.split(".")[1] if path in EXPORT_PATHS else path
-        groups.setdefault(key, []).append(path)
+        shared = path in EXPORT_PATHS and path.split(".")[2] in ("module", "unflatten")
+        groups.setdefault(path.rsplit(".", 1)[0] if shared else path, []).append(path)
     return list(groups.values())
 
 
@@ -500,7 +500,7 @@ def main():
     ap.add_argument("--time", type=float, metavar="SECONDS",
                     help="start no program after SECONDS; the summary counts those not run")
     ap.add_argument("--path-time", type=float, metavar="SECONDS",
-                    help="stop a path (the export paths of one mode: together) that runs "
+                    help="stop a path (export.MODE.module and .unflatten: together) that runs "
                          "longer on one program and report it skipped, reason \"time limit\"")
     ap.add_argument("--draw", metavar="JSON",
                     help="the per-program draws fixed instead of drawn, as a result reports "

@@ -17,9 +17,9 @@ then the summary), and for each distinct failure OUT/minimized/<name>-<path>.jso
 OUT/repros/<name>-<path>.py. --first K: the cases K..K+N-1 of the seed (case i is the same case
 whatever K and N are), so campaigns on several machines or days add up to one seed's cases
 0..M-1 without running one twice. --time SECONDS: each bridge process starts no program after
-SECONDS, and the summary says how many were not run. --path-time SECONDS: a path (the export
-paths of one mode: together) that runs longer on one program is stopped and counted skipped,
-reason "time limit" (the bridge's --path-time). --device cuda: every path but eager runs on
+SECONDS, and the summary says how many were not run. --path-time SECONDS: a path
+(export.MODE.module and .unflatten: together) that runs longer on one program is stopped and
+counted skipped, reason "time limit" (the bridge's --path-time). --device cuda: every path but eager runs on
 the GPU (the bridge's --device). --branch cond: every path but eager takes the branch op by
 torch.cond; --branch nograd: its value computed again under torch.no_grad() (the bridge's
 --branch). A shrink's test runs the bridge with the same --pass,

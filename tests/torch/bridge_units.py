@@ -878,11 +878,12 @@ check("within: a group past its limit: each path skipped, reason time limit",
                       "this program"} for p in "ab"}, str(stopped))
 check("within: no limit: run's own results",
       flatcheck_torch.within(None, ["a"], lambda g: {"a": g}) == {"a": ["a"]})
-check("path_groups: the export paths of one mode together, every other path alone",
+check("path_groups: export.MODE.module and .unflatten together, every other path alone",
       flatcheck_torch.path_groups(["fx", "export.strict.module", "export.nonstrict.module",
-                                   "export.strict.unflatten", "export.strict.hooked"]) ==
+                                   "export.strict.preserve", "export.strict.unflatten",
+                                   "export.strict.hooked"]) ==
       [["fx"], ["export.strict.module", "export.strict.unflatten"], ["export.nonstrict.module"],
-       ["export.strict.hooked"]])
+       ["export.strict.preserve"], ["export.strict.hooked"]])
 # The fx path's exception: a torch issue listed by its message counts as the class (as on every
 # other path), anything else an error.
 saved_fx = (flatcheck_torch.run_eager, flatcheck_torch.run_fx)
