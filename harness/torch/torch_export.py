@@ -470,10 +470,9 @@ def grad_regions_placed(ep):
     """`ep` with each torch.no_grad() block's node (the get_attr of its body, the getitems of
     its results) given the module stack of the module that ran it, where export recorded a
     shorter one: the longest stack every computed node it reads and every node reading its
-    results share (changed in place: the
-    trace gives each attempt a fresh program). Strict export records the block under the
-    module that called the one running it, so unflatten cuts that module's call in two
-    around the block."""
+    results share (changed in place: the trace gives each attempt a fresh program). Strict
+    export records the block under the module that called the one running it, so unflatten
+    cuts that module's call in two around the block."""
     for n in grad_regions(ep):
         # the block's results are read through getitem nodes (their stacks are lost by
         # save/load): the nodes that read those count, and the getitems move with the block
