@@ -366,7 +366,8 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
     the CPU, every path but eager runs there, judged against torch eager on that device. With
     `branch` "cond", every path but eager takes the branch op by torch.cond, with "nograd"
     its value computed again under torch.no_grad() (torch_cond.py; the results are the same
-    values, so torch eager of the program as written is the expectation). `path_time`: the seconds a group of paths may run (within())."""
+    values, so torch eager of the program as written is the expectation). `path_time`: the
+    seconds a group of paths may run (within())."""
     try:
         eager_result, eager = run_eager(p, counts)
         if device != "cpu":
