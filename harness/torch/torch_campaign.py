@@ -19,8 +19,8 @@ whatever K and N are), so campaigns on several machines or days add up to one se
 0..M-1 without running one twice. --time SECONDS: each bridge process starts no program after
 SECONDS, and the summary says how many were not run. --path-time SECONDS: a path
 (export.MODE.module and .unflatten: together) that runs longer on one program is stopped and
-counted skipped, reason "time limit" (the bridge's --path-time). --device cuda: every path but eager runs on
-the GPU (the bridge's --device). --branch cond: every path but eager takes the branch op by
+counted skipped, reason "time limit" (the bridge's --path-time). --device cuda: every path
+but eager runs on the GPU (the bridge's --device). --branch cond: every path but eager takes the branch op by
 torch.cond; --branch nograd: its value computed again under torch.no_grad() (the bridge's
 --branch). A shrink's test runs the bridge with the same --pass,
 --device and --branch. Prints counts per path, the skip and known-issue classes, and

@@ -1179,7 +1179,8 @@ check("classify: entries 35 (its stride merging's KeyError keyed by a symbol or 
           SyntaxError("duplicate argument 'x' in function definition (model.py, line 4)"),
           type("SpecViolationError", (Exception,), {})(
               "Node.meta wrap_with_set_grad_enabled_3 is missing val field."),
-          type("SpecViolationError", (Exception,), {})("Node.meta clone_3 is missing val field."))] ==
+          type("SpecViolationError", (Exception,), {})(
+              "Node.meta clone_3 is missing val field."))] ==
       [("known_torch_issue", torch_cond.STRIDES),
        ("known_torch_issue", "decomp-cond-operands-share-storage"), None,
        ("known_torch_issue", torch_cond.STRIDES), ("known_torch_issue", torch_cond.STRIDES),
