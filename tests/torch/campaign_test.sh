@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # CTest `torch-campaign/dying-bridge` (label unit, needs no torch): a bridge process that ends
 # before its summary line leaves programs unchecked, so the campaign must say so and exit 2,
-# never report the programs that did run as the whole result; --time, --device and --branch
-# reach the bridge and a shrink's test; --first picks the seed's cases; progress in a log is a whole line every 10 s.
+# never report the programs that did run as the whole result; --time, --path-time (0 refused),
+# --device and --branch reach the bridge and a shrink's test; --first picks the seed's cases;
+# progress in a log is a whole line every 10 s.
 #   campaign_test.sh FLATCHECK_BIN SOURCE_DIR
 set -uo pipefail
 bin=$1 src=$2
@@ -125,3 +126,14 @@ if [ "$rc" -ne 0 ] || grep -q $'\r' "$work/log3" ||
   exit 1
 fi
 echo "PASS: progress off a terminal is a whole line every 10 s"
+# --path-time must be positive: 0 is refused (exit 2, the reason) before anything is generated.
+python3 "$src/harness/torch/torch_campaign.py" --cases 2 --flatcheck "$bin" --out "$work/out-zero" \
+  --no-shrink --path-time 0 --python "python3 $work/bridge.py" >"$work/log-zero" 2>&1
+rc=$?
+if [ "$rc" -ne 2 ] || ! grep -q "path-time must be positive" "$work/log-zero" ||
+   [ -e "$work/out-zero/cases" ]; then
+  cat "$work/log-zero"
+  echo "FAIL: --path-time 0 was not refused with exit 2 before any case was written"
+  exit 1
+fi
+echo "PASS: --path-time 0 is refused"
