@@ -34,6 +34,7 @@ import dataclasses
 import io
 import itertools
 import operator
+import os
 import re
 import sys
 
@@ -483,12 +484,7 @@ def grad_regions_placed(ep):
         own = list((n.meta.get("nn_module_stack") or {}).items())
         if not stacks:
             continue
-        common = stacks[0]
-        for other in stacks[1:]:
-            k = 0
-            while k < min(len(common), len(other)) and common[k] == other[k]:
-                k += 1
-            common = common[:k]
+        common = os.path.commonprefix(stacks)  # element-wise on lists: the shared outer modules
         if len(common) > len(own) and common[:len(own)] == own:
             for x in [n] + [a for a in n.all_input_nodes if a.op == "get_attr"] + picks:
                 x.meta["nn_module_stack"] = dict(common)
