@@ -66,6 +66,13 @@ def cond_branch(flag, a, b):
     return torch.cond(pred, _first, _second, (a, b))
 
 
+def clone_branch(flag, a, b):
+    """nograd_branch without torch.no_grad(): the value taken, cloned (the block removed, the
+    same ops and values kept)."""
+    value = a if flag else b
+    return value.clone() if isinstance(value, torch.Tensor) else value
+
+
 def nograd_branch(flag, a, b):
     """flatcheck's branch op with the value it takes computed again under torch.no_grad() (a
     clone: the same bits), as modules compute statistics and buffer updates without grad.

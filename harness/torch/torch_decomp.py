@@ -36,6 +36,10 @@ DEAD_SIGNATURE_VALUE = "decomp-preserve-dead-value"
 # placeholder the provenance of a node that read it (`from_node`), and when that node is a dead
 # value a preserved signature names, the signature is renamed to the placeholder.
 DEAD_RENAMED = "decomp-dead-value-renamed-to-placeholder"
+# docs/found-bugs.md 42: a preserved call's input or output that a torch.no_grad() block
+# computes (a getitem of its wrap_with_set_grad_enabled node): the new trace inlines the block,
+# no new node has the getitem's provenance, and the signature still names it.
+GRAD_REGION_VALUE = "decomp-preserve-grad-region-value"
 # A buffer the program updates in place that shares its storage with another state name:
 # run_decompositions refuses the duplicated mutated input (pytorch/pytorch#166572, open).
 TIED_MUTATED = "decomp-tied-mutated-buffer"
@@ -109,8 +113,11 @@ def decompose(ep):
             raise DecompositionFailed(DEAD_RENAMED, "run_decompositions succeeded, but " + renamed)
         return dec, None, None
     dead = dead_nodes(ep.graph_module)
-    if names_dead_signature_value(ep, error, dead):  # first: it needs no second decomposition
+    # first: these need no second decomposition
+    if names_dead_signature_value(ep, error, dead):
         raise DecompositionFailed(DEAD_SIGNATURE_VALUE, error) from error
+    if signature_value_named(ep, error) in grad_region_values(ep):
+        raise DecompositionFailed(GRAD_REGION_VALUE, error) from error
     try:
         return fixed_decomposition(ep), GETITEM_PROVENANCE, f"{type(error).__name__}: {error}"
     except Exception as e:  # noqa: BLE001
@@ -129,11 +136,15 @@ def decomposition_cause(ep, still, dead):
       DEAD_SIGNATURE_VALUE  the error names a preserved call's input or output (of
                             ep.module_call_graph) that torch.fx's dead code elimination
                             removes from the exported graph
+      GRAD_REGION_VALUE     the error names a preserved call's input or output that a
+                            torch.no_grad() block of the exported graph computes
       TIED_MUTATED          an in-place op of the graph writes a buffer whose storage another
                             state name shares, and run_decompositions succeeds once every
                             state tensor has storage of its own"""
     if names_dead_signature_value(ep, still, dead):
         return f"{GETITEM_PROVENANCE}+{DEAD_SIGNATURE_VALUE}"
+    if signature_value_named(ep, still) in grad_region_values(ep):
+        return f"{GETITEM_PROVENANCE}+{GRAD_REGION_VALUE}"
     if tied_buffer_updated(ep):
         untied = copy.deepcopy(ep)
         for name, t in list(untied.state_dict.items()):
@@ -171,23 +182,43 @@ def dead_values_renamed(ep, dec):
 
 def dead_signature_modules(ep):
     """The module paths of `ep.module_call_graph` whose signature names a value that torch.fx's
-    dead code elimination removes from the exported graph (DEAD_SIGNATURE_VALUE's shape)."""
-    dead = dead_nodes(ep.graph_module)
+    dead code elimination removes from the exported graph (DEAD_SIGNATURE_VALUE's shape) or
+    that a torch.no_grad() block computes (GRAD_REGION_VALUE's)."""
+    left = dead_nodes(ep.graph_module) | grad_region_values(ep)
     return {entry.fqn for entry in ep.module_call_graph if entry.signature and
-            any(getattr(a, "name", None) in dead
+            any(getattr(a, "name", None) in left
                 for a in [*entry.signature.inputs, *entry.signature.outputs])}
 
 
+def grad_region_values(ep):
+    """Names of the getitem nodes of `ep`'s graph that read a torch.no_grad() block's results
+    (of its wrap_with_set_grad_enabled nodes)."""
+    return {u.name for n in grad_regions(ep) for u in n.users if u.target is operator.getitem}
+
+
+def signature_value_named(ep, error):
+    """The value a verifier's error names as missing ("Input X does not exist in the graph")
+    when a preserved signature of `ep.module_call_graph` names it, else None."""
+    named = re.search(r"(?:Input|Output) (\S+) does not exist in the graph", str(error))
+    if not named:
+        return None
+    return named.group(1) if any(
+        getattr(a, "name", None) == named.group(1)
+        for entry in ep.module_call_graph if entry.signature
+        for a in [*entry.signature.inputs, *entry.signature.outputs]) else None
+
+
 def past_dead_values(p, mode, ep, failed):
-    """After DecompositionFailed `failed` with DEAD_SIGNATURE_VALUE or DEAD_RENAMED (and no cause
-    that changes the program's meaning): the program exported again without preserving the
-    modules whose signatures name dead values, decomposed: (it, the classes, what torch raised
-    first).
+    """After DecompositionFailed `failed` with DEAD_SIGNATURE_VALUE, DEAD_RENAMED or
+    GRAD_REGION_VALUE (and no cause that changes the program's meaning): the program exported
+    again without preserving the modules whose signatures name dead values or no_grad blocks'
+    results (dead_signature_modules), decomposed.
     The path goes on with it, so the rest of the program is still judged. Raises `failed` when
     that is not the case or the second decomposition fails too. Returns (the program exported
     again, it decomposed, the classes, what torch raised first)."""
     classes = failed.cls.split("+")
-    if not {DEAD_SIGNATURE_VALUE, DEAD_RENAMED} & set(classes) or TIED_MUTATED in classes:
+    if not {DEAD_SIGNATURE_VALUE, DEAD_RENAMED, GRAD_REGION_VALUE} & set(classes) or \
+            TIED_MUTATED in classes:
         raise failed
     skip = dead_signature_modules(ep)
     try:
@@ -199,12 +230,8 @@ def past_dead_values(p, mode, ep, failed):
 
 
 def names_dead_signature_value(ep, error, dead):
-    named = re.search(r"(?:Input|Output) (\S+) does not exist in the graph", str(error))
-    if not named or named.group(1) not in dead:
-        return False
-    return any(getattr(a, "name", None) == named.group(1)
-               for entry in ep.module_call_graph if entry.signature
-               for a in [*entry.signature.inputs, *entry.signature.outputs])
+    named = signature_value_named(ep, error)
+    return named is not None and named in dead
 
 
 def dead_nodes(gm):
@@ -302,9 +329,15 @@ def grad_region_cause(p, mode, eager, cache):
         return None
     try:
         fresh = fresh_exports(placed)
+    except Exception:  # noqa: BLE001 - then not (only) this cause
+        return None
+    try:
         u = torch.export.unflatten(fresh())
         if judge(p, run_calls(u, p), state_after(u), eager, cache)[0] != "mismatch":
             return GRAD_REGION
+    except Exception:  # noqa: BLE001 - another cause besides: the trace below
+        pass
+    try:
         other = trace_unflatten(p, fresh, eager, cache)
     except Exception:  # noqa: BLE001 - then not (only) this cause
         return None
@@ -315,8 +348,9 @@ def decomp_preserve_path(p, mode, eager, cache):
     """export preserving every submodule's call signature, run_decompositions (its flat module
     judged first, stage "decompose"), then the preserve path's unflatten and calls. Past a
     decomposition that fails for a known cause the path goes on where it can: with
-    GETITEM_PROVENANCE's cause removed (decompose), and past DEAD_SIGNATURE_VALUE with the
-    modules whose signatures name dead values left unpreserved (past_dead_values); the class
+    GETITEM_PROVENANCE's cause removed (decompose), and past DEAD_SIGNATURE_VALUE (and
+    GRAD_REGION_VALUE) with the modules whose signatures name dead values (no_grad blocks'
+    results) left unpreserved (past_dead_values); the class
     is reported when the rest agrees, the rest's own result otherwise. When the
     decomposition runs but the unflattened program goes wrong, the program is decomposed again
     with GETITEM_PROVENANCE's cause removed: agreeing then, the cause is that class (its
@@ -344,6 +378,15 @@ def decomp_preserve_path(p, mode, eager, cache):
             again = {"status": "error"}
         if again["status"] in ("agree", "excused", "known_torch_issue"):
             return known(joined(fixed, GETITEM_PROVENANCE, again.get("known_torch_issue")),
+                         r.get("stage", "unflatten"), raised or r.get("first_mismatch", ""))
+    if grad_regions(ep):  # class 41: the blocks placed where they ran, then decomposed
+        try:
+            again = preserve_unflatten(p, decompose(grad_regions_placed(copy.deepcopy(ep)))[0],
+                                       eager, cache)
+        except Exception:  # noqa: BLE001 - then not this cause
+            again = {"status": "error"}
+        if again["status"] in ("agree", "excused", "known_torch_issue"):
+            return known(joined(fixed, GRAD_REGION, again.get("known_torch_issue")),
                          r.get("stage", "unflatten"), raised or r.get("first_mismatch", ""))
     if fixed:
         r["decomposed_with_cause_removed"] = fixed

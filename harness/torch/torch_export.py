@@ -467,6 +467,57 @@ def grad_regions(ep):
             if n.op == "call_function" and "wrap_with_set_grad_enabled" in str(n.target)]
 
 
+REGION_STACKS = "flatcheck_region_stacks"
+# docs/found-bugs.md 43: export's pass replacing grad-mode changes by higher-order ops inlines
+# the graph's pieces back (torch._export.utils.node_inline_) and clears the users of a piece's
+# single output, unlinking a dead node inside the piece from the value it reads.
+UNLINKED = "export-grad-region-dead-user-unlinked"
+
+
+def unlinked_uses(gm):
+    """(node, input) names where a node of `gm`'s graphs (its submodules' too) reads a node
+    whose users do not list it: a graph whose use lists are wrong."""
+    return [(n.name, a.name) for m in gm.modules()
+            if isinstance(getattr(m, "graph", None), torch.fx.Graph)
+            for n in m.graph.nodes for a in n.all_input_nodes if n not in a.users]
+
+
+def relink_users(gm):
+    """`gm` with every node put back among the users of the nodes it reads (in place)."""
+    for m in gm.modules():
+        if isinstance(getattr(m, "graph", None), torch.fx.Graph):
+            for n in m.graph.nodes:
+                for a in n.all_input_nodes:
+                    a.users.setdefault(n, None)
+    return gm
+
+
+@contextlib.contextmanager
+def users_relinked():
+    """torch.export with UNLINKED's cause removed: the graph's use lists repaired right after
+    the pass that replaces grad-mode changes by higher-order ops (export imports it when it
+    runs it, so the module's function is the one to wrap)."""
+    from torch._export.passes import replace_set_grad_with_hop_pass as module
+    original = module.replace_set_grad_with_hop_pass
+
+    def relinked(gm, *args, **kwargs):
+        out = original(gm, *args, **kwargs)
+        relink_users(out[0] if isinstance(out, tuple) else out)
+        return out
+    module.replace_set_grad_with_hop_pass = relinked
+    try:
+        yield
+    finally:
+        module.replace_set_grad_with_hop_pass = original
+
+
+def region_stacks(ep):
+    """{node name: module stack} of the getitem nodes reading `ep`'s torch.no_grad() blocks'
+    results, as export recorded them."""
+    return {u.name: dict(u.meta.get("nn_module_stack") or {})
+            for n in grad_regions(ep) for u in n.users if u.target is operator.getitem}
+
+
 def grad_regions_placed(ep):
     """`ep` with each torch.no_grad() block's node (the get_attr of its body, the getitems of
     its results) given the module stack of the module that ran it, where export recorded a
@@ -474,17 +525,26 @@ def grad_regions_placed(ep):
     results share (changed in place: the trace gives each attempt a fresh program). Strict
     export records the block under the module that called the one running it, so unflatten
     cuts that module's call in two around the block."""
+    recorded = ep.graph_module.meta.get(REGION_STACKS, {})  # set by saved_loader's loads
+
+    def stack(x):
+        return list((recorded.get(x.name) or x.meta.get("nn_module_stack") or {}).items())
+
     for n in grad_regions(ep):
-        # the block's results are read through getitem nodes (their stacks are lost by
-        # save/load): the nodes that read those count, and the getitems move with the block
+        # the block's results are read through getitem nodes, which export records where the
+        # block ran (save/load gives them the root's; saved_loader keeps export's for this);
+        # where they say no more than the block's own, the computed nodes it reads and the
+        # nodes reading those getitems count (not the output node: it has no stack)
+        own = stack(n)
         picks = [u for u in n.users if u.target is operator.getitem]
-        near = [a for a in n.all_input_nodes if a.op == "call_function"] + \
-            [u for u in n.users if u not in picks] + [r for g in picks for r in g.users]
-        stacks = [list((x.meta.get("nn_module_stack") or {}).items()) for x in near]
-        own = list((n.meta.get("nn_module_stack") or {}).items())
-        if not stacks:
-            continue
-        common = os.path.commonprefix(stacks)  # element-wise on lists: the shared outer modules
+        common = os.path.commonprefix([stack(g) for g in picks]) if picks else own
+        if len(common) <= len(own):
+            near = [a for a in n.all_input_nodes if a.op == "call_function"] + \
+                [u for u in n.users if u not in picks] + [r for g in picks for r in g.users]
+            stacks = [stack(x) for x in near if x.op != "output"]
+            if not stacks:
+                continue
+            common = os.path.commonprefix(stacks)  # element-wise on lists: the shared modules
         if len(common) > len(own) and common[:len(own)] == own:
             for x in [n] + [a for a in n.all_input_nodes if a.op == "get_attr"] + picks:
                 x.meta["nn_module_stack"] = dict(common)
@@ -508,6 +568,7 @@ TRACES = [
     ("unflatten-dedup-redirect-unreachable", lambda ep: ep, redirects_reach_their_module),
     (COND_CLASS, lambda ep: ep, graph_attrs_where_read),
     (GRAD_REGION, grad_regions_placed, contextlib.nullcontext),
+    (UNLINKED, lambda ep: relink_users(ep.graph_module) and ep, contextlib.nullcontext),
 ]
 
 
@@ -549,7 +610,8 @@ def trace_unflatten(p, fresh, eager, cache, excuse=None):
         return IVALS_CLASS
     # a cause only a higher-order op's graphs have, or only a no_grad block, is tried only where
     # the program has them
-    only_where = {COND_CLASS: holds_graphs, GRAD_REGION: grad_regions}
+    only_where = {COND_CLASS: holds_graphs, GRAD_REGION: grad_regions,
+                  UNLINKED: lambda ep: unlinked_uses(ep.graph_module)}
     first = fresh() if any(t[0] in only_where for t in TRACES) else None
     traces = [t for t in TRACES if t[0] not in only_where or only_where[t[0]](first)]
     for size in range(0 if excuse else 1, len(traces) + 1):
@@ -566,13 +628,28 @@ def state_after(module):
 
 def export_program(p, mode, preserve=False, unpreserved=()):
     """torch.export.export of a fresh model; with `preserve`, every submodule's call signature
-    preserved (each name of an aliased module) but those named in `unpreserved`."""
-    model = p.build()
-    signature = tuple(sorted({name for name, _ in model.named_modules(remove_duplicate=False)
-                              if name and name not in unpreserved})) if preserve else ()
-    return torch.export.export(model, tuple(t.clone() for t in p.INPUTS),
-                               strict=(mode == "strict"),
-                               preserve_module_call_signature=signature)
+    preserved (each name of an aliased module) but those named in `unpreserved`. An export
+    that raises an error no known class names, and succeeds with UNLINKED's cause removed
+    (users_relinked), raises with that class (its `cls`, as failure() reads it)."""
+    def export():
+        model = p.build()
+        signature = tuple(sorted({name for name, _ in model.named_modules(remove_duplicate=False)
+                                  if name and name not in unpreserved})) if preserve else ()
+        return torch.export.export(model, tuple(t.clone() for t in p.INPUTS),
+                                   strict=(mode == "strict"),
+                                   preserve_module_call_signature=signature)
+    try:
+        return export()
+    except Exception as e:  # noqa: BLE001 - traced below, else raised as it is
+        if classify(e):
+            raise
+        try:
+            with users_relinked():
+                export()
+        except Exception:  # noqa: BLE001 - not (only) this cause
+            raise e from None
+        e.cls = UNLINKED
+        raise
 
 
 def names_differ(p, ep):
@@ -603,8 +680,7 @@ def run_one(p, eager, mode, kinds, cache):
             ep = export_program(p, mode)
             naming = names_differ(p, ep) if mode == "nonstrict" else None
             stage = "save"
-            saved = io.BytesIO()
-            torch.export.save(ep, saved)  # before anything runs: the state is the case's
+            load = saved_loader(ep)  # before anything runs: the state is the case's
         if "module" in kinds:
             stage = "module"
             m = ep.module()
@@ -615,12 +691,7 @@ def run_one(p, eager, mode, kinds, cache):
                                      "first_mismatch": naming}
         if "unflatten" in kinds:
             stage = "load"
-            data = saved.getvalue()
-
-            def load():  # the saved program, loaded anew (a copy would not be the same: below)
-                return torch.export.load(io.BytesIO(data))
-
-            loaded = load()
+            loaded = load()  # loaded anew on each call (a copy would not be the same: below)
             stage = "unflatten"
             results["unflatten"] = unflatten_path(p, mode, loaded, load, eager, cache)
     except Exception as e:  # noqa: BLE001 - torch refusing or crashing on a program
@@ -648,11 +719,21 @@ def run_one(p, eager, mode, kinds, cache):
 
 def saved_loader(ep):
     """torch.export.save of `ep`, and a function loading it anew on each call (unflatten changes
-    the program it is given, so each use needs its own)."""
+    the program it is given, so each use needs its own). Each loaded program's graph module
+    carries, under REGION_STACKS in its meta, the module stacks export gave the results of its
+    torch.no_grad() blocks (region_stacks): save/load gives them the root's, and the trace of
+    class 41 (grad_regions_placed) reads them. unflatten does not read that meta."""
     saved = io.BytesIO()
     torch.export.save(ep, saved)
     data = saved.getvalue()
-    return lambda: torch.export.load(io.BytesIO(data))
+    stacks = region_stacks(ep)
+
+    def load():
+        loaded = torch.export.load(io.BytesIO(data))
+        if stacks:
+            loaded.graph_module.meta[REGION_STACKS] = stacks
+        return loaded
+    return load
 
 
 def failure(e, stage):
@@ -764,8 +845,12 @@ def fresh_exports(export):
     """A function giving a new exported program on each call, as `export()` does: deep copies
     of one export (copies_of; an export costs up to seconds, a copy milliseconds, and a trace
     tries up to a hundred), or `export` itself where a copy does not keep which tensors are
-    shared."""
-    fresh = copies_of(export())
+    shared, or where the export's graph has wrong use lists (UNLINKED's: a deep copy mends
+    them, and would hide the cause)."""
+    first = export()
+    if unlinked_uses(first.graph_module):
+        return export
+    fresh = copies_of(first)
     try:
         fresh()
     except RuntimeError:

@@ -28,8 +28,8 @@ import contextlib
 import torch
 
 from torch_compare import judge, run_calls, tensors_of
-from torch_export import (export_program, failure, fresh_exports, run_family, state_after,
-                          trace_unflatten, verdict)
+from torch_export import (UNLINKED, export_program, failure, fresh_exports, run_family,
+                          state_after, trace_unflatten, unlinked_uses, users_relinked, verdict)
 from torch_partition import (PartitionWithoutOutputs, WITHOUT_OUTPUTS, attr_of, available,
                              judged, reset_state, split_fast, split_global, support_for)
 
@@ -105,7 +105,18 @@ def unflatten_judged(split, p, refs, initial, eager, cache, clear=False):
 def trace_reexport(split, p, refs, initial, eager, cache):
     """Class 32 where the earlier stacks are the cause and cut a call in pieces; else the
     unflatten paths' trace (torch_export.trace_unflatten) on the re-exported program: the
-    earlier stacks carry the module tree, and with it the unflatten classes, into it."""
+    earlier stacks carry the module tree, and with it the unflatten classes, into it. First
+    UNLINKED (docs/found-bugs.md 43), where the re-exported graph's use lists are wrong and the
+    re-export with that cause removed (users_relinked) agrees."""
+    if unlinked_uses(reexported(split, p, refs, initial).graph_module):
+        try:
+            with users_relinked():
+                status, _ = unflatten_judged(split, p, refs, initial, eager, cache)
+        except Exception:  # noqa: BLE001 - not (only) this cause
+            status = "mismatch"
+        if status != "mismatch":
+            return f"{UNLINKED}: the re-exported graph's use lists are wrong; with them " \
+                "mended after export's grad-mode pass, unflatten agrees"
     try:
         status, _ = unflatten_judged(split, p, refs, initial, eager, cache, clear=True)
     except Exception:  # noqa: BLE001 - not (only) this cause

@@ -60,7 +60,10 @@ skipped with that reason when no removal above explains it (class 29's wrong pat
 too). With the branch op taken by torch.cond (the bridge's --branch cond), a failure whose
 message is one of those class 36 raises (pipeline-cond-branch-graphs: the branch graphs taken
 for stages, or for stage inputs nobody passes) is that class, without the removals above:
-pipelining cannot split such a model at all (cond_graphs_refused).
+pipelining cannot split such a model at all (cond_graphs_refused). With the branch op's value
+computed under torch.no_grad() (--branch nograd), whose body export keeps as a graph attribute
+too, a failure is pipeline-grad-region-body (the same cause) when the pipe without the block
+(the value cloned without torch.no_grad()) builds, runs and agrees (grad_region_refused).
 """
 import contextlib
 import importlib
@@ -77,7 +80,7 @@ import torch
 from torch_compare import judge, run_calls, tensors_of
 from torch_export import failure, run_family, variant_keeps_children, verdict
 from torch_hooked import called_modules, forward_by_class
-from torch_cond import cond_branch
+from torch_cond import branch_by, clone_branch, cond_branch, nograd_branch
 from torch_partition import attr_of
 
 PATHS = ("pipeline",)
@@ -90,6 +93,9 @@ WRAPPER = "pipeline-bound-forward-module-stack"
 NO_INPUTS = "pipeline-sink-params-no-inputs-indexerror"
 UNSUPPORTED = "is not a descendant of parent module"
 COND = "pipeline-cond-branch-graphs"  # docs/found-bugs.md 36
+# The same cause with a torch.no_grad() block (the bridge's --branch nograd): export records it
+# as wrap_with_set_grad_enabled, its body a graph attribute (`submod_N`) of the exported module.
+GRAD_BODY = "pipeline-grad-region-body"
 # What class 36 raises: 2.14.1 outlining a branch graph as a stage (its nodes carry no module
 # stack), 2.6 a stage taking the branch graphs as placeholders nobody passes, or lacking them.
 COND_TEXT = (r"Unable to find nn_module_stack for node|parameter (true|false)_graph_\d|"
@@ -302,11 +308,15 @@ def pipeline_path(p, eager, cache):
             status, why = judged(p, pipe, model_names(model), eager, cache)
             result["stages"] = pipe.num_stages
         except Exception as e:  # noqa: BLE001 - torch refusing the program, or a cause below
-            known = cond_graphs_refused(p, e) or no_inputs_indexerror(e) or \
-                attribute(p, spec, eager, cache)
+            known = cond_graphs_refused(p, e) or grad_region_refused(p, eager, cache) \
+                or no_inputs_indexerror(e) or attribute(p, spec, eager, cache)
             if known:
                 return {**result, "status": "known_torch_issue", "stage": stage,
                         "detail": f"{type(e).__name__}: {e}"[:300], "known_torch_issue": known}
+            if no_stage(e):
+                return {"status": "skipped", "skip": "the exported graph computes nothing: "
+                                                     "pipelining makes no stage of it "
+                                                     "(StopIteration in Pipe.from_tracing)"}
             if UNSUPPORTED in str(e):
                 return {"status": "skipped", "skip": "pipelining refuses a module object under "
                                                      "two parents (\"currently unsupported\")"}
@@ -328,6 +338,36 @@ def cond_graphs_refused(p, e):
         return None
     return (f"{COND}: pipelining takes torch.cond's branch graphs for stages or stage inputs "
             "and cannot split the model")
+
+
+def grad_region_refused(p, eager, cache):
+    """The class text when the program's branch op runs a torch.no_grad() block (the bridge's
+    --branch nograd) and the same pipe with the block removed (the value cloned without
+    torch.no_grad(): the same ops) builds, runs and agrees with torch eager: the block's body,
+    a graph attribute like torch.cond's branch graphs, is what pipelining cannot take (class
+    36's cause); joined with the classes the path finds without the block, when it finds
+    some there. Else None."""
+    if getattr(p, "_branch", None) is not nograd_branch:
+        return None
+    with branch_by(p, clone_branch):
+        without = pipeline_path(p, eager, cache)
+    why = ("without the torch.no_grad() block (its body a graph attribute, as torch.cond's "
+           "branch graphs: class 36) the pipe")
+    if without["status"] in ("agree", "excused"):
+        return f"{GRAD_BODY}: {why} builds, runs and agrees"
+    if without["status"] == "known_torch_issue":
+        other = without["known_torch_issue"].split(":")[0]
+        return f"{GRAD_BODY}+{other}: {why} shows {other} only"
+    return None
+
+
+def no_stage(e):
+    """Whether `e` is pipelining's StopIteration at the first stage of a split graph that has
+    none (a model computing nothing: its outputs are its inputs). Read from the failing line."""
+    if not isinstance(e, StopIteration):
+        return False
+    last = traceback.extract_tb(e.__traceback__)[-1]
+    return last.name == "from_tracing" and "split.children()" in (last.line or "")
 
 
 def no_inputs_indexerror(e):

@@ -4,7 +4,9 @@ showed (torch 2.11 on the GPU machine, torch 2.14.1 here; docs/torch.md): exit 1
 checks' names when one does not hold.
     python3 tests/torch/bridge_units.py
 """
+import copy
 import importlib.util
+import operator
 import os
 import sys
 import types
@@ -589,6 +591,63 @@ def repro_module(name):
 
 
 _UpdatedOutside = repro_module("unflatten-ivals-names-across-calls").Model  # entry 20's shape
+
+# A preserved call whose input and output are torch.no_grad() blocks' results (42): both modes
+# fail for that cause, and the path goes on past it with `c` unpreserved.
+_grad_io = repro_module("decomp-preserve-grad-region-value").Model
+for strict in (False, True):
+    got = cause_of(preserved(_grad_io(), x1, strict))
+    check(f"decompose: a preserved call's input and output computed under no_grad (42, "
+          f"{'strict' if strict else 'non-strict'})", got == torch_decomp.GRAD_REGION_VALUE,
+          str(got))
+ep = preserved(_grad_io(), x1)
+try:
+    torch_decomp.decompose(ep)
+    failed_with = None
+except torch_decomp.DecompositionFailed as e:
+    failed_with = e
+again = torch_decomp.past_dead_values(types.SimpleNamespace(build=_grad_io, INPUTS=[x1]),
+                                      "nonstrict", ep, failed_with) if failed_with else None
+check("past_dead_values past 42: `c` unpreserved, the program decomposed and right",
+      again is not None and again[2] == torch_decomp.GRAD_REGION_VALUE and
+      not any(e.fqn == "c" and e.signature for e in again[0].module_call_graph) and
+      torch.equal(again[1].module()(x1), _grad_io()(x1)), str(again and again[2]))
+check("grad_region_values: the blocks' getitems; none in a program without a block",
+      torch_decomp.grad_region_values(ep) and all(
+          n.target is operator.getitem for n in ep.graph.nodes
+          if n.name in torch_decomp.grad_region_values(ep)) and
+      torch_decomp.grad_region_values(preserved(_ReadsSecond(), x1)) == set())
+
+
+# An unused node before a torch.no_grad() block (43): export leaves it out of its input's users.
+_unlinked = repro_module("export-grad-region-dead-user-unlinked")
+x2 = torch.ones(2)
+uep = torch.export.export(_unlinked.Model(), (x2,), strict=False)
+wrong = torch_export.unlinked_uses(uep.graph_module)
+torch_export.relink_users(uep.graph_module)
+uep.graph_module.graph.eliminate_dead_code()  # raises while the use lists are wrong
+check("unlinked_uses, relink_users: the unused neg missing from its input's users (43), mended",
+      wrong == [("neg", "mul")] and torch_export.unlinked_uses(uep.graph_module) == [], str(wrong))
+check("unlinked_uses: none in a program without the shape",
+      torch_export.unlinked_uses(preserved(_ReadsSecond(), x1).graph_module) == [])
+_calls_it = types.SimpleNamespace(build=_unlinked.CallsIt, INPUTS=[x2])
+try:
+    torch_export.export_program(_calls_it, "nonstrict", preserve=True)
+    raised = None
+except Exception as e:  # noqa: BLE001 - what the path's failure() reads
+    raised = e
+with torch_export.users_relinked():
+    mended = torch_export.export_program(_calls_it, "nonstrict", preserve=True)
+check("export_program: the preserved export failing for 43 raises with that class; with "
+      "users_relinked it exports",
+      raised is not None and getattr(raised, "cls", None) == torch_export.UNLINKED and
+      torch_export.unlinked_uses(mended.graph_module) == [], repr(raised))
+check("fresh_exports: an export with wrong use lists is exported again, not copied (a copy "
+      "mends them)",
+      torch_export.fresh_exports(lambda: torch.export.export(_unlinked.Model(), (x2,)))()
+      .graph_module is not None and torch_export.unlinked_uses(torch_export.fresh_exports(
+          lambda: torch.export.export(_unlinked.Model(), (x2,)))().graph_module) != [])
+
 
 
 def ivals_collide(calls_twice):
@@ -1227,6 +1286,52 @@ if torch_export.available() is None:
              for n in torch_export.grad_regions_placed(nonstrict).graph.nodes]
     check("grad_regions_placed: a block export placed right (non-strict) is left as it is",
           before == after and len(torch_export.grad_regions(nonstrict)) == 1)
+
+    class _GradOut(torch.nn.Module):  # the block's result is the call's output
+        def forward(self, b):
+            return torch_cond.nograd_branch(True, b * 2.0, b)
+
+    class _GradOutParent(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layer = _GradOut()
+
+        def forward(self, x):
+            return self.layer(x) + 1.0
+
+    def unflattened(ep, fix):
+        try:
+            return torch.export.unflatten(fix(ep))(xg)
+        except Exception as e:  # noqa: BLE001 - the bug's crash
+            return type(e).__name__
+
+    def right(got):
+        return isinstance(got, torch.Tensor) and got.shape == (1,) and \
+            torch.equal(got, torch.full((1,), 2.0))
+
+    # the block's result read only by the root (and the output node, which has no stack): the
+    # getitems export recorded under the child place it; preserved, strict export's misplaced
+    # block crashes unflatten (a value the child reads from outside taken for a mutation's)
+    for signature, how in (((), "a wrong result"), (("layer",), "the preserved crash")):
+        gep = torch.export.export(_GradOutParent(), (xg,), strict=True,
+                                 preserve_module_call_signature=signature)
+        got = [unflattened(copy.deepcopy(gep), fix)
+               for fix in (lambda e: e, torch_export.grad_regions_placed)]
+        check(f"grad_regions_placed: a block whose result is the child's output, placed by its "
+              f"getitems' stacks (41: {how} as exported, agrees placed)",
+              not right(got[0]) and right(got[1]), str(got))
+    gep = torch.export.export(_GradOutParent(), (xg,), strict=True)
+    loaded = torch_export.saved_loader(gep)()
+    recorded = loaded.graph_module.meta.get(torch_export.REGION_STACKS, {})
+    picks = [u for n in torch_export.grad_regions(loaded) for u in n.users]
+
+    def modules(stack):
+        return [fqn for fqn, _ in (stack or {}).values()]
+    check("saved_loader: a loaded program carries export's stacks of its blocks' getitems, "
+          "which save/load replaces by the root's",
+          picks and all("layer" in modules(recorded.get(g.name)) and
+                        "layer" not in modules(g.meta.get("nn_module_stack")) for g in picks),
+          f"{recorded} {[g.meta.get('nn_module_stack') for g in picks]}")
     check("nograd_branch: export records a wrap_with_set_grad_enabled region, same values",
           len(regions) == 1 and torch.equal(ep.module()(torch.ones(2)), torch.full((2,), 3.0)) and
           torch_cond.nograd_branch(False, 1, 2) == 2, str(regions))
@@ -1366,6 +1471,24 @@ if torch_pipeline.available() is None:
         other = torch_pipeline.no_inputs_indexerror(e)
     check("no_inputs_indexerror: read from the failing line; another IndexError is not it",
           got and got.startswith(torch_pipeline.NO_INPUTS) and other is None, f"{got} {other}")
+
+    from torch.distributed.pipelining import pipeline as _pipeline  # noqa: E402
+
+    class _Nothing(torch.nn.Module):  # its output is its input: no stage to make
+        def forward(self, x):
+            return x
+    try:
+        _pipeline(_Nothing(), mb_args=(torch.ones(2),), split_spec={})
+        nothing = None
+    except Exception as e:  # noqa: BLE001 - what no_stage reads
+        nothing = e
+    try:
+        next(iter([]))
+    except StopIteration as e:
+        elsewhere = e
+    check("no_stage: pipelining's StopIteration on a model computing nothing, no other",
+          torch_pipeline.no_stage(nothing) and not torch_pipeline.no_stage(elsewhere) and
+          not torch_pipeline.no_stage(RuntimeError("x")), repr(nothing))
 
     # build_pipe's fixes on the repros' models: without the fix the failure, with it eager's
     # result and something changed.

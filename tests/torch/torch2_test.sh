@@ -156,17 +156,20 @@ done
 # through the split paths, to_folder's, const_fold's, pipelining's, the hooked export's, the
 # swap's (entry 31), the partitioned module's re-export's (32), the dynamic export's (33) and
 # the cond export's (34, 35) through theirs, strict export's cond operands' (39) through the
-# strict preserve path with --branch cond, the no_grad blocks' (40, 41) through an unflatten
-# path with --branch nograd, every other case through the other export paths and the
-# partition paths.
+# strict preserve path with --branch cond, the no_grad blocks' (40, 41, 42, and 36's no_grad
+# form) through the unflatten, strict preserve, non-strict decomp_preserve and pipeline paths
+# with --branch nograd, every other case through the other export paths and the partition
+# paths.
 other_cases=$(ls "$work"/cases/*.py |
-  grep -v '/decomp-\|/split-\|/fx-to-folder-\|/const-fold-\|/pipeline-\|/export-bound-\|/export-strict-bound-\|/unflatten-preserve-dead-input-\|/reexport-partitioned-\|/unflatten-drops-shape-guards-\|/unflatten-cond-\|/cond-\|/export-strict-cond-\|/export-load-dead-grad-\|/export-strict-grad-')
+  grep -v '/decomp-\|/split-\|/fx-to-folder-\|/const-fold-\|/pipeline-\|/export-bound-\|/export-strict-bound-\|/unflatten-preserve-dead-input-\|/reexport-partitioned-\|/unflatten-drops-shape-guards-\|/unflatten-cond-\|/cond-\|/export-strict-cond-\|/export-load-dead-grad-\|/export-strict-grad-\|grad-region-')
 "${bridge[@]}" $other_cases --paths "$others" >"$work/cases.jsonl"
-"${bridge[@]}" "$work"/cases/decomp-*.py --paths "$decomp" >>"$work/cases.jsonl"
+"${bridge[@]}" $(ls "$work"/cases/decomp-*.py | grep -v grad-region-) --paths "$decomp" \
+  >>"$work/cases.jsonl"
 "${bridge[@]}" "$work"/cases/split-*.py --paths fx.split,fx.split_ordered >>"$work/cases.jsonl"
 "${bridge[@]}" "$work"/cases/fx-to-folder-*.py --paths fx.folder >>"$work/cases.jsonl"
 "${bridge[@]}" "$work"/cases/const-fold-*.py --paths fx.const_fold >>"$work/cases.jsonl"
-"${bridge[@]}" "$work"/cases/pipeline-*.py --paths pipeline >>"$work/cases.jsonl"
+"${bridge[@]}" $(ls "$work"/cases/pipeline-*.py | grep -v grad-region-) --paths pipeline \
+  >>"$work/cases.jsonl"
 for f in "$work"/cases/export-bound-*.py; do
   [ -e "$f" ] && "${bridge[@]}" "$f" --paths export.nonstrict.hooked >>"$work/cases.jsonl"
 done
@@ -187,11 +190,11 @@ for f in "$work"/cases/export-strict-cond-*.py; do  # (39): only with the branch
   [ -e "$f" ] && "${bridge[@]}" "$f" --paths export.strict.preserve --branch cond \
     >>"$work/cases.jsonl"
 done
-# (40, 41): only with --branch nograd; one bridge run for both classes' cases
-grad=$(ls "$work"/cases/export-load-dead-grad-*.py "$work"/cases/export-strict-grad-*.py \
-  2>/dev/null)
-[ -n "$grad" ] && "${bridge[@]}" $grad --paths export.nonstrict.unflatten,export.strict.unflatten \
-  --branch nograd >>"$work/cases.jsonl"
+# (40, 41, 42, 36's no_grad form): only with --branch nograd; one bridge run for their cases
+grad=$(ls "$work"/cases/*grad-region-*.py 2>/dev/null)  # 40's cases are named so too
+[ -n "$grad" ] && "${bridge[@]}" $grad --branch nograd \
+  --paths export.nonstrict.unflatten,export.strict.unflatten,export.strict.preserve,export.nonstrict.decomp_preserve,pipeline \
+  >>"$work/cases.jsonl"
 for f in "$work"/cases/reexport-partitioned-*.py; do
   [ -e "$f" ] && "${bridge[@]}" "$f" --paths partition.reexport.capability >>"$work/cases.jsonl"
 done
