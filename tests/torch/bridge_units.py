@@ -492,17 +492,21 @@ check("dead_nodes: the dead call's relu, not the program's output",
       "relu" in dead and outputs and not outputs & dead, f"dead {dead}, outputs {outputs}")
 
 
+def gone_past(build, x):
+    """The preserved export of `build()` and, where decompose() fails on it for a class, what
+    past_dead_values makes of it (else None)."""
+    ep = preserved(build(), x)
+    try:
+        torch_decomp.decompose(ep)
+        return ep, None
+    except torch_decomp.DecompositionFailed as e:
+        return ep, torch_decomp.past_dead_values(types.SimpleNamespace(build=build, INPUTS=[x]),
+                                                 "nonstrict", ep, e)
+
+
 # Past entry 19 the decomp_preserve path exports again without preserving the modules whose
 # signatures name dead values (export_program's `unpreserved`), and decomposes that.
-program = types.SimpleNamespace(build=lambda: _Calls(torch.nn.ReLU(), dead=True), INPUTS=[x4])
-ep = preserved(_Calls(torch.nn.ReLU(), dead=True), x4)
-try:
-    torch_decomp.decompose(ep)
-    failed_with = None
-except torch_decomp.DecompositionFailed as e:
-    failed_with = e
-again = torch_decomp.past_dead_values(program, "nonstrict", ep, failed_with) \
-    if failed_with else None
+ep, again = gone_past(lambda: _Calls(torch.nn.ReLU(), dead=True), x4)
 kept = [e.fqn for e in again[0].module_call_graph if e.signature] if again else []
 check("past_dead_values: the dead call's module left unpreserved, the program decomposed",
       again is not None and "c" not in kept and again[2] == torch_decomp.DEAD_SIGNATURE_VALUE
@@ -537,15 +541,7 @@ want = torch_decomp.DEAD_RENAMED if newer_decomp else torch_decomp.DEAD_SIGNATUR
 got = cause_of(preserved(_ReadsSecond(), x1))
 check("decompose: a dead output computed from a parameter: renamed to the placeholder on 2.14 "
       "(38), entry 19's error on 2.6", got == want, str(got))
-ep = preserved(_ReadsSecond(), x1)
-try:
-    torch_decomp.decompose(ep)
-    failed_with = None
-except torch_decomp.DecompositionFailed as e:
-    failed_with = e
-program = types.SimpleNamespace(build=_ReadsSecond, INPUTS=[x1])
-again = torch_decomp.past_dead_values(program, "nonstrict", ep, failed_with) \
-    if failed_with else None
+ep, again = gone_past(_ReadsSecond, x1)
 check("past_dead_values past 38 (or 19): `c` unpreserved, the program decomposed and right",
       again is not None and again[2] == want and
       torch.equal(again[1].module()(x1), _ReadsSecond()(x1)), str(again and again[2]))
@@ -600,14 +596,7 @@ for strict in (False, True):
     check(f"decompose: a preserved call's input and output computed under no_grad (42, "
           f"{'strict' if strict else 'non-strict'})", got == torch_decomp.GRAD_REGION_VALUE,
           str(got))
-ep = preserved(_grad_io(), x1)
-try:
-    torch_decomp.decompose(ep)
-    failed_with = None
-except torch_decomp.DecompositionFailed as e:
-    failed_with = e
-again = torch_decomp.past_dead_values(types.SimpleNamespace(build=_grad_io, INPUTS=[x1]),
-                                      "nonstrict", ep, failed_with) if failed_with else None
+ep, again = gone_past(_grad_io, x1)
 check("past_dead_values past 42: `c` unpreserved, the program decomposed and right",
       again is not None and again[2] == torch_decomp.GRAD_REGION_VALUE and
       not any(e.fqn == "c" and e.signature for e in again[0].module_call_graph) and
