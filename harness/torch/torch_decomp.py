@@ -21,8 +21,8 @@ import torch
 
 from torch_compare import judge, run_calls
 from torch_export import (GRAD_REGION, copies_of, export_program, failure, fresh_exports,
-                          grad_regions, grad_regions_placed, preserve_unflatten, state_after,
-                          trace_unflatten, unflatten_unsaved, variants, verdict)
+                          grad_regions, grad_regions_placed, preserve_unflatten, region_getitems,
+                          state_after, trace_unflatten, unflatten_unsaved, variants, verdict)
 
 # docs/found-bugs.md 18: run_decompositions maps a preserved signature's names to the new
 # graph by each new node's provenance, and the getitem nodes of a multi-output op (split,
@@ -193,7 +193,7 @@ def dead_signature_modules(ep):
 def grad_region_values(ep):
     """Names of the getitem nodes of `ep`'s graph that read a torch.no_grad() block's results
     (of its wrap_with_set_grad_enabled nodes)."""
-    return {u.name for n in grad_regions(ep) for u in n.users if u.target is operator.getitem}
+    return {u.name for u in region_getitems(ep)}
 
 
 def signature_value_named(ep, error):

@@ -474,22 +474,29 @@ REGION_STACKS = "flatcheck_region_stacks"
 UNLINKED = "export-grad-region-dead-user-unlinked"
 
 
+def uses_of(gm):
+    """(node, input) for every input every node of `gm`'s graphs (its submodules' too) reads."""
+    return [(n, a) for m in gm.modules() if isinstance(getattr(m, "graph", None), torch.fx.Graph)
+            for n in m.graph.nodes for a in n.all_input_nodes]
+
+
 def unlinked_uses(gm):
-    """(node, input) names where a node of `gm`'s graphs (its submodules' too) reads a node
-    whose users do not list it: a graph whose use lists are wrong."""
-    return [(n.name, a.name) for m in gm.modules()
-            if isinstance(getattr(m, "graph", None), torch.fx.Graph)
-            for n in m.graph.nodes for a in n.all_input_nodes if n not in a.users]
+    """(node, input) names where a node of `gm`'s graphs reads a node whose users do not list
+    it: a graph whose use lists are wrong."""
+    return [(n.name, a.name) for n, a in uses_of(gm) if n not in a.users]
 
 
 def relink_users(gm):
     """`gm` with every node put back among the users of the nodes it reads (in place)."""
-    for m in gm.modules():
-        if isinstance(getattr(m, "graph", None), torch.fx.Graph):
-            for n in m.graph.nodes:
-                for a in n.all_input_nodes:
-                    a.users.setdefault(n, None)
+    for n, a in uses_of(gm):
+        a.users.setdefault(n, None)
     return gm
+
+
+def users_mended(ep):
+    """`ep` with its graph's use lists mended (relink_users; TRACES' row of UNLINKED)."""
+    relink_users(ep.graph_module)
+    return ep
 
 
 @contextlib.contextmanager
@@ -511,11 +518,14 @@ def users_relinked():
         module.replace_set_grad_with_hop_pass = original
 
 
+def region_getitems(ep):
+    """The getitem nodes reading `ep`'s torch.no_grad() blocks' results."""
+    return [u for n in grad_regions(ep) for u in n.users if u.target is operator.getitem]
+
+
 def region_stacks(ep):
-    """{node name: module stack} of the getitem nodes reading `ep`'s torch.no_grad() blocks'
-    results, as export recorded them."""
-    return {u.name: dict(u.meta.get("nn_module_stack") or {})
-            for n in grad_regions(ep) for u in n.users if u.target is operator.getitem}
+    """{node name: module stack} of region_getitems(ep), as export recorded them."""
+    return {u.name: dict(u.meta.get("nn_module_stack") or {}) for u in region_getitems(ep)}
 
 
 def grad_regions_placed(ep):
@@ -568,7 +578,7 @@ TRACES = [
     ("unflatten-dedup-redirect-unreachable", lambda ep: ep, redirects_reach_their_module),
     (COND_CLASS, lambda ep: ep, graph_attrs_where_read),
     (GRAD_REGION, grad_regions_placed, contextlib.nullcontext),
-    (UNLINKED, lambda ep: relink_users(ep.graph_module) and ep, contextlib.nullcontext),
+    (UNLINKED, users_mended, contextlib.nullcontext),
 ]
 
 
