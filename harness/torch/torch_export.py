@@ -568,6 +568,51 @@ def holds_graphs(ep):
                                                  torch.fx.GraphModule) for n in ep.graph.nodes)
 
 
+# docs/found-bugs.md 44: unflatten numbers a module's calls by the `@N` of their nn_module_stack
+# keys, and its deduplication takes the first call met in the graph for the one to keep; when a
+# later call's nodes come first (a valid order a pass can give), it removes the module at the
+# submodule's own path.
+LATER_FIRST = "unflatten-later-call-first-dedup"
+
+
+def call_index(key):
+    """(base, N) of an nn_module_stack key `base@N` (N 0 without the suffix)."""
+    base, _, n = key.rpartition("@")
+    return (base, int(n)) if base and n.isdigit() else (key, 0)
+
+
+def calls_met(ep):
+    """{key base (a module's calls): the call indices in the order `ep`'s graph meets them}."""
+    met = {}
+    for n in ep.graph.nodes:
+        for key in n.meta.get("nn_module_stack") or {}:
+            base, index = call_index(key)
+            if index not in met.setdefault(base, []):
+                met[base].append(index)
+    return met
+
+
+def calls_out_of_order(ep):
+    """Each module (its keys' base) whose calls `ep`'s graph meets out of their index order,
+    a call of higher index first: 'base: @1 before @0'."""
+    return [f"{base}: " + " before ".join(f"@{i}" for i in order)
+            for base, order in calls_met(ep).items() if order != sorted(order)]
+
+
+def calls_renumbered(ep):
+    """`ep` (changed in place) with each module's call keys numbered in the order the graph
+    meets them (LATER_FIRST's cause removed): the first call met is `base`, the next `base@1`."""
+    renamed = {}
+    for base, order in calls_met(ep).items():
+        for new, old in enumerate(order):
+            renamed[base if old == 0 else f"{base}@{old}"] = base if new == 0 else f"{base}@{new}"
+    for n in ep.graph.nodes:
+        stack = n.meta.get("nn_module_stack")
+        if stack:
+            n.meta["nn_module_stack"] = {renamed.get(k, k): v for k, v in stack.items()}
+    return ep
+
+
 # (class, prepares the program, context for unflatten): one cause of docs/found-bugs.md removed.
 TRACES = [
     ("unflatten-dedup-ignores-call-targets", lambda ep: ep, call_targets_compared),
@@ -579,6 +624,7 @@ TRACES = [
     (COND_CLASS, lambda ep: ep, graph_attrs_where_read),
     (GRAD_REGION, grad_regions_placed, contextlib.nullcontext),
     (UNLINKED, users_mended, contextlib.nullcontext),
+    (LATER_FIRST, calls_renumbered, contextlib.nullcontext),
 ]
 
 
@@ -618,10 +664,11 @@ def trace_unflatten(p, fresh, eager, cache, excuse=None):
 
     if ivals_collide(fresh):
         return IVALS_CLASS
-    # a cause only a higher-order op's graphs have, or only a no_grad block, is tried only where
-    # the program has them
+    # a cause only a higher-order op's graphs have, only a no_grad block, wrong use lists or a
+    # module's calls met out of order, is tried only where the program has them
     only_where = {COND_CLASS: holds_graphs, GRAD_REGION: grad_regions,
-                  UNLINKED: lambda ep: unlinked_uses(ep.graph_module)}
+                  UNLINKED: lambda ep: unlinked_uses(ep.graph_module),
+                  LATER_FIRST: calls_out_of_order}
     first = fresh() if any(t[0] in only_where for t in TRACES) else None
     traces = [t for t in TRACES if t[0] not in only_where or only_where[t[0]](first)]
     for size in range(0 if excuse else 1, len(traces) + 1):

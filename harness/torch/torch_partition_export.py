@@ -19,7 +19,9 @@ one run of nodes under one key, the path is `known_torch_issue`:
       other modules' nodes, so one call is two runs with one key; unflatten outlines both runs
       as that call and keeps one run's graph
 Otherwise a failure is traced as the unflatten paths' are (the earlier stacks bring the model's
-module tree, and its unflatten classes, into the re-exported program). On torch 2.6, export
+module tree, and its unflatten classes, into the re-exported program; and with the partitioner's
+order, a module's calls out of their index order: unflatten-later-call-first-dedup,
+docs/found-bugs.md 44). On torch 2.6, export
 records no module stack for some nodes of the partitioned module and unflatten refuses it
 ("Unable to find nn_module_stack for node ..."): reexport-partitioned-no-module-stack.
 """

@@ -15,7 +15,7 @@ import torch
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..",
                                 "harness", "torch"))
-from torch_compare import Verdict, compare_node, first_difference  # noqa: E402
+from torch_compare import Verdict, compare_node, eager_run, first_difference  # noqa: E402
 from torch_fx import flatten_by_position  # noqa: E402
 import torch_partition  # noqa: E402
 
@@ -636,6 +636,43 @@ check("fresh_exports: an export with wrong use lists is exported again, not copi
       torch_export.fresh_exports(lambda: torch.export.export(_unlinked.Model(), (x2,)))()
       .graph_module is not None and torch_export.unlinked_uses(torch_export.fresh_exports(
           lambda: torch.export.export(_unlinked.Model(), (x2,)))().graph_module) != [])
+
+
+# A module's second call met before its first (44): unflatten's dedup removes the module at the
+# submodule's path. calls_out_of_order finds it, calls_renumbered removes the cause, and the
+# trace names the class only where that makes unflatten agree.
+_later = repro_module("unflatten-later-call-first-dedup")
+later_args = (torch.tensor([1.0, -2.0]), torch.tensor([-3.0, 4.0]))
+later_prog = types.SimpleNamespace(build=_later.Model, INPUTS=list(later_args), CONFIG={"calls": 1})
+
+
+def later_first(reorder=True):
+    ep = torch.export.export(_later.Model(), later_args)
+    if reorder:
+        _later.second_call_first(ep)
+    return ep
+
+
+check("calls_out_of_order: the second call met first; none in export's own order",
+      len(torch_export.calls_out_of_order(later_first())) == 1 and
+      torch_export.calls_out_of_order(later_first(False)) == [],
+      str(torch_export.calls_out_of_order(later_first())))
+renumbered = torch_export.calls_renumbered(later_first())
+check("calls_renumbered: the keys in the order met, and unflatten then agrees (44)",
+      torch_export.calls_out_of_order(renumbered) == [] and
+      torch.equal(torch.export.unflatten(renumbered)(*later_args), _later.Model()(*later_args)))
+try:
+    torch.export.unflatten(later_first())
+    crashed = False
+except RuntimeError:
+    crashed = True
+later_eager = eager_run(later_prog)
+check("unflatten of the reordered program crashes (in export's own order it agrees); the "
+      "trace names 44",
+      crashed and torch.equal(torch.export.unflatten(later_first(False))(*later_args),
+                              _later.Model()(*later_args)) and
+      torch_export.trace_unflatten(later_prog, later_first, later_eager, {}) ==
+      torch_export.LATER_FIRST)
 
 
 
