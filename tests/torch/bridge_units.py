@@ -855,6 +855,26 @@ for kept, lost, want in (((0x7fc12345,), "0xffc00001", "excused"),
     check(f"judge: NaN payloads {'lost: ' + lost if lost else 'no subset explains'} -> {want}",
           status == want and (lost is None or f"({lost})" in why), f"{status}: {why}")
 
+
+# One constant in two outputs, its payload kept in one and lost in the other (an interpreter
+# holds the float, generated code writes `nan`): each value is eager's with or without the
+# constant made canonical, so excused; a value that is neither is not.
+class _OneNaNTwice(torch.nn.Module):
+    def forward(self, x):
+        c = torch.tensor([twice._F7fc12345])
+        return x * 0 + c, x * 0 + c
+
+
+twice = types.SimpleNamespace(CONFIG={"calls": 1}, INPUTS=[torch.zeros(1)],
+                              _F7fc12345=nan_of(0x7fc12345), build=_OneNaNTwice)
+twice_eager = torch_compare.eager_run(twice)
+for second, want in ((math.nan, "excused"), (nan_of(0x7fc00001), "mismatch")):
+    status, why = torch_compare.judge(
+        twice, [[torch.tensor([nan_of(0x7fc12345)]), torch.tensor([second])]], {}, twice_eager, {})
+    check(f"judge: one constant's payload kept in one output, "
+          f"{'lost' if want == 'excused' else 'changed'} in the other -> {want}",
+          status == want and (want == "mismatch" or "in some uses" in why), f"{status}: {why}")
+
 # The hooked export paths (docs/found-bugs.md 29, 30): a forward wrapper bound to the module, then
 # the same wrapper through the class; the trace names the class only where torch records wrong
 # module stacks (torch 2.14.1: the repro's model; torch 2.6 records them right).
