@@ -274,9 +274,8 @@ def lost_payloads(p, outs, state, eager, cache):
     path's outputs and state: all of them first, then (with at most MAX_SUBSETS_OF such
     constants) each smaller set, smallest first; as (names, True). Failing that, (all of them,
     False) when each output and state value the path got is exactly that value of torch eager
-    or of one of those runs: one constant used by several nodes can keep its payload in some
-    (run by an interpreter, which holds the float) and lose it in others (run by generated code,
-    which writes `nan`). None when neither holds."""
+    or of one of those runs: a constant used by several nodes can keep its payload in some and
+    lose it in others (seen on the capability re-export). None when neither holds."""
     lossy = sorted(lossy_nan_constants(p))
     sets = [tuple(lossy)] if lossy else []
     if 1 < len(lossy) <= MAX_SUBSETS_OF:

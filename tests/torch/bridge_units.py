@@ -856,8 +856,7 @@ for kept, lost, want in (((0x7fc12345,), "0xffc00001", "excused"),
           status == want and (lost is None or f"({lost})" in why), f"{status}: {why}")
 
 
-# One constant in two outputs, its payload kept in one and lost in the other (an interpreter
-# holds the float, generated code writes `nan`): each value is eager's with or without the
+# One constant in two outputs, its payload kept in one and lost in the other: each value is eager's with or without the
 # constant made canonical, so excused; a value that is neither is not.
 class _OneNaNTwice(torch.nn.Module):
     def forward(self, x):
