@@ -47,11 +47,32 @@ def _second(a, b):
     return b.clone(memory_format=_FORMAT[0])
 
 
+def same_size(x, y):
+    """Two sizes (or strides) torch.cond takes for one: equal ints, or under dynamic shapes the
+    same expression. torch.cond merges sizes whose expressions differ into a new unbacked size
+    (torch/_higher_order_ops/cond.py, _merge_output), even where the guards make them equal, and
+    a later op that must guard on that size fails export; such a branch stays a Python
+    conditional."""
+    if isinstance(x, int) and isinstance(y, int):
+        return x == y
+
+    def expr(v):
+        return v.node.expr if isinstance(v, torch.SymInt) else v
+    return expr(x) == expr(y)
+
+
 def same_layout(a, b):
     """One shape, dtype and device, and one stride on every dimension longer than 1 (the stride
-    of a dimension of size 1 does not change the layout)."""
-    return a.shape == b.shape and a.dtype == b.dtype and a.device == b.device and \
-        all(sa == sb for sa, sb, n in zip(a.stride(), b.stride(), a.shape) if n > 1)
+    of a dimension of size 1 does not change the layout); under dynamic shapes, the same
+    expressions (same_size), every stride included."""
+    if not (a.dim() == b.dim() and a.dtype == b.dtype and a.device == b.device):
+        return False
+    sizes = list(a.shape) + list(b.shape) + list(a.stride()) + list(b.stride())
+    if all(isinstance(n, int) for n in sizes):
+        return tuple(a.shape) == tuple(b.shape) and \
+            all(sa == sb for sa, sb, n in zip(a.stride(), b.stride(), a.shape) if n > 1)
+    return all(same_size(x, y) for x, y in zip(a.shape, b.shape)) and \
+        all(same_size(sa, sb) for sa, sb in zip(a.stride(), b.stride()))
 
 
 def cond_branch(flag, a, b):
@@ -64,6 +85,11 @@ def cond_branch(flag, a, b):
         return a if flag else b
     pred = a.new_ones(()).sum() > (0.5 if flag else 1.5)
     return torch.cond(pred, _first, _second, (a, b))
+
+
+def python_branch(flag, a, b):
+    """The branch op as the program writes it: a Python conditional."""
+    return a if flag else b
 
 
 def clone_branch(flag, a, b):

@@ -36,6 +36,7 @@ import math
 import torch
 
 from torch_compare import eager_run, judge, run_calls
+from torch_cond import branch_by, cond_branch, python_branch
 from torch_export import (available, failure, run_family, saved_loader, state_after,
                           unflatten_path, verdict)
 
@@ -215,10 +216,33 @@ def guards_kept(p, load, inputs, eager, cache, refusal):
 RANK = {"error": 4, "mismatch": 4, "known_torch_issue": 3, "excused": 2}
 
 
+# torch.cond merges a size whose expressions differ between its branches into a new unbacked
+# size, and export fails where a later op must guard on it. The bridge takes a branch by
+# torch.cond only where the two sizes are one expression (torch_cond.same_size), but strict
+# export traces the bridge with dynamo, which shows it every size as an int.
+DATA_DEPENDENT = "Could not guard on data-dependent expression"
+
+
+def exported_for_sizes(p, mode):
+    """(dynamic_export(p, mode), None); under --branch cond, when that fails on a
+    data-dependent size, the export with the branch ops left Python conditionals, and a note
+    saying so."""
+    try:
+        return dynamic_export(p, mode), None
+    except Exception as e:  # noqa: BLE001 - retried only for the cause below
+        if p._branch is not cond_branch or DATA_DEPENDENT not in str(e):
+            raise
+        with branch_by(p, python_branch):
+            ep = dynamic_export(p, mode)
+        return ep, ("the branch ops left Python conditionals: with torch.cond, export could not "
+                    "guard on a size a torch.cond merged (" + str(e).splitlines()[0][:120] + ")")
+
+
 def dynamic_path(p, mode, eager, cache):
     stage = "export"
+    note = None
     try:
-        ep = dynamic_export(p, mode)
+        ep, note = exported_for_sizes(p, mode)
         stage = "save"
         load = saved_loader(ep)
         stage = "sizes"
@@ -247,6 +271,8 @@ def dynamic_path(p, mode, eager, cache):
             worst = {**r, "shapes": [list(t.shape) for t in inputs]}
     if worst["status"] == "known_torch_issue":  # every class seen at any size, in order
         worst["known_torch_issue"] = "+".join(classes)
+    if note:
+        worst = {**worst, "branch_note": note}
     return {**worst, "sizes": [[list(t.shape) for t in inputs] for inputs, _, _ in sizes]}
 
 

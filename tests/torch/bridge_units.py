@@ -1264,6 +1264,45 @@ if torch_export.available() is None:
         check(f"cond_path: skipped, {why}", r["status"] == "skipped" and why in r["skip"],
               str(r))
 
+
+class _CondSizes(torch.nn.Module):  # case 88 of seed 62: two values of one size by the guards
+    def __init__(self, prog, same):
+        super().__init__()
+        self.prog, self.same = prog, same
+        self.w = torch.nn.Parameter(torch.ones(1), requires_grad=False)
+
+    def forward(self, x):
+        piece = x.chunk(2)[1].chunk(2)[0]  # one element at size 4, an expression of its size
+        v = self.prog._branch(True, torch.neg(piece), piece.clone() if self.same else self.w + 0)
+        w = v + self.w
+        return torch.cat([w, w]).chunk(2)[0] * 2  # the chunk guards on v's size
+
+
+if torch_export.available() is None:
+    # Under dynamic shapes the branch is torch.cond only where the two sizes are one expression
+    # (torch.cond merges others into an unbacked size a later op cannot guard on); strict export
+    # shows the bridge every size as an int, so there the path retries without torch.cond.
+    results = []
+    for same in (True, False):
+        prog = cond_program(["branch", "add", "split"], lambda pr, s=same: _CondSizes(pr, s),
+                            [torch.ones(4)])
+        prog._branch = torch_cond.cond_branch
+        for mode in ("nonstrict", "strict"):
+            try:
+                ep, note = torch_dynamic.exported_for_sizes(prog, mode)
+                results.append((same, mode, torch_cond.conds(ep), note is not None))
+            except Exception as e:  # noqa: BLE001
+                results.append((same, mode, type(e).__name__))
+    # strict, two expressions: torch 2.14.1 cannot export the torch.cond, so the path retries
+    # without it; torch 2.6 exports it
+    check("exported_for_sizes --branch cond: torch.cond for one size expression; none (and no "
+          "retry) non-strict for two; strict exports or is retried without torch.cond",
+          results[:3] == [(True, "nonstrict", 1, False), (True, "strict", 1, False),
+                          (False, "nonstrict", 0, False)] and
+          results[3] in ((False, "strict", 0, True), (False, "strict", 1, False)) and
+          (results[3][2] == 0) == (tuple(int(v) for v in torch.__version__.split(".")[:2]) >=
+                                   (2, 14)), str(results))
+
 check("classify: entries 35 (its stride merging's KeyError keyed by a symbol or an int), 37 and "
       "39 by their messages (met with --branch cond), 40's (--branch nograd)",
       [torch_export.classify(e) for e in (
