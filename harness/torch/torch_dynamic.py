@@ -230,7 +230,7 @@ def exported_for_sizes(p, mode):
     try:
         return dynamic_export(p, mode), None
     except Exception as e:  # noqa: BLE001 - retried only for the cause below
-        if p._branch is not cond_branch or DATA_DEPENDENT not in str(e):
+        if getattr(p, "_branch", None) is not cond_branch or DATA_DEPENDENT not in str(e):
             raise
         with branch_by(p, python_branch):
             ep = dynamic_export(p, mode)
