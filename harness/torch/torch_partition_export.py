@@ -109,8 +109,15 @@ def trace_reexport(split, p, refs, initial, eager, cache):
     unflatten paths' trace (torch_export.trace_unflatten) on the re-exported program: the
     earlier stacks carry the module tree, and with it the unflatten classes, into it. First
     UNLINKED (docs/found-bugs.md 43), where the re-exported graph's use lists are wrong and the
-    re-export with that cause removed (users_relinked) agrees."""
-    if unlinked_uses(reexported(split, p, refs, initial).graph_module):
+    re-export with that cause removed (users_relinked) agrees. Where they are wrong and that
+    is not all, the rest of the trace runs on re-exports with the lists mended, and what it
+    finds is joined with UNLINKED (unflatten's dead code elimination fails on such a graph
+    before any other cause shows; and mended, the program can be copied, not exported again
+    for every attempt)."""
+    unlinked = bool(unlinked_uses(reexported(split, p, refs, initial).graph_module))
+    mended = users_relinked if unlinked else contextlib.nullcontext
+    also = f"+{UNLINKED}" if unlinked else ""
+    if unlinked:
         try:
             with users_relinked():
                 status, _ = unflatten_judged(split, p, refs, initial, eager, cache)
@@ -119,18 +126,24 @@ def trace_reexport(split, p, refs, initial, eager, cache):
         if status != "mismatch":
             return f"{UNLINKED}: the re-exported graph's use lists are wrong; with them " \
                 "mended after export's grad-mode pass, unflatten agrees"
+
+    def export():
+        with mended():
+            return reexported(split, p, refs, initial)
+
     try:
-        status, _ = unflatten_judged(split, p, refs, initial, eager, cache, clear=True)
+        with mended():
+            status, _ = unflatten_judged(split, p, refs, initial, eager, cache, clear=True)
     except Exception:  # noqa: BLE001 - not (only) this cause
         status = "mismatch"
-    pieces = segmented_keys(reexported(split, p, refs, initial))
+    pieces = segmented_keys(export())
     if status == "mismatch" or not pieces:
-        return trace_unflatten(p, fresh_exports(lambda: reexported(split, p, refs, initial)),
-                               eager, cache)
-    return f"{STALE}: export records a call of {pieces[0]}" + \
+        known = trace_unflatten(p, fresh_exports(export), eager, cache)
+        return known + also if known else None
+    return f"{STALE}{also}: export records a call of {pieces[0]}" + \
         (f" and {len(pieces) - 1} more" if len(pieces) > 1 else "") + \
         " as more than one run of nodes under one key; with the nodes' earlier module stacks " \
-        "removed, unflatten agrees"
+        "removed" + (" and the use lists mended" if unlinked else "") + ", unflatten agrees"
 
 
 def reexport_path(p, kind, eager, cache):
