@@ -191,12 +191,18 @@ for f in "$work"/cases/export-strict-cond-*.py; do  # (39): only with the branch
     >>"$work/cases.jsonl"
 done
 # (40, 41, 42, 36's no_grad form): only with --branch nograd; one bridge run for their cases
-grad=$(ls "$work"/cases/*grad-region-*.py 2>/dev/null)  # 40's cases are named so too
+grad=$(ls "$work"/cases/*grad-region-*.py 2>/dev/null | grep -v /reexport-partitioned-)
 [ -n "$grad" ] && "${bridge[@]}" $grad --branch nograd \
   --paths export.nonstrict.unflatten,export.strict.unflatten,export.strict.preserve,export.nonstrict.decomp_preserve,pipeline \
   >>"$work/cases.jsonl"
+# the re-export's classes (32, 44; 32 joined with 43 with --branch nograd)
 for f in "$work"/cases/reexport-partitioned-*.py "$work"/cases/unflatten-later-call-first-*.py; do
-  [ -e "$f" ] && "${bridge[@]}" "$f" --paths partition.reexport.capability >>"$work/cases.jsonl"
+  case $f in
+    *grad-region-*) branch=(--branch nograd) ;;
+    *) branch=() ;;
+  esac
+  [ -e "$f" ] && "${bridge[@]}" "$f" "${branch[@]}" --paths partition.reexport.capability \
+    >>"$work/cases.jsonl"
 done
 for f in "$work"/drawn/*.py; do
   [ -e "$f" ] || continue
@@ -264,7 +270,11 @@ LATER = {"preserve-tied-buffer-update": [((2, 11), None)],
          # repro, which needs no re-export, shows the class there too
          "unflatten-later-call-first-dedup":
              [((0, 0), {"reexport-partitioned-no-module-stack"}),
-              ((2, 14), {"unflatten-later-call-first-dedup"})]}
+              ((2, 14), {"unflatten-later-call-first-dedup"})],
+         "reexport-partitioned-stale-module-stack_export-grad-region-dead-user-unlinked":
+             [((0, 0), {"reexport-partitioned-no-module-stack"}),
+              ((2, 14), {"reexport-partitioned-stale-module-stack_"
+                         "export-grad-region-dead-user-unlinked"})]}
 version = tuple(int(x) for x in sys.argv[2:4])
 seen = {}  # per case (not per class: each case must show its class on its own)
 for line in open(sys.argv[1]):
