@@ -119,7 +119,7 @@ def trace_reexport(split, p, refs, initial, eager, cache):
     also = f"+{UNLINKED}" if unlinked else ""
     if unlinked:
         try:
-            with users_relinked():
+            with mended():
                 status, _ = unflatten_judged(split, p, refs, initial, eager, cache)
         except Exception:  # noqa: BLE001 - not (only) this cause
             status = "mismatch"
