@@ -195,15 +195,15 @@ grad=$(ls "$work"/cases/*grad-region-*.py 2>/dev/null | grep -v /reexport-partit
 [ -n "$grad" ] && "${bridge[@]}" $grad --branch nograd \
   --paths export.nonstrict.unflatten,export.strict.unflatten,export.strict.preserve,export.nonstrict.decomp_preserve,pipeline \
   >>"$work/cases.jsonl"
-# the re-export's classes (32, 44; 32 joined with 43 with --branch nograd)
-for f in "$work"/cases/reexport-partitioned-*.py "$work"/cases/unflatten-later-call-first-*.py; do
-  case $f in
-    *grad-region-*) branch=(--branch nograd) ;;
-    *) branch=() ;;
-  esac
-  [ -e "$f" ] && "${bridge[@]}" "$f" "${branch[@]}" --paths partition.reexport.capability \
-    >>"$work/cases.jsonl"
-done
+# the re-export's classes (32, 44; 32 joined with 43 with --branch nograd): one bridge run each
+reexport=$(ls "$work"/cases/reexport-partitioned-*.py "$work"/cases/unflatten-later-call-first-*.py \
+  2>/dev/null)
+plain=$(echo "$reexport" | grep -v grad-region-)
+nograd=$(echo "$reexport" | grep grad-region-)
+[ -n "$plain" ] && "${bridge[@]}" $plain --paths partition.reexport.capability \
+  >>"$work/cases.jsonl"
+[ -n "$nograd" ] && "${bridge[@]}" $nograd --branch nograd --paths partition.reexport.capability \
+  >>"$work/cases.jsonl"
 for f in "$work"/drawn/*.py; do
   [ -e "$f" ] || continue
   case $(basename "$f") in
