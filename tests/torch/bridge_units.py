@@ -20,6 +20,7 @@ from torch_fx import flatten_by_position  # noqa: E402
 import torch_partition  # noqa: E402
 
 NAN = float("nan")
+VERSION = tuple(int(v) for v in torch.__version__.split(".")[:2])  # (major, minor)
 failed = []
 
 
@@ -536,7 +537,7 @@ class _ReadsSecond(torch.nn.Module):
 # parameter's placeholder (38); torch 2.6 keeps its old name and raises (19). Either way the
 # path goes on past it with `c` unpreserved.
 x1 = torch.tensor([0.5])
-newer_decomp = tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (2, 14)
+newer_decomp = VERSION >= (2, 14)
 want = torch_decomp.DEAD_RENAMED if newer_decomp else torch_decomp.DEAD_SIGNATURE_VALUE
 got = cause_of(preserved(_ReadsSecond(), x1))
 check("decompose: a dead output computed from a parameter: renamed to the placeholder on 2.14 "
@@ -856,8 +857,9 @@ for kept, lost, want in (((0x7fc12345,), "0xffc00001", "excused"),
           status == want and (lost is None or f"({lost})" in why), f"{status}: {why}")
 
 
-# One constant in two outputs, its payload kept in one and lost in the other: each value is eager's with or without the
-# constant made canonical, so excused; a value that is neither is not.
+# One constant in two outputs, its payload kept in one and lost in the other: each value is
+# eager's with or without the constant made canonical, so excused; a value that is neither is
+# not.
 class _OneNaNTwice(torch.nn.Module):
     def forward(self, x):
         c = torch.tensor([twice._F7fc12345])
@@ -884,7 +886,7 @@ if torch_export.available() is None:
     hooked_prog = types.SimpleNamespace(CONFIG={"calls": 1}, INPUTS=[torch.ones(2)], OPS=["mul"],
                                         build=bound_repro.Model)
     hooked_eager = torch_compare.eager_run(hooked_prog)
-    newer = tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (2, 14)
+    newer = VERSION >= (2, 14)
     bound_stacks = torch_hooked.module_stacks(torch_hooked.hooked_export(hooked_prog, ["a"]))
     class_stacks = torch_hooked.module_stacks(
         torch_hooked.hooked_export(hooked_prog, ["a"], by_class=True))
@@ -1300,8 +1302,7 @@ if torch_export.available() is None:
           results[:3] == [(True, "nonstrict", 1, False), (True, "strict", 1, False),
                           (False, "nonstrict", 0, False)] and
           results[3] in ((False, "strict", 0, True), (False, "strict", 1, False)) and
-          (results[3][2] == 0) == (tuple(int(v) for v in torch.__version__.split(".")[:2]) >=
-                                   (2, 14)), str(results))
+          (results[3][2] == 0) == (VERSION >= (2, 14)), str(results))
 
 check("classify: entries 35 (its stride merging's KeyError keyed by a symbol or an int), 37 and "
       "39 by their messages (met with --branch cond), 40's (--branch nograd)",
@@ -1437,7 +1438,7 @@ if torch_export.available() is None:
     check("size_one_strides: read in an eager run; none where both calls' values agree",
           torch_cond.size_one_strides(strides) and not torch_cond.size_one_strides(both))
     r = torch_cond.cond_path(strides, "nonstrict", torch_compare.eager_run(strides), {})
-    if tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (2, 14):
+    if VERSION >= (2, 14):
         check("cond_path: branches differing in a size-1 dimension's stride, traced (35)",
               r["status"] == "known_torch_issue" and
               r["known_torch_issue"] == torch_cond.STRIDES and r["stage"] == "export" and
@@ -1605,8 +1606,8 @@ if torch_pipeline.available() is None:
         pipe, seen = torch_pipeline.build_pipe(types.SimpleNamespace(INPUTS=[torch.ones(2)]),
                                                hooked.Model(), {"a": SplitPoint.END}, fixes)
         wrapped.append((pipe(torch.ones(2))[0].tolist(), seen.get("wrapper")))
-    want_plain = [1.0, 1.0] if tuple(int(v) for v in torch.__version__.split(".")[:2]) >= \
-        (2, 14) else [2.0, 2.0]  # torch 2.6 records the right module stack
+    # torch 2.6 records the right module stack
+    want_plain = [1.0, 1.0] if VERSION >= (2, 14) else [2.0, 2.0]
     check("build_pipe wrapper: the split point put on the class, the pipe agrees (29)",
           wrapped == [(want_plain, None), ([2.0, 2.0], ["a"])], str(wrapped))
     plain_model = hooked.Model()
@@ -1637,7 +1638,7 @@ if torch_pipeline.available() is None:
                                         renamed.Model()(torch.ones(2), y2)), seen.get("rename")))
         except TypeError:
             outcome.append(("TypeError", seen.get("rename")))
-    if tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (2, 14):
+    if VERSION >= (2, 14):
         check("build_pipe rename: the renamed placeholder keyed, the stage runs and agrees (28)",
               outcome[0][0] == "TypeError" and outcome[1][0] is True and outcome[1][1],
               str(outcome))
