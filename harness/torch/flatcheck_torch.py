@@ -51,6 +51,12 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            preserved signatures are for: modules the model calls, each with probability 1/2,
            swapped for the model's own eager modules holding the unflattened module's tensors;
            the calls; vs torch eager, bit for bit (torch_swap.py).
+  export.strict.swap_modules, export.nonstrict.swap_modules
+           export preserving every submodule's call signature, then torch's own swap of the
+           flat graph, torch.export._swap._swap_modules: modules the model calls once, drawn
+           as the swap paths draw them, swapped for the model's own eager modules holding the
+           exported module's tensors; the calls; vs torch eager, bit for bit
+           (torch_swap_modules.py).
   export.strict.dynamic, export.nonstrict.dynamic
            export with every input dimension dynamic (Dim.AUTO), save/load, then ep.module()
            and unflatten at the inputs' sizes and at up to three other sizes the program's
@@ -76,7 +82,7 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            stage's module tree rebuilt with call variants, the Pipe run locally; the calls; vs
            torch eager, bit for bit (torch_pipeline.py; torch >= 2.4).
 --paths takes names or prefixes: `fx` is the fx path, the folder, const_fold and two split
-paths, `export` the nineteen export paths, `export.strict` nine, `partition` the two
+paths, `export` the twenty-one export paths, `export.strict` ten, `partition` the two
 partition paths and their two re-export paths; the default is every path.
 
 --branch cond runs every path but eager with the program's branch op taken by torch.cond, as the
@@ -130,6 +136,8 @@ from torch_swap import PATHS as SWAP_PATHS
 from torch_partition_export import PATHS as REEXPORT_PATHS
 from torch_partition_export import run_partition_export
 from torch_swap import run_swap
+from torch_swap_modules import PATHS as SWAP_MODULES_PATHS
+from torch_swap_modules import run_swap_modules
 from torch_dynamic import PATHS as DYNAMIC_PATHS
 from torch_dynamic import run_dynamic
 from torch_cond import PATHS as COND_PATHS
@@ -140,7 +148,7 @@ from torch_split import PATHS as SPLIT_PATHS
 from torch_split import run_split
 
 ALL_PATHS = ("eager", "fx") + FOLDER_PATHS + FOLD_PATHS + SPLIT_PATHS + EXPORT_PATHS + \
-    HOOKED_PATHS + SWAP_PATHS + DYNAMIC_PATHS + COND_PATHS + PARTITION_PATHS + REEXPORT_PATHS + PIPELINE_PATHS
+    HOOKED_PATHS + SWAP_PATHS + SWAP_MODULES_PATHS + DYNAMIC_PATHS + COND_PATHS + PARTITION_PATHS + REEXPORT_PATHS + PIPELINE_PATHS
 STATUSES = ("agree", "excused", "mismatch", "error", "skipped", "known_torch_issue")
 
 
@@ -395,6 +403,7 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
                 (EXPORT_PATHS, lambda w: run_export(p, eager, w, cache)),
                 (HOOKED_PATHS, lambda w: run_hooked(p, eager, w, cache)),
                 (SWAP_PATHS, lambda w: run_swap(p, eager, w, cache)),
+                (SWAP_MODULES_PATHS, lambda w: run_swap_modules(p, eager, w, cache)),
                 (DYNAMIC_PATHS, lambda w: run_dynamic(p, eager, w, cache)),
                 (COND_PATHS, lambda w: run_cond(p, eager, w, cache)),
                 (PARTITION_PATHS, lambda w: run_partition(p, eager, w, flatten, cache)),

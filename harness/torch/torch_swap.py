@@ -60,14 +60,24 @@ def outermost(fqns):
 
 def swap(p, u, fqns):
     """Replaces the modules `fqns` of the unflattened module `u` by the same modules of one fresh
-    eager model of `p` (a module held under two names is one object there, as in eager). Each
-    parameter and buffer of theirs is replaced by the tensor `u` holds under one of the names
-    the eager model holds it under (that name first: strict export keeps one name of a shared
+    eager model of `p` (a module held under two names is one object there, as in eager), each
+    holding `u`'s tensors (eager_modules)."""
+    for fqn, sub in eager_modules(p, u, fqns).items():
+        parent, _, last = fqn.rpartition(".")
+        setattr(attr_of(u, parent) if parent else u, last, sub)
+    return u
+
+
+def eager_modules(p, u, fqns):
+    """{fqn: module} for the modules `fqns` of one fresh eager model of `p`. Each parameter and
+    buffer of theirs is replaced by the tensor the module `u` holds under one of the names the
+    eager model holds it under (that name first: strict export keeps one name of a shared
     tensor)."""
     model = p.build()
     names = {}
     for fqn, t in tensors_of(model).items():  # every name of each tensor
         names.setdefault(id(t), []).append(fqn)
+    out = {}
     for fqn in fqns:
         sub = model.get_submodule(fqn)
         for prefix, m in sub.named_modules(remove_duplicate=False):
@@ -75,9 +85,8 @@ def swap(p, u, fqns):
                 for k in [k for k, v in table.items() if v is not None]:
                     name = ".".join(x for x in (fqn, prefix, k) if x)
                     table[k] = held(u, [name] + names.get(id(table[k]), []), table[k])
-        parent, _, last = fqn.rpartition(".")
-        setattr(attr_of(u, parent) if parent else u, last, sub)
-    return u
+        out[fqn] = sub
+    return out
 
 
 def held(u, names, own):

@@ -1,0 +1,304 @@
+"""The bridge's graph-swap paths (docs/torch.md), torch >= 2.5:
+
+  export.strict.swap_modules, export.nonstrict.swap_modules
+             export preserving every submodule's call signature, then torch's own module swap,
+             torch.export._swap._swap_modules: ep.module() with the preserved modules' nodes
+             fused into submodules and replaced by calls of eager modules of the same program
+             (the model's own classes, each holding the exported module's tensors for its
+             state); CONFIG["calls"] calls; outputs and state must equal torch eager's bit for
+             bit
+
+The swap paths (torch_swap.py) swap modules in the unflattened module; these swap them in the
+flat graph, as _swap_modules does. The modules are drawn as the swap paths draw them (the same
+seed; --draw's "swap" pins both), from the modules the model calls once in a forward: a module
+called more than once (or under two names) has its calls' nodes under one path, and
+_swap_modules does not handle that ("TODO: Handle the duplicate module case" in its source);
+a program with no such module is skipped. A swap is judged only where ep.module() of the same
+export agrees before it (a program of a shape the preserve path excuses is skipped too,
+torch_export.preserve_excuse).
+
+A failure is traced: when the swap with one, two or all three of these causes removed agrees,
+the path is `known_torch_issue` of those classes (joined by "+"):
+  swap-modules-output-by-position (docs/found-bugs.md 45)
+      a value the graph read from the replaced nodes is read from the swapped module's output
+      at its position among the values read (the fused nodes' outputs, in graph order), not
+      from the output of its name in the preserved signature, and the value of a buffer update
+      the module makes (ep.module()'s aten.copy_, read after the call) from an output too;
+      removed: read by name, an update's value from the buffer
+  swap-modules-constant-argument-none (docs/found-bugs.md 46)
+      an argument the preserved signature records as a constant (a float, an int, a flag) is
+      passed to the swapped module as None; removed: passed as its value
+  swap-modules-reorders-buffer-update (docs/found-bugs.md 47)
+      _swap_modules sorts the graph with legalize_graph, a topological sort that sees data
+      dependencies only; a buffer's in-place update (aten.copy_ of the buffer's get_attr)
+      depends on no read of the buffer, so the sort can run it before a read that came first,
+      which then sees the new value, or place it after the graph's output, where it never
+      runs; removed: a sort keeping each update after those reads and the output last
+      (torch's stable sort alone is not enough: the swap appends the module's call at the
+      graph's end, and the reads that depend on it move past the update)
+"""
+import contextlib
+import heapq
+import itertools
+
+import torch
+
+from torch_compare import judge, run_calls
+from torch_export import (available, copies_of, export_program, failure, preserve_excuse,
+                          run_family, state_after, verdict)
+from torch_hooked import called_modules
+import torch_swap
+
+PATHS = ("export.strict.swap_modules", "export.nonstrict.swap_modules")
+OUTPUT_POSITION = "swap-modules-output-by-position"  # docs/found-bugs.md 45
+CONSTANT_NONE = "swap-modules-constant-argument-none"  # docs/found-bugs.md 46
+CONNECTED = "swap-modules-connects-whole-output"  # docs/found-bugs.md 47
+DEAD_INPUT = "swap-modules-dead-input-none"  # docs/found-bugs.md 48
+REORDERED = "swap-modules-reorders-buffer-update"  # docs/found-bugs.md 49
+
+
+def call_counts(p, cache):
+    """FQN -> how many times one forward of a fresh model calls the module object under that
+    name (a module held under two names counts the calls under both)."""
+    if ("call_counts",) in cache:
+        return cache[("call_counts",)]
+    model = p.build()
+    by_object = {}
+    hooks = [m.register_forward_pre_hook(
+        lambda mod, args: by_object.__setitem__(id(mod), by_object.get(id(mod), 0) + 1))
+        for m in model.modules()]
+    try:
+        with torch.no_grad():
+            model(*[t.clone() for t in p.INPUTS])
+    finally:
+        for h in hooks:
+            h.remove()
+    counts = {fqn: by_object.get(id(m), 0)
+              for fqn, m in model.named_modules(remove_duplicate=False) if fqn}
+    cache[("call_counts",)] = counts
+    return counts
+
+
+@contextlib.contextmanager
+def constants_passed():
+    """_swap_modules' construction of a swapped module's inputs given each constant argument
+    of the preserved signature (a ConstantArgument other than None) as its value: torch passes
+    None for it, as for an input the graph does not compute."""
+    import torch.export._swap as swap_module  # noqa: PLC0415 - torch >= 2.5 only
+    from torch.export.graph_signature import ConstantArgument  # noqa: PLC0415
+    construct = swap_module._construct_inputs
+
+    def with_constants(gm, signature, node_name_map):
+        args_nodes, kwargs_nodes = construct(gm, signature, node_name_map)
+        some = next(iter(args_nodes), None) or next(iter(kwargs_nodes.values()), None)
+        if some is not None:  # getitem(getitem(tree_unflatten(flat, spec), 0 or 1), i)
+            unflatten = some.args[0].args[0]
+            flat = [a.value if isinstance(a, ConstantArgument) and a.value is not None else x
+                    for a, x in zip(signature.inputs, unflatten.args[0])]
+            unflatten.args = (flat,) + tuple(unflatten.args[1:])
+        return args_nodes, kwargs_nodes
+    swap_module._construct_inputs = with_constants
+    try:
+        yield
+    finally:
+        swap_module._construct_inputs = construct
+
+
+@contextlib.contextmanager
+def outputs_by_name():
+    """_swap_modules' rewiring of a swapped module's results: each value the graph read from the
+    replaced nodes read from the module's output of the same name in the preserved signature,
+    and the value of a buffer update the module makes (ep.module()'s aten.copy_, read after the
+    call) from the buffer. torch reads the module's output at the value's position among the
+    partition's outputs (the replaced nodes whose values are read outside them, in graph
+    order): another output where a module's result is unused or its results are computed out
+    of order, and an output for an update's value."""
+    import torch.export._swap as swap_module  # noqa: PLC0415 - torch >= 2.5 only
+    from torch.export.unflatten import _generate_flatten_spec  # noqa: PLC0415
+    deconstruct = swap_module._deconstruct_outputs
+
+    def by_name(gm, signature, module_node, node_name_map, orig_outputs):
+        flat = _generate_flatten_spec(gm, module_node, signature.out_spec)
+        names = [getattr(o, "name", None) for o in signature.outputs]
+        for orig in orig_outputs:
+            buffer = updated_attr(orig) if orig.name not in names else None
+            if buffer is not None:  # the buffer the module updates, read after its call
+                # (after a getitem of its results: the call keeps one user, as torch expects)
+                call = torch.fx.Proxy(flat)[0].node if names else module_node
+                out = gm.graph.call_function(after, (buffer, call))
+            else:
+                out = torch.fx.Proxy(flat)[names.index(orig.name)].node
+            orig.replace_all_uses_with(out, propagate_meta=buffer is None)
+            node_name_map[orig.name] = out
+    swap_module._deconstruct_outputs = by_name
+    try:
+        yield
+    finally:
+        swap_module._deconstruct_outputs = deconstruct
+
+
+@contextlib.contextmanager
+def pytrees_kept():
+    """_swap_modules' removal of the flatten and unflatten between two swapped modules' calls
+    not done: each call gets its arguments as its signature lists them."""
+    import torch.export._swap as swap_module  # noqa: PLC0415 - torch >= 2.5 only
+    connect = swap_module._try_remove_connecting_pytrees
+    swap_module._try_remove_connecting_pytrees = lambda node: None
+    try:
+        yield
+    finally:
+        swap_module._try_remove_connecting_pytrees = connect
+
+
+def after(value, *_):
+    """`value`: a call of it in a graph reads `value` after the nodes it is given too."""
+    return value
+
+
+def updated_attr(node):
+    """The get_attr node whose value `node` updates in place (a mutable op whose first argument
+    is a get_attr), else None."""
+    schema = getattr(node.target, "_schema", None)
+    first = node.args[0] if node.args else None
+    if node.op == "call_function" and schema is not None and schema.is_mutable and \
+            isinstance(first, torch.fx.Node) and first.op == "get_attr":
+        return first
+    return None
+
+
+def updates_after_reads(gm):
+    """Sorts `gm`'s graph (in place) topologically, keeping its order wherever it can, with each
+    in-place update of a get_attr's value (a mutable op whose first argument is the get_attr)
+    after every use of that get_attr that came before it, and the output last: the
+    dependencies legalize_graph does not see."""
+    nodes = list(gm.graph.nodes)
+    pos = {n: i for i, n in enumerate(nodes)}
+    before = {n: set(n.all_input_nodes) for n in nodes}
+    for n in nodes:
+        attr = updated_attr(n)
+        if attr is not None:
+            before[n] |= {u for u in attr.users if u is not n and pos[u] < pos[n]}
+        if n.op == "output":  # last: a node placed after it never runs (an update dropped)
+            before[n] |= {u for u in nodes if u is not n}
+    waiting = {n: len(before[n]) for n in nodes}
+    after = {n: [] for n in nodes}
+    for n in nodes:
+        for d in before[n]:
+            after[d].append(n)
+    ready = [pos[n] for n in nodes if not waiting[n]]
+    heapq.heapify(ready)
+    graph, env = torch.fx.Graph(), {}
+    while ready:
+        n = nodes[heapq.heappop(ready)]
+        env[n] = graph.node_copy(n, lambda x: env[x])
+        for u in after[n]:
+            waiting[u] -= 1
+            if not waiting[u]:
+                heapq.heappush(ready, pos[u])
+    if len(env) < len(nodes):
+        raise RuntimeError("flatcheck bridge: the graph with its updates after their reads "
+                           "has a cycle")
+    graph._codegen = gm.graph._codegen
+    gm.graph = graph
+    return gm
+
+
+@contextlib.contextmanager
+def updates_kept_after_reads():
+    """_swap_modules' topological sort made updates_after_reads."""
+    import torch.export._swap as swap_module  # noqa: PLC0415 - torch >= 2.5 only
+    legalize = swap_module.legalize_graph
+    swap_module.legalize_graph = updates_after_reads
+    try:
+        yield
+    finally:
+        swap_module.legalize_graph = legalize
+
+
+def swapped(p, ep, fqns):
+    """torch.export._swap._swap_modules of `ep` with the eager modules `fqns`."""
+    from torch.export._swap import _swap_modules  # noqa: PLC0415 - torch >= 2.5 only
+    return _swap_modules(ep, torch_swap.eager_modules(p, ep.module(), fqns))
+
+
+def judged(p, gm, eager, cache):
+    return judge(p, run_calls(gm, p), state_after(gm), eager, cache)
+
+
+def swap_modules_path(p, mode, eager, cache):
+    stage = "draw"
+    try:
+        counts = call_counts(p, cache)
+        once = [f for f in called_modules(p, cache) if counts.get(f) == 1]
+        fqns = torch_swap.PINNED if torch_swap.PINNED is not None else \
+            torch_swap.draw_swapped(p, once)
+        if not fqns and torch_swap.PINNED is None:
+            return {"status": "skipped",
+                    "skip": "the program calls no module exactly once (_swap_modules does not "
+                            "handle a module called more than once)"}
+        result = {"swapped": fqns}
+        if preserve_excuse(p):
+            return {**result, "status": "skipped",
+                    "skip": "a shape the preserve path excuses (it reports why)"}
+        stage = "export"
+        fresh = copies_of(export_program(p, mode, preserve=True))
+        stage = "module"
+        status, why = judged(p, fresh().module(), eager, cache)
+        if status == "mismatch":
+            return {**result, "status": "skipped",
+                    "skip": "ep.module() of the preserve export disagrees before any swap"}
+        stage = "swap"
+        gm = swapped(p, fresh(), fqns)
+        stage = "run"
+        status, why = judged(p, gm, eager, cache)
+        if status != "mismatch":
+            return {**result, **verdict(status, why)}
+        error = None
+    except Exception as e:  # noqa: BLE001 - torch refusing or crashing on the program
+        if stage in ("draw", "export", "module"):
+            return {**result, **failure(e, stage)} if stage != "draw" else failure(e, stage)
+        error, why = e, f"{type(e).__name__}: {e}"
+    known = trace_swap_modules(p, fresh, fqns, eager, cache)
+    if known:
+        return {**result, "status": "known_torch_issue", "stage": stage, "detail": why[:300],
+                "known_torch_issue": known}
+    return {**result, **(verdict(status, why) if error is None else failure(error, stage))}
+
+
+def trace_swap_modules(p, fresh, fqns, eager, cache):
+    """The classes of CAUSES (one, else two, else all three) whose removal makes the swap agree, as the
+    result's text; None when no such set does."""
+    for size in range(1, len(CAUSES) + 1):
+        for chosen in itertools.combinations(CAUSES, size):
+            try:
+                with contextlib.ExitStack() as stack:
+                    for _, removed, _ in chosen:
+                        stack.enter_context(removed())
+                    gm = swapped(p, fresh(), fqns)
+                status, _ = judged(p, gm, eager, cache)
+            except Exception:  # noqa: BLE001 - not (only) these causes
+                continue
+            if status != "mismatch":
+                return "+".join(cls for cls, _, _ in chosen) + ": " + "; ".join(
+                    text for _, _, text in chosen) + ": the swap agrees"
+    return None
+
+
+CAUSES = ((OUTPUT_POSITION, outputs_by_name,
+           "with each value read from the swapped module's output of its name"),
+          (CONSTANT_NONE, constants_passed,
+           "with each constant argument of a swapped module's call passed as its value"),
+          (CONNECTED, pytrees_kept,
+           "with the flatten and unflatten between two swapped modules' calls kept"),
+          (DEAD_INPUT, torch_swap.graph_kept,
+           "with the graph kept whole (no dead-code elimination in _swap_modules)"),
+          (REORDERED, updates_kept_after_reads,
+           "with _swap_modules' topological sort keeping each buffer update after the reads "
+           "of the buffer that came before it"))
+
+
+def run_swap_modules(p, eager, paths, cache):
+    """The graph-swap paths of one program, when asked for: {path: result}."""
+    return run_family(PATHS, paths,
+                      lambda path: swap_modules_path(p, path.split(".")[1], eager, cache),
+                      available())
