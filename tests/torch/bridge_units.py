@@ -1085,6 +1085,82 @@ if torch_export.available() is None:
           and len(draws) > 3 and all(draws) and torch_swap.draw_swapped(fake, []) == [] and
           not any("a" in d and "a.b" in d for d in draws), str(draws))
 
+# The graph-swap paths (docs/found-bugs.md 45 to 49): torch.export._swap._swap_modules with the
+# model's own eager modules; each cause found by its removal, on its repro's model.
+import torch_swap_modules  # noqa: E402
+
+
+class _CallsTwice(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = torch.nn.ReLU()
+        self.alias = self.inner  # one module under two names, called once under each
+
+    def forward(self, x):
+        return self.inner(x) + self.alias(x)
+
+
+def swap_program(build, calls=2):
+    return types.SimpleNamespace(CONFIG={"calls": calls}, INPUTS=[torch.tensor([1.0, -2.0, 3.0])],
+                                 OPS=["add"], build=build, _NoRecorder=object)
+
+
+if torch_export.available() is None:
+    _constant = repro_module("swap-modules-constant-argument-none")
+    for name, build, want in (
+            ("output-by-position", repro_module("swap-modules-output-by-position").Model,
+             torch_swap_modules.OUTPUT_POSITION),
+            ("constant-argument-none (a float)",
+             lambda: _constant.model(_constant.Scale, 2.0), torch_swap_modules.CONSTANT_NONE),
+            ("constant-argument-none (a flag)",
+             lambda: _constant.model(_constant.Gate, True), torch_swap_modules.CONSTANT_NONE),
+            ("output-by-position (a buffer read after the call)",
+             repro_module("swap-modules-output-by-position").ReadsAfter,
+             torch_swap_modules.OUTPUT_POSITION),
+            ("connects-whole-output", repro_module("swap-modules-connects-whole-output").Model,
+             torch_swap_modules.CONNECTED),
+            ("dead-input-none", repro_module("swap-modules-dead-input-none").Model,
+             torch_swap_modules.DEAD_INPUT),
+            ("reorders-buffer-update", repro_module("swap-modules-reorders-buffer-update").Model,
+             torch_swap_modules.REORDERED)):
+        prog = swap_program(build)
+        prog_eager = torch_compare.eager_run(prog)
+        # the modules the repro swaps: both of connects-whole-output's, else `inner`
+        fqns = ["pair", "twice"] if want == torch_swap_modules.CONNECTED else ["inner"]
+        torch_swap.PINNED = fqns
+        try:
+            for mode in ("nonstrict", "strict"):
+                r = torch_swap_modules.swap_modules_path(prog, mode, prog_eager, {})
+                check(f"swap_modules_path {mode}: the {name} repro's {fqns} swapped is {want}",
+                      r["status"] == "known_torch_issue" and r["swapped"] == fqns and
+                      r["known_torch_issue"].split(":")[0] == want, str(r))
+            untraced, torch_swap_modules.CAUSES = torch_swap_modules.CAUSES, ()
+            try:
+                r = torch_swap_modules.swap_modules_path(prog, "nonstrict", prog_eager, {})
+            finally:
+                torch_swap_modules.CAUSES = untraced
+        finally:
+            torch_swap.PINNED = None
+        check(f"swap_modules_path: without the trace, the {name} repro fails (mismatch, error)",
+              r["status"] in ("mismatch", "error"), str(r))
+    import torch.export._swap as _swap_module  # noqa: E402
+    def _swap_parts():
+        return (_swap_module.legalize_graph, _swap_module._construct_inputs,
+                _swap_module._deconstruct_outputs, _swap_module._try_remove_connecting_pytrees,
+                torch.fx.Graph.eliminate_dead_code)
+    before = _swap_parts()
+    for _, removed, _ in torch_swap_modules.CAUSES:
+        with removed():
+            changed = _swap_parts() != before
+        check(f"{removed.__name__}: changes _swap_modules inside, restores it after",
+              changed and _swap_parts() == before)
+    twice = swap_program(_CallsTwice)
+    counts = torch_swap_modules.call_counts(twice, {})
+    r = torch_swap_modules.swap_modules_path(twice, "nonstrict", torch_compare.eager_run(twice), {})
+    check("swap_modules_path: a module called under two names counts two calls and is not swapped "
+          "(skipped)", counts == {"inner": 2, "alias": 2} and r["status"] == "skipped" and
+          "exactly once" in r["skip"], f"{counts} {r}")
+
 # The dynamic paths (docs/found-bugs.md 33): a program exported for a family of sizes, judged at
 # several; a size ep.module() refuses by a shape guard must be refused by unflatten too.
 import torch_dynamic  # noqa: E402
