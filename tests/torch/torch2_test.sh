@@ -4,13 +4,15 @@
 # there or cannot be entered.
 #   torch2_test.sh bridge FLATCHECK_BIN SOURCE_DIR SHARD SHARDS [CASES]
 #       generated cases (seed 7) and, in shard 0, the regression corpus, through eager, fx, the
-#       folder and const_fold paths, the two split paths, fourteen export paths (all but
+#       folder and const_fold paths, the two split paths, sixteen export paths (all but
 #       export.strict.hooked: torch 2.6 has no class 30 and it costs a second a program; its
-#       case checks it; but export.strict.swap, whose class 31 the non-strict one and the
-#       class's case show; and but export.strict.dynamic, which reports what the non-strict one
-#       does on the programs seen) and the two partition paths, not their re-export paths (on
+#       case checks it; but export.strict.swap and export.strict.swap_modules, whose classes
+#       (31; 45 to 49) the non-strict ones and the classes' cases show; and but
+#       export.strict.dynamic, which reports what the non-strict one does on the programs seen;
+#       not export.strict.cond, below) and the two partition paths, not their re-export paths (on
 #       2.6 nearly every program is reexport-partitioned-no-module-stack; class 32's case and
-#       repro check them); the four decomposition paths on every other program,
+#       repro check them); the four decomposition paths and export.nonstrict.swap_modules on
+#       every other program,
 #       export.nonstrict.dynamic on every fourth, export.nonstrict.cond on every eighth (not
 #       export.strict.cond: it reports what the non-strict one does on the programs seen);
 #       fails on any mismatch or error (known torch
@@ -69,8 +71,9 @@ if [ "$mode" = bridge ]; then
     i=$((i + 1))
   done
   n=$(ls "$work"/programs/*.py | wc -l)
-  # Every path on every program but the four decomposition paths, which run on every other
-  # program (they cost as much as the other eleven together).
+  # Every path on every program but the four decomposition paths and the non-strict graph
+  # swap, which run on every other program (the decomposition paths cost as much as the other
+  # eleven together; the graph swap about 0.2 s a program on torch 2.6).
   half=$(ls "$work"/programs/*.py | awk 'NR % 2 == 1')
   m=$(echo "$half" | wc -l)
   # The non-strict dynamic path on every fourth program (on torch 2.6 about 1.4 s a program),
@@ -82,7 +85,8 @@ if [ "$mode" = bridge ]; then
   set +e
   "${bridge[@]}" "$work"/programs/*.py --paths "eager,fx,$others" --quiet >"$work/out.jsonl"
   rc=$?
-  "${bridge[@]}" $half --paths "$decomp" --quiet >"$work/decomp.jsonl"
+  "${bridge[@]}" $half --paths "$decomp,export.nonstrict.swap_modules" --quiet \
+    >"$work/decomp.jsonl"
   [ $? -eq 0 ] || rc=1
   "${bridge[@]}" $quarter --paths export.nonstrict.dynamic --quiet >"$work/dynamic.jsonl"
   [ $? -eq 0 ] || rc=1
@@ -103,15 +107,15 @@ for out, want in zip(sys.argv[1::2], sys.argv[2::2]):
         if ran != want:
             sys.exit(f"FAIL: {path} ran {ran} of {want} programs")
     paths += len(summary["paths"])
-if paths != 23:
-    sys.exit(f"FAIL: {paths} paths ran, expected 23")
+if paths != 24:
+    sys.exit(f"FAIL: {paths} paths ran, expected 24")
 EOF
   if [ "$rc" -ne 0 ]; then
     echo "FAIL: torch disagrees with flatcheck beyond the known torch issues (exit $rc)"
     exit 1
   fi
-  echo "PASS: $n programs through every path ($m through the decomposition paths, $q through"
-  echo "  export.nonstrict.dynamic, $e through export.nonstrict.cond) on torch $why"
+  echo "PASS: $n programs through every path ($m through the decomposition paths and the graph"
+  echo "  swap, $q through export.nonstrict.dynamic, $e through export.nonstrict.cond) on torch $why"
   exit 0
 fi
 
@@ -154,14 +158,15 @@ done
 # Each class's cases through the paths its class shows on (all of them on every case would
 # double the run): the decomposition classes' through the decomposition paths, split_module's
 # through the split paths, to_folder's, const_fold's, pipelining's, the hooked export's, the
-# swap's (entry 31), the partitioned module's re-export's (32, 44), the dynamic export's (33) and
+# swap's (entry 31), the graph swap's (45 to 49), the partitioned module's re-export's (32, 44),
+# the dynamic export's (33) and
 # the cond export's (34, 35) through theirs, strict export's cond operands' (39) through the
 # strict preserve path with --branch cond, the no_grad blocks' (40, 41, 42, and 36's no_grad
 # form) through the unflatten, strict preserve, non-strict decomp_preserve and pipeline paths
 # with --branch nograd, every other case through the other export paths and the partition
 # paths.
 other_cases=$(ls "$work"/cases/*.py |
-  grep -v '/decomp-\|/split-\|/fx-to-folder-\|/const-fold-\|/pipeline-\|/export-bound-\|/export-strict-bound-\|/unflatten-preserve-dead-input-\|/reexport-partitioned-\|/unflatten-later-call-first-\|/unflatten-drops-shape-guards-\|/unflatten-cond-\|/cond-\|/export-strict-cond-\|/export-load-dead-grad-\|/export-strict-grad-\|grad-region-')
+  grep -v '/decomp-\|/split-\|/fx-to-folder-\|/const-fold-\|/pipeline-\|/export-bound-\|/export-strict-bound-\|/unflatten-preserve-dead-input-\|/reexport-partitioned-\|/unflatten-later-call-first-\|/unflatten-drops-shape-guards-\|/unflatten-cond-\|/cond-\|/export-strict-cond-\|/export-load-dead-grad-\|/export-strict-grad-\|grad-region-\|/swap-modules-')
 "${bridge[@]}" $other_cases --paths "$others" >"$work/cases.jsonl"
 "${bridge[@]}" $(ls "$work"/cases/decomp-*.py | grep -v grad-region-) --paths "$decomp" \
   >>"$work/cases.jsonl"
@@ -180,6 +185,10 @@ for f in "$work"/cases/unflatten-preserve-dead-input-*.py; do
   [ -e "$f" ] && "${bridge[@]}" "$f" --paths export.strict.swap,export.nonstrict.swap \
     >>"$work/cases.jsonl"
 done
+# (45 to 49) the graph-swap classes' cases: one bridge run through both graph-swap paths
+swaps=$(ls "$work"/cases/swap-modules-*.py 2>/dev/null)
+[ -n "$swaps" ] && "${bridge[@]}" $swaps \
+  --paths export.strict.swap_modules,export.nonstrict.swap_modules >>"$work/cases.jsonl"
 for f in "$work"/cases/unflatten-drops-shape-guards-*.py; do
   [ -e "$f" ] && "${bridge[@]}" "$f" --paths export.nonstrict.dynamic >>"$work/cases.jsonl"
 done
@@ -437,6 +446,16 @@ if ! grep -q '"path": "export.nonstrict.swap", "swapped": \[\], "status": "agree
 fi
 refused_draw export.nonstrict.swap swap '{"swap": ["a", "a.b"]}' \
   "swapping a module and its child"
+# So do the graph-swap paths (the same key): swapping nothing, entry 45's case agrees (its own
+# draw, its one module, is the class; above).
+"${bridge[@]}" "$work/cases/swap-modules-output-by-position-1.py" \
+  --paths export.nonstrict.swap_modules --draw '{"swap": []}' >"$work/swapdraw.out" 2>&1
+if ! grep -q '"path": "export.nonstrict.swap_modules", "swapped": \[\], "status": "agree"' \
+    "$work/swapdraw.out"; then
+  cat "$work/swapdraw.out"
+  echo "FAIL: --draw '{\"swap\": []}' did not swap nothing on swap-modules-output-by-position-1"
+  fail=1
+fi
 # The dynamic paths read --draw: pinned to no other size, entry 33's case (its drawn sizes show
 # the class on torch 2.14) is judged at its own size alone; a size that is no list of shapes is
 # refused.
