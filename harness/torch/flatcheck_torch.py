@@ -517,9 +517,9 @@ def main():
                          "them: {\"pipeline\": {FQN: \"BEGINNING\"|\"END\"}, "
                          "\"hooked\": [FQN, ...], \"swap\": [FQN, ...], "
                          "\"dynamic\": [[SHAPE, ...], ...]} (any of the keys; the modules "
-                         "of both hooked paths, of both swap paths, the input shapes of each "
-                         "size both dynamic paths judge; for `flatcheck "
-                         "shrink`, whose smaller cases would draw otherwise)")
+                         "of both hooked paths, of the four swap paths (swap, swap_modules), "
+                         "the input shapes of each size both dynamic paths judge; for "
+                         "`flatcheck shrink`, whose smaller cases would draw otherwise)")
     args = ap.parse_args()
     if args.draw:
         try:

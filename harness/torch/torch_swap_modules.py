@@ -17,18 +17,26 @@ a program with no such module is skipped. A swap is judged only where ep.module(
 export agrees before it (a program of a shape the preserve path excuses is skipped too,
 torch_export.preserve_excuse).
 
-A failure is traced: when the swap with one, two or all three of these causes removed agrees,
-the path is `known_torch_issue` of those classes (joined by "+"):
+A failure is traced: when the swap with one of these causes removed agrees, or two, and so on up
+to all five, the path is `known_torch_issue` of those classes (joined by "+"):
   swap-modules-output-by-position (docs/found-bugs.md 45)
       a value the graph read from the replaced nodes is read from the swapped module's output
       at its position among the values read (the fused nodes' outputs, in graph order), not
       from the output of its name in the preserved signature, and the value of a buffer update
       the module makes (ep.module()'s aten.copy_, read after the call) from an output too;
       removed: read by name, an update's value from the buffer
-  swap-modules-constant-argument-none (docs/found-bugs.md 46)
+  swap-modules-constant-argument-none (46)
       an argument the preserved signature records as a constant (a float, an int, a flag) is
       passed to the swapped module as None; removed: passed as its value
-  swap-modules-reorders-buffer-update (docs/found-bugs.md 47)
+  swap-modules-connects-whole-output (47)
+      between two swapped modules' calls, the flatten of the first's results and the unflatten
+      of the second's arguments are removed when the second's arguments are the first's first
+      results, and the second gets the first's whole result as its one argument; removed: the
+      flatten and unflatten kept
+  swap-modules-dead-input-none (48)
+      _swap_modules eliminates dead code before it swaps; a value only an unused result of the
+      module reads is removed, and the module gets None for it; removed: the graph kept whole
+  swap-modules-reorders-buffer-update (49)
       _swap_modules sorts the graph with legalize_graph, a topological sort that sees data
       dependencies only; a buffer's in-place update (aten.copy_ of the buffer's get_attr)
       depends on no read of the buffer, so the sort can run it before a read that came first,
@@ -181,17 +189,17 @@ def updates_after_reads(gm):
         if n.op == "output":  # last: a node placed after it never runs (an update dropped)
             before[n] |= {u for u in nodes if u is not n}
     waiting = {n: len(before[n]) for n in nodes}
-    after = {n: [] for n in nodes}
+    then = {n: [] for n in nodes}  # the nodes waiting for each node
     for n in nodes:
         for d in before[n]:
-            after[d].append(n)
+            then[d].append(n)
     ready = [pos[n] for n in nodes if not waiting[n]]
     heapq.heapify(ready)
     graph, env = torch.fx.Graph(), {}
     while ready:
         n = nodes[heapq.heappop(ready)]
         env[n] = graph.node_copy(n, lambda x: env[x])
-        for u in after[n]:
+        for u in then[n]:
             waiting[u] -= 1
             if not waiting[u]:
                 heapq.heappush(ready, pos[u])
@@ -266,8 +274,8 @@ def swap_modules_path(p, mode, eager, cache):
 
 
 def trace_swap_modules(p, fresh, fqns, eager, cache):
-    """The classes of CAUSES (one, else two, else all three) whose removal makes the swap agree, as the
-    result's text; None when no such set does."""
+    """The classes of the fewest CAUSES whose removal together makes the swap agree, with what
+    was removed, as the result's text; None when no set of them does."""
     for size in range(1, len(CAUSES) + 1):
         for chosen in itertools.combinations(CAUSES, size):
             try:
