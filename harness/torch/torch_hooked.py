@@ -46,23 +46,34 @@ PINNED = None  # the modules to hook instead of a draw (the bridge's --draw)
 
 def called_modules(p, cache=None):
     """The FQNs of the modules a fresh model of program `p` calls, in the order of their first
-    calls (forward pre-hooks on one eager call; its state is thrown away with the model).
-    `cache`, the program's cache of the bridge, keeps them for the other drawn paths."""
+    calls, each module under the first name it is held under (module_calls)."""
+    return list(dict.fromkeys(names[0] for names in module_calls(p, cache)))
+
+
+def module_calls(p, cache=None):
+    """The module calls of one forward of a fresh model of program `p`, in order, each as every
+    FQN the called module is held under (forward pre-hooks on one eager call; its state is
+    thrown away with the model). `cache`, the program's cache of the bridge, keeps them for the
+    other drawn paths."""
     if cache is not None:
-        if ("called",) not in cache:
-            cache[("called",)] = called_modules(p)
-        return cache[("called",)]
+        if ("module_calls",) not in cache:
+            cache[("module_calls",)] = module_calls(p)
+        return cache[("module_calls",)]
     model = p.build()
-    seen = []
-    hooks = [m.register_forward_pre_hook(lambda mod, args, fqn=fqn: seen.append(fqn))
-             for fqn, m in model.named_modules() if fqn]
+    names = {}
+    for fqn, m in model.named_modules(remove_duplicate=False):
+        if fqn:
+            names.setdefault(id(m), []).append(fqn)
+    calls = []
+    hooks = [m.register_forward_pre_hook(lambda mod, args: calls.append(tuple(names[id(mod)])))
+             for m in model.modules() if id(m) in names]
     try:
         with torch.no_grad():
             model(*[t.clone() for t in p.INPUTS])
     finally:
         for h in hooks:
             h.remove()
-    return list(dict.fromkeys(seen))
+    return calls
 
 
 def forward_bound(module, around):

@@ -48,13 +48,14 @@ to all five, the path is `known_torch_issue` of those classes (joined by "+"):
 import contextlib
 import heapq
 import itertools
+from unittest import mock
 
 import torch
 
 from torch_compare import judge, run_calls
 from torch_export import (available, copies_of, export_program, failure, preserve_excuse,
                           run_family, state_after, verdict)
-from torch_hooked import called_modules
+from torch_hooked import called_modules, module_calls
 import torch_swap
 
 PATHS = ("export.strict.swap_modules", "export.nonstrict.swap_modules")
@@ -68,26 +69,13 @@ REORDERED = "swap-modules-reorders-buffer-update"  # docs/found-bugs.md 49
 def call_counts(p, cache):
     """FQN -> how many times one forward of a fresh model calls the module object under that
     name (a module held under two names counts the calls under both)."""
-    if ("call_counts",) in cache:
-        return cache[("call_counts",)]
-    model = p.build()
-    by_object = {}
-    hooks = [m.register_forward_pre_hook(
-        lambda mod, args: by_object.__setitem__(id(mod), by_object.get(id(mod), 0) + 1))
-        for m in model.modules()]
-    try:
-        with torch.no_grad():
-            model(*[t.clone() for t in p.INPUTS])
-    finally:
-        for h in hooks:
-            h.remove()
-    counts = {fqn: by_object.get(id(m), 0)
-              for fqn, m in model.named_modules(remove_duplicate=False) if fqn}
-    cache[("call_counts",)] = counts
+    counts = {}
+    for names in module_calls(p, cache):
+        for fqn in names:
+            counts[fqn] = counts.get(fqn, 0) + 1
     return counts
 
 
-@contextlib.contextmanager
 def constants_passed():
     """_swap_modules' construction of a swapped module's inputs given each constant argument
     of the preserved signature (a ConstantArgument other than None) as its value: torch passes
@@ -105,14 +93,9 @@ def constants_passed():
                     for a, x in zip(signature.inputs, unflatten.args[0])]
             unflatten.args = (flat,) + tuple(unflatten.args[1:])
         return args_nodes, kwargs_nodes
-    swap_module._construct_inputs = with_constants
-    try:
-        yield
-    finally:
-        swap_module._construct_inputs = construct
+    return mock.patch.object(swap_module, "_construct_inputs", with_constants)
 
 
-@contextlib.contextmanager
 def outputs_by_name():
     """_swap_modules' rewiring of a swapped module's results: each value the graph read from the
     replaced nodes read from the module's output of the same name in the preserved signature,
@@ -123,7 +106,6 @@ def outputs_by_name():
     of order, and an output for an update's value."""
     import torch.export._swap as swap_module  # noqa: PLC0415 - torch >= 2.5 only
     from torch.export.unflatten import _generate_flatten_spec  # noqa: PLC0415
-    deconstruct = swap_module._deconstruct_outputs
 
     def by_name(gm, signature, module_node, node_name_map, orig_outputs):
         flat = _generate_flatten_spec(gm, module_node, signature.out_spec)
@@ -138,24 +120,14 @@ def outputs_by_name():
                 out = torch.fx.Proxy(flat)[names.index(orig.name)].node
             orig.replace_all_uses_with(out, propagate_meta=buffer is None)
             node_name_map[orig.name] = out
-    swap_module._deconstruct_outputs = by_name
-    try:
-        yield
-    finally:
-        swap_module._deconstruct_outputs = deconstruct
+    return mock.patch.object(swap_module, "_deconstruct_outputs", by_name)
 
 
-@contextlib.contextmanager
 def pytrees_kept():
     """_swap_modules' removal of the flatten and unflatten between two swapped modules' calls
     not done: each call gets its arguments as its signature lists them."""
     import torch.export._swap as swap_module  # noqa: PLC0415 - torch >= 2.5 only
-    connect = swap_module._try_remove_connecting_pytrees
-    swap_module._try_remove_connecting_pytrees = lambda node: None
-    try:
-        yield
-    finally:
-        swap_module._try_remove_connecting_pytrees = connect
+    return mock.patch.object(swap_module, "_try_remove_connecting_pytrees", lambda node: None)
 
 
 def after(value, *_):
@@ -211,16 +183,10 @@ def updates_after_reads(gm):
     return gm
 
 
-@contextlib.contextmanager
 def updates_kept_after_reads():
     """_swap_modules' topological sort made updates_after_reads."""
     import torch.export._swap as swap_module  # noqa: PLC0415 - torch >= 2.5 only
-    legalize = swap_module.legalize_graph
-    swap_module.legalize_graph = updates_after_reads
-    try:
-        yield
-    finally:
-        swap_module.legalize_graph = legalize
+    return mock.patch.object(swap_module, "legalize_graph", updates_after_reads)
 
 
 def swapped(p, ep, fqns):
