@@ -44,6 +44,11 @@ to all five, the path is `known_torch_issue` of those classes (joined by "+"):
       runs; removed: a sort keeping each update after those reads and the output last
       (torch's stable sort alone is not enough: the swap appends the module's call at the
       graph's end, and the reads that depend on it move past the update)
+and, where the program has a torch.no_grad() block (--branch nograd), strict export's
+  export-strict-grad-region-module-stack (41)
+      the block recorded under the calling module's stack: the swapped module's nodes are cut
+      in two around it, and fuse_as_graphmodule finds a dependency cycle; removed: the block's
+      nodes given the stack of the module that runs it (torch_export.grad_regions_placed)
 """
 import contextlib
 import heapq
@@ -53,8 +58,9 @@ from unittest import mock
 import torch
 
 from torch_compare import judge, run_calls
-from torch_export import (available, copies_of, export_program, failure, preserve_excuse,
-                          run_family, state_after, verdict)
+from torch_export import (GRAD_REGION, available, copies_of, export_program, failure,
+                          grad_regions, grad_regions_placed, preserve_excuse, run_family,
+                          state_after, verdict)
 from torch_hooked import called_modules, module_calls
 import torch_swap
 
@@ -240,33 +246,45 @@ def swap_modules_path(p, mode, eager, cache):
 
 
 def trace_swap_modules(p, fresh, fqns, eager, cache):
-    """The classes of the fewest CAUSES whose removal together makes the swap agree, with what
-    was removed, as the result's text; None when no set of them does."""
-    for size in range(1, len(CAUSES) + 1):
-        for chosen in itertools.combinations(CAUSES, size):
+    """The classes of the fewest causes (CAUSES, and GRAD_REGION's where the program has a
+    torch.no_grad() block) whose removal together makes the swap agree, with what was removed,
+    as the result's text; None when no set of them does."""
+    causes = CAUSES + ((GRAD_REGION, contextlib.nullcontext, grad_regions_placed,
+                        "with each torch.no_grad() block's nodes under the module that runs "
+                        "it"),) if grad_regions(fresh()) else CAUSES
+    for size in range(1, len(causes) + 1):
+        for chosen in itertools.combinations(causes, size):
             try:
                 with contextlib.ExitStack() as stack:
-                    for _, removed, _ in chosen:
+                    ep = fresh()
+                    for _, removed, placed, _ in chosen:
                         stack.enter_context(removed())
-                    gm = swapped(p, fresh(), fqns)
+                        ep = placed(ep)
+                    gm = swapped(p, ep, fqns)
                 status, _ = judged(p, gm, eager, cache)
             except Exception:  # noqa: BLE001 - not (only) these causes
                 continue
             if status != "mismatch":
-                return "+".join(cls for cls, _, _ in chosen) + ": " + "; ".join(
-                    text for _, _, text in chosen) + ": the swap agrees"
+                return "+".join(cls for cls, _, _, _ in chosen) + ": " + "; ".join(
+                    text for _, _, _, text in chosen) + ": the swap agrees"
     return None
 
 
-CAUSES = ((OUTPUT_POSITION, outputs_by_name,
+def same(ep):
+    return ep
+
+
+# (class, a context removing its cause in _swap_modules, a function removing it from the
+# exported program, what the removal does)
+CAUSES = ((OUTPUT_POSITION, outputs_by_name, same,
            "with each value read from the swapped module's output of its name"),
-          (CONSTANT_NONE, constants_passed,
+          (CONSTANT_NONE, constants_passed, same,
            "with each constant argument of a swapped module's call passed as its value"),
-          (CONNECTED, pytrees_kept,
+          (CONNECTED, pytrees_kept, same,
            "with the flatten and unflatten between two swapped modules' calls kept"),
-          (DEAD_INPUT, torch_swap.graph_kept,
+          (DEAD_INPUT, torch_swap.graph_kept, same,
            "with the graph kept whole (no dead-code elimination in _swap_modules)"),
-          (REORDERED, updates_kept_after_reads,
+          (REORDERED, updates_kept_after_reads, same,
            "with _swap_modules' topological sort keeping each buffer update after the reads "
            "of the buffer that came before it"))
 

@@ -1100,6 +1100,23 @@ class _CallsTwice(torch.nn.Module):
         return self.inner(x) + self.alias(x)
 
 
+class _GradRegionChild(torch.nn.Module):  # docs/found-bugs.md 41's shape
+    def forward(self, b):
+        y = b * 2.0
+        with torch.no_grad():
+            z = y.clone()
+        return z + 1.0
+
+
+class _GradRegionCaller(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.inner = _GradRegionChild()
+
+    def forward(self, x):
+        return self.inner(x)
+
+
 def swap_program(build, calls=2):
     return types.SimpleNamespace(CONFIG={"calls": calls}, INPUTS=[torch.tensor([1.0, -2.0, 3.0])],
                                  OPS=["add"], build=build, _NoRecorder=object)
@@ -1149,11 +1166,21 @@ if torch_export.available() is None:
                 _swap_module._deconstruct_outputs, _swap_module._try_remove_connecting_pytrees,
                 torch.fx.Graph.eliminate_dead_code)
     before = _swap_parts()
-    for _, removed, _ in torch_swap_modules.CAUSES:
+    for _, removed, _, _ in torch_swap_modules.CAUSES:
         with removed():
             changed = _swap_parts() != before
         check(f"{removed.__name__}: changes _swap_modules inside, restores it after",
               changed and _swap_parts() == before)
+    # strict export records the child's no_grad block under the root (41): the child's nodes
+    # around it cannot be fused (a cycle); non-strict export records it under the child
+    region = swap_program(_GradRegionCaller)
+    region_eager = torch_compare.eager_run(region)
+    got = {mode: torch_swap_modules.swap_modules_path(region, mode, region_eager, {})
+           for mode in ("strict", "nonstrict")}
+    check("swap_modules_path: a child's no_grad block is class 41 on strict export (the block's "
+          "nodes placed, the swap agrees), agrees on non-strict",
+          got["strict"].get("known_torch_issue", "").split(":")[0] == torch_export.GRAD_REGION
+          and got["nonstrict"]["status"] == "agree", str(got))
     twice = swap_program(_CallsTwice)
     counts = torch_swap_modules.call_counts(twice, {})
     r = torch_swap_modules.swap_modules_path(twice, "nonstrict", torch_compare.eager_run(twice), {})
