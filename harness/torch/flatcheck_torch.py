@@ -353,6 +353,16 @@ def path_groups(paths):
     return list(groups.values())
 
 
+def reset_compile_caches():
+    """torch's compile caches (dynamo's) emptied: a program is judged as if it ran alone. Eager
+    torch.cond compiles its branches with dynamo, which traces a cond it met before at other
+    sizes with symbolic ones, so a program's result could depend on the programs before it."""
+    try:
+        importlib.import_module("torch._dynamo").reset()
+    except ImportError:  # torch 1.x: no dynamo, no compile caches to reset
+        pass
+
+
 def within(seconds, group, run):
     """run(group), or each path of the group skipped with the reason "time limit" when it ran
     past `seconds`; torch's compile caches (dynamo's, left mid-trace) are reset then."""
@@ -360,10 +370,7 @@ def within(seconds, group, run):
         with time_limit(seconds):
             return run(group)
     except PathTimeout:
-        try:
-            importlib.import_module("torch._dynamo").reset()
-        except ImportError:  # torch 1.x: no dynamo, no compile caches to reset
-            pass
+        reset_compile_caches()
         why = f"time limit: ran past --path-time {seconds:g} s on this program"
         return {path: {"status": "skipped", "skip": why} for path in group}
 
@@ -564,6 +571,7 @@ def main():
             print(json.dumps({"program": path, "error": str(e)}))
             return 2
         ops = program_ops(p)
+        reset_compile_caches()
         for r in check_program(p, paths, flatten, pass_name, counts, args.device, args.branch,
                                args.path_time):
             r["program"] = path

@@ -64,9 +64,15 @@ KNOWN_ERRORS = [
     # size-1 dimension's stride (torch 2.14.1; found-bugs 35, corpus/torch/cond-size-one-stride-
     # rejected.py): its message, or a KeyError from the same stride merging (`_bound_stride`:
     # one branch's stride not among the other's) keyed by a symbolic stride or, under strict
-    # export's dynamo, a plain int. The cond paths trace it instead (torch_cond.export_traced).
+    # export's dynamo, a plain int; or, where dynamo traces the cond with symbolic sizes (eager
+    # torch.cond compiled again for another size), its check of the strides' order: the
+    # bridge takes torch.cond only for values whose strides differ in size-1 dimensions alone
+    # (torch_cond.same_layout), so the order differs there only. The cond paths trace it
+    # instead (torch_cond.export_traced).
     (r"output stride is not a simple accumulative multiplication of sizes|"
-     r"call_function cond\(.*got KeyError\((s\d+: hint = )?\d+\)", "cond-size-one-stride-rejected"),
+     r"call_function cond\(.*got KeyError\((s\d+: hint = )?\d+\)|"
+     r"The sorted order of strides of the two branches' output doesn't match",
+     "cond-size-one-stride-rejected"),
     # run_decompositions refusing a torch.cond whose operands are views of one tensor as
     # "aliasing" (torch 2.14.1; found-bugs 37, corpus/torch/decomp-cond-operands-share-
     # storage.py). Read from the message: the bridge's branches always return a clone, so
