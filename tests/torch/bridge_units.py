@@ -1181,6 +1181,28 @@ if torch_export.available() is None:
           "nodes placed, the swap agrees), agrees on non-strict",
           got["strict"].get("known_torch_issue", "").split(":")[0] == torch_export.GRAD_REGION
           and got["nonstrict"]["status"] == "agree", str(got))
+    # canonical_agrees: a module reading the program's NaN constant when it runs, as a swapped
+    # eager module does, agrees with torch eager once the constant is canonical; another not
+    payload = bits(0x7FC12345).item()
+    nan_prog = types.SimpleNamespace(CONFIG={"calls": 1}, INPUTS=[torch.tensor([1.0, NAN])],
+                                     OPS=["mul"], _F7fc12345=payload, _NoRecorder=object)
+
+    class _ReadsConstant(torch.nn.Module):
+        def __init__(self, factor):
+            super().__init__()
+            self.factor = factor
+
+        def forward(self, x):
+            return x * self.factor, x * nan_prog._F7fc12345
+    nan_prog.build = lambda: _ReadsConstant(1.0)
+    nan_eager = torch_compare.eager_run(nan_prog)
+    same = torch_swap_modules.canonical_agrees(nan_prog, lambda: _ReadsConstant(1.0), nan_eager, {})
+    other = torch_swap_modules.canonical_agrees(nan_prog, lambda: _ReadsConstant(2.0), nan_eager,
+                                                {})
+    check("canonical_agrees: a module reading the NaN constant agrees with it canonical; one "
+          "computing otherwise does not; the constant's payload put back",
+          same and not other and bits(0x7FC12345).view(torch.int32).item() ==
+          torch.tensor([nan_prog._F7fc12345]).view(torch.int32).item(), f"{same} {other}")
     twice = swap_program(_CallsTwice)
     counts = torch_swap_modules.call_counts(twice, {})
     r = torch_swap_modules.swap_modules_path(twice, "nonstrict", torch_compare.eager_run(twice), {})
