@@ -148,7 +148,8 @@ from torch_split import PATHS as SPLIT_PATHS
 from torch_split import run_split
 
 ALL_PATHS = ("eager", "fx") + FOLDER_PATHS + FOLD_PATHS + SPLIT_PATHS + EXPORT_PATHS + \
-    HOOKED_PATHS + SWAP_PATHS + SWAP_MODULES_PATHS + DYNAMIC_PATHS + COND_PATHS + PARTITION_PATHS + REEXPORT_PATHS + PIPELINE_PATHS
+    HOOKED_PATHS + SWAP_PATHS + SWAP_MODULES_PATHS + DYNAMIC_PATHS + COND_PATHS + \
+    PARTITION_PATHS + REEXPORT_PATHS + PIPELINE_PATHS
 STATUSES = ("agree", "excused", "mismatch", "error", "skipped", "known_torch_issue")
 
 
