@@ -11,6 +11,7 @@ Two kinds of comparison:
     path's bits exactly (`lost_payloads`): the difference is then traced to constants whose
     payloads the path lost, and nothing else.
 """
+import contextlib
 import itertools
 import math
 import struct
@@ -250,18 +251,26 @@ def lossy_nan_constants(p):
     return out
 
 
-def canonical_nan_eager(p, names):
-    """torch eager's outputs and final state with the program's NaN constants `names` replaced
-    by math.nan (what code generation by repr() and export's serializer write)."""
+@contextlib.contextmanager
+def canonical_constants(p, names):
+    """The program's NaN constants `names` replaced by math.nan inside (what code generation by
+    repr() and export's serializer write); their payloads put back after."""
     saved = {name: getattr(p, name) for name in names}
     try:
         for name in names:
             setattr(p, name, math.nan)
-        e = eager_run(p)
-        return e.outs, e.final
+        yield
     finally:
         for name, value in saved.items():
             setattr(p, name, value)
+
+
+def canonical_nan_eager(p, names):
+    """torch eager's outputs and final state with the program's NaN constants `names`
+    canonical (canonical_constants)."""
+    with canonical_constants(p, names):
+        e = eager_run(p)
+    return e.outs, e.final
 
 
 # A path may lose the payload of some NaN constants and keep others' (the pipeline path did, on
@@ -293,6 +302,11 @@ def lost_payloads(p, outs, state, eager, cache):
     return (tuple(lossy), False) if sets and not unexplained else None
 
 
+# judge()'s mismatch text when only NaN payloads differ but no lost constant explains it (a path
+# may excuse it otherwise: torch_swap_modules.canonical_agrees)
+UNEXPLAINED_PAYLOADS = "only NaN payloads differ, and not as losing a constant's payload explains"
+
+
 def judge(p, outs, state, eager, cache):
     """A path's verdict against torch eager: ("agree" | "excused" | "mismatch", details).
     `cache` keeps the canonical-NaN run between the paths of one program."""
@@ -313,5 +327,5 @@ def judge(p, outs, state, eager, cache):
                                f"lost their payloads in some uses ({diffs[0][0]})")
     where, kind = next(((w, k) for w, k in diffs if k != "payload"), diffs[0])
     if kind == "payload":
-        kind = "only NaN payloads differ, and not as losing a constant's payload explains"
+        kind = UNEXPLAINED_PAYLOADS
     return "mismatch", f"{where}: {kind}"

@@ -57,7 +57,8 @@ from unittest import mock
 
 import torch
 
-from torch_compare import canonical_nan_eager, diff_values, judge, lossy_nan_constants, run_calls
+from torch_compare import (UNEXPLAINED_PAYLOADS, canonical_constants, canonical_nan_eager,
+                           diff_values, judge, lossy_nan_constants, run_calls)
 from torch_export import (GRAD_REGION, available, copies_of, export_program, failure,
                           grad_regions, grad_regions_placed, preserve_excuse, run_family,
                           state_after, verdict)
@@ -218,15 +219,19 @@ def canonical_agrees(p, build, eager, cache):
     if key not in cache:
         cache[key] = canonical_nan_eager(p, names)
     gm = build()
-    saved = {name: getattr(p, name) for name in names}
-    try:
-        for name in names:
-            setattr(p, name, float("nan"))
+    with canonical_constants(p, names):
         outs, state = run_calls(gm, p), state_after(gm)
-    finally:
-        for name, value in saved.items():
-            setattr(p, name, value)
     return not diff_values(outs, state, eager, *cache[key])
+
+
+def swap_verdict(p, gm, build, eager, cache):
+    """(status, why) of the swap `gm`: judge()'s, or excused where only NaN payloads differ and
+    a new swap (`build()`) agrees with the constants canonical (canonical_agrees)."""
+    status, why = judged(p, gm, eager, cache)
+    if status == "mismatch" and why.endswith(UNEXPLAINED_PAYLOADS) and \
+            canonical_agrees(p, build, eager, cache):
+        return "excused", CANONICAL
+    return status, why
 
 
 def judged(p, gm, eager, cache):
@@ -258,10 +263,7 @@ def swap_modules_path(p, mode, eager, cache):
         stage = "swap"
         gm = swapped(p, fresh(), fqns)
         stage = "run"
-        status, why = judged(p, gm, eager, cache)
-        if status == "mismatch" and "only NaN payloads differ" in why and \
-                canonical_agrees(p, lambda: swapped(p, fresh(), fqns), eager, cache):
-            status, why = "excused", CANONICAL
+        status, why = swap_verdict(p, gm, lambda: swapped(p, fresh(), fqns), eager, cache)
         if status != "mismatch":
             return {**result, **verdict(status, why)}
         error = None
@@ -293,10 +295,7 @@ def trace_swap_modules(p, fresh, fqns, eager, cache):
                         ep = placed(ep)
                     return swapped(p, ep, fqns)
             try:
-                status, why = judged(p, build(), eager, cache)
-                if status == "mismatch" and "only NaN payloads differ" in why and \
-                        canonical_agrees(p, build, eager, cache):
-                    status = "excused"
+                status, _ = swap_verdict(p, build(), build, eager, cache)
             except Exception:  # noqa: BLE001 - not (only) these causes
                 continue
             if status != "mismatch":
