@@ -57,6 +57,12 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            as the swap paths draw them, swapped for the model's own eager modules holding the
            exported module's tensors; the calls; vs torch eager, bit for bit
            (torch_swap_modules.py).
+  export.strict.functional_call, export.nonstrict.functional_call
+           export, save/load and unflatten, then the calls through torch.func.functional_call
+           with a new state (every tensor doubled) under the eager model's names, as a
+           checkpoint gives them; vs torch eager with that state written into its own
+           tensors, bit for bit; the unflattened module's own tensors put back
+           (torch_functional.py).
   export.strict.dynamic, export.nonstrict.dynamic
            export with every input dimension dynamic (Dim.AUTO), save/load, then ep.module()
            and unflatten at the inputs' sizes and at up to three other sizes the program's
@@ -82,7 +88,7 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            stage's module tree rebuilt with call variants, the Pipe run locally; the calls; vs
            torch eager, bit for bit (torch_pipeline.py; torch >= 2.4).
 --paths takes names or prefixes: `fx` is the fx path, the folder, const_fold and two split
-paths, `export` the twenty-one export paths, `export.strict` ten, `partition` the two
+paths, `export` the twenty-three export paths, `export.strict` eleven, `partition` the two
 partition paths and their two re-export paths; the default is every path.
 
 --branch cond runs every path but eager with the program's branch op taken by torch.cond, as the
@@ -138,6 +144,8 @@ from torch_partition_export import run_partition_export
 from torch_swap import run_swap
 from torch_swap_modules import PATHS as SWAP_MODULES_PATHS
 from torch_swap_modules import run_swap_modules
+from torch_functional import PATHS as FUNCTIONAL_PATHS
+from torch_functional import run_functional
 from torch_dynamic import PATHS as DYNAMIC_PATHS
 from torch_dynamic import run_dynamic
 from torch_cond import PATHS as COND_PATHS
@@ -148,8 +156,8 @@ from torch_split import PATHS as SPLIT_PATHS
 from torch_split import run_split
 
 ALL_PATHS = ("eager", "fx") + FOLDER_PATHS + FOLD_PATHS + SPLIT_PATHS + EXPORT_PATHS + \
-    HOOKED_PATHS + SWAP_PATHS + SWAP_MODULES_PATHS + DYNAMIC_PATHS + COND_PATHS + \
-    PARTITION_PATHS + REEXPORT_PATHS + PIPELINE_PATHS
+    HOOKED_PATHS + SWAP_PATHS + SWAP_MODULES_PATHS + FUNCTIONAL_PATHS + DYNAMIC_PATHS + \
+    COND_PATHS + PARTITION_PATHS + REEXPORT_PATHS + PIPELINE_PATHS
 STATUSES = ("agree", "excused", "mismatch", "error", "skipped", "known_torch_issue")
 
 
@@ -412,6 +420,7 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
                 (HOOKED_PATHS, lambda w: run_hooked(p, eager, w, cache)),
                 (SWAP_PATHS, lambda w: run_swap(p, eager, w, cache)),
                 (SWAP_MODULES_PATHS, lambda w: run_swap_modules(p, eager, w, cache)),
+                (FUNCTIONAL_PATHS, lambda w: run_functional(p, eager, w, cache)),
                 (DYNAMIC_PATHS, lambda w: run_dynamic(p, eager, w, cache)),
                 (COND_PATHS, lambda w: run_cond(p, eager, w, cache)),
                 (PARTITION_PATHS, lambda w: run_partition(p, eager, w, flatten, cache)),

@@ -1210,6 +1210,123 @@ if torch_export.available() is None:
           "(skipped)", counts == {"inner": 2, "alias": 2} and r["status"] == "skipped" and
           "exactly once" in r["skip"], f"{counts} {r}")
 
+# The functional-call paths (docs/found-bugs.md 50; pytorch#164759): a new state run through
+# torch.func.functional_call on the unflattened module, judged against eager with that state.
+import torch_functional  # noqa: E402
+
+
+class _Scaled(torch.nn.Module):  # a child whose call specializes on a flag
+    def __init__(self, w):
+        super().__init__()
+        self.w = w
+
+    def forward(self, x, flag: bool):
+        return x * self.w if flag else x + self.w
+
+
+class _TiedTwice(torch.nn.Module):
+    """a.w and b.w are one parameter, and a is called twice with different flags: the
+    unflattened module holds it under a.w, a@1.w and b.w, the eager model under a.w and b.w."""
+    def __init__(self):
+        super().__init__()
+        w = torch.nn.Parameter(torch.tensor([1.0, 2.0, 3.0]), requires_grad=False)
+        self.a = _Scaled(w)
+        self.b = _Scaled(w)
+
+    def forward(self, x):
+        return self.a(x, True) + self.a(x, False) + self.b(x, True)
+
+
+class _Holder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("buf", torch.tensor([1.0, 2.0, 3.0]))
+
+    def forward(self, x):
+        return x * self.buf
+
+
+class _Parent(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c = _Holder()
+
+    def forward(self, x, flag: bool):
+        y = self.c(x)
+        return y * 2.0 if flag else y + 1.0
+
+
+class _SharedChild(torch.nn.Module):
+    """p called twice with different flags: the unflattened module's p and p@1 hold one child
+    module object c, under two paths (pytorch#164759's shape)."""
+    def __init__(self):
+        super().__init__()
+        self.p = _Parent()
+
+    def forward(self, x):
+        return self.p(x, True) + self.p(x, False)
+
+
+class _Untied(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = _Scaled(torch.nn.Parameter(torch.tensor([1.0, 2.0, 3.0]), requires_grad=False))
+
+    def forward(self, x):
+        return self.a(x, True)
+
+
+if torch_export.available() is None:
+    def functional(build, mode="nonstrict"):
+        prog = swap_program(build)
+        return torch_functional.functional_call_path(prog, mode, torch_compare.eager_run(prog), {})
+
+    for mode in ("nonstrict", "strict"):
+        r = functional(_TiedTwice, mode)
+        check(f"functional_call_path {mode}: two of three names of a tied parameter given is "
+              f"class 50 alone",
+              r["status"] == "known_torch_issue" and
+              r["known_torch_issue"].startswith(torch_functional.TIED_SUBSET + ":"), str(r))
+        r = functional(_SharedChild, mode)
+        check(f"functional_call_path {mode}: a child held under two paths is pytorch#164759's "
+              f"class (its buffer not put back)",
+              r["status"] == "known_torch_issue" and
+              r["known_torch_issue"].startswith(torch_functional.SHARED_RESTORE + ":") and
+              "not put back" in r["detail"], str(r))
+        r = functional(_Untied, mode)
+        check(f"functional_call_path {mode}: no tie, no shared child: agree", r["status"] == "agree",
+              str(r))
+    untraced = torch_functional.trace_functional
+    torch_functional.trace_functional = lambda *a: None
+    try:
+        r = functional(_TiedTwice)
+    finally:
+        torch_functional.trace_functional = untraced
+    check("functional_call_path: without the trace, class 50 is a KeyError",
+          r["status"] == "error" and r["first_mismatch"].startswith("KeyError"), str(r))
+    # The expectation is eager with the new state, not functional_call: a functional_call that
+    # ignores the given state (the module's own tensors used) is a mismatch.
+    real = torch.func.functional_call
+    torch.func.functional_call = lambda module, state, args, **kw: module(*args)
+    try:
+        r = functional(_Untied)
+    finally:
+        torch.func.functional_call = real
+    check("functional_call_path: a functional_call ignoring the state is a mismatch",
+          r["status"] == "mismatch", str(r))
+    prog = swap_program(_TiedTwice)
+    given = torch_functional.given_state(prog, {"a.w", "b.w"})
+    check("given_state: the names of one eager tensor share one new tensor, twice its value",
+          given["a.w"] is given["b.w"] and given["a.w"].tolist() == [2.0, 4.0, 6.0], str(given))
+    build = prog.build
+    with torch_functional.new_state(prog):
+        doubled = prog.build().a.w.tolist()
+    check("new_state: the model built doubled inside, as before after",
+          doubled == [2.0, 4.0, 6.0] and prog.build is build, str(doubled))
+else:
+    print("skip: the functional-call checks (" + torch_export.available() + ")")
+
+
 # The dynamic paths (docs/found-bugs.md 33): a program exported for a family of sizes, judged at
 # several; a size ep.module() refuses by a shape guard must be refused by unflatten too.
 import torch_dynamic  # noqa: E402

@@ -1,0 +1,201 @@
+"""The bridge's functional-call paths (docs/torch.md), torch >= 2.5:
+
+  export.strict.functional_call, export.nonstrict.functional_call
+             export, save/load and unflatten (as export.<mode>.unflatten), then each of the
+             CONFIG["calls"] calls through torch.func.functional_call(u, state, inputs), the
+             way a checkpoint of the eager model is run on the unflattened module without
+             loading it: `state` maps every name the eager model holds a parameter or buffer
+             under (those the unflattened module holds too) to a new tensor, one per eager
+             tensor, twice its initial value. The outputs, and the given tensors after the
+             calls (a buffer update writes into them), must equal torch eager's with the same
+             new state written into the model's own tensors, bit for bit; and the unflattened
+             module's own tensors must be as before (functional_call puts them back).
+
+The expectation is torch eager, not functional_call: a fresh eager model whose tensors are
+doubled in place, run as it is (new_state; the NaN-payload excuse of torch_compare.judge runs
+eager with that state too). A call variant `n@1` of the unflattened module holds its module's
+tensors under names the eager model does not have, tied to the names it does: functional_call
+(tie_weights=True, its default) is documented to give every name of a tied tensor the value of
+the names given. A program whose unflattened module disagrees with eager, or whose unflatten
+raises, before any functional_call is skipped (the unflatten path reports why).
+
+A failure is traced by its causes, removed one at a time, then both:
+  functional-call-tied-subset-keyerror (docs/found-bugs.md 50)
+      functional_call raises KeyError when two or more (but not all) names of a tied tensor
+      are given: _untie_named_tensors_map looks every name of the tensor up among the given
+      ones; removed: every name the module holds the tensor under given the one new tensor
+  functional-call-shared-module-restore (pytorch/pytorch#164759, open)
+      a module object the unflattened module holds under two paths (the variants of a module
+      share its children) has its tensor swapped once per path, and put back once per path,
+      the second time with the new tensor: after the call the module holds the given tensor,
+      and the next call finds other ties; removed: every name given, one name per module and
+      attribute passed, tie_weights=False (each slot swapped once)
+"""
+import contextlib
+
+import torch
+
+from torch_compare import eager_run, judge, outputs_of, run_calls, tensors_of
+from torch_export import available, export_program, failure, run_family, saved_loader, verdict
+
+PATHS = ("export.strict.functional_call", "export.nonstrict.functional_call")
+TIED_SUBSET = "functional-call-tied-subset-keyerror"
+SHARED_RESTORE = "functional-call-shared-module-restore"
+
+
+def unique_tensors(module):
+    return list({id(t): t for t in tensors_of(module).values()}.values())
+
+
+@contextlib.contextmanager
+def new_state(p):
+    """The program `p` building its model with every parameter and buffer doubled in place: the
+    expectation's state (eager_run and judge's canonical-NaN runs build through p.build)."""
+    build = p.build
+
+    def doubled():
+        model = build()
+        with torch.no_grad():
+            for t in unique_tensors(model):
+                t.mul_(2)
+        return model
+    p.build = doubled
+    try:
+        yield
+    finally:
+        p.build = build
+
+
+def given_state(p, held):
+    """{eager FQN: tensor} for each name a fresh doubled eager model holds a tensor under that
+    the module (whose FQNs are `held`) holds too; the names of one eager tensor share one
+    tensor, as in a checkpoint the eager model's state_dict gives."""
+    with new_state(p):
+        model = p.build()
+    one = {}  # one tensor per eager tensor: functional_call tells tied tensors apart by object
+    return {fqn: one.setdefault(id(t), t.detach()) for fqn, t in tensors_of(model).items()
+            if fqn in held}
+
+
+def tie_completed(module, state):
+    """`state` with every other name the module holds each given tensor's original under given
+    the same new tensor (the cause of TIED_SUBSET removed)."""
+    names = {}
+    for fqn, t in tensors_of(module).items():
+        names.setdefault(id(t), []).append(fqn)
+    own = tensors_of(module)
+    out = dict(state)
+    for fqn, value in state.items():
+        for other in names.get(id(own.get(fqn)), []):
+            out.setdefault(other, value)
+    return out
+
+
+def one_per_slot(module, state):
+    """`state` with one name per (module object, attribute) it names: a module held under two
+    paths is given its tensor once (the cause of SHARED_RESTORE removed, with tie_weights=False).
+    """
+    seen, out = set(), {}
+    for fqn, value in state.items():
+        parent, _, attr = fqn.rpartition(".")
+        slot = (id(module.get_submodule(parent)), attr)
+        if slot not in seen:
+            seen.add(slot)
+            out[fqn] = value
+    return out
+
+
+def functional_calls(module, state, p, tie_weights=True):
+    """The calls through torch.func.functional_call(module, state, inputs): outputs per call."""
+    outs = []
+    with torch.no_grad():
+        for _ in range(p.CONFIG["calls"]):
+            got = outputs_of(torch.func.functional_call(
+                module, state, tuple(t.clone() for t in p.INPUTS), tie_weights=tie_weights))
+            outs.append([o.detach().clone() for o in got])
+    return outs
+
+
+def judged(p, module, state, want, cache, tie_weights=True):
+    """(status, why): the functional calls of `module` with `state` against eager with the new
+    state (`want`, judged under new_state with its own `cache`), then the module's own tensors
+    against what they were before."""
+    before = {fqn: t.detach().clone() for fqn, t in tensors_of(module).items()}
+    outs = functional_calls(module, state, p, tie_weights)
+    with new_state(p):
+        status, why = judge(p, outs, {fqn: t.clone() for fqn, t in state.items()}, want, cache)
+    if status == "mismatch":
+        return status, why
+    for fqn, t in tensors_of(module).items():
+        if fqn not in before or not torch.equal(before[fqn].view(torch.int32),
+                                                t.detach().view(torch.int32)):
+            return "mismatch", (f"the unflattened module's own {fqn} is not put back after "
+                                "functional_call")
+    return status, why
+
+
+def functional_call_path(p, mode, eager, cache):
+    stage = "export"
+    try:
+        load = saved_loader(export_program(p, mode))
+        stage = "unflatten"
+        u = torch.export.unflatten(load())
+        status, why = judge(p, run_calls(u, p), {fqn: t.detach().clone() for fqn, t in
+                                                 tensors_of(u).items()}, eager, cache)
+        if status == "mismatch":
+            return {"status": "skipped",
+                    "skip": "the unflattened module disagrees with eager before any "
+                            "functional_call (the unflatten path reports why)"}
+        stage = "eager"
+        with new_state(p):
+            want = eager_run(p)
+        mine = {}  # judge's canonical-NaN runs of the new state, not the program's
+        stage = "run"
+        u = torch.export.unflatten(load())
+        status, why = judged(p, u, given_state(p, set(tensors_of(u))), want, mine)
+        if status != "mismatch":
+            return verdict(status, why)
+        error = None
+    except Exception as e:  # noqa: BLE001 - torch refusing or crashing on the program
+        if stage == "unflatten":
+            return {"status": "skipped",
+                    "skip": f"unflatten, or its module's calls, raised {type(e).__name__} "
+                            "before any functional_call (the unflatten path reports why)"}
+        if stage != "run":
+            return failure(e, stage)
+        error, why = e, f"{type(e).__name__}: {e}"
+    known = trace_functional(p, load, want, mine, isinstance(error, KeyError))
+    if known:
+        return {"status": "known_torch_issue", "stage": stage, "detail": why[:300],
+                "known_torch_issue": known}
+    return verdict(status, why) if error is None else failure(error, stage)
+
+
+def trace_functional(p, load, want, cache, key_error):
+    """The class of the cause whose removal makes the calls agree (text), or None: every name
+    given (TIED_SUBSET, when the calls raised KeyError), else also one name per slot with
+    tie_weights=False (SHARED_RESTORE; with TIED_SUBSET too when they raised KeyError)."""
+    def agrees(slots):
+        u = torch.export.unflatten(load())
+        state = tie_completed(u, given_state(p, set(tensors_of(u))))
+        try:
+            if slots:
+                return judged(p, u, one_per_slot(u, state), want, cache, False)[0] != "mismatch"
+            return judged(p, u, state, want, cache)[0] != "mismatch"
+        except Exception:  # noqa: BLE001 - not (only) this cause
+            return False
+    if key_error and agrees(False):
+        return (f"{TIED_SUBSET}: two or more, not all, names of a tied tensor given; every "
+                f"name given, the calls agree")
+    if agrees(True):
+        classes = ([TIED_SUBSET] if key_error else []) + [SHARED_RESTORE]
+        return ("+".join(classes) + ": a module held under two paths; each slot given its "
+                "tensor once (every name given, tie_weights=False), the calls agree")
+    return None
+
+
+def run_functional(p, eager, paths, cache):
+    """The functional-call paths of one program, when asked for: {path: result}."""
+    return run_family(PATHS, paths,
+                      lambda path: functional_call_path(p, path.split(".")[1], eager, cache),
+                      available())
