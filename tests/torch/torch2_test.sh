@@ -13,7 +13,9 @@
 #       2.6 nearly every program is reexport-partitioned-no-module-stack; class 32's case and
 #       repro check them); the four decomposition paths and export.nonstrict.swap_modules on
 #       every other program,
-#       export.nonstrict.dynamic on every fourth, export.nonstrict.cond on every eighth (not
+#       export.nonstrict.dynamic and export.nonstrict.functional_call on every fourth (not
+#       export.strict.functional_call: its classes show on the non-strict one, and the
+#       classes' cases and bridge_units.py check both), export.nonstrict.cond on every eighth (not
 #       export.strict.cond: it reports what the non-strict one does on the programs seen);
 #       fails on any mismatch or error (known torch
 #       issues are counted, not failed)
@@ -76,8 +78,9 @@ if [ "$mode" = bridge ]; then
   # eleven together; the graph swap about 0.2 s a program on torch 2.6).
   half=$(ls "$work"/programs/*.py | awk 'NR % 2 == 1')
   m=$(echo "$half" | wc -l)
-  # The non-strict dynamic path on every fourth program (on torch 2.6 about 1.4 s a program),
-  # the non-strict cond path on every eighth (a traced class costs it a few seconds).
+  # The non-strict dynamic and functional-call paths on every fourth program (on torch 2.6
+  # about 1.4 s and 0.5 s a program), the non-strict cond path on every eighth (a traced class
+  # costs it a few seconds).
   quarter=$(ls "$work"/programs/*.py | awk 'NR % 4 == 2')
   q=$(echo "$quarter" | wc -l)
   eighth=$(ls "$work"/programs/*.py | awk 'NR % 8 == 6')
@@ -88,7 +91,8 @@ if [ "$mode" = bridge ]; then
   "${bridge[@]}" $half --paths "$decomp,export.nonstrict.swap_modules" --quiet \
     >"$work/decomp.jsonl"
   [ $? -eq 0 ] || rc=1
-  "${bridge[@]}" $quarter --paths export.nonstrict.dynamic --quiet >"$work/dynamic.jsonl"
+  "${bridge[@]}" $quarter --paths export.nonstrict.dynamic,export.nonstrict.functional_call \
+    --quiet >"$work/dynamic.jsonl"
   [ $? -eq 0 ] || rc=1
   "${bridge[@]}" $eighth --paths export.nonstrict.cond --quiet >"$work/cond.jsonl"
   [ $? -eq 0 ] || rc=1
@@ -107,15 +111,16 @@ for out, want in zip(sys.argv[1::2], sys.argv[2::2]):
         if ran != want:
             sys.exit(f"FAIL: {path} ran {ran} of {want} programs")
     paths += len(summary["paths"])
-if paths != 24:
-    sys.exit(f"FAIL: {paths} paths ran, expected 24")
+if paths != 25:
+    sys.exit(f"FAIL: {paths} paths ran, expected 25")
 EOF
   if [ "$rc" -ne 0 ]; then
     echo "FAIL: torch disagrees with flatcheck beyond the known torch issues (exit $rc)"
     exit 1
   fi
   echo "PASS: $n programs through every path ($m through the decomposition paths and the graph"
-  echo "  swap, $q through export.nonstrict.dynamic, $e through export.nonstrict.cond) on torch $why"
+  echo "  swap, $q through export.nonstrict.dynamic and export.nonstrict.functional_call, $e"
+  echo "  through export.nonstrict.cond) on torch $why"
   exit 0
 fi
 
@@ -166,7 +171,7 @@ done
 # with --branch nograd, every other case through the other export paths and the partition
 # paths.
 other_cases=$(ls "$work"/cases/*.py |
-  grep -v '/decomp-\|/split-\|/fx-to-folder-\|/const-fold-\|/pipeline-\|/export-bound-\|/export-strict-bound-\|/unflatten-preserve-dead-input-\|/reexport-partitioned-\|/unflatten-later-call-first-\|/unflatten-drops-shape-guards-\|/unflatten-cond-\|/cond-\|/export-strict-cond-\|/export-load-dead-grad-\|/export-strict-grad-\|grad-region-\|/swap-modules-')
+  grep -v '/decomp-\|/split-\|/fx-to-folder-\|/const-fold-\|/pipeline-\|/export-bound-\|/export-strict-bound-\|/unflatten-preserve-dead-input-\|/reexport-partitioned-\|/unflatten-later-call-first-\|/unflatten-drops-shape-guards-\|/unflatten-cond-\|/cond-\|/export-strict-cond-\|/export-load-dead-grad-\|/export-strict-grad-\|grad-region-\|/swap-modules-\|/functional-call-')
 "${bridge[@]}" $other_cases --paths "$others" >"$work/cases.jsonl"
 "${bridge[@]}" $(ls "$work"/cases/decomp-*.py | grep -v grad-region-) --paths "$decomp" \
   >>"$work/cases.jsonl"
@@ -185,6 +190,10 @@ for f in "$work"/cases/unflatten-preserve-dead-input-*.py; do
   [ -e "$f" ] && "${bridge[@]}" "$f" --paths export.strict.swap,export.nonstrict.swap \
     >>"$work/cases.jsonl"
 done
+# (50, pytorch#164759) the functional-call classes' cases: one run through both paths
+calls=$(ls "$work"/cases/functional-call-*.py 2>/dev/null)
+[ -n "$calls" ] && "${bridge[@]}" $calls \
+  --paths export.strict.functional_call,export.nonstrict.functional_call >>"$work/cases.jsonl"
 # (45 to 49) the graph-swap classes' cases: one bridge run through both graph-swap paths
 swaps=$(ls "$work"/cases/swap-modules-*.py 2>/dev/null)
 [ -n "$swaps" ] && "${bridge[@]}" $swaps \
