@@ -35,7 +35,7 @@ import contextlib
 
 import torch
 
-from torch_compare import eager_run, judge, outputs_of, run_calls, tensors_of
+from torch_compare import bit_equal, eager_run, judge, run_calls, tensors_of
 from torch_export import available, export_program, failure, run_family, saved_loader, verdict
 
 PATHS = ("export.strict.functional_call", "export.nonstrict.functional_call")
@@ -80,10 +80,10 @@ def given_state(p, held):
 def tie_completed(module, state):
     """`state` with every other name the module holds each given tensor's original under given
     the same new tensor (the cause of TIED_SUBSET removed)."""
-    names = {}
-    for fqn, t in tensors_of(module).items():
-        names.setdefault(id(t), []).append(fqn)
     own = tensors_of(module)
+    names = {}
+    for fqn, t in own.items():
+        names.setdefault(id(t), []).append(fqn)
     out = dict(state)
     for fqn, value in state.items():
         for other in names.get(id(own.get(fqn)), []):
@@ -107,13 +107,8 @@ def one_per_slot(module, state):
 
 def functional_calls(module, state, p, tie_weights=True):
     """The calls through torch.func.functional_call(module, state, inputs): outputs per call."""
-    outs = []
-    with torch.no_grad():
-        for _ in range(p.CONFIG["calls"]):
-            got = outputs_of(torch.func.functional_call(
-                module, state, tuple(t.clone() for t in p.INPUTS), tie_weights=tie_weights))
-            outs.append([o.detach().clone() for o in got])
-    return outs
+    return run_calls(lambda *args: torch.func.functional_call(module, state, args,
+                                                              tie_weights=tie_weights), p)
 
 
 def judged(p, module, state, want, cache, tie_weights=True):
@@ -127,8 +122,7 @@ def judged(p, module, state, want, cache, tie_weights=True):
     if status == "mismatch":
         return status, why
     for fqn, t in tensors_of(module).items():
-        if fqn not in before or not torch.equal(before[fqn].view(torch.int32),
-                                                t.detach().view(torch.int32)):
+        if fqn not in before or not bit_equal(before[fqn], t.detach()):
             return "mismatch", (f"the unflattened module's own {fqn} is not put back after "
                                 "functional_call")
     return status, why
