@@ -16,8 +16,8 @@ doubled in place, run as it is (new_state; the NaN-payload excuse of torch_compa
 eager with that state too). A call variant `n@1` of the unflattened module holds its module's
 tensors under names the eager model does not have, tied to the names it does: functional_call
 (tie_weights=True, its default) is documented to give every name of a tied tensor the value of
-the names given. A program whose unflattened module disagrees with eager, or whose unflatten
-raises, before any functional_call is skipped (the unflatten path reports why).
+the names given. A program whose unflattened module disagrees with eager, or whose load or
+unflatten raises, before any functional_call is skipped (the unflatten path reports why).
 
 A failure is traced by its causes, removed one at a time, then both:
   functional-call-tied-subset-keyerror (docs/found-bugs.md 50)
@@ -153,8 +153,9 @@ def functional_call_path(p, mode, eager, cache):
     except Exception as e:  # noqa: BLE001 - torch refusing or crashing on the program
         if stage == "unflatten":
             return {"status": "skipped",
-                    "skip": f"unflatten, or its module's calls, raised {type(e).__name__} "
-                            "before any functional_call (the unflatten path reports why)"}
+                    "skip": f"the load, unflatten or the unflattened module's calls raised "
+                            f"{type(e).__name__} before any functional_call (the unflatten "
+                            "path reports why)"}
         if stage != "run":
             return failure(e, stage)
         error, why = e, f"{type(e).__name__}: {e}"
