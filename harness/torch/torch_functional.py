@@ -168,8 +168,9 @@ def functional_call_path(p, mode, eager, cache):
 
 def trace_functional(p, load, want, cache, key_error):
     """The class of the cause whose removal makes the calls agree (text), or None: every name
-    given (TIED_SUBSET, when the calls raised KeyError), else also one name per slot with
-    tie_weights=False (SHARED_RESTORE; with TIED_SUBSET too when they raised KeyError)."""
+    given (TIED_SUBSET, when the calls raised KeyError), else, where the module holds a module
+    object under two paths, also one name per slot with tie_weights=False (SHARED_RESTORE;
+    with TIED_SUBSET too when they raised KeyError)."""
     def agrees(slots):
         u = torch.export.unflatten(load())
         state = tie_completed(u, given_state(p, set(tensors_of(u))))
@@ -182,11 +183,19 @@ def trace_functional(p, load, want, cache, key_error):
     if key_error and agrees(False):
         return (f"{TIED_SUBSET}: two or more, not all, names of a tied tensor given; every "
                 f"name given, the calls agree")
-    if agrees(True):
+    if held_twice(torch.export.unflatten(load())) and agrees(True):
         classes = ([TIED_SUBSET] if key_error else []) + [SHARED_RESTORE]
         return ("+".join(classes) + ": a module held under two paths; each slot given its "
                 "tensor once (every name given, tie_weights=False), the calls agree")
     return None
+
+
+def held_twice(module):
+    """Whether the module holds one module object under two paths (SHARED_RESTORE's cause)."""
+    paths = {}
+    for _, m in module.named_modules(remove_duplicate=False):
+        paths[id(m)] = paths.get(id(m), 0) + 1
+    return any(n > 1 for n in paths.values())
 
 
 def run_functional(p, eager, paths, cache):

@@ -1314,6 +1314,11 @@ if torch_export.available() is None:
         torch.func.functional_call = real
     check("functional_call_path: a functional_call ignoring the state is a mismatch",
           r["status"] == "mismatch", str(r))
+    shared = torch.export.unflatten(torch.export.export(_SharedChild(), (torch.ones(3),)))
+    untied = torch.export.unflatten(torch.export.export(_Untied(), (torch.ones(3),)))
+    check("held_twice: the variants' shared child is one object under two paths; none in a "
+          "module called once",
+          torch_functional.held_twice(shared) and not torch_functional.held_twice(untied))
     prog = swap_program(_TiedTwice)
     given = torch_functional.given_state(prog, {"a.w", "b.w"})
     check("given_state: the names of one eager tensor share one new tensor, twice its value",
