@@ -19,7 +19,8 @@ tensors under names the eager model does not have, tied to the names it does: fu
 the names given. A program whose unflattened module disagrees with eager, or whose load or
 unflatten raises, before any functional_call is skipped (the unflatten path reports why).
 
-A failure is traced by its causes, removed one at a time, then both:
+A failure is traced by its causes (those the program has), removed one at a time, then two,
+then all three:
   functional-call-tied-subset-keyerror (docs/found-bugs.md 50)
       functional_call raises KeyError when two or more (but not all) names of a tied tensor
       are given: _untie_named_tensors_map looks every name of the tensor up among the given
@@ -30,8 +31,15 @@ A failure is traced by its causes, removed one at a time, then both:
       the second time with the new tensor: after the call the module holds the given tensor,
       and the next call finds other ties; removed: every name given, one name per module and
       attribute passed, tie_weights=False (each slot swapped once)
+  export-load-aliases-empty-tensors (docs/found-bugs.md 51, torch 2.14)
+      torch.export.save groups the weights that share a storage by the storage's data_ptr,
+      which is 0 for every zero-element storage: distinct empty buffers load as one storage,
+      and unflatten (which finds shared tensors by storage) makes them one tensor, so the
+      eager model's distinct tensors for them are "multiple values" for one tied tensor
+      (ValueError); removed: unflatten of the program as exported, without save/load
 """
 import contextlib
+import itertools
 
 import torch
 
@@ -41,6 +49,13 @@ from torch_export import available, export_program, failure, run_family, saved_l
 PATHS = ("export.strict.functional_call", "export.nonstrict.functional_call")
 TIED_SUBSET = "functional-call-tied-subset-keyerror"
 SHARED_RESTORE = "functional-call-shared-module-restore"
+EMPTY_ALIASED = "export-load-aliases-empty-tensors"
+# What each cause is, and how the trace removes it.
+CAUSES = {TIED_SUBSET: "two or more, not all, names of a tied tensor given (every name given)",
+          SHARED_RESTORE: "a module object held under two paths (each slot given its tensor "
+                          "once: every name given, tie_weights=False)",
+          EMPTY_ALIASED: "distinct zero-element tensors one storage after save/load, tied "
+                         "by unflatten (unflatten of the unsaved program)"}
 
 
 def unique_tensors(module):
@@ -159,35 +174,58 @@ def functional_call_path(p, mode, eager, cache):
         if stage != "run":
             return failure(e, stage)
         error, why = e, f"{type(e).__name__}: {e}"
-    known = trace_functional(p, load, want, mine, isinstance(error, KeyError))
+    known = trace_functional(p, mode, load, want, mine, isinstance(error, KeyError))
     if known:
         return {"status": "known_torch_issue", "stage": stage, "detail": why[:300],
                 "known_torch_issue": known}
     return verdict(status, why) if error is None else failure(error, stage)
 
 
-def trace_functional(p, load, want, cache, key_error):
-    """The class of the cause whose removal makes the calls agree (text), or None: every name
-    given (TIED_SUBSET, when the calls raised KeyError), else, where the module holds a module
-    object under two paths, also one name per slot with tie_weights=False (SHARED_RESTORE;
-    with TIED_SUBSET too when they raised KeyError)."""
-    def agrees(slots):
-        u = torch.export.unflatten(load())
-        state = tie_completed(u, given_state(p, set(tensors_of(u))))
-        try:
-            if slots:
-                return judged(p, u, one_per_slot(u, state), want, cache, False)[0] != "mismatch"
-            return judged(p, u, state, want, cache)[0] != "mismatch"
-        except Exception:  # noqa: BLE001 - not (only) this cause
-            return False
-    if key_error and agrees(False):
-        return (f"{TIED_SUBSET}: two or more, not all, names of a tied tensor given; every "
-                f"name given, the calls agree")
-    if held_twice(torch.export.unflatten(load())) and agrees(True):
-        classes = ([TIED_SUBSET] if key_error else []) + [SHARED_RESTORE]
-        return ("+".join(classes) + ": a module held under two paths; each slot given its "
-                "tensor once (every name given, tie_weights=False), the calls agree")
+def trace_functional(p, mode, load, want, cache, key_error):
+    """The classes of the fewest causes (CAUSES) present in the program whose removal together
+    makes the calls agree, with what was removed (text), or None. SHARED_RESTORE's removal
+    passes tie_weights=False, which cannot raise TIED_SUBSET's KeyError: where the calls
+    raised it, SHARED_RESTORE is tried with TIED_SUBSET only."""
+    u = torch.export.unflatten(load())
+    present = [c for c, here in ((TIED_SUBSET, key_error), (SHARED_RESTORE, held_twice(u)),
+                                 (EMPTY_ALIASED, aliased_empty(p, u))) if here]
+    for size in range(1, len(present) + 1):
+        for chosen in itertools.combinations(present, size):
+            if key_error and SHARED_RESTORE in chosen and TIED_SUBSET not in chosen:
+                continue
+            if agrees(p, mode, load, want, cache, chosen):
+                return "+".join(chosen) + ": " + "; ".join(CAUSES[c] for c in chosen) + \
+                    "; removed, the calls agree"
     return None
+
+
+def agrees(p, mode, load, want, cache, removed):
+    """Whether the calls agree with the causes `removed` removed."""
+    if EMPTY_ALIASED in removed:
+        u = torch.export.unflatten(export_program(p, mode))  # no save/load
+    else:
+        u = torch.export.unflatten(load())
+    state = given_state(p, set(tensors_of(u)))
+    if TIED_SUBSET in removed or SHARED_RESTORE in removed:
+        state = tie_completed(u, state)
+    try:
+        if SHARED_RESTORE in removed:
+            return judged(p, u, one_per_slot(u, state), want, cache, False)[0] != "mismatch"
+        return judged(p, u, state, want, cache)[0] != "mismatch"
+    except Exception:  # noqa: BLE001 - not (only) these causes
+        return False
+
+
+def aliased_empty(p, module):
+    """Whether the module holds one tensor under names whose eager tensors are distinct
+    zero-element tensors (EMPTY_ALIASED's cause)."""
+    eager = tensors_of(p.build())
+    names = {}
+    for fqn, t in tensors_of(module).items():
+        if fqn in eager:
+            names.setdefault(id(t), []).append(fqn)
+    return any(len({id(eager[n]) for n in group}) > 1 and
+               all(eager[n].numel() == 0 for n in group) for group in names.values())
 
 
 def held_twice(module):
