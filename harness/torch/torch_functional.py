@@ -43,7 +43,7 @@ import itertools
 
 import torch
 
-from torch_compare import bit_equal, eager_run, judge, run_calls, tensors_of
+from torch_compare import bit_equal, eager_run, judge, run_calls, state_of, tensors_of
 from torch_export import available, export_program, failure, run_family, saved_loader, verdict
 
 PATHS = ("export.strict.functional_call", "export.nonstrict.functional_call")
@@ -60,6 +60,14 @@ CAUSES = {TIED_SUBSET: "two or more, not all, names of a tied tensor given (ever
 
 def unique_tensors(module):
     return list({id(t): t for t in tensors_of(module).values()}.values())
+
+
+def names_by_tensor(module):
+    """{id(tensor): [FQN, ...]}: every name the module holds each tensor under."""
+    names = {}
+    for fqn, t in tensors_of(module).items():
+        names.setdefault(id(t), []).append(fqn)
+    return names
 
 
 @contextlib.contextmanager
@@ -95,10 +103,7 @@ def given_state(p, held):
 def tie_completed(module, state):
     """`state` with every other name the module holds each given tensor's original under given
     the same new tensor (the cause of TIED_SUBSET removed)."""
-    own = tensors_of(module)
-    names = {}
-    for fqn, t in own.items():
-        names.setdefault(id(t), []).append(fqn)
+    own, names = tensors_of(module), names_by_tensor(module)
     out = dict(state)
     for fqn, value in state.items():
         for other in names.get(id(own.get(fqn)), []):
@@ -130,7 +135,7 @@ def judged(p, module, state, want, cache, tie_weights=True):
     """(status, why): the functional calls of `module` with `state` against eager with the new
     state (`want`, judged under new_state with its own `cache`), then the module's own tensors
     against what they were before."""
-    before = {fqn: t.detach().clone() for fqn, t in tensors_of(module).items()}
+    before = state_of(module)
     outs = functional_calls(module, state, p, tie_weights)
     with new_state(p):
         status, why = judge(p, outs, {fqn: t.clone() for fqn, t in state.items()}, want, cache)
@@ -149,8 +154,7 @@ def functional_call_path(p, mode, eager, cache):
         load = saved_loader(export_program(p, mode))
         stage = "unflatten"
         u = torch.export.unflatten(load())
-        status, why = judge(p, run_calls(u, p), {fqn: t.detach().clone() for fqn, t in
-                                                 tensors_of(u).items()}, eager, cache)
+        status, why = judge(p, run_calls(u, p), state_of(u), eager, cache)
         if status == "mismatch":
             return {"status": "skipped",
                     "skip": "the unflattened module disagrees with eager before any "
@@ -220,12 +224,9 @@ def aliased_empty(p, module):
     """Whether the module holds one tensor under names whose eager tensors are distinct
     zero-element tensors (EMPTY_ALIASED's cause)."""
     eager = tensors_of(p.build())
-    names = {}
-    for fqn, t in tensors_of(module).items():
-        if fqn in eager:
-            names.setdefault(id(t), []).append(fqn)
+    groups = ([n for n in names if n in eager] for names in names_by_tensor(module).values())
     return any(len({id(eager[n]) for n in group}) > 1 and
-               all(eager[n].numel() == 0 for n in group) for group in names.values())
+               all(eager[n].numel() == 0 for n in group) for group in groups)
 
 
 def held_twice(module):
