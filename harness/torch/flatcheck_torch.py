@@ -28,6 +28,10 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            torch.fx: symbolic_trace, then torch's split_module into partitions drawn per
            program (acyclic; seeded by the traced graph), in its default order or with
            keep_original_order=True; the calls; vs torch eager, bit for bit (torch_split.py).
+  fx.rewrite
+           torch.fx: symbolic_trace, then torch.fx.subgraph_rewriter.replace_pattern of each
+           pattern drawn from the trace (one op, or an op and the op making an input) by an
+           identical copy of itself; the calls; vs torch eager, bit for bit (torch_rewrite.py).
   export.strict.module, export.strict.unflatten, export.strict.preserve,
   export.nonstrict.module, export.nonstrict.unflatten, export.nonstrict.preserve,
   export.nonstrict.reexport
@@ -136,6 +140,7 @@ import torch_hooked
 import torch_swap
 import torch_dynamic
 import torch_pipeline
+import torch_rewrite
 from torch_hooked import PATHS as HOOKED_PATHS
 from torch_hooked import run_hooked
 from torch_swap import PATHS as SWAP_PATHS
@@ -154,10 +159,12 @@ from torch_pipeline import PATHS as PIPELINE_PATHS
 from torch_pipeline import run_pipeline
 from torch_split import PATHS as SPLIT_PATHS
 from torch_split import run_split
+from torch_rewrite import PATHS as REWRITE_PATHS
+from torch_rewrite import run_rewrite
 
-ALL_PATHS = ("eager", "fx") + FOLDER_PATHS + FOLD_PATHS + SPLIT_PATHS + EXPORT_PATHS + \
-    HOOKED_PATHS + SWAP_PATHS + SWAP_MODULES_PATHS + FUNCTIONAL_PATHS + DYNAMIC_PATHS + \
-    COND_PATHS + PARTITION_PATHS + REEXPORT_PATHS + PIPELINE_PATHS
+ALL_PATHS = ("eager", "fx") + FOLDER_PATHS + FOLD_PATHS + SPLIT_PATHS + REWRITE_PATHS + \
+    EXPORT_PATHS + HOOKED_PATHS + SWAP_PATHS + SWAP_MODULES_PATHS + FUNCTIONAL_PATHS + \
+    DYNAMIC_PATHS + COND_PATHS + PARTITION_PATHS + REEXPORT_PATHS + PIPELINE_PATHS
 STATUSES = ("agree", "excused", "mismatch", "error", "skipped", "known_torch_issue")
 
 
@@ -305,13 +312,22 @@ def run_eager(p, counts):
 
 
 def select_paths(spec, parser):
+    """--paths: names or prefixes, in order; an item `-NAME` leaves out the paths NAME names
+    (`fx,-fx.rewrite`: the fx paths but the rewrite one)."""
     chosen = []
     for item in spec.split(","):
-        match = [p for p in ALL_PATHS if p == item or p.startswith(item + ".")]
+        name = item[1:] if item.startswith("-") else item
+        match = [p for p in ALL_PATHS if p == name or p.startswith(name + ".")]
         if not match:
-            parser.error(f"--paths: unknown path '{item}' (paths: {', '.join(ALL_PATHS)}; "
-                         "a prefix such as 'export' or 'export.strict' names several)")
-        chosen += [p for p in match if p not in chosen]
+            parser.error(f"--paths: unknown path '{name}' (paths: {', '.join(ALL_PATHS)}; "
+                         "a prefix such as 'export' or 'export.strict' names several; -NAME "
+                         "leaves out what NAME names)")
+        if item.startswith("-"):
+            chosen = [p for p in chosen if p not in match]
+        else:
+            chosen += [p for p in match if p not in chosen]
+    if not chosen:
+        parser.error(f"--paths: '{spec}' leaves no path")
     return chosen
 
 
@@ -416,6 +432,7 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
                 (FOLDER_PATHS, lambda w: run_folder(p, eager, w, cache)),
                 (FOLD_PATHS, lambda w: run_fold(p, eager, w, cache)),
                 (SPLIT_PATHS, lambda w: run_split(p, eager, w, cache)),
+                (REWRITE_PATHS, lambda w: run_rewrite(p, eager, w, cache)),
                 (EXPORT_PATHS, lambda w: run_export(p, eager, w, cache)),
                 (HOOKED_PATHS, lambda w: run_hooked(p, eager, w, cache)),
                 (SWAP_PATHS, lambda w: run_swap(p, eager, w, cache)),
@@ -458,11 +475,12 @@ def tally(summary, r, ops):
 
 
 def pin_draws(draws):
-    """Fixes the pipeline path's split points, the hooked and swap paths' modules and the
-    dynamic paths' sizes (--draw)."""
-    if not isinstance(draws, dict) or set(draws) - {"pipeline", "hooked", "swap", "dynamic"}:
-        raise ValueError(f"an object with the keys pipeline, hooked, swap and dynamic, got "
-                         f"{draws!r}")
+    """Fixes the pipeline path's split points, the hooked and swap paths' modules, the
+    dynamic paths' sizes and the rewrite path's patterns (--draw)."""
+    if not isinstance(draws, dict) or \
+            set(draws) - {"pipeline", "hooked", "swap", "dynamic", "rewrite"}:
+        raise ValueError(f"an object with the keys pipeline, hooked, swap, dynamic and rewrite, "
+                         f"got {draws!r}")
     if "pipeline" in draws:
         spec = draws["pipeline"]
         if not isinstance(spec, dict) or not all(
@@ -490,6 +508,12 @@ def pin_draws(draws):
             raise ValueError(f"dynamic: a list of sizes, each a list of input shapes (lists of "
                              f"ints from 0 to 65536), got {sizes!r}")
         torch_dynamic.PINNED = [[list(shape) for shape in shapes] for shapes in sizes]
+    if "rewrite" in draws:
+        patterns = draws["rewrite"]
+        if not isinstance(patterns, list) or not all(isinstance(s, str) for s in patterns):
+            raise ValueError(f"rewrite: a list of patterns as results give them, got "
+                             f"{patterns!r}")
+        torch_rewrite.PINNED = list(patterns)
 
 
 def fixed_hash_seed():
@@ -505,7 +529,9 @@ def main():
     fixed_hash_seed()
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("programs", nargs="+", help="programs written by flatcheck emit-torch")
-    ap.add_argument("--paths", default="eager,fx,export,partition,pipeline")
+    ap.add_argument("--paths", default="eager,fx,export,partition,pipeline",
+                    help="the paths run: names or prefixes (export.strict: its eleven), comma "
+                         "separated; -NAME leaves out what NAME names (fx,-fx.rewrite)")
     ap.add_argument("--pass", dest="flatten_pass", metavar="MODULE:FUNCTION",
                     help="the flatten pass of the fx and partition paths: file.py:function or "
                          "package.module:function, taking the split GraphModule and returning "
@@ -533,10 +559,12 @@ def main():
                     help="the per-program draws fixed instead of drawn, as a result reports "
                          "them: {\"pipeline\": {FQN: \"BEGINNING\"|\"END\"}, "
                          "\"hooked\": [FQN, ...], \"swap\": [FQN, ...], "
-                         "\"dynamic\": [[SHAPE, ...], ...]} (any of the keys; the modules "
-                         "of both hooked paths, of the four swap paths (swap, swap_modules), "
-                         "the input shapes of each size both dynamic paths judge; for "
-                         "`flatcheck shrink`, whose smaller cases would draw otherwise)")
+                         "\"dynamic\": [[SHAPE, ...], ...], \"rewrite\": [PATTERN, ...]} (any "
+                         "of the keys; the modules of both hooked paths, of the four swap paths "
+                         "(swap, swap_modules), the input shapes of each size both dynamic "
+                         "paths judge, the patterns fx.rewrite tries (its results' "
+                         "\"pattern\"); for `flatcheck shrink`, whose smaller cases would draw "
+                         "otherwise)")
     args = ap.parse_args()
     if args.draw:
         try:

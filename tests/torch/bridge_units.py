@@ -1912,5 +1912,123 @@ if torch_pipeline.available() is None:
 else:
     print("skip: the pipelining checks (" + torch_pipeline.available() + ")")
 
+# The subgraph-rewriting path (docs/found-bugs.md 52 and 53; pytorch#143841 on torch 2.6): each
+# pattern of a trace replaced by itself, a failure traced to the causes its matches have.
+import torch_rewrite  # noqa: E402
+
+
+def rewrite(build, inputs, calls=1):
+    """rewrite_all of `build`'s symbolic trace, judged against its eager run: (result, trace)."""
+    prog = types.SimpleNamespace(CONFIG={"calls": calls}, INPUTS=inputs, OPS=["add"],
+                                 build=build, _NoRecorder=object)
+    gm = torch.fx.symbolic_trace(build())
+    return torch_rewrite.rewrite_all(prog, gm, torch_compare.eager_run(prog), {}), gm
+
+
+class _Clean(torch.nn.Module):  # no in-place op, no dead value, every pattern one result
+    def forward(self, x, y):
+        a = torch.relu(x)
+        return torch.add(a * 2.0, y).neg()
+
+
+class _Many(torch.nn.Module):  # more distinct patterns than MAX_PATTERNS, one reading x after
+    def forward(self, x, y):  # x.add_(y) updates it
+        v = x * 3.0
+        for op in (torch.relu, torch.neg, torch.sigmoid, torch.tanh, torch.abs, torch.exp):
+            v = op(v) + y
+        x.add_(y)
+        return v * x
+
+
+class _Hidden(torch.nn.Module):  # class 52's read, and a dead copy of it (torch 2.6 asserts on
+    def forward(self, x, z):     # that match first: the crash hides the wrong result)
+        y = x * 2.0
+        x * 2.0
+        x.add_(z)
+        return y + z
+
+
+def rewrite_class(r):
+    return r["known_torch_issue"].split(":")[0] if r["status"] == "known_torch_issue" else None
+
+
+if torch_rewrite.available() is None:
+    x3, z3 = torch.tensor([1.0, -2.0, 3.0]), torch.full((3,), 5.0)
+    _moved = repro_module("rewrite-moves-read-past-update").Model
+    _before = repro_module("rewrite-input-after-first-user").Model
+    _no_user = repro_module("rewrite-match-without-user").Model
+    r, gm = rewrite(_moved, [x3, z3], calls=2)
+    check("rewrite_all: a read moved past an in-place update of what it reads is class 52",
+          rewrite_class(r) == torch_rewrite.MOVED and "pattern" in r, str(r))
+    r, _ = rewrite(_before, [x3, z3])
+    check("rewrite_all: a pattern of two results, one read before the other's input is made, "
+          "is class 53", rewrite_class(r) == torch_rewrite.BEFORE, str(r))
+    r, _ = rewrite(_no_user, [x3])
+    if VERSION < (2, 7):
+        check("rewrite_all: a match whose result nothing reads is pytorch#143841 (torch 2.6)",
+              rewrite_class(r) == torch_rewrite.NO_USER, str(r))
+    else:
+        check("rewrite_all: a match whose result nothing reads agrees (fixed upstream)",
+              r["status"] == "agree", str(r))
+    r, _ = rewrite(_Hidden, [x3, z3])
+    want = ({torch_rewrite.NO_USER, torch_rewrite.MOVED} if VERSION < (2, 7)
+            else {torch_rewrite.MOVED})
+    check("rewrite_all: a cause whose removal leaves another failure, that one's cause traced "
+          "too", set((rewrite_class(r) or "").split("+")) == want, str(r))
+    r, gm = rewrite(_Clean, [x3, z3], calls=2)
+    tried = len(torch_rewrite.drawn(gm.graph))
+    check("rewrite_all: a model without the causes agrees on every pattern",
+          r["status"] == "agree" and tried >= 5 and r["detail"] == f"{tried} patterns rewritten",
+          f"{r} ({tried} patterns)")
+    # Without the causes, the same failures are a mismatch and an error: the trace is what makes
+    # them known.
+    saved = torch_rewrite.CAUSES
+    torch_rewrite.CAUSES = []
+    try:
+        got = [rewrite(_moved, [x3, z3])[0]["status"], rewrite(_before, [x3, z3])[0]["status"]]
+    finally:
+        torch_rewrite.CAUSES = saved
+    check("rewrite_all: untraced, class 52 is a mismatch and class 53 an error",
+          got == ["mismatch", "error"], str(got))
+    # Each cause is tried only on a failure of its kind: class 53's error is not put down to a
+    # read moved past an update, though its matches are left out by that filter too.
+    mismatch = {"status": "mismatch", "first_mismatch": "call 1 output 0: bits differ"}
+    error = {"status": "error", "first_mismatch": "RuntimeError: Argument 'a' of Node 'b' was "
+             "used before it has been defined! Please check"}
+    kinds = [[c[0] for c in torch_rewrite.CAUSES if torch_rewrite.explains(c, r)]
+             for r in (mismatch, error)]
+    check("explains: a mismatch is class 52's kind, a use before definition class 53's",
+          kinds == [[torch_rewrite.MOVED], [torch_rewrite.BEFORE]], str(kinds))
+    # The draw: patterns reading an updated value form their own group, each group capped at
+    # MAX_PATTERNS and drawn alike every time; --draw's pinned signatures are exactly those tried.
+    gm = torch.fx.symbolic_trace(_Many())
+    every = {torch_rewrite.signature(n) for n in torch_rewrite.patterns_of(gm.graph)}
+    one, two = torch_rewrite.drawn(gm.graph), torch_rewrite.drawn(gm.graph)
+    reading = [s for s in one if "'mul', ('in0', 3.0)" in s]
+    check("drawn: more patterns than the cap, the same draw twice, the reads of the updated "
+          "input kept", len(every) > 2 * torch_rewrite.MAX_PATTERNS and list(one) == list(two)
+          and len(one) <= 2 * torch_rewrite.MAX_PATTERNS and reading,
+          f"{len(every)} patterns, {len(one)} drawn, {reading}")
+    pinned = sorted(every)[:2]
+    torch_rewrite.PINNED = pinned
+    try:
+        got = sorted(torch_rewrite.drawn(gm.graph))
+    finally:
+        torch_rewrite.PINNED = None
+    check("drawn: pinned signatures are the patterns tried", got == pinned, str(got))
+    check("patterns_of: no pattern has a node neither read inside it nor a result",
+          not any(torch_rewrite.dead(n) for n in torch_rewrite.patterns_of(gm.graph)))
+    check("pin_draws: a rewrite draw is read, a malformed one refused",
+          flatcheck_torch.pin_draws({"rewrite": pinned}) is None and
+          torch_rewrite.PINNED == pinned, str(torch_rewrite.PINNED))
+    torch_rewrite.PINNED = None
+    try:
+        flatcheck_torch.pin_draws({"rewrite": "not a list"})
+        check("pin_draws: a malformed rewrite draw refused", False)
+    except ValueError:
+        pass
+else:
+    print("skip: the rewrite checks (" + torch_rewrite.available() + ")")
+
 print(f"{len(failed)} of the bridge unit checks failed" if failed else "bridge unit checks: all hold")
 sys.exit(1 if failed else 0)
