@@ -40,7 +40,7 @@ import torch
 from torch_compare import judge, run_calls
 from torch_export import failure, state_after, verdict
 from torch_fx import trace
-from torch_partition import in_place
+from torch_partition import attr_of, in_place, storage_of
 
 PATHS = ("fx.rewrite",)
 MOVED = "rewrite-moves-read-past-update"  # docs/found-bugs.md 52
@@ -133,10 +133,10 @@ def drawn(graph):
     graph updates in place (where moving a computation can change what it reads) and the
     others are two groups; each is tried whole when it has at most MAX_PATTERNS, else
     MAX_PATTERNS of it drawn, seeded by its signatures."""
-    updated = {key(n.args[0]) for n in graph.nodes if in_place(n)}
+    updated = {key(n.args[0], graph) for n in graph.nodes if in_place(n)}
     groups = ({}, {})
     for nodes in patterns_of(graph):
-        touches = any(key(a) in updated for n in nodes for a in n.all_input_nodes)
+        touches = any(key(a, graph) in updated for n in nodes for a in n.all_input_nodes)
         groups[0 if touches else 1].setdefault(signature(nodes), nodes)
     if PINNED is not None:
         return {s: nodes for group in groups for s, nodes in group.items() if s in PINNED}
@@ -163,20 +163,26 @@ def spans(match, graph):
 def moves_past_update(match, graph):
     """An in-place op runs between the match's first node and the first user of its results,
     where replace_pattern puts the replacement, and updates a value a node of the match reads
-    (the same node, or another read of the same attribute)."""
+    (the same node, or another read of the same buffer, under any of its names)."""
     order, mine, first = spans(match, graph)
     if not mine or first is None:
         return False
     start, end = min(order[n] for n in mine), order[first]
-    read = {key(a) for n in mine for a in n.all_input_nodes}
-    return any(in_place(n) and key(n.args[0]) in read
+    read = {key(a, graph) for n in mine for a in n.all_input_nodes}
+    return any(in_place(n) and key(n.args[0], graph) in read
                for n in graph.nodes if start < order[n] < end)
 
 
-def key(v):
-    """What a value is, for an update and a read to meet: an attribute read by its target, any
-    other node by itself."""
-    return ("attr", v.target) if isinstance(v, torch.fx.Node) and v.op == "get_attr" else v
+def key(v, graph):
+    """What a value is, for an update and a read to meet: an attribute read by its tensor's
+    storage (two names of one shared buffer are one; an empty tensor, whose storage address
+    says nothing, by its name), any other node by itself."""
+    if not (isinstance(v, torch.fx.Node) and v.op == "get_attr"):
+        return v
+    t = attr_of(graph.owning_module, v.target) if graph.owning_module is not None else None
+    if isinstance(t, torch.Tensor) and t.numel():
+        return ("storage", storage_of(t))
+    return ("attr", v.target)
 
 
 def input_after_user(match, graph):

@@ -1999,6 +1999,24 @@ if torch_rewrite.available() is None:
              for r in (mismatch, error)]
     check("explains: a mismatch is class 52's kind, a use before definition class 53's",
           kinds == [[torch_rewrite.MOVED], [torch_rewrite.BEFORE]], str(kinds))
+    # A read of a buffer and an update of it under another name (a shared buffer) meet: the
+    # clone moved past `b.copy_` reads the new value; with `b` a tensor of its own it does not.
+    def shared_read(shared):
+        root = torch.nn.Module()
+        root.register_buffer("a", torch.ones(2))
+        root.register_buffer("b", root.a if shared else torch.ones(2))
+        g = torch.fx.Graph()
+        x = g.placeholder("x")
+        old = g.call_method("clone", (g.get_attr("a"),))
+        g.call_method("copy_", (g.get_attr("b"), x))
+        g.output(g.call_function(torch.add, (old, x)))
+        gm = torch.fx.GraphModule(root, g)
+        nodes = [n for n in gm.graph.nodes if n.target == "clone"]
+        return [torch_rewrite.moves_past_update(m, gm.graph)
+                for m in torch_rewrite.matches(gm, nodes)]
+    got = [shared_read(True), shared_read(False)]
+    check("moves_past_update: an update under another name of the read buffer, not of another",
+          got == [[True], [False]], str(got))
     # The draw: patterns reading an updated value form their own group, each group capped at
     # MAX_PATTERNS and drawn alike every time; --draw's pinned signatures are exactly those tried.
     gm = torch.fx.symbolic_trace(_Many())
