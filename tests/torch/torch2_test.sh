@@ -12,7 +12,7 @@
 #       not export.strict.cond, below) and the two partition paths, not their re-export paths (on
 #       2.6 nearly every program is reexport-partitioned-no-module-stack; class 32's case and
 #       repro check them); the four decomposition paths and export.nonstrict.swap_modules on
-#       every other program,
+#       every fourth program,
 #       export.nonstrict.dynamic, export.nonstrict.functional_call and fx.rewrite on every
 #       fourth (not export.strict.functional_call: its classes show on the non-strict one, and
 #       the classes' cases and bridge_units.py check both; the main run leaves fx.rewrite out
@@ -75,10 +75,11 @@ if [ "$mode" = bridge ]; then
   done
   n=$(ls "$work"/programs/*.py | wc -l)
   # Every path on every program but the four decomposition paths and the non-strict graph
-  # swap, which run on every other program (the decomposition paths cost as much as the other
-  # eleven together; the graph swap about 0.2 s a program on torch 2.6).
-  half=$(ls "$work"/programs/*.py | awk 'NR % 2 == 1')
-  m=$(echo "$half" | wc -l)
+  # swap, which run on every fourth program (the decomposition paths cost as much as the other
+  # eleven together; the graph swap about 0.2 s a program on torch 2.6; every other program
+  # until the default test run passed 15 minutes), and the paths below.
+  fourth=$(ls "$work"/programs/*.py | awk 'NR % 4 == 0')
+  m=$(echo "$fourth" | wc -l)
   # The non-strict dynamic and functional-call paths and the rewrite path on every fourth
   # program (on torch 2.6 about 1.4 s, 0.5 s and 0.4 s a program), the non-strict cond path on
   # every eighth (a traced class costs it a few seconds).
@@ -90,7 +91,7 @@ if [ "$mode" = bridge ]; then
   "${bridge[@]}" "$work"/programs/*.py --paths "eager,fx,-fx.rewrite,$others" --quiet \
     >"$work/out.jsonl"
   rc=$?
-  "${bridge[@]}" $half --paths "$decomp,export.nonstrict.swap_modules" --quiet \
+  "${bridge[@]}" $fourth --paths "$decomp,export.nonstrict.swap_modules" --quiet \
     >"$work/decomp.jsonl"
   [ $? -eq 0 ] || rc=1
   "${bridge[@]}" $quarter \
