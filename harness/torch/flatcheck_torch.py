@@ -30,8 +30,8 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            keep_original_order=True; the calls; vs torch eager, bit for bit (torch_split.py).
   fx.rewrite
            torch.fx: symbolic_trace, then torch.fx.subgraph_rewriter.replace_pattern of each
-           pattern drawn from the trace (one op, or an op and the op making an input) by an
-           identical copy of itself; the calls; vs torch eager, bit for bit (torch_rewrite.py).
+           pattern drawn from the trace (one to three connected ops) by an identical copy of
+           itself; the calls; vs torch eager, bit for bit (torch_rewrite.py).
   export.strict.module, export.strict.unflatten, export.strict.preserve,
   export.nonstrict.module, export.nonstrict.unflatten, export.nonstrict.preserve,
   export.nonstrict.reexport
