@@ -27,7 +27,8 @@
 #       naming_table.py --check against torch.fx; bridge_units.py (the bridge's judging,
 #       flattening and tracing on the shapes torch 2.11 and 2.14 showed); every corpus/torch
 #       repro still reproduces (exit 1) on this torch, or not, as its FIXED_IN / PRESENT_FROM
-#       say; every case of corpus/torch/cases (CLASS-N.json) is reported, each on its own, as
+#       say (each in a process of its own forked from one that imported torch: run_repros.py,
+#       checked first on scripts of known status); every case of corpus/torch/cases (CLASS-N.json) is reported, each on its own, as
 #       the known torch issue CLASS on the path its class shows on (LATER: as a later torch
 #       reports it; a case with a CLASS-N.draw beside it run with that as --draw, which it
 #       needs: its own draw does not fail), and the split class's case agrees on
@@ -140,16 +141,33 @@ at_least() {  # at_least MAJOR MINOR: this torch is that version or later
   python3 -c 'import sys; a = sys.argv[1:3]; b = sys.argv[3:5]
 sys.exit(0 if [int(x) for x in a] >= [int(x) for x in b] else 1)' $torch_version "$1" "$2"
 }
+# Each repro in a process of its own, forked from one that imported torch (run_repros.py: the
+# import paid once, not per repro); first the runner itself on scripts whose statuses are known.
+mkdir -p "$work/repros" "$work/runner"
+printf 'import sys\nprint("ok")\n' >"$work/runner/plain.py"
+printf 'import sys\nsys.exit(1)\n' >"$work/runner/exits1.py"
+printf 'raise ValueError("boom")\n' >"$work/runner/raises.py"
+printf 'import os, signal\nos.kill(os.getpid(), signal.SIGTERM)\n' >"$work/runner/killed.py"
+"${in_root[@]}" python3 "$src/tests/torch/run_repros.py" "$work/runner" "$work"/runner/*.py
+got=$(for s in plain exits1 raises killed; do echo -n "$s=$(cat "$work/runner/$s.rc" 2>&1) "; done)
+if [ "$got" != "plain=0 exits1=1 raises=1 killed=143 " ] ||
+   ! grep -q '^ok$' "$work/runner/plain.out" || ! grep -q 'ValueError: boom' "$work/runner/raises.out"
+then
+  echo "FAIL: run_repros.py reports $got(expected plain=0 exits1=1 raises=1 killed=143) or lost"
+  echo "  a script's output"
+  fail=1
+fi
+"${in_root[@]}" python3 "$src/tests/torch/run_repros.py" "$work/repros" "$src"/corpus/torch/*.py
 for repro in "$src"/corpus/torch/*.py; do
-  "${in_root[@]}" python3 "$repro" >"$work/repro.out" 2>&1
-  rc=$?
-  tail -n 1 "$work/repro.out"
+  name=$(basename "$repro" .py)
+  rc=$(cat "$work/repros/$name.rc" 2>/dev/null || echo "none (the runner did not run it)")
+  tail -n 1 "$work/repros/$name.out" 2>/dev/null
   want=1
   fixed=$(sed -n 's/^FIXED_IN = (\([0-9]*\), \([0-9]*\)).*/\1 \2/p' "$repro")
   from=$(sed -n 's/^PRESENT_FROM = (\([0-9]*\), \([0-9]*\)).*/\1 \2/p' "$repro")
   if [ -n "$fixed" ] && at_least $fixed; then want=0; fi
   if [ -n "$from" ] && ! at_least $from; then want=0; fi
-  if [ "$rc" -ne "$want" ]; then
+  if [ "$rc" != "$want" ]; then
     echo "FAIL: $repro exits $rc on torch $why, expected $want (1: the bug is there; 0: fixed from"
     echo "  FIXED_IN on, or not yet there before PRESENT_FROM): if torch fixed it, say so in"
     echo "  docs/found-bugs.md and set FIXED_IN"
