@@ -1,7 +1,8 @@
 """ExportedProgram.run_decompositions() raises `RuntimeError: cond_true might be aliasing the input
 or the output!` on a program whose torch.cond takes two operands that are views of one tensor
 (the two pieces of a torch.chunk), though each branch returns a clone and export itself accepted
-the program (torch 2.14.1; torch 2.6 decomposes it and agrees). Found by flatcheck's bridge run
+the program (torch 2.14.1; torch 2.6 decomposes it and agrees). torch.compile with an AOT backend
+(aot_eager here) raises the same error on 2.14.1 (2.6 compiles it). Found by flatcheck's bridge run
 with --branch cond (the generated programs' branch op taken by torch.cond) on the decomposition
 paths: 1 of the first 7 programs of seed 61, strict and non-strict; written by hand.
 
@@ -44,8 +45,16 @@ def main():
     except Exception as e:  # noqa: BLE001 - the failure is what this reports
         outcomes.append(f"run_decompositions raises {type(e).__name__}: "
                         f"{str(e).splitlines()[0][:100]}")
+    try:  # torch.compile's AOT backends functionalize the branches the same way
+        got = torch.compile(Model(), backend="aot_eager", fullgraph=True)(x)
+        outcomes.append("compiled agrees" if torch.equal(got, want) else
+                        f"compiled differs: {got.tolist()}")
+    except Exception as e:  # noqa: BLE001
+        lines = str(e).strip().splitlines()  # the backend's own error on its second line
+        outcomes.append(f"torch.compile raises {type(e).__name__}: "
+                        f"{next((x for x in lines if 'Error: ' in x), lines[0])[:100]}")
     print("torch", torch.__version__, "| eager", want.tolist(), "|", " | ".join(outcomes))
-    return 0 if outcomes == ["export agrees", "decomposed agrees"] else 1
+    return 0 if outcomes == ["export agrees", "decomposed agrees", "compiled agrees"] else 1
 
 
 if __name__ == "__main__":

@@ -77,7 +77,9 @@ KNOWN_ERRORS = [
     # "aliasing" (torch 2.14.1; found-bugs 37, corpus/torch/decomp-cond-operands-share-
     # storage.py). Read from the message: the bridge's branches always return a clone, so
     # neither aliases its input or output, and the message can mean only this here.
-    (r"^RuntimeError: cond_(true|false)\w* might be aliasing the input or the output",
+    # torch.compile's AOT backends raise it too, wrapped by dynamo (BackendCompilerFailed).
+    (r"^(BackendCompilerFailed: backend='\w+' raised:\n)?"
+     r"RuntimeError: cond_(true|false)\w* might be aliasing the input or the output",
      "decomp-cond-operands-share-storage"),
     # strict export of a torch.cond whose two operands the aten trace maps to one node (a
     # preserved module returning its input twice; an op returning its input, contiguous())
