@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """flatcheck's bridge to real PyTorch (docs/torch.md). No dependency beyond torch.
 
-    python3 harness/torch/flatcheck_torch.py PROGRAM.py... [--paths eager,fx,export,partition,pipeline]
+    python3 harness/torch/flatcheck_torch.py PROGRAM.py...
+        [--paths eager,fx,export,partition,pipeline,compile]
         [--pass MODULE:FUNCTION] [--quiet] [--device cpu|cuda]
         [--branch python|cond|nograd]
         [--time SECONDS] [--path-time SECONDS]
@@ -91,9 +92,15 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            split points drawn per program (modules it calls, at their beginning or end), each
            stage's module tree rebuilt with call variants, the Pipe run locally; the calls; vs
            torch eager, bit for bit (torch_pipeline.py; torch >= 2.4).
---paths takes names or prefixes: `fx` is the fx path, the folder, const_fold and two split
-paths, `export` the twenty-three export paths, `export.strict` eleven, `partition` the two
-partition paths and their two re-export paths; the default is every path.
+  compile.eager, compile.aot_eager
+           torch.compile of the whole model (fullgraph, static shapes), by dynamo's graph alone
+           (backend eager) or through AOTAutograd's functionalization (backend aot_eager), each
+           program compiled afresh; the calls; outputs and the model's state vs torch eager,
+           bit for bit (torch_compile.py; torch >= 2.0).
+--paths takes names or prefixes: `fx` is the fx path, the folder, const_fold, the two split
+paths and the rewrite path, `export` the twenty-three export paths, `export.strict` eleven,
+`partition` the two partition paths and their two re-export paths, `compile` the two
+torch.compile paths; the default is every path.
 
 --branch cond runs every path but eager with the program's branch op taken by torch.cond, as the
 cond paths take it (torch_cond.py); each such result says "branch": "cond". --branch nograd
@@ -161,10 +168,12 @@ from torch_split import PATHS as SPLIT_PATHS
 from torch_split import run_split
 from torch_rewrite import PATHS as REWRITE_PATHS
 from torch_rewrite import run_rewrite
+from torch_compile import PATHS as COMPILE_PATHS
+from torch_compile import run_compile
 
 ALL_PATHS = ("eager", "fx") + FOLDER_PATHS + FOLD_PATHS + SPLIT_PATHS + REWRITE_PATHS + \
     EXPORT_PATHS + HOOKED_PATHS + SWAP_PATHS + SWAP_MODULES_PATHS + FUNCTIONAL_PATHS + \
-    DYNAMIC_PATHS + COND_PATHS + PARTITION_PATHS + REEXPORT_PATHS + PIPELINE_PATHS
+    DYNAMIC_PATHS + COND_PATHS + PARTITION_PATHS + REEXPORT_PATHS + PIPELINE_PATHS + COMPILE_PATHS
 STATUSES = ("agree", "excused", "mismatch", "error", "skipped", "known_torch_issue")
 
 
@@ -442,7 +451,8 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
                 (COND_PATHS, lambda w: run_cond(p, eager, w, cache)),
                 (PARTITION_PATHS, lambda w: run_partition(p, eager, w, flatten, cache)),
                 (REEXPORT_PATHS, lambda w: run_partition_export(p, eager, w, cache)),
-                (PIPELINE_PATHS, lambda w: run_pipeline(p, eager, w, cache))]
+                (PIPELINE_PATHS, lambda w: run_pipeline(p, eager, w, cache)),
+                (COMPILE_PATHS, lambda w: run_compile(p, eager, w, cache))]
     for family, run in families:
         for group in path_groups([x for x in paths if x in family]):
             results += [{"path": path, **r} for path, r in within(path_time, group, run).items()]
@@ -529,7 +539,7 @@ def main():
     fixed_hash_seed()
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("programs", nargs="+", help="programs written by flatcheck emit-torch")
-    ap.add_argument("--paths", default="eager,fx,export,partition,pipeline",
+    ap.add_argument("--paths", default="eager,fx,export,partition,pipeline,compile",
                     help="the paths run: names or prefixes (export.strict: its eleven), comma "
                          "separated; -NAME leaves out what NAME names (fx,-fx.rewrite)")
     ap.add_argument("--pass", dest="flatten_pass", metavar="MODULE:FUNCTION",

@@ -2048,5 +2048,63 @@ if torch_rewrite.available() is None:
 else:
     print("skip: the rewrite checks (" + torch_rewrite.available() + ")")
 
+# The torch.compile paths: each program compiled afresh, its outputs and the model's own state
+# judged; entry 37's refusal by an AOT backend read from dynamo's wrapped message.
+import torch_compile  # noqa: E402
+
+
+class _Counter(torch.nn.Module):  # updates its buffer each call; a shared child called twice
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("n", torch.zeros(3))
+        self.lin = torch.nn.Module()
+        self.lin.w = torch.nn.Parameter(torch.tensor([0.5, -1.0, 2.0]), requires_grad=False)
+
+    def forward(self, x):
+        self.n.copy_(self.n + x)
+        return self.n * self.lin.w, self.n.clone() - x
+
+
+def compiled(build, inputs, backend, calls=2):
+    prog = types.SimpleNamespace(CONFIG={"calls": calls}, INPUTS=inputs, OPS=["add"],
+                                 build=build, _NoRecorder=object)
+    return torch_compile.compile_path(prog, backend, torch_compare.eager_run(prog), {})
+
+
+def off_by_one(gm, example):  # a backend computing wrong outputs
+    return lambda *args: tuple(o + 1 for o in gm(*args))
+
+
+def on_copies(gm, example):  # a backend that runs the graph on copies: buffer updates lost
+    return lambda *args: gm(*[a.clone() if isinstance(a, torch.Tensor) else a for a in args])
+
+
+if torch_compile.available() is None:
+    x3 = torch.tensor([1.0, -2.0, 3.0])
+    got = [compiled(_Counter, [x3], b)["status"] for b in ("eager", "aot_eager")]
+    check("compile_path: a buffer updated over two calls agrees (eager, aot_eager)",
+          got == ["agree", "agree"], str(got))
+    r = compiled(_Counter, [x3], off_by_one)
+    check("compile_path: a backend's wrong outputs are a mismatch", r["status"] == "mismatch"
+          and "output" in r.get("first_mismatch", ""), str(r))
+    r = compiled(_Counter, [x3], on_copies, calls=1)
+    check("compile_path: a backend that loses the buffer update is a mismatch on the state",
+          r["status"] == "mismatch" and "final" in r.get("first_mismatch", ""), str(r))
+    _chunks = repro_module("decomp-cond-operands-share-storage").Model
+    x22 = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+    r = compiled(_chunks, [x22], "aot_eager", calls=1)
+    if VERSION >= (2, 14):
+        check("compile_path aot_eager: a cond over two views of one tensor is class 37 (2.14)",
+              r.get("known_torch_issue") == "decomp-cond-operands-share-storage" and
+              r.get("stage") == "compile", str(r))
+    else:
+        check("compile_path aot_eager: a cond over two views of one tensor agrees (2.6)",
+              r["status"] == "agree", str(r))
+    ran = flatcheck_torch.select_paths("compile", None)
+    check("select_paths: `compile` names the two torch.compile paths",
+          ran == list(torch_compile.PATHS), str(ran))
+else:
+    print("skip: the torch.compile checks (" + torch_compile.available() + ")")
+
 print(f"{len(failed)} of the bridge unit checks failed" if failed else "bridge unit checks: all hold")
 sys.exit(1 if failed else 0)

@@ -16,8 +16,9 @@
 #       export.nonstrict.dynamic, export.nonstrict.functional_call and fx.rewrite on every
 #       fourth (not export.strict.functional_call: its classes show on the non-strict one, and
 #       the classes' cases and bridge_units.py check both; the main run leaves fx.rewrite out
-#       with --paths' -fx.rewrite), export.nonstrict.cond on every eighth (not
-#       export.strict.cond: it reports what the non-strict one does on the programs seen);
+#       with --paths' -fx.rewrite), export.nonstrict.cond and the two torch.compile paths on
+#       every eighth (not export.strict.cond: it reports what the non-strict one does on the
+#       programs seen);
 #       fails on any mismatch or error (known torch
 #       issues are counted, not failed)
 #       and when fewer programs ran than asked. Not the pipeline path: some of its failures on
@@ -82,8 +83,9 @@ if [ "$mode" = bridge ]; then
   fourth=$(ls "$work"/programs/*.py | awk 'NR % 4 == 0')
   m=$(echo "$fourth" | wc -l)
   # The non-strict dynamic and functional-call paths and the rewrite path on every fourth
-  # program (on torch 2.6 about 1.4 s, 0.5 s and 0.4 s a program), the non-strict cond path on
-  # every eighth (a traced class costs it a few seconds).
+  # program (on torch 2.6 about 1.4 s, 0.5 s and 0.4 s a program), the non-strict cond path and
+  # the torch.compile paths on every eighth (a traced class costs the cond path a few seconds;
+  # a compile about a second a program).
   quarter=$(ls "$work"/programs/*.py | awk 'NR % 4 == 2')
   q=$(echo "$quarter" | wc -l)
   eighth=$(ls "$work"/programs/*.py | awk 'NR % 8 == 6')
@@ -99,7 +101,7 @@ if [ "$mode" = bridge ]; then
     --paths export.nonstrict.dynamic,export.nonstrict.functional_call,fx.rewrite \
     --quiet >"$work/dynamic.jsonl"
   [ $? -eq 0 ] || rc=1
-  "${bridge[@]}" $eighth --paths export.nonstrict.cond --quiet >"$work/cond.jsonl"
+  "${bridge[@]}" $eighth --paths export.nonstrict.cond,compile --quiet >"$work/cond.jsonl"
   [ $? -eq 0 ] || rc=1
   set -e
   cat "$work/out.jsonl" "$work/decomp.jsonl" "$work/dynamic.jsonl" "$work/cond.jsonl"
@@ -116,8 +118,8 @@ for out, want in zip(sys.argv[1::2], sys.argv[2::2]):
         if ran != want:
             sys.exit(f"FAIL: {path} ran {ran} of {want} programs")
     paths += len(summary["paths"])
-if paths != 26:
-    sys.exit(f"FAIL: {paths} paths ran, expected 26")
+if paths != 28:
+    sys.exit(f"FAIL: {paths} paths ran, expected 28")
 EOF
   if [ "$rc" -ne 0 ]; then
     echo "FAIL: torch disagrees with flatcheck beyond the known torch issues (exit $rc)"
@@ -125,7 +127,7 @@ EOF
   fi
   echo "PASS: $n programs through every path ($m through the decomposition paths and the graph"
   echo "  swap, $q through export.nonstrict.dynamic, export.nonstrict.functional_call and"
-  echo "  fx.rewrite, $e through export.nonstrict.cond) on torch $why"
+  echo "  fx.rewrite, $e through export.nonstrict.cond and the torch.compile paths) on torch $why"
   exit 0
 fi
 
