@@ -8,6 +8,12 @@ so that the results stay bit for bit comparable.
   compile.aot_eager  backend="aot_eager": dynamo's graph through AOTAutograd (functionalization:
                      buffer updates made graph outputs and written back after it; the aten graph
                      run by torch's kernels, no code generation); the calls
+  compile.dynamic    backend="aot_eager" with torch.compile's default shapes (automatic dynamic:
+                     compiled for the inputs' sizes first, a size that changes compiled again
+                     with that dimension symbolic), at the inputs' own sizes and then at up to
+                     MAX_SIZES others (a fresh model each, one compile cache for all: what a
+                     model meeting new batch sizes does); the calls at each; vs torch eager on
+                     the same inputs
 
 Each program is compiled afresh (torch._dynamo.reset() before and after), its model's own
 tensors judged after the calls: outputs and state must equal torch eager's bit for bit. Inductor
@@ -22,7 +28,9 @@ import torch
 from torch_compare import judge, run_calls
 from torch_export import failure, run_family, state_after, verdict
 
-PATHS = ("compile.eager", "compile.aot_eager")
+PATHS = ("compile.eager", "compile.aot_eager", "compile.dynamic")
+MAX_SIZES = 3  # sizes judged besides the inputs' own
+STEPS = (lambda v: v + 1, lambda v: v * 2, lambda v: v + 2, lambda v: v - 1)
 
 
 def available():
@@ -51,8 +59,60 @@ def compile_path(p, backend, eager, cache):
         reset()
 
 
+def new_sizes(p):
+    """The input shape lists tried besides the inputs' own, in order: each step applied to every
+    distinct dimension size at once (dimensions of one size stay alike, so broadcasting still
+    lines up), then each distinct size alone + 1; sizes below 1 left out."""
+    own = [list(t.shape) for t in p.INPUTS]
+    values = sorted({d for shape in own for d in shape})
+    maps = [{v: step(v) for v in values} for step in STEPS]
+    maps += [{**{v: v for v in values}, w: w + 1} for w in values] if len(values) > 1 else []
+    out = []
+    for m in maps:
+        shapes = [[m[d] for d in shape] for shape in own]
+        if all(d >= 1 for shape in shapes for d in shape) and shapes != own and shapes not in out:
+            out.append(shapes)
+    return out
+
+
+def dynamic_path(p, eager, cache):
+    """compile.dynamic: the inputs' own sizes, then up to MAX_SIZES others eager runs, each on a
+    fresh model compiled under one compile cache; the worst result, with the sizes judged."""
+    from torch_dynamic import eager_at, inputs_of, resized
+    sizes = [(list(p.INPUTS), eager, cache)]
+    for shapes in new_sizes(p):
+        if len(sizes) > MAX_SIZES:
+            break
+        inputs = [resized(t, s) for t, s in zip(p.INPUTS, shapes)]
+        want = eager_at(p, inputs)
+        if want is not None:  # the canonical-NaN runs `cache` keeps are at the own sizes
+            sizes.append((inputs, want, {}))
+    worst = {"status": "agree"}
+    reset()
+    try:
+        for inputs, want, at in sizes:
+            with inputs_of(p, inputs):
+                try:
+                    model = p.build()
+                    compiled = torch.compile(model, backend="aot_eager", fullgraph=True)
+                    r = verdict(*judge(p, run_calls(compiled, p), state_after(model), want, at))
+                except Exception as e:  # noqa: BLE001 - torch refusing the program at a size
+                    r = failure(e, "compile" if type(e).__module__.startswith("torch._dynamo")
+                                else "run")
+            if RANK.get(r["status"], 0) > RANK.get(worst["status"], 0):
+                worst = {**r, "shapes": [list(t.shape) for t in inputs]}
+    finally:
+        reset()
+    return {**worst, "sizes": [[list(t.shape) for t in inputs] for inputs, _, _ in sizes]}
+
+
+RANK = {"error": 4, "mismatch": 4, "known_torch_issue": 3, "excused": 2}
+
+
 def run_compile(p, eager, paths, cache):
     """The torch.compile paths of one program, when asked for: {path: result}."""
-    return run_family(PATHS, paths,
-                      lambda path: compile_path(p, path.split(".")[1], eager, cache),
-                      available())
+    def one(path):
+        backend = path.split(".")[1]
+        return dynamic_path(p, eager, cache) if backend == "dynamic" else \
+            compile_path(p, backend, eager, cache)
+    return run_family(PATHS, paths, one, available())

@@ -2100,8 +2100,29 @@ if torch_compile.available() is None:
     else:
         check("compile_path aot_eager: a cond over two views of one tensor agrees (2.6)",
               r["status"] == "agree", str(r))
+    fake = types.SimpleNamespace(INPUTS=[torch.ones(2, 3), torch.ones(3)])
+    got = torch_compile.new_sizes(fake)
+    check("new_sizes: each step on every distinct size at once, then each size alone + 1",
+          got == [[[3, 4], [4]], [[4, 6], [6]], [[4, 5], [5]], [[1, 2], [2]], [[3, 3], [3]],
+                  [[2, 4], [4]]], str(got))
+
+    class _BySize(torch.nn.Module):  # a Python branch on a size: compiled again per size
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("calls", torch.zeros(()))
+
+        def forward(self, x):
+            self.calls.add_(1.0)
+            return (x * 2.0 if x.shape[0] > 2 else x - 1.0) + self.calls, x.sum(0)
+
+    prog = types.SimpleNamespace(CONFIG={"calls": 2}, INPUTS=[torch.arange(4.0).reshape(2, 2)],
+                                 OPS=["add"], build=_BySize, _NoRecorder=object)
+    r = torch_compile.dynamic_path(prog, torch_compare.eager_run(prog), {})
+    check("dynamic_path: four sizes (one branch at 2 rows, the other above), each judged against "
+          "eager at that size: agree", r["status"] == "agree" and r["sizes"] ==
+          [[[2, 2]], [[3, 3]], [[4, 4]], [[1, 1]]], str(r))
     ran = flatcheck_torch.select_paths("compile", None)
-    check("select_paths: `compile` names the two torch.compile paths",
+    check("select_paths: `compile` names the three torch.compile paths",
           ran == list(torch_compile.PATHS), str(ran))
 else:
     print("skip: the torch.compile checks (" + torch_compile.available() + ")")
