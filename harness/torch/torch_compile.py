@@ -26,6 +26,7 @@ torch.cond whose operands are views of one tensor (docs/found-bugs.md 37, with -
 import torch
 
 from torch_compare import judge, run_calls
+from torch_dynamic import RANK, eager_at, inputs_of, resized
 from torch_export import failure, run_family, state_after, verdict
 
 PATHS = ("compile.eager", "compile.aot_eager", "compile.dynamic")
@@ -45,6 +46,12 @@ def reset():
     torch._dynamo.reset()
 
 
+def refused(e):
+    """The result of a compiled model's call raising `e`. The first call compiles: an error of
+    dynamo's (or of the backend, which dynamo wraps) is stage "compile", any other "run"."""
+    return failure(e, "compile" if type(e).__module__.startswith("torch._dynamo") else "run")
+
+
 def compile_path(p, backend, eager, cache):
     try:
         reset()
@@ -52,9 +59,8 @@ def compile_path(p, backend, eager, cache):
         compiled = torch.compile(model, backend=backend, fullgraph=True, dynamic=False)
         status, why = judge(p, run_calls(compiled, p), state_after(model), eager, cache)
         return verdict(status, why)
-    except Exception as e:  # noqa: BLE001 - torch refusing a program. The first call compiles:
-        # an error of dynamo's (or of the backend, which dynamo wraps) is stage "compile"
-        return failure(e, "compile" if type(e).__module__.startswith("torch._dynamo") else "run")
+    except Exception as e:  # noqa: BLE001 - torch refusing a program
+        return refused(e)
     finally:
         reset()
 
@@ -78,7 +84,6 @@ def new_sizes(p):
 def dynamic_path(p, eager, cache):
     """compile.dynamic: the inputs' own sizes, then up to MAX_SIZES others eager runs, each on a
     fresh model compiled under one compile cache; the worst result, with the sizes judged."""
-    from torch_dynamic import eager_at, inputs_of, resized
     sizes = [(list(p.INPUTS), eager, cache)]
     for shapes in new_sizes(p):
         if len(sizes) > MAX_SIZES:
@@ -97,16 +102,12 @@ def dynamic_path(p, eager, cache):
                     compiled = torch.compile(model, backend="aot_eager", fullgraph=True)
                     r = verdict(*judge(p, run_calls(compiled, p), state_after(model), want, at))
                 except Exception as e:  # noqa: BLE001 - torch refusing the program at a size
-                    r = failure(e, "compile" if type(e).__module__.startswith("torch._dynamo")
-                                else "run")
+                    r = refused(e)
             if RANK.get(r["status"], 0) > RANK.get(worst["status"], 0):
                 worst = {**r, "shapes": [list(t.shape) for t in inputs]}
     finally:
         reset()
     return {**worst, "sizes": [[list(t.shape) for t in inputs] for inputs, _, _ in sizes]}
-
-
-RANK = {"error": 4, "mismatch": 4, "known_torch_issue": 3, "excused": 2}
 
 
 def run_compile(p, eager, paths, cache):
