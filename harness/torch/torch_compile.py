@@ -14,6 +14,11 @@ so that the results stay bit for bit comparable.
                      MAX_SIZES others (a fresh model each, one compile cache for all: what a
                      model meeting new batch sizes does); the calls at each; vs torch eager on
                      the same inputs
+  compile.regional   regional compilation: every module below the root compiled in place
+                     (Module.compile, backend="aot_eager", fullgraph=True; a module object under
+                     two names once), the root run eager, so each compiled module is entered with
+                     the arguments its callers give (a shared one from each of them, a compiled
+                     one's child from inside its caller's compiled call); the calls
 
 Each program is compiled afresh (torch._dynamo.reset() before and after), its model's own
 tensors judged after the calls: outputs and state must equal torch eager's bit for bit. Inductor
@@ -29,7 +34,7 @@ from torch_compare import judge, run_calls
 from torch_dynamic import RANK, eager_at, inputs_of, resized
 from torch_export import failure, run_family, state_after, verdict
 
-PATHS = ("compile.eager", "compile.aot_eager", "compile.dynamic")
+PATHS = ("compile.eager", "compile.aot_eager", "compile.dynamic", "compile.regional")
 MAX_SIZES = 3  # sizes judged besides the inputs' own
 STEPS = (lambda v: v + 1, lambda v: v * 2, lambda v: v + 2, lambda v: v - 1)
 
@@ -59,6 +64,24 @@ def compile_path(p, backend, eager, cache):
         compiled = torch.compile(model, backend=backend, fullgraph=True, dynamic=False)
         status, why = judge(p, run_calls(compiled, p), state_after(model), eager, cache)
         return verdict(status, why)
+    except Exception as e:  # noqa: BLE001 - torch refusing a program
+        return refused(e)
+    finally:
+        reset()
+
+
+def regional_path(p, eager, cache):
+    """compile.regional: every module below the root compiled in place, the root eager."""
+    try:
+        reset()
+        model = p.build()
+        seen = set()
+        for name, module in model.named_modules():  # each module object once
+            if name and id(module) not in seen:
+                seen.add(id(module))
+                module.compile(backend="aot_eager", fullgraph=True)
+        status, why = judge(p, run_calls(model, p), state_after(model), eager, cache)
+        return {**verdict(status, why), "compiled": len(seen)}
     except Exception as e:  # noqa: BLE001 - torch refusing a program
         return refused(e)
     finally:
@@ -114,6 +137,7 @@ def run_compile(p, eager, paths, cache):
     """The torch.compile paths of one program, when asked for: {path: result}."""
     def one(path):
         backend = path.split(".")[1]
-        return dynamic_path(p, eager, cache) if backend == "dynamic" else \
-            compile_path(p, backend, eager, cache)
+        if backend in ("dynamic", "regional"):
+            return (dynamic_path if backend == "dynamic" else regional_path)(p, eager, cache)
+        return compile_path(p, backend, eager, cache)
     return run_family(PATHS, paths, one, available())

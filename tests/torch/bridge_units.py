@@ -2100,6 +2100,20 @@ if torch_compile.available() is None:
     else:
         check("compile_path aot_eager: a cond over two views of one tensor agrees (2.6)",
               r["status"] == "agree", str(r))
+    class _Shared(torch.nn.Module):  # one child under two names, each call updating its buffer
+        def __init__(self):
+            super().__init__()
+            self.a = _Counter()
+            self.b = self.a
+
+        def forward(self, x):
+            return self.a(x)[0] + self.b(x * 2.0)[1]
+
+    prog = types.SimpleNamespace(CONFIG={"calls": 2}, INPUTS=[x3], OPS=["add"], build=_Shared,
+                                 _NoRecorder=object)
+    r = torch_compile.regional_path(prog, torch_compare.eager_run(prog), {})
+    check("regional_path: a shared child compiled once, called by two names, agrees",
+          r["status"] == "agree" and r["compiled"] == 2, str(r))
     fake = types.SimpleNamespace(INPUTS=[torch.ones(2, 3), torch.ones(3)])
     got = torch_compile.new_sizes(fake)
     check("new_sizes: each step on every distinct size at once, then each size alone + 1",
@@ -2122,7 +2136,7 @@ if torch_compile.available() is None:
           "eager at that size: agree", r["status"] == "agree" and r["sizes"] ==
           [[[2, 2]], [[3, 3]], [[4, 4]], [[1, 1]]], str(r))
     ran = flatcheck_torch.select_paths("compile", None)
-    check("select_paths: `compile` names the three torch.compile paths",
+    check("select_paths: `compile` names the four torch.compile paths",
           ran == list(torch_compile.PATHS), str(ran))
 else:
     print("skip: the torch.compile checks (" + torch_compile.available() + ")")

@@ -16,7 +16,7 @@
 #       export.nonstrict.dynamic, export.nonstrict.functional_call and fx.rewrite on every
 #       fourth (not export.strict.functional_call: its classes show on the non-strict one, and
 #       the classes' cases and bridge_units.py check both; the main run leaves fx.rewrite out
-#       with --paths' -fx.rewrite), export.nonstrict.cond and the three torch.compile paths on
+#       with --paths' -fx.rewrite), export.nonstrict.cond and the four torch.compile paths on
 #       every eighth (not export.strict.cond: it reports what the non-strict one does on the
 #       programs seen);
 #       fails on any mismatch or error (known torch
@@ -118,8 +118,8 @@ for out, want in zip(sys.argv[1::2], sys.argv[2::2]):
         if ran != want:
             sys.exit(f"FAIL: {path} ran {ran} of {want} programs")
     paths += len(summary["paths"])
-if paths != 29:
-    sys.exit(f"FAIL: {paths} paths ran, expected 29")
+if paths != 30:
+    sys.exit(f"FAIL: {paths} paths ran, expected 30")
 EOF
   if [ "$rc" -ne 0 ]; then
     echo "FAIL: torch disagrees with flatcheck beyond the known torch issues (exit $rc)"
