@@ -31,7 +31,8 @@ torch.cond whose operands are views of one tensor (docs/found-bugs.md 37, with -
 import torch
 
 from torch_compare import judge, run_calls
-from torch_dynamic import RANK, eager_at, inputs_of, resized
+from torch_cond import branch_by, cond_branch, python_branch
+from torch_dynamic import DATA_DEPENDENT, RANK, eager_at, inputs_of, resized
 from torch_export import failure, run_family, state_after, verdict
 
 PATHS = ("compile.eager", "compile.aot_eager", "compile.dynamic", "compile.regional")
@@ -115,21 +116,38 @@ def dynamic_path(p, eager, cache):
         want = eager_at(p, inputs)
         if want is not None:  # the canonical-NaN runs `cache` keeps are at the own sizes
             sizes.append((inputs, want, {}))
-    worst = {"status": "agree"}
+    worst, note = {"status": "agree"}, None
+
+    def at_size(inputs, want, at):
+        with inputs_of(p, inputs):
+            model = p.build()
+            compiled = torch.compile(model, backend="aot_eager", fullgraph=True)
+            return verdict(*judge(p, run_calls(compiled, p), state_after(model), want, at))
+
     reset()
     try:
         for inputs, want, at in sizes:
-            with inputs_of(p, inputs):
-                try:
-                    model = p.build()
-                    compiled = torch.compile(model, backend="aot_eager", fullgraph=True)
-                    r = verdict(*judge(p, run_calls(compiled, p), state_after(model), want, at))
-                except Exception as e:  # noqa: BLE001 - torch refusing the program at a size
-                    r = refused(e)
+            try:
+                r = at_size(inputs, want, at)
+            except Exception as e:  # noqa: BLE001 - torch refusing the program at a size
+                r = refused(e)
+                # The bridge's torch.cond helper, traced with a size a torch.cond merged (an
+                # unbacked symbol), cannot choose: the branch ops left Python conditionals
+                # there, as the dynamic export paths leave them (torch_dynamic).
+                if getattr(p, "_branch", None) is cond_branch and DATA_DEPENDENT in str(e):
+                    note = ("the branch ops left Python conditionals at some sizes: the bridge's "
+                            "torch.cond helper could not guard on a size a torch.cond merged")
+                    with branch_by(p, python_branch):
+                        try:
+                            r = at_size(inputs, want, at)
+                        except Exception as again:  # noqa: BLE001
+                            r = refused(again)
             if RANK.get(r["status"], 0) > RANK.get(worst["status"], 0):
                 worst = {**r, "shapes": [list(t.shape) for t in inputs]}
     finally:
         reset()
+    if note:
+        worst = {**worst, "branch_note": note}
     return {**worst, "sizes": [[list(t.shape) for t in inputs] for inputs, _, _ in sizes]}
 
 
