@@ -16,9 +16,9 @@
 #       export.nonstrict.dynamic, export.nonstrict.functional_call and fx.rewrite on every
 #       fourth (not export.strict.functional_call: its classes show on the non-strict one, and
 #       the classes' cases and bridge_units.py check both; the main run leaves fx.rewrite out
-#       with --paths' -fx.rewrite), export.nonstrict.cond and the four torch.compile paths on
-#       every eighth (not export.strict.cond: it reports what the non-strict one does on the
-#       programs seen);
+#       with --paths' -fx.rewrite), export.nonstrict.cond on every eighth (not
+#       export.strict.cond: it reports what the non-strict one does on the programs seen), the
+#       four torch.compile paths on every sixteenth;
 #       fails on any mismatch or error (known torch
 #       issues are counted, not failed)
 #       and when fewer programs ran than asked. Not the pipeline path: some of its failures on
@@ -83,13 +83,15 @@ if [ "$mode" = bridge ]; then
   fourth=$(ls "$work"/programs/*.py | awk 'NR % 4 == 0')
   m=$(echo "$fourth" | wc -l)
   # The non-strict dynamic and functional-call paths and the rewrite path on every fourth
-  # program (on torch 2.6 about 1.4 s, 0.5 s and 0.4 s a program), the non-strict cond path and
-  # the torch.compile paths on every eighth (a traced class costs the cond path a few seconds;
-  # a compile about a second a program).
+  # program (on torch 2.6 about 1.4 s, 0.5 s and 0.4 s a program), the non-strict cond path on
+  # every eighth (a traced class costs it a few seconds), the torch.compile paths on every
+  # sixteenth (about 5 s a program for the four: compile.dynamic compiles at up to four sizes).
   quarter=$(ls "$work"/programs/*.py | awk 'NR % 4 == 2')
   q=$(echo "$quarter" | wc -l)
   eighth=$(ls "$work"/programs/*.py | awk 'NR % 8 == 6')
   e=$(echo "$eighth" | wc -l)
+  sixteenth=$(ls "$work"/programs/*.py | awk 'NR % 16 == 10')
+  c=$(echo "$sixteenth" | wc -l)
   set +e
   "${bridge[@]}" "$work"/programs/*.py --paths "eager,fx,-fx.rewrite,$others" --quiet \
     >"$work/out.jsonl"
@@ -101,12 +103,15 @@ if [ "$mode" = bridge ]; then
     --paths export.nonstrict.dynamic,export.nonstrict.functional_call,fx.rewrite \
     --quiet >"$work/dynamic.jsonl"
   [ $? -eq 0 ] || rc=1
-  "${bridge[@]}" $eighth --paths export.nonstrict.cond,compile --quiet >"$work/cond.jsonl"
+  "${bridge[@]}" $eighth --paths export.nonstrict.cond --quiet >"$work/cond.jsonl"
+  [ $? -eq 0 ] || rc=1
+  "${bridge[@]}" $sixteenth --paths compile --quiet >"$work/compile.jsonl"
   [ $? -eq 0 ] || rc=1
   set -e
-  cat "$work/out.jsonl" "$work/decomp.jsonl" "$work/dynamic.jsonl" "$work/cond.jsonl"
+  cat "$work/out.jsonl" "$work/decomp.jsonl" "$work/dynamic.jsonl" "$work/cond.jsonl" \
+    "$work/compile.jsonl"
   python3 - "$work/out.jsonl" "$n" "$work/decomp.jsonl" "$m" "$work/dynamic.jsonl" "$q" \
-    "$work/cond.jsonl" "$e" <<'EOF'
+    "$work/cond.jsonl" "$e" "$work/compile.jsonl" "$c" <<'EOF'
 import json, sys
 paths = 0
 for out, want in zip(sys.argv[1::2], sys.argv[2::2]):
@@ -127,7 +132,8 @@ EOF
   fi
   echo "PASS: $n programs through every path ($m through the decomposition paths and the graph"
   echo "  swap, $q through export.nonstrict.dynamic, export.nonstrict.functional_call and"
-  echo "  fx.rewrite, $e through export.nonstrict.cond and the torch.compile paths) on torch $why"
+  echo "  fx.rewrite, $e through export.nonstrict.cond, $c through the torch.compile paths) on"
+  echo "  torch $why"
   exit 0
 fi
 
