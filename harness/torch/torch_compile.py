@@ -153,9 +153,9 @@ def dynamic_path(p, eager, cache):
 
 def run_compile(p, eager, paths, cache):
     """The torch.compile paths of one program, when asked for: {path: result}."""
+    own = {"dynamic": dynamic_path, "regional": regional_path}  # else the name is the backend
+
     def one(path):
-        backend = path.split(".")[1]
-        if backend in ("dynamic", "regional"):
-            return (dynamic_path if backend == "dynamic" else regional_path)(p, eager, cache)
-        return compile_path(p, backend, eager, cache)
+        kind = path.split(".")[1]
+        return own[kind](p, eager, cache) if kind in own else compile_path(p, kind, eager, cache)
     return run_family(PATHS, paths, one, available())
