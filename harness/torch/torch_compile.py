@@ -58,35 +58,41 @@ def refused(e):
     return failure(e, "compile" if type(e).__module__.startswith("torch._dynamo") else "run")
 
 
-def compile_path(p, backend, eager, cache):
+def judged_compiled(p, eager, cache, compile_model):
+    """A fresh model compiled by compile_model(model) -> (the module to call, fields the result
+    adds), the calls judged against torch eager with the model's own tensors as the state; the
+    compile caches emptied before and after."""
     try:
         reset()
         model = p.build()
-        compiled = torch.compile(model, backend=backend, fullgraph=True, dynamic=False)
-        status, why = judge(p, run_calls(compiled, p), state_after(model), eager, cache)
-        return verdict(status, why)
+        module, extra = compile_model(model)
+        status, why = judge(p, run_calls(module, p), state_after(model), eager, cache)
+        return {**verdict(status, why), **extra}
     except Exception as e:  # noqa: BLE001 - torch refusing a program
         return refused(e)
     finally:
         reset()
+
+
+def compile_path(p, backend, eager, cache):
+    """compile.eager, compile.aot_eager: the whole model compiled with `backend`."""
+    return judged_compiled(p, eager, cache, lambda model: (
+        torch.compile(model, backend=backend, fullgraph=True, dynamic=False), {}))
+
+
+def compile_regions(model):
+    """Every module below the root compiled in place, each module object once."""
+    seen = set()
+    for name, module in model.named_modules():
+        if name and id(module) not in seen:
+            seen.add(id(module))
+            module.compile(backend="aot_eager", fullgraph=True)
+    return model, {"compiled": len(seen)}
 
 
 def regional_path(p, eager, cache):
     """compile.regional: every module below the root compiled in place, the root eager."""
-    try:
-        reset()
-        model = p.build()
-        seen = set()
-        for name, module in model.named_modules():  # each module object once
-            if name and id(module) not in seen:
-                seen.add(id(module))
-                module.compile(backend="aot_eager", fullgraph=True)
-        status, why = judge(p, run_calls(model, p), state_after(model), eager, cache)
-        return {**verdict(status, why), "compiled": len(seen)}
-    except Exception as e:  # noqa: BLE001 - torch refusing a program
-        return refused(e)
-    finally:
-        reset()
+    return judged_compiled(p, eager, cache, compile_regions)
 
 
 def new_sizes(p):
@@ -117,31 +123,13 @@ def dynamic_path(p, eager, cache):
         if want is not None:  # the canonical-NaN runs `cache` keeps are at the own sizes
             sizes.append((inputs, want, {}))
     worst, note = {"status": "agree"}, None
-
-    def at_size(inputs, want, at):
-        with inputs_of(p, inputs):
-            model = p.build()
-            compiled = torch.compile(model, backend="aot_eager", fullgraph=True)
-            return verdict(*judge(p, run_calls(compiled, p), state_after(model), want, at))
-
     reset()
     try:
         for inputs, want, at in sizes:
-            try:
-                r = at_size(inputs, want, at)
-            except Exception as e:  # noqa: BLE001 - torch refusing the program at a size
-                r = refused(e)
-                # The bridge's torch.cond helper, traced with a size a torch.cond merged (an
-                # unbacked symbol), cannot choose: the branch ops left Python conditionals
-                # there, as the dynamic export paths leave them (torch_dynamic).
-                if getattr(p, "_branch", None) is cond_branch and DATA_DEPENDENT in str(e):
-                    note = ("the branch ops left Python conditionals at some sizes: the bridge's "
-                            "torch.cond helper could not guard on a size a torch.cond merged")
-                    with branch_by(p, python_branch):
-                        try:
-                            r = at_size(inputs, want, at)
-                        except Exception as again:  # noqa: BLE001
-                            r = refused(again)
+            r, python = at_size(p, inputs, want, at)
+            if python:
+                note = ("the branch ops left Python conditionals at some sizes: the bridge's "
+                        "torch.cond helper could not guard on a size a torch.cond merged")
             if RANK.get(r["status"], 0) > RANK.get(worst["status"], 0):
                 worst = {**r, "shapes": [list(t.shape) for t in inputs]}
     finally:
@@ -149,6 +137,28 @@ def dynamic_path(p, eager, cache):
     if note:
         worst = {**worst, "branch_note": note}
     return {**worst, "sizes": [[list(t.shape) for t in inputs] for inputs, _, _ in sizes]}
+
+
+def at_size(p, inputs, want, at):
+    """(the result at one size, whether the branch ops were left Python conditionals): a fresh
+    model compiled under the compile cache as it stands. The bridge's torch.cond helper, traced
+    with a size a torch.cond merged (an unbacked symbol), cannot choose; the size then runs with
+    the branch ops Python conditionals, as the dynamic export paths run it (torch_dynamic)."""
+    def run():
+        with inputs_of(p, inputs):
+            model = p.build()
+            compiled = torch.compile(model, backend="aot_eager", fullgraph=True)
+            return verdict(*judge(p, run_calls(compiled, p), state_after(model), want, at))
+    try:
+        return run(), False
+    except Exception as e:  # noqa: BLE001 - torch refusing the program at a size
+        if getattr(p, "_branch", None) is not cond_branch or DATA_DEPENDENT not in str(e):
+            return refused(e), False
+    with branch_by(p, python_branch):
+        try:
+            return run(), True
+        except Exception as e:  # noqa: BLE001
+            return refused(e), True
 
 
 def run_compile(p, eager, paths, cache):

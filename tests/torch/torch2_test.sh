@@ -29,9 +29,10 @@
 #       flattening and tracing on the shapes torch 2.11 and 2.14 showed); every corpus/torch
 #       repro still reproduces (exit 1) on this torch, or not, as its FIXED_IN / PRESENT_FROM
 #       say (each in a process of its own forked from one that imported torch: run_repros.py,
-#       checked first on scripts of known status); every case of corpus/torch/cases (CLASS-N.json) is reported, each on its own, as
-#       the known torch issue CLASS on the path its class shows on (LATER: as a later torch
-#       reports it; a case with a CLASS-N.draw beside it run with that as --draw, which it
+#       checked first on scripts of known status); every case of corpus/torch/cases
+#       (CLASS-N.json) is reported, each on its own, as the known torch issue CLASS on the path
+#       its class shows on (LATER: as a later torch reports it; a case with a CLASS-N.draw
+#       beside it run with that as --draw, which it
 #       needs: its own draw does not fail), and the split class's case agrees on
 #       fx.split_ordered; --pass
 #       is read by the fx and partition.splitter paths (the by-name pass fails on the
