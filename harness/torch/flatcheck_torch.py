@@ -4,7 +4,7 @@
     python3 harness/torch/flatcheck_torch.py PROGRAM.py...
         [--paths eager,fx,export,partition,pipeline,compile]
         [--pass MODULE:FUNCTION] [--quiet] [--device cpu|cuda]
-        [--branch python|cond|nograd]
+        [--branch python|cond|nograd] [--reads copy|alias]
         [--time SECONDS] [--path-time SECONDS]
 
 Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
@@ -110,6 +110,12 @@ torch.compile paths; the default is every path.
 cond paths take it (torch_cond.py); each such result says "branch": "cond". --branch nograd
 runs them with the value the branch op takes computed again under torch.no_grad(), the region
 export records as a higher-order op (`wrap_with_set_grad_enabled`); results say "nograd".
+
+--reads alias runs every path but eager with each state read as the module's own tensor, not a
+copy (flatcheck's semantics, which the eager path keeps): a value computed from a buffer by a
+view op (reshape, transpose, a chunk) is then a view of the buffer, and a later in-place update
+of the buffer shows through it, as in a model that reads `self.buf` and updates it after. Each
+path is judged against torch eager of the program read that way; results say "reads": "alias".
 
 --device cuda runs every path but eager with the model's state and the inputs on the GPU
 (torch's CUDA kernels), judged against torch eager run on the GPU, bit for bit; the eager path
@@ -413,16 +419,39 @@ def within(seconds, group, run):
         return {path: {"status": "skipped", "skip": why} for path in group}
 
 
+# torch's refusal of an in-place op whose input and output overlap in part.
+OVERLAP = "some elements of the input tensor and the written-to tensor refer to a single memory"
+
+
+def alias_reads(p):
+    """Program `p` with every state read the module's own tensor, not a copy (--reads alias):
+    every recorder the paths install reads through the program's _NoRecorder class, and the fx
+    trace asks READS_ALIAS."""
+    def attr(self, module, path, buffer):
+        for part in path.split("."):
+            module = getattr(module, part)
+        return module
+
+    p._NoRecorder.attr = attr
+    p.READS_ALIAS = True
+
+
 def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="python",
-                  path_time=None):
+                  path_time=None, reads="copy"):
     """Every requested path of one program: a list of result dicts. With a device other than
     the CPU, every path but eager runs there, judged against torch eager on that device. With
     `branch` "cond", every path but eager takes the branch op by torch.cond, with "nograd"
     its value computed again under torch.no_grad() (torch_cond.py; the results are the same
-    values, so torch eager of the program as written is the expectation). `path_time`: the
-    seconds a group of paths may run (within())."""
+    values, so torch eager of the program as written is the expectation). With `reads`
+    "alias", every path but eager reads state as the module's own tensor (alias_reads()),
+    judged against torch eager of the program read so. `path_time`: the seconds a group of
+    paths may run (within())."""
+    eager_result = None
     try:
         eager_result, eager = run_eager(p, counts)
+        if reads == "alias":
+            alias_reads(p)
+            eager = eager_run(p)
         if device != "cpu":
             eager = on_device(p, device)
         if branch != "python":
@@ -430,6 +459,14 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
     except Exception as e:  # noqa: BLE001 - the program or the bridge failing: one program's
         # error, not the end of the run; no path can be judged without torch eager's results
         why = f"the eager run raised {type(e).__name__}: {e}"[:600]
+        if eager_result is not None and reads == "alias" and OVERLAP in str(e):
+            # Read as aliases, an update whose value is a view of the buffer it writes (copy_
+            # of b's transpose into b) is one torch refuses: nothing to judge the paths by.
+            skip = ("--reads alias: torch eager refuses the program (an update copies from a "
+                    "view of the buffer it writes)")
+            rest = [{"path": x, "status": "skipped", "skip": skip, "reads": reads}
+                    for x in paths if x != "eager"]
+            return on_device_names([eager_result] * ("eager" in paths) + rest, device)
         return on_device_names([{"path": x, "status": "error", "stage": "eager",
                                  "first_mismatch": why} for x in paths], device)
     results = [eager_result] if "eager" in paths else []
@@ -460,9 +497,10 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
     for family, run in families:
         for group in path_groups([x for x in paths if x in family]):
             results += [{"path": path, **r} for path, r in within(path_time, group, run).items()]
-    for r in results if branch != "python" else ():
+    for r in results:
         if r["path"] != "eager":
-            r["branch"] = branch
+            r.update({"branch": branch} if branch != "python" else {})
+            r.update({"reads": reads} if reads != "copy" else {})
     return on_device_names(results, device)
 
 
@@ -564,6 +602,11 @@ def main():
                          "on a predicate the graph computes, as the cond paths take it; or "
                          "nograd, the value taken computed again under torch.no_grad() (each "
                          "result then says \"branch\": and the choice)")
+    ap.add_argument("--reads", choices=("copy", "alias"), default="copy",
+                    help="how every path but eager reads the model's state: copy, a copy of "
+                         "the buffer as flatcheck reads it (default); or alias, the buffer "
+                         "itself, so a view of it sees its later in-place updates (each result "
+                         "then says \"reads\": \"alias\")")
     ap.add_argument("--time", type=float, metavar="SECONDS",
                     help="start no program after SECONDS; the summary counts those not run")
     ap.add_argument("--path-time", type=float, metavar="SECONDS",
@@ -609,7 +652,7 @@ def main():
     torch.set_num_threads(1)
     counts = {}
     summary = {"summary": True, "torch": torch.__version__, "branch": args.branch,
-               "programs": len(args.programs),
+               "reads": args.reads, "programs": len(args.programs),
                "programs_not_run": 0, "paths": {}, "ops_per_path": {}}
     failed, hits = 0, 0
     start = time.monotonic()
@@ -625,7 +668,7 @@ def main():
         ops = program_ops(p)
         reset_compile_caches()
         for r in check_program(p, paths, flatten, pass_name, counts, args.device, args.branch,
-                               args.path_time):
+                               args.path_time, args.reads):
             r["program"] = path
             tally(summary, r, ops)
             bad = r["status"] in ("mismatch", "error")

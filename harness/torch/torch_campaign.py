@@ -9,7 +9,7 @@ PyTorch repro.
         [--paths eager,fx,export,partition,pipeline,compile]
         [--pass MODULE:FUNCTION] [--flatcheck build/bin/flatcheck] [--python CMD] [--no-shrink]
         [--max-nodes N] [--max-shrinks K] [--time SECONDS] [--path-time SECONDS]
-        [--device cpu|cuda] [--branch python|cond|nograd]
+        [--device cpu|cuda] [--branch python|cond|nograd] [--reads copy|alias]
 
 --torch-root runs the bridge in the torch 2.x root (scripts/torch-root.sh builds it; this is
 --python "scripts/in-torch-root python3"); without it, --python (default: this interpreter).
@@ -23,8 +23,9 @@ SECONDS, and the summary says how many were not run. --path-time SECONDS: a path
 counted skipped, reason "time limit" (the bridge's --path-time). --device cuda: every path
 but eager runs on the GPU (the bridge's --device). --branch cond: every path but eager takes the branch op by
 torch.cond; --branch nograd: its value computed again under torch.no_grad() (the bridge's
---branch). A shrink's test runs the bridge with the same --pass,
---device and --branch. Prints counts per path, the skip and known-issue classes, and
+--branch). --reads alias: every path but eager reads the model's state as the buffers themselves,
+not copies (the bridge's --reads). A shrink's test runs the bridge with the same --pass,
+--device, --branch and --reads. Prints counts per path, the skip and known-issue classes, and
 per op and path; exits 1 when a mismatch or an error was found, 2 on bad usage.
 """
 import argparse
@@ -109,6 +110,7 @@ def run_bridge(python, files, extra, jobs, scratch):
 def print_summary(args, summary, seconds, out=print):
     which = f" ({args.first}..{args.first + args.cases - 1})" if args.first else ""
     branch = f", branch op by {args.branch}" if args.branch != "python" else ""
+    branch += ", state read as aliases" if args.reads != "copy" else ""
     out(f"torch campaign: {args.cases} cases{which}, seed {args.seed}, torch {summary['torch']}, "
         f"{seconds:.0f} s, {args.jobs} jobs{branch}")
     not_run = summary.get("programs_not_run", 0)
@@ -181,6 +183,7 @@ def shrink(args, python, x, cases):
     extra = f" --pass {shlex.quote(args.flatten_pass)}" if args.flatten_pass else ""
     extra += f" --device {args.device}" if args.device != "cpu" else ""
     extra += f" --branch {args.branch}" if args.branch != "python" else ""
+    extra += f" --reads {args.reads}" if args.reads != "copy" else ""
     pred = (f"{shlex.quote(args.flatcheck)} emit-torch {{}} -o {shlex.quote(scratch)} "
             f">/dev/null && {' '.join(shlex.quote(c) for c in python)} {shlex.quote(BRIDGE)} "
             f"{shlex.quote(os.path.join(scratch, 'candidate.py'))} --quiet{extra} "
@@ -232,6 +235,9 @@ def main():
                     help="where every path but eager runs (the bridge's --device)")
     ap.add_argument("--branch", default="python", choices=("python", "cond", "nograd"),
                     help="how every path but eager takes the branch op (the bridge's --branch)")
+    ap.add_argument("--reads", default="copy", choices=("copy", "alias"),
+                    help="how every path but eager reads the model's state: a copy, as "
+                         "flatcheck does, or the buffer itself (the bridge's --reads)")
     ap.add_argument("--markdown", metavar="FILE",
                     help="also write the summary, the command and the commit to FILE")
     args = ap.parse_args()
@@ -290,6 +296,7 @@ def main():
     extra += (["--path-time", str(args.path_time)] if args.path_time is not None else [])
     extra += (["--device", args.device] if args.device != "cpu" else [])
     extra += (["--branch", args.branch] if args.branch != "python" else [])
+    extra += (["--reads", args.reads] if args.reads != "copy" else [])
     lines, summary, rc = run_bridge(python, files, extra, args.jobs, args.out)
     if lines is None:
         return 2

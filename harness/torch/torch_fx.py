@@ -34,10 +34,11 @@ def child_call(parent_fqn, target, calls):
 class TraceRecorder:
     """During symbolic tracing: tags each proxy's node with flatcheck's provenance key, and
     turns attribute reads and buffer updates into get_attr / clone / copy_ nodes (a plain
-    attribute read would be traced as a constant)."""
+    attribute read would be traced as a constant; a buffer read is the buffer itself, not a
+    clone, where the program reads state as aliases: READS_ALIAS, flatcheck_torch --reads)."""
 
-    def __init__(self, tracer):
-        self.tracer = tracer
+    def __init__(self, tracer, alias=False):
+        self.tracer, self.alias = tracer, alias
         self.frames, self.calls, self.pending = [], {}, None
 
     def _get_attr(self, module, path):
@@ -47,7 +48,7 @@ class TraceRecorder:
 
     def attr(self, module, path, buffer):
         proxy = self._get_attr(module, path)
-        return proxy.clone() if buffer else proxy
+        return proxy.clone() if buffer and not self.alias else proxy
 
     def copy(self, module, path, value):
         self._get_attr(module, path).copy_(value)
@@ -228,7 +229,7 @@ def load_graph_module(buf):
 def trace(p):
     model = p.build()
     tracer = torch.fx.Tracer()
-    p._R = TraceRecorder(tracer)
+    p._R = TraceRecorder(tracer, getattr(p, "READS_ALIAS", False))
     try:
         return torch.fx.GraphModule(model, tracer.trace(model))
     finally:

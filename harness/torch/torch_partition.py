@@ -117,8 +117,9 @@ def split_global(gm, p, support):
 def accesses(graph, module=None):
     """The in-place buffer updates of a graph (an exported module's aten copy_, a traced
     module's copy_ or add_ method: in_place) and the other uses of each buffer: (node name,
-    buffer, is_update) in graph order. An in-place op returns its destination, so a use of its
-    result uses its buffer too. With the graph's `module`, a buffer is named by its tensor's
+    buffer, is_update) in graph order. An in-place op returns its destination, and a view op
+    (view_of) an alias of its input, so a use of its result uses its buffer too. With the
+    graph's `module`, a buffer is named by its tensor's
     storage (the first FQN that holds it): two FQNs of one shared tensor are one buffer."""
     canonical = {}
     if module is not None:
@@ -142,9 +143,31 @@ def accesses(graph, module=None):
         for a in n.all_input_nodes:
             if a in of:
                 out.append((n.name, of[a], inplace and n.args[0] is a))
-        if inplace and n.args[0] in of:
+        if (inplace or view_of(n)) and n.args[0] in of:
             of[n] = of[n.args[0]]
     return out
+
+
+# Ops whose result may share its first argument's storage (reshape and contiguous do where they
+# can), as functions and methods; an aten overload says so in its schema.
+VIEW_NAMES = {"view", "view_as", "reshape", "reshape_as", "transpose", "permute", "t", "chunk",
+              "split", "split_with_sizes", "unbind", "tensor_split", "expand", "expand_as",
+              "squeeze", "unsqueeze", "narrow", "select", "flatten", "unflatten", "movedim",
+              "swapaxes", "swapdims", "as_strided", "alias", "detach", "contiguous", "getitem",
+              "__getitem__", "slice", "diagonal", "unfold", "real", "view_as_real"}
+
+
+def view_of(node):
+    """Whether a node's result may be a view of its first argument (a tuple of views, for
+    chunk and split): an aten overload whose schema marks its result as an alias of an input
+    and not written, or a function or method named in VIEW_NAMES."""
+    if node.op not in ("call_function", "call_method") or not node.args:
+        return False
+    schema = getattr(node.target, "_schema", None)
+    if schema is not None:
+        info = [r.alias_info for r in schema.returns]
+        return bool(info) and info[0] is not None and not info[0].is_write
+    return aten_name(node) in VIEW_NAMES
 
 
 def attr_of(module, target):

@@ -2,7 +2,9 @@
 tests/torch/torch2_test.sh checks on torch 2.x. Each check is one behaviour a torch version
 showed (torch 2.11 on the GPU machine, torch 2.14.1 here; docs/torch.md): exit 1 and the failing
 checks' names when one does not hold.
-    python3 tests/torch/bridge_units.py
+    python3 tests/torch/bridge_units.py [ALIAS_PROGRAMS]
+ALIAS_PROGRAMS: a folder holding tests/torch/alias/*.json as `flatcheck emit-torch` writes them
+(torch2_test.sh gives it); without it the --reads alias checks are not run, and say so.
 """
 import copy
 import importlib.util
@@ -2140,6 +2142,75 @@ if torch_compile.available() is None:
           ran == list(torch_compile.PATHS), str(ran))
 else:
     print("skip: the torch.compile checks (" + torch_compile.available() + ")")
+
+# --reads alias (flatcheck_torch.alias_reads): tests/torch/alias/view-read-after-update.json
+# holds b = [[10, 20, 30], [40, 50, 60]], x = [[1, 2], [3, 4], [5, 6]] and the graph
+# t = transpose(b); b.copy_(transpose(x)); return t + x. Read as a copy (flatcheck's semantics)
+# t is the old b transposed: t + x = [[11, 42], [23, 54], [35, 66]]. Read as the buffer itself, t
+# is a view of b and sees the update (b transposed is x): t + x = 2x.
+if len(sys.argv) > 1 and VERSION >= (2, 0):
+    import flatcheck_torch  # noqa: E402
+    import torch_fx  # noqa: E402
+    import torch_split  # noqa: E402
+    import random  # noqa: E402
+    x = torch.tensor([[1.0, 2.0], [3.0, 4.0], [5.0, 6.0]])
+    ALIAS = os.path.join(sys.argv[1], "view-read-after-update.py")
+    prog = flatcheck_torch.load_program(ALIAS)
+    copied = eager_run(prog).outs[0][0]
+    traced = [str(n.target) for n in torch_fx.trace(prog).graph.nodes]
+    folded = flatcheck_torch.check_program(prog, ["eager", "fx.const_fold"], flatten_by_position,
+                                           "", {})
+    prog = flatcheck_torch.load_program(ALIAS)
+    flatcheck_torch.alias_reads(prog)
+    aliased = eager_run(prog).outs[0][0]
+    check("alias_reads: a view of the buffer read as a copy sees the old value, read as the "
+          "buffer the update (hand-computed)",
+          torch.equal(copied, torch.tensor([[11.0, 42.0], [23.0, 54.0], [35.0, 66.0]])) and
+          torch.equal(aliased, 2 * x), f"{copied.tolist()} / {aliased.tolist()}")
+    gm = torch_fx.trace(prog)
+    check("trace: the buffer read cloned when read as a copy, not when read as an alias",
+          "clone" in traced and "clone" not in [str(n.target) for n in gm.graph.nodes],
+          f"{traced} / {gm.graph}")
+    uses = torch_partition.accesses(gm.graph, gm)
+    adds = [n.name for n in gm.graph.nodes if getattr(n.target, "__name__", "") == "add"]
+    check("accesses: the add reading the buffer through its transpose is a use of the buffer",
+          len(adds) == 1 and (adds[0], "b", False) in uses, f"{adds} {uses}")
+    order = {n: i for i, n in enumerate(gm.graph.nodes)}
+    copy_node = next(n for n in gm.graph.nodes if str(n.target) == "copy_")
+    add_node = next(n for n in gm.graph.nodes if n.name in adds)
+    bad = [s for s in range(200) if (lambda plan: plan[add_node] < plan[copy_node])(
+        torch_split.draw_split(gm, random.Random(s), uses))]
+    check("draw_split: the read through a view never in a partition before the update "
+          "(200 draws)", not bad and order[copy_node] < order[add_node], f"seeds {bad[:5]}")
+    fresh = flatcheck_torch.load_program(ALIAS)
+    aliased_fold = flatcheck_torch.check_program(fresh, ["eager", "fx.const_fold", "fx.split"],
+                                                 flatten_by_position, "", {}, reads="alias")
+    by_path = {r["path"]: r for r in aliased_fold}
+    model = fresh.build()
+    check("check_program reads: the eager path judges flatcheck's copy either way; the other "
+          "paths read the buffer itself (fx.split agrees and says so; const_fold's frozen "
+          "transpose gives a wrong output, not only the missing update it gives read as copies)",
+          [r["status"] for r in folded] == ["agree", "known_torch_issue"] and
+          folded[1]["detail"].startswith("final state b") and "reads" not in folded[1] and
+          by_path["eager"]["status"] == "agree" and "reads" not in by_path["eager"] and
+          by_path["fx.const_fold"]["detail"].startswith("call 1 output 0") and
+          by_path["fx.split"]["status"] == "agree" and by_path["fx.split"]["reads"] == "alias" and
+          fresh._NoRecorder().attr(model, "b", True) is model.b,
+          f"{folded} / {aliased_fold}")
+    # update-from-own-view.json: b.copy_(transpose(b)) with b 2x2. Read as a copy the update
+    # copies a clone; read as the buffer torch refuses the overlapping copy_, so no path can be
+    # judged: each is skipped with the reason, the eager path still judged (it agrees).
+    own = flatcheck_torch.load_program(os.path.join(sys.argv[1], "update-from-own-view.py"))
+    got = flatcheck_torch.check_program(own, ["eager", "fx", "compile.eager"],
+                                        flatten_by_position, "", {}, reads="alias")
+    check("check_program reads: an update from a view of its own buffer, refused by torch read "
+          "as aliases: the paths skipped with the reason, eager judged",
+          [(r["path"], r["status"]) for r in got] ==
+          [("eager", "agree"), ("fx", "skipped"), ("compile.eager", "skipped")] and
+          all("view of the buffer it writes" in r["skip"] for r in got[1:]), str(got))
+else:
+    print("skip: the --reads alias checks (" + ("torch 1.x" if VERSION < (2, 0) else
+                                                "no ALIAS_PROGRAMS given") + ")")
 
 print(f"{len(failed)} of the bridge unit checks failed" if failed else "bridge unit checks: all hold")
 sys.exit(1 if failed else 0)
