@@ -115,7 +115,9 @@ export records as a higher-order op (`wrap_with_set_grad_enabled`); results say 
 copy (flatcheck's semantics, which the eager path keeps): a value computed from a buffer by a
 view op (reshape, transpose, a chunk) is then a view of the buffer, and a later in-place update
 of the buffer shows through it, as in a model that reads `self.buf` and updates it after. Each
-path is judged against torch eager of the program read that way; results say "reads": "alias".
+path is judged against torch eager of the program read that way; results say "reads": "alias", and
+"reads_change": whether torch eager's outputs or final state differ from the program read as
+copies (the summary counts such programs: programs_reads_change).
 
 --device cuda runs every path but eager with the model's state and the inputs on the GPU
 (torch's CUDA kernels), judged against torch eager run on the GPU, bit for bit; the eager path
@@ -142,7 +144,7 @@ import time
 
 import torch
 
-from torch_compare import (Eager, Verdict, bit_equal, compare_node, eager_run,
+from torch_compare import (Eager, Verdict, bit_equal, compare_node, diff_values, eager_run,
                            first_difference, outputs_of, state_of, storage_groups)
 from torch_export import PATHS as EXPORT_PATHS
 from torch_export import failure, run_export
@@ -449,9 +451,11 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
     eager_result = None
     try:
         eager_result, eager = run_eager(p, counts)
+        changes = None
         if reads == "alias":
             alias_reads(p)
-            eager = eager_run(p)
+            copied, eager = eager, eager_run(p)
+            changes = bool(diff_values(eager.outs, eager.final, copied))
         if device != "cpu":
             eager = on_device(p, device)
         if branch != "python":
@@ -500,7 +504,7 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
     for r in results:
         if r["path"] != "eager":
             r.update({"branch": branch} if branch != "python" else {})
-            r.update({"reads": reads} if reads != "copy" else {})
+            r.update({"reads": reads, "reads_change": changes} if reads != "copy" else {})
     return on_device_names(results, device)
 
 
@@ -655,6 +659,8 @@ def main():
                "reads": args.reads, "programs": len(args.programs),
                "programs_not_run": 0, "paths": {}, "ops_per_path": {}}
     failed, hits = 0, 0
+    if args.reads != "copy":
+        summary["programs_reads_change"] = 0
     start = time.monotonic()
     for i, path in enumerate(args.programs):
         if args.time is not None and time.monotonic() - start >= args.time:
@@ -667,8 +673,11 @@ def main():
             return 2
         ops = program_ops(p)
         reset_compile_caches()
-        for r in check_program(p, paths, flatten, pass_name, counts, args.device, args.branch,
-                               args.path_time, args.reads):
+        results = check_program(p, paths, flatten, pass_name, counts, args.device, args.branch,
+                                args.path_time, args.reads)
+        if any(r.get("reads_change") for r in results):
+            summary["programs_reads_change"] += 1
+        for r in results:
             r["program"] = path
             tally(summary, r, ops)
             bad = r["status"] in ("mismatch", "error")

@@ -113,6 +113,9 @@ def print_summary(args, summary, seconds, out=print):
     branch += ", state read as aliases" if args.reads != "copy" else ""
     out(f"torch campaign: {args.cases} cases{which}, seed {args.seed}, torch {summary['torch']}, "
         f"{seconds:.0f} s, {args.jobs} jobs{branch}")
+    if args.reads != "copy":
+        out(f"  programs whose torch eager results change with state read as aliases: "
+            f"{summary.get('programs_reads_change', 0)} (the others compute as read as copies)")
     not_run = summary.get("programs_not_run", 0)
     if not_run:
         out(f"  programs checked: {args.cases - not_run} of {args.cases} ({not_run} not run: "

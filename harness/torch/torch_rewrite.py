@@ -40,7 +40,7 @@ import torch
 from torch_compare import judge, run_calls
 from torch_export import failure, state_after, verdict
 from torch_fx import trace
-from torch_partition import attr_of, in_place, storage_of
+from torch_partition import attr_of, in_place, storage_of, view_of
 
 PATHS = ("fx.rewrite",)
 MOVED = "rewrite-moves-read-past-update"  # docs/found-bugs.md 52
@@ -161,22 +161,33 @@ def spans(match, graph):
 
 
 def moves_past_update(match, graph):
-    """An in-place op runs between the match's first node and the first user of its results,
-    where replace_pattern puts the replacement, and updates a value a node of the match reads
-    (the same node, or another read of the same buffer, under any of its names)."""
+    """A node of the match and the first user of the match's results, where replace_pattern
+    puts the replacement, have an in-place op between them that updates a value the node reads
+    (the same node, or another read of the same buffer, under any of its names, or through a
+    view of it): the node's computation moves past the update, later (a node before that user)
+    or earlier (a node after it)."""
     order, mine, first = spans(match, graph)
     if not mine or first is None:
         return False
-    start, end = min(order[n] for n in mine), order[first]
-    read = {key(a, graph) for n in mine for a in n.all_input_nodes}
-    return any(in_place(n) and key(n.args[0], graph) in read
-               for n in graph.nodes if start < order[n] < end)
+    end = order[first]
+    for n in mine:
+        lo, hi = sorted((order[n], end))
+        read = {key(a, graph) for a in n.all_input_nodes}
+        if any(in_place(u) and key(u.args[0], graph) in read
+               for u in graph.nodes if lo < order[u] < hi):
+            return True
+    return False
 
 
 def key(v, graph):
     """What a value is, for an update and a read to meet: an attribute read by its tensor's
     storage (two names of one shared buffer are one; an empty tensor, whose storage address
-    says nothing, by its name), any other node by itself."""
+    says nothing, by its name), a view of a value or an in-place op's result (its destination)
+    as that value (--reads alias: a view of a buffer reads the buffer), any other node by
+    itself."""
+    while isinstance(v, torch.fx.Node) and (view_of(v) or in_place(v)) and \
+            isinstance(v.args[0], torch.fx.Node):
+        v = v.args[0]
     if not (isinstance(v, torch.fx.Node) and v.op == "get_attr"):
         return v
     t = attr_of(graph.owning_module, v.target) if graph.owning_module is not None else None

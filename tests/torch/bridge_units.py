@@ -1950,6 +1950,20 @@ class _Hidden(torch.nn.Module):  # class 52's read, and a dead copy of it (torch
         return y + z
 
 
+class _Earlier(torch.nn.Module):  # class 52 the other way: `m` (after `u`, the first user of
+    def __init__(self, view=False):  # the pattern's result `a`) moves before it, past the update
+        super().__init__()           # of x it reads (through a transpose with `view`)
+        self.view = view
+
+    def forward(self, x, y):
+        t = x.transpose(0, 1) if self.view else x  # the view made before `u`
+        a = x + 1.0
+        u = a + y
+        x.add_(u)
+        m = t * 0.25
+        return u, a + m
+
+
 def rewrite_class(r):
     return r["known_torch_issue"].split(":")[0] if r["status"] == "known_torch_issue" else None
 
@@ -1962,6 +1976,11 @@ if torch_rewrite.available() is None:
     r, gm = rewrite(_moved, [x3, z3], calls=2)
     check("rewrite_all: a read moved past an in-place update of what it reads is class 52",
           rewrite_class(r) == torch_rewrite.MOVED and "pattern" in r, str(r))
+    for view in (False, True):
+        r, _ = rewrite(lambda: _Earlier(view), [torch.eye(2), torch.full((2, 2), 3.0)])
+        check(f"rewrite_all: a node after the first user moved before it, past an update of "
+              f"what it reads{' through a view' if view else ''}, is class 52",
+              torch_rewrite.MOVED in (rewrite_class(r) or "").split("+"), str(r))
     r, _ = rewrite(_before, [x3, z3])
     check("rewrite_all: a pattern of two results, one read before the other's input is made, "
           "is class 53", rewrite_class(r) == torch_rewrite.BEFORE, str(r))
@@ -2195,6 +2214,7 @@ if len(sys.argv) > 1 and VERSION >= (2, 0):
           by_path["eager"]["status"] == "agree" and "reads" not in by_path["eager"] and
           by_path["fx.const_fold"]["detail"].startswith("call 1 output 0") and
           by_path["fx.split"]["status"] == "agree" and by_path["fx.split"]["reads"] == "alias" and
+          by_path["fx.split"]["reads_change"] is True and
           fresh._NoRecorder().attr(model, "b", True) is model.b,
           f"{folded} / {aliased_fold}")
     # update-from-own-view.json: b.copy_(transpose(b)) with b 2x2. Read as a copy the update
