@@ -173,7 +173,7 @@ from torch_functional import run_functional
 from torch_dynamic import PATHS as DYNAMIC_PATHS
 from torch_dynamic import run_dynamic
 from torch_cond import PATHS as COND_PATHS
-from torch_cond import BRANCHES, run_cond
+from torch_cond import BRANCHES, clone_branch, run_cond
 from torch_pipeline import PATHS as PIPELINE_PATHS
 from torch_pipeline import run_pipeline
 from torch_split import PATHS as SPLIT_PATHS
@@ -428,7 +428,10 @@ OVERLAP = "some elements of the input tensor and the written-to tensor refer to 
 def alias_reads(p):
     """Program `p` with every state read the module's own tensor, not a copy (--reads alias):
     every recorder the paths install reads through the program's _NoRecorder class, and the fx
-    trace asks READS_ALIAS."""
+    trace asks READS_ALIAS. The branch op then takes a clone of its value (clone_branch): a
+    torch.cond branch may not return its operand, so the cond paths' branches clone, and a
+    branch value that aliased a buffer would see the buffer's later updates where theirs does
+    not."""
     def attr(self, module, path, buffer):
         for part in path.split("."):
             module = getattr(module, part)
@@ -436,6 +439,7 @@ def alias_reads(p):
 
     p._NoRecorder.attr = attr
     p.READS_ALIAS = True
+    p._branch = clone_branch
 
 
 def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="python",

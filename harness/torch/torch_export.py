@@ -436,6 +436,39 @@ def output_inside_child(ep):
     return None
 
 
+RETURNED_STATE = "unflatten-preserve-returned-state"  # docs/found-bugs.md 54
+
+
+def returned_state(ep, why):
+    """A preserved module's signature returning one of the program's parameters, buffers or
+    constants as it is, a value its own graph does not compute: the lifted state input of the
+    graph, or an in-place update of it made outside the module (its latest version). unflatten
+    finds no node of the module's own graph for it and fails naming it (`why`, unflatten's
+    error; docs/found-bugs.md 54, by its mechanism). A text, or None."""
+    from torch_partition import in_place  # torch_partition imports this module
+    sig = ep.graph_signature
+    state = {**sig.inputs_to_parameters, **sig.inputs_to_buffers,
+             **getattr(sig, "inputs_to_lifted_tensor_constants", {})}
+    nodes = {n.name: n for n in ep.graph.nodes}
+    for entry in ep.module_call_graph:
+        if entry.signature is None or not entry.fqn:
+            continue
+        for out in entry.signature.outputs:
+            name = getattr(out, "name", None)
+            n = nodes.get(name)
+            if n is None or not re.search(rf"\b{re.escape(name)}\b", why):
+                continue
+            inside = any(path.split("@")[0] == entry.fqn or
+                         path.split("@")[0].startswith(entry.fqn + ".")
+                         for path, _ in (n.meta.get("nn_module_stack") or {}).values())
+            while n.op == "call_function" and in_place(n) and \
+                    isinstance(n.args[0], torch.fx.Node):
+                n = n.args[0]
+            if n.name in state and not inside:
+                return f"{entry.fqn} returns {state[n.name]} as it is ({name})"
+    return None
+
+
 COND_CLASS = "unflatten-cond-dead-first-call"  # docs/found-bugs.md 34
 
 
@@ -852,7 +885,7 @@ def preserve_unflatten(p, ep, eager, cache):
     """The preserve path from the exported program `ep` on: unflatten, the calls, the verdict.
     A failure is traced (trace_unflatten), with a shape found before (preserve_excuse)
     excusing what goes wrong once unflatten succeeds; a missing output node is checked for
-    entry 21's mechanism first (output_inside_child)."""
+    entry 21's mechanism first (output_inside_child), then entry 54's (returned_state)."""
     fresh = copies_of(ep)
     stage = "unflatten"
     try:
@@ -864,10 +897,15 @@ def preserve_unflatten(p, ep, eager, cache):
         error = None
     except Exception as e:  # noqa: BLE001
         error, why = e, f"{type(e).__name__}: {e}"
-        inside = output_inside_child(fresh()) if "Could not find output node" in why else None
+        missing = "Could not find output node" in why
+        inside = output_inside_child(fresh()) if missing else None
         if inside:
             return {"status": "known_torch_issue", "stage": stage, "detail": why[:300],
                     "known_torch_issue": f"{OUTPUT_INSIDE_CHILD}: {inside}"}
+        state = returned_state(ep, why.split(". Graph:")[0]) if missing else None
+        if state:
+            return {"status": "known_torch_issue", "stage": stage, "detail": why[:300],
+                    "known_torch_issue": f"{RETURNED_STATE}: {state}"}
     shape = preserve_excuse(p)
     cls = trace_unflatten(p, fresh, eager, cache, shape[0] if shape else None)
     if cls:

@@ -36,6 +36,7 @@ PATHS = ("partition.splitter", "partition.capability")
 FALLBACK_ATEN = {"add_scalar": "add", "sub_scalar": "sub", "mul_scalar": "mul",
                  "div_scalar": "div", "concat": "cat", "split": "chunk"}
 REORDER = "capability-partitioner-reorders-mutation"
+SPLITTER_REORDER = "splitter-reorders-mutation"
 AFTER_OUTPUT = "capability-partition-after-output"
 # The same cause on torch 2.11: fuse_partitions asserts on a partition without outputs.
 WITHOUT_OUTPUTS = "capability-partition-without-outputs"
@@ -295,6 +296,15 @@ def partition_path(p, kind, flatten, eager, cache):
             if known:
                 return {**result, "status": "known_torch_issue", "known_torch_issue": known,
                         "detail": why}
+        if status == "mismatch" and kind == "splitter":
+            # _SplitterBase groups nodes by data dependencies alone, as the capability
+            # partitioner does: a buffer use moved across an update of it, read from the graphs
+            # (met with --reads alias, where a view of a buffer read before its update is used
+            # after it; docs/found-bugs.md 55).
+            moved = mutation_reordered(uses, split)
+            if moved:
+                return {**result, "status": "known_torch_issue",
+                        "known_torch_issue": f"{SPLITTER_REORDER}: {moved}", "detail": why}
         stage = "flatten"
         flat = flatten(split)
         if not isinstance(flat, torch.fx.GraphModule):

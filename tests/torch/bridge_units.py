@@ -2232,5 +2232,47 @@ else:
     print("skip: the --reads alias checks (" + ("torch 1.x" if VERSION < (2, 0) else
                                                 "no ALIAS_PROGRAMS given") + ")")
 
+# Entry 54 (torch_export.returned_state): a preserved module returning its buffer as it is
+# names the lifted state input unflatten cannot find; one returning a value computed from it
+# does not. Entry 55 (splitter-reorders-mutation): the splitter's run order moves the read past
+# the second update, read from the graphs (mutation_reordered).
+if VERSION >= (2, 5):
+    import torch_export  # noqa: E402
+    _Returned = repro_module("unflatten-preserve-returned-state")
+
+    class _Inside(_Returned.Child):  # the buffer computed on inside the module
+        def forward(self, x):
+            return self.buf * 1.0, x * 2
+
+    class _Computed(_Returned.Model):
+        def __init__(self):
+            super().__init__()
+            self.c = _Inside()
+
+    got = []
+    for build in (_Returned.Model, _Computed):
+        ep = torch.export.export(build(), (torch.ones(2),), strict=False,
+                                 preserve_module_call_signature=("c",))
+        try:
+            torch.export.unflatten(copy.deepcopy(ep))
+            why = ""
+        except RuntimeError as e:
+            why = str(e).split(". Graph:")[0]
+        got.append((torch_export.returned_state(ep, why), bool(why)))
+    check("returned_state: c returns its buffer as it is (54); not where c computes on it (and "
+          "unflatten succeeds)", got == [("c returns c.buf as it is (b_c_buf)", True),
+                                         (None, False)], str(got))
+    _Split = repro_module("splitter-reorders-mutation")
+    xs = torch.full((4,), 5.0)
+    gm = torch.export.export(_Split.Model(), (xs,), strict=False).module()
+    uses = torch_partition.accesses(gm.graph, gm)
+    from torch.fx.passes.splitter_base import _SplitterBase, _SplitterSettingBase  # noqa: E402
+    split = _SplitterBase(gm, (xs,), _Split.NotRelu(),
+                          _SplitterSettingBase(min_acc_module_size=1, allow_non_tensor=True),
+                          non_acc_submodule_name="_run_on_gpu_")()
+    moved = torch_partition.mutation_reordered(uses, split)
+    check("mutation_reordered: the splitter runs the relu's read after the second update (55)",
+          moved is not None and "relu" in moved, str(moved))
+
 print(f"{len(failed)} of the bridge unit checks failed" if failed else "bridge unit checks: all hold")
 sys.exit(1 if failed else 0)
