@@ -94,9 +94,10 @@ def python_branch(flag, a, b):
 
 def clone_branch(flag, a, b):
     """nograd_branch without torch.no_grad(): the value taken, cloned (the block removed, the
-    same ops and values kept)."""
+    same ops and values kept; --reads alias's branch op)."""
     value = a if flag else b
-    return value.clone() if isinstance(value, torch.Tensor) else value
+    # An fx Proxy is a tensor being traced (symbolic_trace gives the branch proxies).
+    return value.clone() if isinstance(value, (torch.Tensor, torch.fx.Proxy)) else value
 
 
 def nograd_branch(flag, a, b):

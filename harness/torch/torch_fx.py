@@ -287,12 +287,15 @@ def run_fx(p, eager, flatten, pass_name, cache):
                     if n.op == "get_attr" and n.target.startswith("_tensor_constant")
                     and not hasattr(split, n.target))
     lost = sorted(set(live_state(split)) - set(live_state(loaded)))
-    if reload_status == "mismatch" and (frozen or lost) and status != "mismatch":
+    from torch_partition import in_place  # torch_partition imports torch_export, which needs us
+    dropped = sum(map(in_place, split.graph.nodes)) - sum(map(in_place, loaded.graph.nodes))
+    if reload_status == "mismatch" and (frozen or lost or dropped > 0) and status != "mismatch":
         # torch.load re-traces a GraphModule's code, and buffer reads and updates through
         # tensor methods are not traced: a read is frozen into a constant, an update dropped
         # (docs/found-bugs.md; corpus/torch/fx-reload-freezes-buffer-read.py).
         what = ([f"reads frozen into {', '.join(frozen)}"] if frozen else []) + \
-               ([f"buffers no longer read or updated: {', '.join(lost)}"] if lost else [])
+               ([f"buffers no longer read or updated: {', '.join(lost)}"] if lost else []) + \
+               ([f"{dropped} in-place updates dropped"] if dropped > 0 and not lost else [])
         result.update(status="known_torch_issue",
                       known_torch_issue="fx-reload-freezes-buffer-read: " + "; ".join(what),
                       detail=reload_why)
