@@ -2,7 +2,7 @@
 # CTest `torch-campaign/dying-bridge` (label unit, needs no torch): a bridge process that ends
 # before its summary line leaves programs unchecked, so the campaign must say so and exit 2,
 # never report the programs that did run as the whole result; --time, --path-time (0 refused),
-# --device and --branch reach the bridge and a shrink's test; --first picks the seed's cases;
+# --device, --branch and --reads reach the bridge and a shrink's test; --first picks the seed's cases;
 # progress in a log is a whole line every 10 s.
 #   campaign_test.sh FLATCHECK_BIN SOURCE_DIR
 set -uo pipefail
@@ -30,25 +30,29 @@ timed = "--time" in args and args[args.index("--time") + 1] == "7.0" and \
     args[args.index("--path-time") + 1] == "30.0"
 device = args[args.index("--device") + 1] if "--device" in args else "cpu"
 branch = args[args.index("--branch") + 1] if "--branch" in args else "python"
+reads = args[args.index("--reads") + 1] if "--reads" in args else "copy"
 print(json.dumps({"summary": True, "torch": "stand-in", "programs": len(progs),
                   "programs_not_run": len(progs) if timed else 0,
-                  "paths": {f"stand-in.{device}.{branch}": {"agree": 0}},
+                  "paths": {f"stand-in.{device}.{branch}.{reads}": {"agree": 0}},
                   "ops_per_path": {}}))
 PY
 python3 "$src/harness/torch/torch_campaign.py" --cases 3 --jobs 2 --flatcheck "$bin" \
   --out "$work/out2" --no-shrink --time 7 --path-time 30 --device cuda --branch cond \
-  --python "python3 $work/bridge.py" >"$work/log2" 2>&1
+  --reads alias --python "python3 $work/bridge.py" >"$work/log2" 2>&1
 rc=$?
 cat "$work/log2"
 if [ "$rc" -ne 0 ] || ! grep -q "programs checked: 0 of 3 (3 not run" "$work/log2" ||
    ! grep -q "every path that ran (0 programs)" "$work/log2" ||
-   ! grep -q "stand-in.cuda.cond " "$work/log2" || ! grep -q "branch op by cond" "$work/log2"; then
-  echo "FAIL: --time, --path-time, --device or --branch was not passed on, or programs not run were not"
+   ! grep -q "stand-in.cuda.cond.alias " "$work/log2" || ! grep -q "branch op by cond" "$work/log2" ||
+   ! grep -q "state read as aliases" "$work/log2"; then
+  echo "FAIL: --time, --path-time, --device, --branch or --reads was not passed on, or programs not"
+  echo "  run were not"
   echo "  reported (exit $rc)"
   exit 1
 fi
-echo "PASS: --time, --path-time, --device and --branch reach the bridge; programs not run are reported"
-# A shrink's test runs the bridge as the campaign did: the same --device and --branch, the path
+echo "PASS: --time, --path-time, --device, --branch and --reads reach the bridge; programs not run are"
+echo "  reported"
+# A shrink's test runs the bridge as the campaign did: the same --device, --branch and --reads, the path
 # without the device's suffix (a stand-in bridge that fails one path on the GPU, and records
 # the arguments it is given as a shrink's test).
 cat >"$work/failing.py" <<'PY'
@@ -67,17 +71,17 @@ print(json.dumps({"summary": True, "torch": "stand-in", "programs": len(progs),
 sys.exit(1)
 PY
 python3 "$src/harness/torch/torch_campaign.py" --cases 1 --jobs 1 --flatcheck "$bin" \
-  --out "$work/out4" --max-checks 3 --device cuda --branch cond \
+  --out "$work/out4" --max-checks 3 --device cuda --branch cond --reads alias \
   --python "python3 $work/failing.py $work/pred-args" >"$work/log4" 2>&1
 rc=$?
-if [ "$rc" -ne 1 ] || ! grep -q -- "--device cuda --branch cond --interesting export.nonstrict.module:mismatch$" \
+if [ "$rc" -ne 1 ] || ! grep -q -- "--device cuda --branch cond --reads alias --interesting export.nonstrict.module:mismatch$" \
      "$work/pred-args"; then
   cat "$work/log4" "$work/pred-args"
-  echo "FAIL: a shrink's test did not run the bridge with the campaign's --device and --branch"
+  echo "FAIL: a shrink's test did not run the bridge with the campaign's --device, --branch, --reads"
   echo "  and the path without its device suffix (exit $rc)"
   exit 1
 fi
-echo "PASS: a shrink's test runs the bridge with the campaign's --device and --branch"
+echo "PASS: a shrink's test runs the bridge with the campaign's --device, --branch and --reads"
 # --first K: the bridge is given the seed's cases K..K+N-1, each the same case a campaign from 0
 # checks (a stand-in bridge that names a path after each program it is given).
 cat >"$work/names.py" <<'PY'
