@@ -164,17 +164,20 @@ def moves_past_update(match, graph):
     """A node of the match and the first user of the match's results, where replace_pattern
     puts the replacement, have an in-place op between them that updates a value the node reads
     (the same node, or another read of the same buffer, under any of its names, or through a
-    view of it): the node's computation moves past the update, later (a node before that user)
-    or earlier (a node after it)."""
+    view of it), or that user is such an update and the node comes after it: the node's
+    computation moves past the update, later (a node before that user) or earlier (a node after
+    it)."""
     order, mine, first = spans(match, graph)
     if not mine or first is None:
         return False
     end = order[first]
     for n in mine:
-        lo, hi = sorted((order[n], end))
+        # A node before that user moves past the updates between them; one after it moves
+        # before the user too, which may itself be the update (`copy_(buf, result)`).
+        lo, hi = (order[n] + 1, end) if order[n] < end else (end, order[n])
         read = {key(a, graph) for a in n.all_input_nodes}
         if any(in_place(u) and key(u.args[0], graph) in read
-               for u in graph.nodes if lo < order[u] < hi):
+               for u in graph.nodes if lo <= order[u] < hi):
             return True
     return False
 

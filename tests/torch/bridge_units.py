@@ -1964,6 +1964,14 @@ class _Earlier(torch.nn.Module):  # class 52 the other way: `m` (after `u`, the 
         return u, a + m
 
 
+class _UserIsUpdate(torch.nn.Module):  # class 52 where the first user of the result `a` is
+    def forward(self, x, y):           # the update itself: `s`, after it, moves before it
+        a = x + y
+        x.copy_(a)
+        s = x - a
+        return s * 3.0
+
+
 def rewrite_class(r):
     return r["known_torch_issue"].split(":")[0] if r["status"] == "known_torch_issue" else None
 
@@ -1981,6 +1989,10 @@ if torch_rewrite.available() is None:
         check(f"rewrite_all: a node after the first user moved before it, past an update of "
               f"what it reads{' through a view' if view else ''}, is class 52",
               torch_rewrite.MOVED in (rewrite_class(r) or "").split("+"), str(r))
+    r, _ = rewrite(_UserIsUpdate, [torch.ones(2), torch.full((2,), 3.0)])
+    check("rewrite_all: a node after the first user moved before it, that user the update of "
+          "what it reads, is class 52",
+          torch_rewrite.MOVED in (rewrite_class(r) or "").split("+"), str(r))
     r, _ = rewrite(_before, [x3, z3])
     check("rewrite_all: a pattern of two results, one read before the other's input is made, "
           "is class 53", rewrite_class(r) == torch_rewrite.BEFORE, str(r))
