@@ -64,6 +64,7 @@ from torch_export import (GRAD_REGION, available, copies_of, export_program, fai
                           state_after, verdict)
 from torch_hooked import called_modules, module_calls
 import torch_swap
+from torch_partition import in_place, view_of
 
 PATHS = ("export.strict.swap_modules", "export.nonstrict.swap_modules")
 OUTPUT_POSITION = "swap-modules-output-by-position"  # docs/found-bugs.md 45
@@ -142,29 +143,42 @@ def after(value, *_):
     return value
 
 
+def attr_under(value, views=True):
+    """The get_attr node whose tensor `value` is, or an in-place update's result on (in_place:
+    it returns its destination), or (with `views`) a view of (view_of), else None."""
+    while isinstance(value, torch.fx.Node) and (views and view_of(value) or in_place(value)) \
+            and isinstance(value.args[0], torch.fx.Node):
+        value = value.args[0]
+    return value if isinstance(value, torch.fx.Node) and value.op == "get_attr" else None
+
+
 def updated_attr(node):
     """The get_attr node whose value `node` updates in place (a mutable op whose first argument
-    is a get_attr), else None."""
+    is a get_attr or an earlier update's result on one: the whole tensor, not a view of it),
+    else None."""
     schema = getattr(node.target, "_schema", None)
     first = node.args[0] if node.args else None
-    if node.op == "call_function" and schema is not None and schema.is_mutable and \
-            isinstance(first, torch.fx.Node) and first.op == "get_attr":
-        return first
+    if node.op == "call_function" and schema is not None and schema.is_mutable:
+        return attr_under(first, views=False)
     return None
 
 
 def updates_after_reads(gm):
     """Sorts `gm`'s graph (in place) topologically, keeping its order wherever it can, with each
-    in-place update of a get_attr's value (a mutable op whose first argument is the get_attr)
-    after every use of that get_attr that came before it, and the output last: the
-    dependencies legalize_graph does not see."""
+    in-place update of a get_attr's value (updated_attr) after every use of that get_attr that
+    came before it (of the get_attr itself, a view of it or an earlier update's result: the
+    same tensor), and the output last: the dependencies legalize_graph does not see."""
     nodes = list(gm.graph.nodes)
     pos = {n: i for i, n in enumerate(nodes)}
     before = {n: set(n.all_input_nodes) for n in nodes}
+    uses = {}  # get_attr -> the nodes reading its tensor
+    for n in nodes:
+        for a in {attr_under(i) for i in n.all_input_nodes} - {None}:
+            uses.setdefault(a, []).append(n)
     for n in nodes:
         attr = updated_attr(n)
         if attr is not None:
-            before[n] |= {u for u in attr.users if u is not n and pos[u] < pos[n]}
+            before[n] |= {u for u in uses.get(attr, ()) if u is not n and pos[u] < pos[n]}
         if n.op == "output":  # last: a node placed after it never runs (an update dropped)
             before[n] |= {u for u in nodes if u is not n}
     waiting = {n: len(before[n]) for n in nodes}

@@ -2244,6 +2244,24 @@ else:
     print("skip: the --reads alias checks (" + ("torch 1.x" if VERSION < (2, 0) else
                                                 "no ALIAS_PROGRAMS given") + ")")
 
+# The graph swap's cause removals see the buffer through an earlier update's result (export's
+# training IR chains `copy_(copy_(buf, a), b)`) and, for its reads, through views.
+if VERSION >= (2, 5):
+    import torch_swap_modules  # noqa: E402
+    g = torch.fx.Graph()
+    xg = g.placeholder("x")
+    bg = g.get_attr("buf")
+    aten = torch.ops.aten
+    c1 = g.call_function(aten.copy_.default, (bg, xg))
+    c2 = g.call_function(aten.copy_.default, (c1, xg))
+    view = g.call_function(aten.transpose.int, (c2, 0, 1))
+    on_view = g.call_function(aten.copy_.default, (view, xg))
+    got = [torch_swap_modules.updated_attr(n) for n in (c1, c2, on_view)] + \
+        [torch_swap_modules.attr_under(view)]
+    check("updated_attr: an update of the buffer, of an earlier update's result (the buffer), "
+          "not of a view of it; attr_under follows the view for reads",
+          got == [bg, bg, None, bg], str(got))
+
 # Entry 54 (torch_export.returned_state): a preserved module returning its buffer as it is
 # names the lifted state input unflatten cannot find; one returning a value computed from it
 # does not. Entry 55 (splitter-reorders-mutation): the splitter's run order moves the read past
