@@ -96,6 +96,7 @@ COND = "pipeline-cond-branch-graphs"  # docs/found-bugs.md 36
 # The same cause with a torch.no_grad() block (the bridge's --branch nograd): export records it
 # as wrap_with_set_grad_enabled, its body a graph attribute (`submod_N`) of the exported module.
 GRAD_BODY = "pipeline-grad-region-body"
+RETURNED = "pipeline-returned-state"  # docs/found-bugs.md 56
 # What class 36 raises: 2.14.1 outlining a branch graph as a stage (its nodes carry no module
 # stack), 2.6 a stage taking the branch graphs as placeholders nobody passes, or lacking them.
 COND_TEXT = (r"Unable to find nn_module_stack for node|parameter (true|false)_graph_\d|"
@@ -309,7 +310,8 @@ def pipeline_path(p, eager, cache):
             result["stages"] = pipe.num_stages
         except Exception as e:  # noqa: BLE001 - torch refusing the program, or a cause below
             known = cond_graphs_refused(p, e) or grad_region_refused(p, eager, cache) \
-                or no_inputs_indexerror(e) or attribute(p, spec, eager, cache)
+                or no_inputs_indexerror(e) or returned_state(p, e) \
+                or attribute(p, spec, eager, cache)
             if known:
                 return {**result, "status": "known_torch_issue", "stage": stage,
                         "detail": f"{type(e).__name__}: {e}"[:300], "known_torch_issue": known}
@@ -359,6 +361,29 @@ def grad_region_refused(p, eager, cache):
         other = without["known_torch_issue"].split(":")[0]
         return f"{GRAD_BODY}+{other}: {why} shows {other} only"
     return None
+
+
+def returned_state(p, e):
+    """The class text when `e` is Pipe._from_traced's assertion that every get_attr node of the
+    split graph is read by a stage (`user.op` is 'call_module'; torch 2.6 gives it no message)
+    and the model, run once, returns one of its own parameters or buffers as it is: the graph's
+    output reads that get_attr (docs/found-bugs.md 56). Read from the failing line and the
+    model, else None."""
+    if not isinstance(e, AssertionError):
+        return None
+    last = traceback.extract_tb(e.__traceback__)[-1]
+    if last.name != "_from_traced" or "user.op" not in (last.line or "") + str(e):
+        return None
+    model = p.build()
+    state = {id(t): fqn for fqn, t in tensors_of(model).items()}
+    with torch.no_grad():
+        outs = model(*[t.clone() for t in p.INPUTS])
+    outs = outs if isinstance(outs, (tuple, list)) else (outs,)
+    returned = [state[id(o)] for o in outs if id(o) in state]
+    if not returned:
+        return None
+    return (f"{RETURNED}: the model returns {', '.join(returned[:3])} as it is; pipelining "
+            "expects every state read of the split graph to be a stage's")
 
 
 def no_stage(e):

@@ -2262,6 +2262,29 @@ if VERSION >= (2, 5):
           "not of a view of it; attr_under follows the view for reads",
           got == [bg, bg, None, bg], str(got))
 
+# Entry 56 (torch_pipeline.returned_state): pipelining's assertion on a model returning its
+# buffer as it is, traced to the model; not on one returning a value computed from it.
+if VERSION >= (2, 4):
+    import torch_pipeline  # noqa: E402
+    from torch.distributed.pipelining import pipeline as _pipeline  # noqa: E402
+    _Piped = repro_module("pipeline-returned-state").Model
+
+    class _PipedComputed(_Piped):
+        def forward(self, x):
+            return x * 2, self.buf * 1.0
+
+    got = []
+    for build in (_Piped, _PipedComputed):
+        prog = types.SimpleNamespace(build=build, INPUTS=[torch.ones(2)])
+        try:
+            _pipeline(build(), mb_args=(torch.ones(2),))
+            got.append("built")
+        except AssertionError as e:
+            got.append(torch_pipeline.returned_state(prog, e))
+    check("pipeline returned_state: the model returns buf as it is (56); a computed value builds",
+          got[0] is not None and got[0].startswith(torch_pipeline.RETURNED + ": the model "
+                                                   "returns buf") and got[1] == "built", str(got))
+
 # Entry 54 (torch_export.returned_state): a preserved module returning its buffer as it is
 # names the lifted state input unflatten cannot find; one returning a value computed from it
 # does not. Entry 55 (splitter-reorders-mutation): the splitter's run order moves the read past
