@@ -4,7 +4,7 @@
     python3 harness/torch/flatcheck_torch.py PROGRAM.py...
         [--paths eager,fx,export,partition,pipeline,compile]
         [--pass MODULE:FUNCTION] [--quiet] [--device cpu|cuda]
-        [--branch python|cond|nograd] [--reads copy|alias]
+        [--branch python|cond|nograd] [--reads copy|alias|changed]
         [--time SECONDS] [--path-time SECONDS]
 
 Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
@@ -117,7 +117,9 @@ view op (reshape, transpose, a chunk) is then a view of the buffer, and a later 
 of the buffer shows through it, as in a model that reads `self.buf` and updates it after. Each
 path is judged against torch eager of the program read that way; results say "reads": "alias", and
 "reads_change": whether torch eager's outputs or final state differ from the program read as
-copies (the summary counts such programs: programs_reads_change).
+copies (the summary counts such programs: programs_reads_change). --reads changed reads so too,
+but runs the paths only on programs whose results change read so (about one in twenty of the
+generated ones); the others' paths are skipped with that reason.
 
 --device cuda runs every path but eager with the model's state and the inputs on the GPU
 (torch's CUDA kernels), judged against torch eager run on the GPU, bit for bit; the eager path
@@ -456,7 +458,7 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
     try:
         eager_result, eager = run_eager(p, counts)
         changes = None
-        if reads == "alias":
+        if reads != "copy":
             alias_reads(p)
             copied, eager = eager, eager_run(p)
             changes = bool(diff_values(eager.outs, eager.final, copied))
@@ -467,16 +469,17 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
     except Exception as e:  # noqa: BLE001 - the program or the bridge failing: one program's
         # error, not the end of the run; no path can be judged without torch eager's results
         why = f"the eager run raised {type(e).__name__}: {e}"[:600]
-        if eager_result is not None and reads == "alias" and OVERLAP in str(e):
+        if eager_result is not None and reads != "copy" and OVERLAP in str(e):
             # Read as aliases, an update whose value is a view of the buffer it writes (copy_
             # of b's transpose into b) is one torch refuses: nothing to judge the paths by.
             skip = ("--reads alias: torch eager refuses the program (an update copies from a "
                     "view of the buffer it writes)")
-            rest = [{"path": x, "status": "skipped", "skip": skip, "reads": reads}
-                    for x in paths if x != "eager"]
-            return on_device_names([eager_result] * ("eager" in paths) + rest, device)
+            return skipped_but_eager(paths, eager_result, skip, reads, device)
         return on_device_names([{"path": x, "status": "error", "stage": "eager",
                                  "first_mismatch": why} for x in paths], device)
+    if reads == "changed" and not changes:
+        return skipped_but_eager(paths, eager_result, "--reads changed: torch eager gives the "
+                                 "same results with state read as aliases", reads, device)
     results = [eager_result] if "eager" in paths else []
     cache = {}
     def fx(_):
@@ -510,6 +513,13 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
             r.update({"branch": branch} if branch != "python" else {})
             r.update({"reads": reads, "reads_change": changes} if reads != "copy" else {})
     return on_device_names(results, device)
+
+
+def skipped_but_eager(paths, eager_result, skip, reads, device):
+    """The eager path's result, and every other path skipped with the reason `skip`."""
+    rest = [{"path": x, "status": "skipped", "skip": skip, "reads": reads}
+            for x in paths if x != "eager"]
+    return on_device_names([eager_result] * ("eager" in paths) + rest, device)
 
 
 def on_device_names(results, device):
@@ -610,11 +620,12 @@ def main():
                          "on a predicate the graph computes, as the cond paths take it; or "
                          "nograd, the value taken computed again under torch.no_grad() (each "
                          "result then says \"branch\": and the choice)")
-    ap.add_argument("--reads", choices=("copy", "alias"), default="copy",
+    ap.add_argument("--reads", choices=("copy", "alias", "changed"), default="copy",
                     help="how every path but eager reads the model's state: copy, a copy of "
                          "the buffer as flatcheck reads it (default); or alias, the buffer "
                          "itself, so a view of it sees its later in-place updates (each result "
-                         "then says \"reads\": \"alias\")")
+                         "then says \"reads\": \"alias\"); or changed, alias on the programs "
+                         "whose results change read so, the others' paths skipped")
     ap.add_argument("--time", type=float, metavar="SECONDS",
                     help="start no program after SECONDS; the summary counts those not run")
     ap.add_argument("--path-time", type=float, metavar="SECONDS",

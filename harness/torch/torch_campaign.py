@@ -9,7 +9,7 @@ PyTorch repro.
         [--paths eager,fx,export,partition,pipeline,compile]
         [--pass MODULE:FUNCTION] [--flatcheck build/bin/flatcheck] [--python CMD] [--no-shrink]
         [--max-nodes N] [--max-shrinks K] [--time SECONDS] [--path-time SECONDS]
-        [--device cpu|cuda] [--branch python|cond|nograd] [--reads copy|alias]
+        [--device cpu|cuda] [--branch python|cond|nograd] [--reads copy|alias|changed]
 
 --torch-root runs the bridge in the torch 2.x root (scripts/torch-root.sh builds it; this is
 --python "scripts/in-torch-root python3"); without it, --python (default: this interpreter).
@@ -24,7 +24,8 @@ counted skipped, reason "time limit" (the bridge's --path-time). --device cuda: 
 but eager runs on the GPU (the bridge's --device). --branch cond: every path but eager takes the branch op by
 torch.cond; --branch nograd: its value computed again under torch.no_grad() (the bridge's
 --branch). --reads alias: every path but eager reads the model's state as the buffers themselves,
-not copies (the bridge's --reads). A shrink's test runs the bridge with the same --pass,
+not copies; --reads changed: so, on the programs whose results change read so alone (the
+bridge's --reads). A shrink's test runs the bridge with the same --pass,
 --device, --branch and --reads. Prints counts per path, the skip and known-issue classes, and
 per op and path; exits 1 when a mismatch or an error was found, 2 on bad usage.
 """
@@ -238,9 +239,10 @@ def main():
                     help="where every path but eager runs (the bridge's --device)")
     ap.add_argument("--branch", default="python", choices=("python", "cond", "nograd"),
                     help="how every path but eager takes the branch op (the bridge's --branch)")
-    ap.add_argument("--reads", default="copy", choices=("copy", "alias"),
+    ap.add_argument("--reads", default="copy", choices=("copy", "alias", "changed"),
                     help="how every path but eager reads the model's state: a copy, as "
-                         "flatcheck does, or the buffer itself (the bridge's --reads)")
+                         "flatcheck does, or the buffer itself (alias), or that on the programs "
+                         "whose results change read so alone (changed; the bridge's --reads)")
     ap.add_argument("--markdown", metavar="FILE",
                     help="also write the summary, the command and the commit to FILE")
     args = ap.parse_args()

@@ -2229,6 +2229,18 @@ if len(sys.argv) > 1 and VERSION >= (2, 0):
           by_path["fx.split"]["reads_change"] is True and
           fresh._NoRecorder().attr(model, "b", True) is model.b,
           f"{folded} / {aliased_fold}")
+    # --reads changed: the paths run on a program whose results change read as aliases, and
+    # are skipped on update-after-every-read.json (b read, then updated after every read: the
+    # same results either way).
+    got = [flatcheck_torch.check_program(flatcheck_torch.load_program(os.path.join(
+        sys.argv[1], name + ".py")), ["eager", "fx.split"], flatten_by_position, "", {},
+        reads="changed") for name in ("view-read-after-update", "update-after-every-read")]
+    check("check_program reads changed: the paths run where reading as aliases changes the "
+          "results, skipped with the reason where it does not",
+          [[(r["path"], r["status"]) for r in g] for g in got] ==
+          [[("eager", "agree"), ("fx.split", "agree")], [("eager", "agree"),
+                                                          ("fx.split", "skipped")]] and
+          got[0][1]["reads_change"] is True and "same results" in got[1][1]["skip"], str(got))
     # update-from-own-view.json: b.copy_(transpose(b)) with b 2x2. Read as a copy the update
     # copies a clone; read as the buffer torch refuses the overlapping copy_, so no path can be
     # judged: each is skipped with the reason, the eager path still judged (it agrees).
