@@ -452,8 +452,9 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
     its value computed again under torch.no_grad() (torch_cond.py; the results are the same
     values, so torch eager of the program as written is the expectation). With `reads`
     "alias", every path but eager reads state as the module's own tensor (alias_reads()),
-    judged against torch eager of the program read so. `path_time`: the seconds a group of
-    paths may run (within())."""
+    judged against torch eager of the program read so; with "changed" so too, but only where
+    that changes torch eager's results (the other paths skipped). `path_time`: the seconds a
+    group of paths may run (within())."""
     eager_result = None
     try:
         eager_result, eager = run_eager(p, counts)
