@@ -445,7 +445,7 @@ def returned_state(ep, why):
     graph, or an in-place update of it made outside the module (its latest version). unflatten
     finds no node of the module's own graph for it and fails naming it (`why`, unflatten's
     error; docs/found-bugs.md 54, by its mechanism). A text, or None."""
-    from torch_partition import in_place  # torch_partition imports this module
+    from torch_partition import base_of  # torch_partition imports this module
     sig = ep.graph_signature
     state = {**sig.inputs_to_parameters, **sig.inputs_to_buffers,
              **getattr(sig, "inputs_to_lifted_tensor_constants", {})}
@@ -461,9 +461,7 @@ def returned_state(ep, why):
             inside = any(path.split("@")[0] == entry.fqn or
                          path.split("@")[0].startswith(entry.fqn + ".")
                          for path, _ in (n.meta.get("nn_module_stack") or {}).values())
-            while n.op == "call_function" and in_place(n) and \
-                    isinstance(n.args[0], torch.fx.Node):
-                n = n.args[0]
+            n = base_of(n, views=False)
             if n.name in state and not inside:
                 return f"{entry.fqn} returns {state[n.name]} as it is ({name})"
     return None

@@ -158,6 +158,15 @@ VIEW_NAMES = {"view", "view_as", "reshape", "reshape_as", "transpose", "permute"
               "__getitem__", "slice", "diagonal", "unfold", "real", "view_as_real"}
 
 
+def base_of(value, views=True):
+    """The node whose tensor `value` is: followed back through in-place ops' results (they
+    return their destination) and, with `views`, through view ops (view_of)."""
+    while isinstance(value, torch.fx.Node) and (views and view_of(value) or in_place(value)) \
+            and isinstance(value.args[0], torch.fx.Node):
+        value = value.args[0]
+    return value
+
+
 def view_of(node):
     """Whether a node's result may be a view of its first argument (a tuple of views, for
     chunk and split): an aten overload whose schema marks its result as an alias of an input

@@ -40,7 +40,7 @@ import torch
 from torch_compare import judge, run_calls
 from torch_export import failure, state_after, verdict
 from torch_fx import trace
-from torch_partition import attr_of, in_place, storage_of, view_of
+from torch_partition import attr_of, base_of, in_place, storage_of
 
 PATHS = ("fx.rewrite",)
 MOVED = "rewrite-moves-read-past-update"  # docs/found-bugs.md 52
@@ -188,9 +188,7 @@ def key(v, graph):
     says nothing, by its name), a view of a value or an in-place op's result (its destination)
     as that value (--reads alias: a view of a buffer reads the buffer), any other node by
     itself."""
-    while isinstance(v, torch.fx.Node) and (view_of(v) or in_place(v)) and \
-            isinstance(v.args[0], torch.fx.Node):
-        v = v.args[0]
+    v = base_of(v)
     if not (isinstance(v, torch.fx.Node) and v.op == "get_attr"):
         return v
     t = attr_of(graph.owning_module, v.target) if graph.owning_module is not None else None

@@ -64,7 +64,7 @@ from torch_export import (GRAD_REGION, available, copies_of, export_program, fai
                           state_after, verdict)
 from torch_hooked import called_modules, module_calls
 import torch_swap
-from torch_partition import in_place, view_of
+from torch_partition import base_of
 
 PATHS = ("export.strict.swap_modules", "export.nonstrict.swap_modules")
 OUTPUT_POSITION = "swap-modules-output-by-position"  # docs/found-bugs.md 45
@@ -146,9 +146,7 @@ def after(value, *_):
 def attr_under(value, views=True):
     """The get_attr node whose tensor `value` is, or an in-place update's result on (in_place:
     it returns its destination), or (with `views`) a view of (view_of), else None."""
-    while isinstance(value, torch.fx.Node) and (views and view_of(value) or in_place(value)) \
-            and isinstance(value.args[0], torch.fx.Node):
-        value = value.args[0]
+    value = base_of(value, views)
     return value if isinstance(value, torch.fx.Node) and value.op == "get_attr" else None
 
 
