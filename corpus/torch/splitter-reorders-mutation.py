@@ -7,7 +7,7 @@ reading the buffer runs after it: the read sees the second update too. A silent 
 (torch 2.6 and 2.14.1). (Found by flatcheck's partition.splitter path with the bridge's
 --reads alias: seed 94, case 1203, where the read is of a view of the buffer.)
 
-The graph export gives the partitioner (`ep.module()`, in-place `copy_` kept) states the order:
+The graph the partitioner gets (`ep.module()`, export's in-place `copy_` kept) has the order
 copy_, relu(copy_), mul(copy_), copy_. The capability partitioner has the same blindness
 (pytorch/pytorch#81244).
     python3 corpus/torch/splitter-reorders-mutation.py   # exit 1 while present
