@@ -23,6 +23,7 @@ from torch_compare import judge, run_calls
 from torch_export import (GRAD_REGION, copies_of, export_program, failure, fresh_exports,
                           grad_regions, grad_regions_placed, preserve_unflatten, region_getitems,
                           state_after, trace_unflatten, unflatten_unsaved, variants, verdict)
+from torch_partition import in_place
 
 # docs/found-bugs.md 18: run_decompositions maps a preserved signature's names to the new
 # graph by each new node's provenance, and the getitem nodes of a multi-output op (split,
@@ -43,6 +44,9 @@ GRAD_REGION_VALUE = "decomp-preserve-grad-region-value"
 # A buffer the program updates in place that shares its storage with another state name:
 # run_decompositions refuses the duplicated mutated input (pytorch/pytorch#166572, open).
 TIED_MUTATED = "decomp-tied-mutated-buffer"
+# run_decompositions of a preserved call whose input or output is an in-place update's result
+# (the buffer as updated): docs/found-bugs.md 57.
+UPDATED_VALUE = "decomp-preserve-updated-value"
 
 
 class DecompositionFailed(Exception):
@@ -116,6 +120,8 @@ def decompose(ep):
     # first: these need no second decomposition
     if names_dead_signature_value(ep, error, dead):
         raise DecompositionFailed(DEAD_SIGNATURE_VALUE, error) from error
+    if signature_value_named(ep, error) in updated_values(ep):
+        raise DecompositionFailed(UPDATED_VALUE, error) from error
     if signature_value_named(ep, error) in grad_region_values(ep):
         raise DecompositionFailed(GRAD_REGION_VALUE, error) from error
     try:
@@ -183,11 +189,18 @@ def dead_values_renamed(ep, dec):
 def dead_signature_modules(ep):
     """The module paths of `ep.module_call_graph` whose signature names a value that torch.fx's
     dead code elimination removes from the exported graph (DEAD_SIGNATURE_VALUE's shape) or
-    that a torch.no_grad() block computes (GRAD_REGION_VALUE's)."""
-    left = dead_nodes(ep.graph_module) | grad_region_values(ep)
+    that a torch.no_grad() block computes (GRAD_REGION_VALUE's) or that is an in-place update's
+    result (UPDATED_VALUE's)."""
+    left = dead_nodes(ep.graph_module) | grad_region_values(ep) | updated_values(ep)
     return {entry.fqn for entry in ep.module_call_graph if entry.signature and
             any(getattr(a, "name", None) in left
                 for a in [*entry.signature.inputs, *entry.signature.outputs])}
+
+
+def updated_values(ep):
+    """Names of the nodes of `ep`'s graph that are an in-place op's result (export's training
+    IR keeps `copy_`; its result is the buffer as updated)."""
+    return {n.name for n in ep.graph.nodes if n.op == "call_function" and in_place(n)}
 
 
 def grad_region_values(ep):
@@ -217,7 +230,8 @@ def past_dead_values(p, mode, ep, failed):
     that is not the case or the second decomposition fails too. Returns (the program exported
     again, it decomposed, the classes, what torch raised first)."""
     classes = failed.cls.split("+")
-    if not {DEAD_SIGNATURE_VALUE, DEAD_RENAMED, GRAD_REGION_VALUE} & set(classes) or \
+    if not {DEAD_SIGNATURE_VALUE, DEAD_RENAMED, GRAD_REGION_VALUE, UPDATED_VALUE} & \
+            set(classes) or \
             TIED_MUTATED in classes:
         raise failed
     skip = dead_signature_modules(ep)

@@ -2297,6 +2297,37 @@ if VERSION >= (2, 4):
           got[0] is not None and got[0].startswith(torch_pipeline.RETURNED + ": the model "
                                                    "returns buf") and got[1] == "built", str(got))
 
+# Entry 57 (torch_decomp.UPDATED_VALUE): run_decompositions of a preserved call returning the
+# buffer as updated in place is the class, by its mechanism; one returning a value computed
+# from it decomposes.
+if VERSION >= (2, 5):
+    import torch_decomp  # noqa: E402
+    _Updated = repro_module("decomp-preserve-updated-value")
+
+    class _UpdatedComputed(_Updated.Child):
+        def forward(self, x):
+            self.buf.copy_(x + 1)
+            self.buf.copy_(self.buf * 2)
+            return self.buf + 0.0, x * 2
+
+    class _UpdatedModel(_Updated.Model):
+        def __init__(self):
+            super().__init__()
+            self.c = _UpdatedComputed()
+
+    got = []
+    for build in (_Updated.Model, _UpdatedModel):
+        ep = torch.export.export(build(), (torch.ones(2),), strict=False,
+                                 preserve_module_call_signature=("c",))
+        try:
+            torch_decomp.decompose(ep)
+            got.append("decomposed")
+        except torch_decomp.DecompositionFailed as e:
+            got.append(e.cls)
+    check("decompose: a preserved call returning the buffer as updated is class 57; a value "
+          "computed from it decomposes", got == [torch_decomp.UPDATED_VALUE, "decomposed"],
+          str(got))
+
 # Entry 54 (torch_export.returned_state): a preserved module returning its buffer as it is
 # names the lifted state input unflatten cannot find; one returning a value computed from it
 # does not. Entry 55 (splitter-reorders-mutation): the splitter's run order moves the read past
