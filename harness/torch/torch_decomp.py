@@ -23,7 +23,7 @@ from torch_compare import judge, run_calls
 from torch_export import (GRAD_REGION, copies_of, export_program, failure, fresh_exports,
                           grad_regions, grad_regions_placed, preserve_unflatten, region_getitems,
                           state_after, trace_unflatten, unflatten_unsaved, variants, verdict)
-from torch_partition import in_place
+from torch_partition import base_of, in_place, view_of
 
 # docs/found-bugs.md 18: run_decompositions maps a preserved signature's names to the new
 # graph by each new node's provenance, and the getitem nodes of a multi-output op (split,
@@ -47,6 +47,9 @@ TIED_MUTATED = "decomp-tied-mutated-buffer"
 # run_decompositions of a preserved call whose input or output is an in-place update's result
 # (the buffer as updated): docs/found-bugs.md 57.
 UPDATED_VALUE = "decomp-preserve-updated-value"
+# run_decompositions of a preserved call whose input or output is a view of a buffer or
+# parameter that the graph updates in place after it: docs/found-bugs.md 58.
+VIEW_UPDATED = "decomp-preserve-view-of-updated-state"
 
 
 class DecompositionFailed(Exception):
@@ -118,12 +121,9 @@ def decompose(ep):
         return dec, None, None
     dead = dead_nodes(ep.graph_module)
     # first: these need no second decomposition
-    if names_dead_signature_value(ep, error, dead):
-        raise DecompositionFailed(DEAD_SIGNATURE_VALUE, error) from error
-    if signature_value_named(ep, error) in updated_values(ep):
-        raise DecompositionFailed(UPDATED_VALUE, error) from error
-    if signature_value_named(ep, error) in grad_region_values(ep):
-        raise DecompositionFailed(GRAD_REGION_VALUE, error) from error
+    named = missing_signature_value(ep, error, dead)
+    if named:
+        raise DecompositionFailed(named, error) from error
     try:
         return fixed_decomposition(ep), GETITEM_PROVENANCE, f"{type(error).__name__}: {error}"
     except Exception as e:  # noqa: BLE001
@@ -136,21 +136,23 @@ def decompose(ep):
 
 def decomposition_cause(ep, still, dead):
     """The classes of a run_decompositions failure on `ep` that decompose() did not explain
-    by DEAD_SIGNATURE_VALUE alone: `still` is what it raised with GETITEM_PROVENANCE's cause
-    removed, `dead` the exported graph's dead nodes (dead_nodes). None when no known cause
-    explains it.
+    by one missing signature value alone (missing_signature_value): `still` is what it raised
+    with GETITEM_PROVENANCE's cause removed, `dead` the exported graph's dead nodes
+    (dead_nodes). None when no known cause explains it.
       DEAD_SIGNATURE_VALUE  the error names a preserved call's input or output (of
                             ep.module_call_graph) that torch.fx's dead code elimination
                             removes from the exported graph
       GRAD_REGION_VALUE     the error names a preserved call's input or output that a
                             torch.no_grad() block of the exported graph computes
+      UPDATED_VALUE         the error names a preserved call's input or output that is an
+                            in-place op's result
       TIED_MUTATED          an in-place op of the graph writes a buffer whose storage another
                             state name shares, and run_decompositions succeeds once every
-                            state tensor has storage of its own"""
-    if names_dead_signature_value(ep, still, dead):
-        return f"{GETITEM_PROVENANCE}+{DEAD_SIGNATURE_VALUE}"
-    if signature_value_named(ep, still) in grad_region_values(ep):
-        return f"{GETITEM_PROVENANCE}+{GRAD_REGION_VALUE}"
+                            state tensor has storage of its own, or fails there naming one of
+                            the values above (the two classes joined)"""
+    named = missing_signature_value(ep, still, dead)
+    if named:
+        return f"{GETITEM_PROVENANCE}+{named}"
     if tied_buffer_updated(ep):
         untied = copy.deepcopy(ep)
         for name, t in list(untied.state_dict.items()):
@@ -163,8 +165,9 @@ def decomposition_cause(ep, still, dead):
                 fix(untied)
                 return cls
             except Exception as e:  # noqa: BLE001 - not (only) this cause
-                if names_dead_signature_value(untied, e, dead):
-                    return f"{cls}+{DEAD_SIGNATURE_VALUE}"
+                named = missing_signature_value(untied, e, dead)
+                if named:
+                    return f"{cls}+{named}"
     return None
 
 
@@ -190,8 +193,9 @@ def dead_signature_modules(ep):
     """The module paths of `ep.module_call_graph` whose signature names a value that torch.fx's
     dead code elimination removes from the exported graph (DEAD_SIGNATURE_VALUE's shape) or
     that a torch.no_grad() block computes (GRAD_REGION_VALUE's) or that is an in-place update's
-    result (UPDATED_VALUE's)."""
-    left = dead_nodes(ep.graph_module) | grad_region_values(ep) | updated_values(ep)
+    result (UPDATED_VALUE's) or a view of state updated in place after it (VIEW_UPDATED's)."""
+    left = dead_nodes(ep.graph_module) | grad_region_values(ep) | updated_values(ep) | \
+        views_of_updated_state(ep)
     return {entry.fqn for entry in ep.module_call_graph if entry.signature and
             any(getattr(a, "name", None) in left
                 for a in [*entry.signature.inputs, *entry.signature.outputs])}
@@ -201,6 +205,25 @@ def updated_values(ep):
     """Names of the nodes of `ep`'s graph that are an in-place op's result (export's training
     IR keeps `copy_`; its result is the buffer as updated)."""
     return {n.name for n in ep.graph.nodes if n.op == "call_function" and in_place(n)}
+
+
+def views_of_updated_state(ep):
+    """Names of the nodes of `ep`'s graph that are views (view_of: a slice, a chunk's piece, a
+    reshape, through in-place results too) of a lifted buffer or parameter that an in-place op
+    after the node writes (through a view of it too)."""
+    state = {*ep.graph_signature.inputs_to_buffers, *ep.graph_signature.inputs_to_parameters}
+    views, out = {}, set()  # view name -> the state placeholder it is a view of
+    for n in ep.graph.nodes:
+        if n.op != "call_function":
+            continue
+        base = base_of(n)
+        if base is n or getattr(base, "name", None) not in state:
+            continue
+        if in_place(n):
+            out |= {v for v, b in views.items() if b == base.name}
+        elif view_of(n):
+            views[n.name] = base.name
+    return out
 
 
 def grad_region_values(ep):
@@ -222,15 +245,16 @@ def signature_value_named(ep, error):
 
 
 def past_dead_values(p, mode, ep, failed):
-    """After DecompositionFailed `failed` with DEAD_SIGNATURE_VALUE, DEAD_RENAMED or
-    GRAD_REGION_VALUE (and no cause that changes the program's meaning): the program exported
-    again without preserving the modules whose signatures name dead values or no_grad blocks'
-    results (dead_signature_modules), decomposed.
+    """After DecompositionFailed `failed` with DEAD_SIGNATURE_VALUE, DEAD_RENAMED,
+    GRAD_REGION_VALUE, UPDATED_VALUE or VIEW_UPDATED (and no cause that changes the program's
+    meaning): the program exported again without preserving the modules whose signatures name
+    such values (dead_signature_modules), decomposed.
     The path goes on with it, so the rest of the program is still judged. Raises `failed` when
     that is not the case or the second decomposition fails too. Returns (the program exported
     again, it decomposed, the classes, what torch raised first)."""
     classes = failed.cls.split("+")
-    if not {DEAD_SIGNATURE_VALUE, DEAD_RENAMED, GRAD_REGION_VALUE, UPDATED_VALUE} & \
+    if not {DEAD_SIGNATURE_VALUE, DEAD_RENAMED, GRAD_REGION_VALUE, UPDATED_VALUE,
+            VIEW_UPDATED} & \
             set(classes) or \
             TIED_MUTATED in classes:
         raise failed
@@ -243,9 +267,23 @@ def past_dead_values(p, mode, ep, failed):
     return again, dec, joined(*classes, fixed), str(failed)
 
 
-def names_dead_signature_value(ep, error, dead):
+def missing_signature_value(ep, error, dead):
+    """The class of the preserved signature value the verifier's `error` reports missing:
+    DEAD_SIGNATURE_VALUE (one of `dead`, ep's dead nodes), UPDATED_VALUE (an in-place op's
+    result) or GRAD_REGION_VALUE (a torch.no_grad() block's result); None when the error names
+    no such value."""
     named = signature_value_named(ep, error)
-    return named is not None and named in dead
+    if named is None:
+        return None
+    if named in dead:
+        return DEAD_SIGNATURE_VALUE
+    if named in updated_values(ep):
+        return UPDATED_VALUE
+    if named in grad_region_values(ep):
+        return GRAD_REGION_VALUE
+    if named in views_of_updated_state(ep):
+        return VIEW_UPDATED
+    return None
 
 
 def dead_nodes(gm):

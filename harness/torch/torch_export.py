@@ -652,6 +652,58 @@ def calls_renumbered(ep):
     return ep
 
 
+# docs/found-bugs.md 59: run_decompositions gives no module stack to a view it regenerates after
+# an in-place update of its base (an empty one from torch 2.14), and a buffer's new value may
+# be a graph input as it is (`buf.copy_(x)`), whose copy_ unflatten makes with the
+# placeholder's metadata: unflatten refuses the program ("Unable to find nn_module_stack for
+# node", or on 2.14.1 a ValueError of _fix_nn_module_stacks).
+STACKLESS = "decomp-unflatten-stackless-node"
+
+
+def stackless_nodes(ep):
+    """Names of the nodes of `ep`'s graph unflatten needs a module stack of and finds none: a
+    call_function node whose nn_module_stack is missing or empty, and a placeholder given as a
+    buffer's new value (an output of kind BUFFER_MUTATION)."""
+    kind = torch.export.graph_signature.OutputKind.BUFFER_MUTATION
+    new_values = {getattr(s.arg, "name", None) for s in ep.graph_signature.output_specs
+                  if s.kind == kind}
+    return [n.name for n in ep.graph.nodes
+            if n.op == "call_function" and not n.meta.get("nn_module_stack") or
+            n.op == "placeholder" and n.name in new_values]
+
+
+def stacks_placed(ep):
+    """`ep` (changed in place) with STACKLESS's cause removed: each call_function node of
+    stackless_nodes given the root module's stack entry (it runs in the root module), and each
+    buffer's new value that is a placeholder given as a clone of it made in the root module (a
+    placeholder with a module stack is one unflatten refuses)."""
+    # the root's entry as the graph has it, or, where no node has one, as export writes it
+    root = next(({key: (path, ty)} for n in ep.graph.nodes
+                 for key, (path, ty) in (n.meta.get("nn_module_stack") or {}).items()
+                 if path == ""), {"L__self__": ("", "torch.nn.Module")})
+    named = set(stackless_nodes(ep))
+    graph = ep.graph
+    output = next(n for n in graph.nodes if n.op == "output")
+    results = list(output.args[0])
+    kind = torch.export.graph_signature.OutputKind.BUFFER_MUTATION
+    for i, spec in enumerate(ep.graph_signature.output_specs):
+        value = results[i]
+        if spec.kind != kind or value.op != "placeholder" or value.name not in named:
+            continue
+        with graph.inserting_before(output):
+            clone = graph.call_function(torch.ops.aten.clone.default, (value,))
+        clone.meta["val"] = value.meta.get("val")
+        clone.meta["nn_module_stack"] = dict(root)
+        results[i] = clone
+        spec.arg.name = clone.name
+    output.args = (tuple(results),) + tuple(output.args[1:])
+    for n in graph.nodes:
+        if n.op == "call_function" and n.name in named:
+            n.meta["nn_module_stack"] = dict(root)
+    ep.graph_module.recompile()
+    return ep
+
+
 # (class, prepares the program, context for unflatten): one cause of docs/found-bugs.md removed.
 TRACES = [
     ("unflatten-dedup-ignores-call-targets", lambda ep: ep, call_targets_compared),
@@ -664,6 +716,7 @@ TRACES = [
     (GRAD_REGION, grad_regions_placed, contextlib.nullcontext),
     (UNLINKED, users_mended, contextlib.nullcontext),
     (LATER_FIRST, calls_renumbered, contextlib.nullcontext),
+    (STACKLESS, stacks_placed, contextlib.nullcontext),
 ]
 
 
@@ -707,7 +760,7 @@ def trace_unflatten(p, fresh, eager, cache, excuse=None):
     # module's calls met out of order, is tried only where the program has them
     only_where = {COND_CLASS: holds_graphs, GRAD_REGION: grad_regions,
                   UNLINKED: lambda ep: unlinked_uses(ep.graph_module),
-                  LATER_FIRST: calls_out_of_order}
+                  LATER_FIRST: calls_out_of_order, STACKLESS: stackless_nodes}
     first = fresh() if any(t[0] in only_where for t in TRACES) else None
     traces = [t for t in TRACES if t[0] not in only_where or only_where[t[0]](first)]
     for size in range(0 if excuse else 1, len(traces) + 1):

@@ -2334,6 +2334,99 @@ if VERSION >= (2, 5):
           "computed from it decomposes", got == [torch_decomp.UPDATED_VALUE, "decomposed"],
           str(got))
 
+    # The same child with its buffer tied to a buffer of the model: run_decompositions refuses
+    # the tied mutated state first (pytorch/pytorch#166572; torch 2.14.1 raises "expected
+    # compiled_fn to be GraphModule", 2.6 "duplicated inputs that are mutated"), and untied
+    # it fails as 57: both classes, joined (seed 94, cases 2546, 2724, 2800 with --reads alias).
+    class _TiedUpdated(_Updated.Model):
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("t", self.c.buf)
+
+        def forward(self, x):
+            return super().forward(x) + self.t
+
+    try:
+        torch_decomp.decompose(preserving_c(_TiedUpdated))
+        got = "decomposed"
+    except torch_decomp.DecompositionFailed as e:
+        got = e.cls
+    check("decompose: class 57's child with its buffer tied to another is both classes",
+          got == f"{torch_decomp.TIED_MUTATED}+{torch_decomp.UPDATED_VALUE}", str(got))
+
+# Entry 58 (torch_decomp.VIEW_UPDATED): a preserved call returning a view of its buffer that
+# the caller then updates in place is the class, by its mechanism (views_of_updated_state);
+# without the update, or with a value computed from the view, it decomposes.
+if VERSION >= (2, 5):
+    _Viewed = repro_module("decomp-preserve-view-of-updated-state")
+
+    class _ViewComputed(_Viewed.Child):
+        def forward(self, x):
+            return self.buf[:1] + 0.0, x * 2
+
+    class _ViewComputedModel(_Viewed.Model):
+        def __init__(self):
+            super().__init__()
+            self.c = _ViewComputed()
+
+    class _ViewNotUpdated(_Viewed.Model):
+        def forward(self, x):
+            a, b = self.c(x)
+            return a + b
+
+    got = []
+    for build in (_Viewed.Model, _ViewComputedModel, _ViewNotUpdated):
+        ep = preserving_c(build)
+        try:
+            torch_decomp.decompose(ep)
+            got.append("decomposed")
+        except torch_decomp.DecompositionFailed as e:
+            got.append(e.cls)
+    check("decompose: a preserved call's view of a buffer updated after it is class 58; a value "
+          "computed from the view, or no update, decomposes",
+          got == [torch_decomp.VIEW_UPDATED, "decomposed", "decomposed"], str(got))
+    views = torch_decomp.views_of_updated_state(preserving_c(_Viewed.Model))
+    check("views_of_updated_state: the slice the caller's update reaches, nothing without it",
+          len(views) == 1 and next(iter(views)).startswith("slice") and
+          not torch_decomp.views_of_updated_state(preserving_c(_ViewNotUpdated)), str(views))
+
+# Entry 59 (torch_export.STACKLESS): the decomposed program's nodes without a module stack
+# (a buffer set to an input as it is; a view of a buffer returned after its update) are named
+# by stackless_nodes, and with them placed in the root (stacks_placed) unflatten runs as eager;
+# the programs that compute on those values instead have no such node.
+if VERSION >= (2, 5):
+    _Stackless = repro_module("decomp-unflatten-stackless-node")
+
+    class _SetToComputed(_Stackless.SetToInput):
+        def forward(self, x):
+            self.buf.copy_(x + 0)
+            return x * 2
+
+    class _ViewComputed2(_Stackless.ReturnsView):
+        def forward(self, x):
+            a, b = self.c(x)
+            self.c.buf.add_(x)
+            return a + b
+
+    x12 = torch.full((1, 2), 3.0)
+    got = []
+    for build in (_Stackless.SetToInput, _Stackless.ReturnsView, _SetToComputed, _ViewComputed2):
+        dec = torch.export.export(build(), (x12,), strict=False).run_decompositions()
+        named = bool(torch_export.stackless_nodes(dec))
+        try:
+            u = torch.export.unflatten(torch_export.stacks_placed(dec))
+            leaves = torch.utils._pytree.tree_leaves
+            m = build()
+            runs = all(torch.equal(g, w) for g, w in zip(leaves(u(x12)), leaves(m(x12)))) and \
+                torch.equal(u.state_dict()[next(iter(m.state_dict()))],
+                            next(iter(m.state_dict().values())))
+        except Exception as e:  # noqa: BLE001 - reported by the check
+            runs = f"{type(e).__name__}: {e}"[:120]
+        got.append((named, runs))
+    check("stackless_nodes: the buffer set to an input and the view returned after the update "
+          "(59), none where the program computes on them; stacks_placed unflattens all four "
+          "as eager", got == [(True, True), (True, True), (False, True), (False, True)], str(got))
+
 # Entry 54 (torch_export.returned_state): a preserved module returning its buffer as it is
 # names the lifted state input unflatten cannot find; one returning a value computed from it
 # does not. Entry 55 (splitter-reorders-mutation): the splitter's run order moves the read past
