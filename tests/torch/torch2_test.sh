@@ -33,7 +33,8 @@
 #       (CLASS-N.json) is reported, each on its own, as the known torch issue CLASS on the path
 #       its class shows on (LATER: as a later torch reports it; a case with a CLASS-N.draw
 #       beside it run with that as --draw, which it
-#       needs: its own draw does not fail), and the split class's case agrees on
+#       needs: its own draw does not fail; one with a CLASS-N.args beside it run with those
+#       bridge options and paths, such as --reads alias), and the split class's case agrees on
 #       fx.split_ordered; --pass
 #       is read by the fx and partition.splitter paths (the by-name pass fails on the
 #       graph-break example where the built-in one passes); EXPORT_NAMES is read (a wrong
@@ -195,6 +196,14 @@ for d in "$src"/corpus/torch/cases/*.draw; do
   [ -e "$d" ] || continue
   mv "$work/cases/$(basename "$d" .draw).py" "$work/drawn/" || fail=1
 done
+# A case whose class shows only with bridge options of its own (CLASS-N.args: its paths and
+# options on one line, such as --reads alias, which the classes of state read as the buffer
+# itself need) runs on its own with them.
+mkdir -p "$work/argsd"
+for a in "$src"/corpus/torch/cases/*.args; do
+  [ -e "$a" ] || continue
+  mv "$work/cases/$(basename "$a" .args).py" "$work/argsd/" || fail=1
+done
 # Each class's cases through the paths its class shows on (all of them on every case would
 # double the run): the decomposition classes' through the decomposition paths, split_module's
 # through the split paths, to_folder's, const_fold's, the rewriter's (52, 53), pipelining's,
@@ -267,6 +276,11 @@ for f in "$work"/drawn/*.py; do
   esac
   "${bridge[@]}" "$f" --paths "$path" \
     --draw "$(cat "$src/corpus/torch/cases/$(basename "$f" .py).draw")" >>"$work/cases.jsonl"
+done
+for f in "$work"/argsd/*.py; do
+  [ -e "$f" ] || continue
+  read -r -a extra <"$src/corpus/torch/cases/$(basename "$f" .py).args"
+  "${bridge[@]}" "$f" "${extra[@]}" >>"$work/cases.jsonl"
 done
 python3 - "$work/cases.jsonl" $torch_version "$src/corpus/torch/cases" <<'EOF' || fail=1
 import json, os, re, sys
