@@ -2374,17 +2374,32 @@ if VERSION >= (2, 5):
             a, b = self.c(x)
             return a + b
 
+    class _ChunkPiece(_Viewed.Child):
+        def forward(self, x):
+            return self.buf.chunk(2)[0], x * 2
+
+    class _ChunkPieceModel(_Viewed.Model):  # a chunk's piece, updated by copy_
+        def __init__(self):
+            super().__init__()
+            self.c = _ChunkPiece()
+
+        def forward(self, x):
+            a, b = self.c(x)
+            self.c.buf.copy_(x + 1)
+            return a + b
+
     got = []
-    for build in (_Viewed.Model, _ViewComputedModel, _ViewNotUpdated):
+    for build in (_Viewed.Model, _ChunkPieceModel, _ViewComputedModel, _ViewNotUpdated):
         ep = preserving_c(build)
         try:
             torch_decomp.decompose(ep)
             got.append("decomposed")
         except torch_decomp.DecompositionFailed as e:
             got.append(e.cls)
-    check("decompose: a preserved call's view of a buffer updated after it is class 58; a value "
-          "computed from the view, or no update, decomposes",
-          got == [torch_decomp.VIEW_UPDATED, "decomposed", "decomposed"], str(got))
+    check("decompose: a preserved call's view of a buffer updated after it (a slice, a chunk's "
+          "piece) is class 58; a value computed from the view, or no update, decomposes",
+          got == [torch_decomp.VIEW_UPDATED, torch_decomp.VIEW_UPDATED, "decomposed",
+                  "decomposed"], str(got))
     views = torch_decomp.views_of_updated_state(preserving_c(_Viewed.Model))
     check("views_of_updated_state: the slice the caller's update reaches, nothing without it",
           len(views) == 1 and next(iter(views)).startswith("slice") and
