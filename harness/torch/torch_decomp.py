@@ -146,6 +146,8 @@ def decomposition_cause(ep, still, dead):
                             torch.no_grad() block of the exported graph computes
       UPDATED_VALUE         the error names a preserved call's input or output that is an
                             in-place op's result
+      VIEW_UPDATED          the error names a preserved call's input or output that is a view
+                            of a buffer or parameter an in-place op writes after it
       TIED_MUTATED          an in-place op of the graph writes a buffer whose storage another
                             state name shares, and run_decompositions succeeds once every
                             state tensor has storage of its own, or fails there naming one of
@@ -270,8 +272,8 @@ def past_dead_values(p, mode, ep, failed):
 def missing_signature_value(ep, error, dead):
     """The class of the preserved signature value the verifier's `error` reports missing:
     DEAD_SIGNATURE_VALUE (one of `dead`, ep's dead nodes), UPDATED_VALUE (an in-place op's
-    result) or GRAD_REGION_VALUE (a torch.no_grad() block's result); None when the error names
-    no such value."""
+    result), GRAD_REGION_VALUE (a torch.no_grad() block's result) or VIEW_UPDATED (a view of
+    state an in-place op writes after it); None when the error names no such value."""
     named = signature_value_named(ep, error)
     if named is None:
         return None

@@ -2304,6 +2304,15 @@ def preserving_c(build):
                                preserve_module_call_signature=("c",))
 
 
+def decomposed_or_class(build):
+    """"decomposed", or the class torch_decomp.decompose raises, for preserving_c(build)."""
+    try:
+        torch_decomp.decompose(preserving_c(build))
+        return "decomposed"
+    except torch_decomp.DecompositionFailed as e:
+        return e.cls
+
+
 # Entry 57 (torch_decomp.UPDATED_VALUE): run_decompositions of a preserved call returning the
 # buffer as updated in place is the class, by its mechanism; one returning a value computed
 # from it decomposes.
@@ -2322,14 +2331,7 @@ if VERSION >= (2, 5):
             super().__init__()
             self.c = _UpdatedComputed()
 
-    got = []
-    for build in (_Updated.Model, _UpdatedModel):
-        ep = preserving_c(build)
-        try:
-            torch_decomp.decompose(ep)
-            got.append("decomposed")
-        except torch_decomp.DecompositionFailed as e:
-            got.append(e.cls)
+    got = [decomposed_or_class(build) for build in (_Updated.Model, _UpdatedModel)]
     check("decompose: a preserved call returning the buffer as updated is class 57; a value "
           "computed from it decomposes", got == [torch_decomp.UPDATED_VALUE, "decomposed"],
           str(got))
@@ -2346,11 +2348,7 @@ if VERSION >= (2, 5):
         def forward(self, x):
             return super().forward(x) + self.t
 
-    try:
-        torch_decomp.decompose(preserving_c(_TiedUpdated))
-        got = "decomposed"
-    except torch_decomp.DecompositionFailed as e:
-        got = e.cls
+    got = decomposed_or_class(_TiedUpdated)
     check("decompose: class 57's child with its buffer tied to another is both classes",
           got == f"{torch_decomp.TIED_MUTATED}+{torch_decomp.UPDATED_VALUE}", str(got))
 
@@ -2388,14 +2386,8 @@ if VERSION >= (2, 5):
             self.c.buf.copy_(x + 1)
             return a + b
 
-    got = []
-    for build in (_Viewed.Model, _ChunkPieceModel, _ViewComputedModel, _ViewNotUpdated):
-        ep = preserving_c(build)
-        try:
-            torch_decomp.decompose(ep)
-            got.append("decomposed")
-        except torch_decomp.DecompositionFailed as e:
-            got.append(e.cls)
+    got = [decomposed_or_class(build)
+           for build in (_Viewed.Model, _ChunkPieceModel, _ViewComputedModel, _ViewNotUpdated)]
     check("decompose: a preserved call's view of a buffer updated after it (a slice, a chunk's "
           "piece) is class 58; a value computed from the view, or no update, decomposes",
           got == [torch_decomp.VIEW_UPDATED, torch_decomp.VIEW_UPDATED, "decomposed",
