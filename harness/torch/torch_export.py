@@ -467,6 +467,39 @@ def returned_state(ep, why):
     return None
 
 
+OUTPUT_IN_PRESERVED = "unflatten-preserve-output-inside-preserved-child"  # docs/found-bugs.md 60
+
+
+def output_inside_preserved_child(ep, why):
+    """A preserved module's signature returning a value (named in `why`, unflatten's error)
+    that a preserved module below it computes and whose own signatures do not return it (such
+    as a child's in-place update of its buffer, when the module returns the buffer as
+    updated): unflatten builds the module's graph with that child as one call giving its
+    signature's outputs, so no node of the graph is the value (docs/found-bugs.md 60, by its
+    mechanism). A text, or None."""
+    returns = collections.defaultdict(set)  # module path (no @N) -> what its signatures return
+    for e in ep.module_call_graph:
+        if e.signature is not None and e.fqn:
+            returns[e.fqn.split("@")[0]] |= {getattr(a, "name", None) for a in e.signature.outputs}
+    nodes = {n.name: n for n in ep.graph.nodes}
+    for entry in ep.module_call_graph:
+        if entry.signature is None or not entry.fqn:
+            continue
+        base = entry.fqn.split("@")[0]
+        for out in entry.signature.outputs:
+            name = getattr(out, "name", None)
+            n = nodes.get(name)
+            if n is None or not re.search(rf"\b{re.escape(name)}\b", why):
+                continue
+            for path, _ in (n.meta.get("nn_module_stack") or {}).values():
+                child = path.split("@")[0]
+                if child.startswith(base + ".") and child in returns and \
+                        name not in returns[child]:
+                    return (f"{entry.fqn} returns {name}, which its preserved child {child} "
+                            f"computes and does not return")
+    return None
+
+
 COND_CLASS = "unflatten-cond-dead-first-call"  # docs/found-bugs.md 34
 
 
@@ -936,7 +969,8 @@ def preserve_unflatten(p, ep, eager, cache):
     """The preserve path from the exported program `ep` on: unflatten, the calls, the verdict.
     A failure is traced (trace_unflatten), with a shape found before (preserve_excuse)
     excusing what goes wrong once unflatten succeeds; a missing output node is checked for
-    entry 21's mechanism first (output_inside_child), then entry 54's (returned_state)."""
+    entry 21's mechanism first (output_inside_child), then entry 54's (returned_state), then
+    entry 60's (output_inside_preserved_child)."""
     fresh = copies_of(ep)
     stage = "unflatten"
     try:
@@ -957,6 +991,10 @@ def preserve_unflatten(p, ep, eager, cache):
         if state:
             return {"status": "known_torch_issue", "stage": stage, "detail": why[:300],
                     "known_torch_issue": f"{RETURNED_STATE}: {state}"}
+        below = output_inside_preserved_child(ep, why.split(". Graph:")[0]) if missing else None
+        if below:
+            return {"status": "known_torch_issue", "stage": stage, "detail": why[:300],
+                    "known_torch_issue": f"{OUTPUT_IN_PRESERVED}: {below}"}
     shape = preserve_excuse(p)
     cls = trace_unflatten(p, fresh, eager, cache, shape[0] if shape else None)
     if cls:

@@ -2475,5 +2475,37 @@ if VERSION >= (2, 5):
     check("mutation_reordered: the splitter runs the relu's read after the second update (55)",
           moved is not None and "relu" in moved, str(moved))
 
+# Entry 60 (torch_export.output_inside_preserved_child): a preserved module returning its
+# preserved child's buffer as the child updated it names the child's copy_, which the child's
+# signature does not return; preserving the module alone unflattens; a module returning the
+# child's buffer computed on (a value of its own graph) names nothing.
+if VERSION >= (2, 5):
+    _Below = repro_module("unflatten-preserve-output-inside-preserved-child")
+
+    class _BelowComputed(_Below.C):
+        def forward(self, x):
+            y = self.g(x)
+            return self.g.buf * 1.0, y
+
+    class _BelowComputedModel(_Below.Model):
+        def __init__(self):
+            super().__init__()
+            self.c = _BelowComputed()
+
+    got = []
+    for build, preserve in ((_Below.Model, ("c", "c.g")), (_Below.Model, ("c",)),
+                            (_BelowComputedModel, ("c", "c.g"))):
+        ep = torch.export.export(build(), (torch.ones(2),), strict=False,
+                                 preserve_module_call_signature=preserve)
+        try:
+            torch.export.unflatten(copy.deepcopy(ep))
+            why = ""
+        except RuntimeError as e:
+            why = str(e).split(". Graph:")[0]
+        got.append((torch_export.output_inside_preserved_child(ep, why) is not None, bool(why)))
+    check("output_inside_preserved_child: c returns c.g's buffer as c.g updated it, both "
+          "preserved (60); c alone preserved unflattens; c computing on the buffer unflattens",
+          got == [(True, True), (False, False), (False, False)], str(got))
+
 print(f"{len(failed)} of the bridge unit checks failed" if failed else "bridge unit checks: all hold")
 sys.exit(1 if failed else 0)
