@@ -411,28 +411,34 @@ def ivals_collide(fresh):
 OUTPUT_INSIDE_CHILD = "unflatten-preserve-output-inside-child"
 
 
+def preserved_outputs(ep):
+    """(module call entry, output name, its node in `ep`'s graph) for each output of each
+    preserved module's signature (the root's left out) that names a node of the graph."""
+    nodes = {n.name: n for n in ep.graph.nodes}
+    for entry in ep.module_call_graph:
+        if entry.signature is None or not entry.fqn:
+            continue
+        for out in entry.signature.outputs:
+            name = getattr(out, "name", None)
+            if name in nodes:
+                yield entry, name, nodes[name]
+
+
 def output_inside_child(ep):
     """The first value a preserved module's signature returns that an unpreserved module below
     it computes and only that module reads (docs/found-bugs.md 21, by its mechanism: unflatten
     outlines the child with the values read outside it, and a signature is not a reader): a
     text, or None."""
     preserved = {e.fqn for e in ep.module_call_graph if e.signature is not None}
-    nodes = {n.name: n for n in ep.graph.nodes}
 
     def paths(n):
         return [path.split("@")[0] for path, _ in (n.meta.get("nn_module_stack") or {}).values()]
 
-    for entry in ep.module_call_graph:
-        if entry.signature is None or not entry.fqn:
-            continue
-        for out in entry.signature.outputs:
-            n = nodes.get(getattr(out, "name", None))
-            if n is None:
-                continue
-            inside = [q for q in paths(n) if q.startswith(entry.fqn + ".") and q not in preserved]
-            if inside and all(inside[0] in paths(u) for u in n.users):
-                return (f"{entry.fqn} returns {n.name}, which its unpreserved child {inside[0]} "
-                        f"computes and only it reads")
+    for entry, _, n in preserved_outputs(ep):
+        inside = [q for q in paths(n) if q.startswith(entry.fqn + ".") and q not in preserved]
+        if inside and all(inside[0] in paths(u) for u in n.users):
+            return (f"{entry.fqn} returns {n.name}, which its unpreserved child {inside[0]} "
+                    f"computes and only it reads")
     return None
 
 
@@ -449,21 +455,15 @@ def returned_state(ep, why):
     sig = ep.graph_signature
     state = {**sig.inputs_to_parameters, **sig.inputs_to_buffers,
              **getattr(sig, "inputs_to_lifted_tensor_constants", {})}
-    nodes = {n.name: n for n in ep.graph.nodes}
-    for entry in ep.module_call_graph:
-        if entry.signature is None or not entry.fqn:
+    for entry, name, n in preserved_outputs(ep):
+        if not re.search(rf"\b{re.escape(name)}\b", why):
             continue
-        for out in entry.signature.outputs:
-            name = getattr(out, "name", None)
-            n = nodes.get(name)
-            if n is None or not re.search(rf"\b{re.escape(name)}\b", why):
-                continue
-            inside = any(path.split("@")[0] == entry.fqn or
-                         path.split("@")[0].startswith(entry.fqn + ".")
-                         for path, _ in (n.meta.get("nn_module_stack") or {}).values())
-            n = base_of(n, views=False)
-            if n.name in state and not inside:
-                return f"{entry.fqn} returns {state[n.name]} as it is ({name})"
+        inside = any(path.split("@")[0] == entry.fqn or
+                     path.split("@")[0].startswith(entry.fqn + ".")
+                     for path, _ in (n.meta.get("nn_module_stack") or {}).values())
+        n = base_of(n, views=False)
+        if n.name in state and not inside:
+            return f"{entry.fqn} returns {state[n.name]} as it is ({name})"
     return None
 
 
@@ -481,22 +481,15 @@ def output_inside_preserved_child(ep, why):
     for e in ep.module_call_graph:
         if e.signature is not None and e.fqn:
             returns[e.fqn.split("@")[0]] |= {getattr(a, "name", None) for a in e.signature.outputs}
-    nodes = {n.name: n for n in ep.graph.nodes}
-    for entry in ep.module_call_graph:
-        if entry.signature is None or not entry.fqn:
+    for entry, name, n in preserved_outputs(ep):
+        if not re.search(rf"\b{re.escape(name)}\b", why):
             continue
         base = entry.fqn.split("@")[0]
-        for out in entry.signature.outputs:
-            name = getattr(out, "name", None)
-            n = nodes.get(name)
-            if n is None or not re.search(rf"\b{re.escape(name)}\b", why):
-                continue
-            for path, _ in (n.meta.get("nn_module_stack") or {}).values():
-                child = path.split("@")[0]
-                if child.startswith(base + ".") and child in returns and \
-                        name not in returns[child]:
-                    return (f"{entry.fqn} returns {name}, which its preserved child {child} "
-                            f"computes and does not return")
+        for path, _ in (n.meta.get("nn_module_stack") or {}).values():
+            child = path.split("@")[0]
+            if child.startswith(base + ".") and child in returns and name not in returns[child]:
+                return (f"{entry.fqn} returns {name}, which its preserved child {child} "
+                        f"computes and does not return")
     return None
 
 
