@@ -18,7 +18,8 @@ A mismatch or an exception of an unflatten path is traced before it is reported:
 run again with one cause of docs/found-bugs.md removed at a time (TRACES: call_module targets
 compared in the dedup; nn_module_stack keys that name module paths instead of module objects;
 children not reordered; a call variant keeping its module's children; a preserved call's entry
-without a module dropped; a higher-order op's graphs placed where they are read), then in
+without a module dropped; a higher-order op's graphs placed where they are read; and the
+others of TRACES, each where the program has its shape), then in
 pairs, threes and so on; when such a run agrees with eager, the path is `known_torch_issue` of
 that class, otherwise a `mismatch` (or an `error`). On the
 preserve path, a program of a shape found before (preserve_excuse: a module called more than
@@ -730,6 +731,63 @@ def stacks_placed(ep):
     return ep
 
 
+# docs/found-bugs.md 62: unflatten replaces the call variants of a module whose call signature is
+# preserved by one dispatcher (_dispatch_modules) and renames each call of `leaf@N` in a graph
+# to `leaf`, but it finds the graph's calls of the module by a path built from the calling
+# module's own name: a call inside a variant of an unpreserved ancestor (`mid@1`'s call of
+# `leaf@1`, path `mid@1.leaf`) is not renamed, and `leaf@1` was removed.
+DISPATCH_UNDER_VARIANT = "unflatten-dispatch-misses-call-under-variant"
+
+
+def dispatched_under_variants(ep):
+    """The modules whose call signature `ep` preserves for more than one call (each gets a
+    dispatcher) with an ancestor whose signature it does not preserve (which may have call
+    variants of its own): 'path (unpreserved ancestor)'."""
+    preserved = {e.fqn for e in ep.module_call_graph if e.fqn and e.signature}
+    twice = sorted({f.split("@")[0] for f in preserved if "@" in f})
+    out = []
+    for path in twice:
+        parts = path.split(".")
+        above = [".".join(parts[:i]) for i in range(1, len(parts))]
+        unpreserved = [a for a in above if a not in preserved]
+        if unpreserved:
+            out.append(f"{path} ({unpreserved[-1]})")
+    return out
+
+
+def without_call_indices(path):
+    """`path` with the call index of each of its parts removed (`mid@1.leaf` -> `mid.leaf`)."""
+    return ".".join(part.split("@")[0] for part in path.split("."))
+
+
+@contextlib.contextmanager
+def calls_dispatched_under_variants():
+    """unflatten's _dispatch_modules, then each call of a dispatched module's variant (`leaf@1`)
+    left in a graph renamed to the dispatcher (`leaf`) too where the calling module's name holds
+    a call index (`mid@1`): torch builds the call's path from that name as it is, and renames
+    only the calls whose path names a dispatcher."""
+    module = sys.modules["torch.export.unflatten"]
+    dispatch = module.UnflattenedModule._dispatch_modules
+
+    def dispatched(self, *args, **kwargs):
+        dispatch(self, *args, **kwargs)
+        dispatchers = {fqn for fqn, m in self.named_modules(remove_duplicate=False)
+                       if isinstance(m, module.InterpreterModuleDispatcher)}
+        for fqn, m in self.named_modules(remove_duplicate=False):
+            graphs = [m.graph] if hasattr(m, "graph") else \
+                [c.graph for c in getattr(m, "_call_modules", ())]
+            for node in (n for g in graphs for n in g.nodes):
+                if node.op == "call_module" and "@" in node.target:
+                    name = node.target.split("@")[0]
+                    if (f"{without_call_indices(fqn)}.{name}" if fqn else name) in dispatchers:
+                        node.target = name
+    module.UnflattenedModule._dispatch_modules = dispatched
+    try:
+        yield
+    finally:
+        module.UnflattenedModule._dispatch_modules = dispatch
+
+
 # (class, prepares the program, context for unflatten): one cause of docs/found-bugs.md removed.
 TRACES = [
     ("unflatten-dedup-ignores-call-targets", lambda ep: ep, call_targets_compared),
@@ -743,6 +801,7 @@ TRACES = [
     (UNLINKED, users_mended, contextlib.nullcontext),
     (LATER_FIRST, calls_renumbered, contextlib.nullcontext),
     (STACKLESS, stacks_placed, contextlib.nullcontext),
+    (DISPATCH_UNDER_VARIANT, lambda ep: ep, calls_dispatched_under_variants),
 ]
 
 
@@ -782,11 +841,13 @@ def trace_unflatten(p, fresh, eager, cache, excuse=None):
 
     if ivals_collide(fresh):
         return IVALS_CLASS
-    # a cause only a higher-order op's graphs have, only a no_grad block, wrong use lists or a
-    # module's calls met out of order, is tried only where the program has them
+    # a cause only a higher-order op's graphs have, only a no_grad block, wrong use lists, a
+    # module's calls met out of order, nodes without a module stack or a dispatched module
+    # below an unpreserved one, is tried only where the program has them
     only_where = {COND_CLASS: holds_graphs, GRAD_REGION: grad_regions,
                   UNLINKED: lambda ep: unlinked_uses(ep.graph_module),
-                  LATER_FIRST: calls_out_of_order, STACKLESS: stackless_nodes}
+                  LATER_FIRST: calls_out_of_order, STACKLESS: stackless_nodes,
+                  DISPATCH_UNDER_VARIANT: dispatched_under_variants}
     first = fresh() if any(t[0] in only_where for t in TRACES) else None
     traces = [t for t in TRACES if t[0] not in only_where or only_where[t[0]](first)]
     for size in range(0 if excuse else 1, len(traces) + 1):

@@ -18,7 +18,7 @@ export agrees before it (a program of a shape the preserve path excuses is skipp
 torch_export.preserve_excuse).
 
 A failure is traced: when the swap with one of these causes removed agrees, or two, and so on up
-to all five, the path is `known_torch_issue` of those classes (joined by "+"):
+to all six, the path is `known_torch_issue` of those classes (joined by "+"):
   swap-modules-output-by-position (docs/found-bugs.md 45)
       a value the graph read from the replaced nodes is read from the swapped module's output
       at its position among the values read (the fused nodes' outputs, in graph order), not
@@ -44,6 +44,11 @@ to all five, the path is `known_torch_issue` of those classes (joined by "+"):
       runs; removed: a sort keeping each update after those reads and the output last
       (torch's stable sort alone is not enough: the swap appends the module's call at the
       graph's end, and the reads that depend on it move past the update)
+  swap-modules-input-of-erased-node (61)
+      a swapped module's result that no node outside it reads (a later swapped module is
+      given it and ignores it) keeps its old node in _swap_modules' name map, and the later
+      module's call reads that node after it is erased (legalize_graph: KeyError); removed:
+      each of the module's signature outputs computed inside it mapped to its call's output
 and, where the program has a torch.no_grad() block (--branch nograd), strict export's
   export-strict-grad-region-module-stack (41)
       the block recorded under the calling module's stack: the swapped module's nodes are cut
@@ -72,6 +77,7 @@ CONSTANT_NONE = "swap-modules-constant-argument-none"  # docs/found-bugs.md 46
 CONNECTED = "swap-modules-connects-whole-output"  # docs/found-bugs.md 47
 DEAD_INPUT = "swap-modules-dead-input-none"  # docs/found-bugs.md 48
 REORDERED = "swap-modules-reorders-buffer-update"  # docs/found-bugs.md 49
+ERASED_INPUT = "swap-modules-input-of-erased-node"  # docs/found-bugs.md 61
 
 
 def call_counts(p, cache):
@@ -129,6 +135,33 @@ def outputs_by_name():
             orig.replace_all_uses_with(out, propagate_meta=buffer is None)
             node_name_map[orig.name] = out
     return mock.patch.object(swap_module, "_deconstruct_outputs", by_name)
+
+
+def outputs_all_mapped():
+    """_swap_modules' rewiring of a swapped module's results, then each output of its preserved
+    signature that a replaced node computes mapped in the name map to its call's output too:
+    torch maps only the replaced nodes read outside them (fuse_as_graphmodule's outputs), and a
+    later swapped module given one of the others (which it ignores) reads the erased node.
+    Wraps the rewiring in place when entered (outputs_by_name's, where that is entered first)."""
+    import torch.export._swap as swap_module  # noqa: PLC0415 - torch >= 2.5 only
+    import torch.fx._pytree as fx_pytree  # noqa: PLC0415
+    rewire = swap_module._deconstruct_outputs
+
+    def all_mapped(gm, signature, module_node, node_name_map, orig_outputs):
+        rewire(gm, signature, module_node, node_name_map, orig_outputs)
+        flat = next(u for u in module_node.users if u.target is fx_pytree.tree_flatten_spec)
+        read_outside = set(orig_outputs)
+        for i, out in enumerate(signature.outputs):
+            node = node_name_map.get(getattr(out, "name", None))
+            if isinstance(node, torch.fx.Node) and node not in read_outside and \
+                    module_node.target in stack_paths(node):
+                node_name_map[out.name] = torch.fx.Proxy(flat)[i].node
+    return mock.patch.object(swap_module, "_deconstruct_outputs", all_mapped)
+
+
+def stack_paths(node):
+    """The module paths of `node`'s nn_module_stack (those _swap_modules fuses it under)."""
+    return {path for path, _ in (node.meta.get("nn_module_stack") or {}).values()}
 
 
 def pytrees_kept():
@@ -332,7 +365,10 @@ CAUSES = ((OUTPUT_POSITION, outputs_by_name, same,
            "with the graph kept whole (no dead-code elimination in _swap_modules)"),
           (REORDERED, updates_kept_after_reads, same,
            "with _swap_modules' topological sort keeping each buffer update after the reads "
-           "of the buffer that came before it"))
+           "of the buffer that came before it"),
+          (ERASED_INPUT, outputs_all_mapped, same,
+           "with each of a swapped module's signature outputs computed inside it mapped to its "
+           "call's output"))
 
 
 def run_swap_modules(p, eager, paths, cache):

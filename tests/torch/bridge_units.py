@@ -6,6 +6,7 @@ checks' names when one does not hold.
 ALIAS_PROGRAMS: a folder holding tests/torch/alias/*.json as `flatcheck emit-torch` writes them
 (torch2_test.sh gives it); without it the --reads alias checks are not run, and say so.
 """
+import contextlib
 import copy
 import importlib.util
 import operator
@@ -1141,11 +1142,15 @@ if torch_export.available() is None:
             ("dead-input-none", repro_module("swap-modules-dead-input-none").Model,
              torch_swap_modules.DEAD_INPUT),
             ("reorders-buffer-update", repro_module("swap-modules-reorders-buffer-update").Model,
-             torch_swap_modules.REORDERED)):
+             torch_swap_modules.REORDERED),
+            ("input-of-erased-node", repro_module("swap-modules-input-of-erased-node").Model,
+             torch_swap_modules.ERASED_INPUT)):
         prog = swap_program(build)
         prog_eager = torch_compare.eager_run(prog)
-        # the modules the repro swaps: both of connects-whole-output's, else `inner`
-        fqns = ["pair", "twice"] if want == torch_swap_modules.CONNECTED else ["inner"]
+        # the modules the repro swaps: both of connects-whole-output's and of
+        # input-of-erased-node's, else `inner`
+        fqns = {torch_swap_modules.CONNECTED: ["pair", "twice"],
+                torch_swap_modules.ERASED_INPUT: ["first", "second"]}.get(want, ["inner"])
         torch_swap.PINNED = fqns
         try:
             for mode in ("nonstrict", "strict"):
@@ -2506,6 +2511,62 @@ if VERSION >= (2, 5):
     check("output_inside_preserved_child: c returns c.g's buffer as c.g updated it, both "
           "preserved (60); c alone preserved unflattens; c computing on the buffer unflattens",
           got == [(True, True), (False, False), (False, False)], str(got))
+
+# Entry 62 (torch_export.DISPATCH_UNDER_VARIANT): a module preserved for two calls below an
+# unpreserved module whose calls differ is named by dispatched_under_variants, unflatten fails
+# (the variant's call of leaf@1 kept), and with calls_dispatched_under_variants it agrees, in
+# both export modes; with mid preserved too nothing is named and unflatten agrees as it is. With
+# a wrapper called twice above (entry 1's merge first), the preserve path's trace names both.
+if VERSION >= (2, 5):
+    _Dispatch = repro_module("unflatten-dispatch-misses-call-under-variant")
+    x2 = torch.tensor([1.0, -2.0])
+
+    def _unflattened(ep, *contexts):
+        try:
+            with contextlib.ExitStack() as stack:
+                for c in contexts:
+                    stack.enter_context(c)
+                u = torch.export.unflatten(copy.deepcopy(ep))
+            return all(torch.equal(g, w) for g, w in zip(u(x2), _Dispatch.Model()(x2)))
+        except Exception as e:  # noqa: BLE001 - reported by the check
+            return type(e).__name__
+    got = []
+    for strict, preserve in ((False, ("mid.leaf",)), (True, ("mid.leaf",)),
+                             (False, ("mid", "mid.leaf"))):
+        ep = torch.export.export(_Dispatch.Model(), (x2,), strict=strict,
+                                 preserve_module_call_signature=preserve)
+        got.append((torch_export.dispatched_under_variants(ep), _unflattened(ep),
+                    _unflattened(ep, torch_export.calls_dispatched_under_variants())))
+    check("dispatched_under_variants: mid.leaf below the unpreserved mid (62), unflatten fails, "
+          "agrees with the variant's calls renamed; mid preserved too: none, agrees",
+          got == [(["mid.leaf (mid)"], "RuntimeError", True)] * 2 + [([], True, True)],
+          str(got))
+
+    class _DispatchWrap(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.mid = _Dispatch.Mid()
+
+        def forward(self, x, flag: bool):
+            return self.mid(x, flag) + 0.5
+
+    class _DispatchWrapped(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = _DispatchWrap()
+
+        def forward(self, x):
+            return self.w(x, False), self.w(x, True)
+    wrapped = types.SimpleNamespace(CONFIG={"calls": 1}, INPUTS=[x2], OPS=["neg"],
+                                    build=_DispatchWrapped, _NoRecorder=object)
+    wrapped_eager = torch_compare.eager_run(wrapped)
+    ep = torch.export.export(_DispatchWrapped(), (x2,), strict=False,
+                             preserve_module_call_signature=("w.mid.leaf",))
+    r = torch_export.preserve_unflatten(wrapped, ep, wrapped_eager, {})
+    check("preserve_unflatten: below a wrapper called twice, entry 1's wrong result and, past "
+          "it, 62's crash: both classes",
+          r["status"] == "known_torch_issue" and set(r["known_torch_issue"].split("+")) ==
+          {"unflatten-dedup-ignores-call-targets", torch_export.DISPATCH_UNDER_VARIANT}, str(r))
 
 print(f"{len(failed)} of the bridge unit checks failed" if failed else "bridge unit checks: all hold")
 sys.exit(1 if failed else 0)
