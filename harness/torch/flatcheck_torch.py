@@ -41,6 +41,12 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            or (reexport, non-strict only) unflatten, export the unflattened module again and
            unflatten that; the calls; vs torch eager, bit for bit (torch >= 2.5; skipped with
            the reason before).
+  export.strict.preserve_some, export.nonstrict.preserve_some
+           export with the call signatures of a drawn part of the submodules preserved (each
+           module object, all its names, with probability 1/2, at least one and not all;
+           --draw's "preserve" pins them), then unflatten as the preserve path does: preserved
+           modules below and above unpreserved ones; a program with fewer than two submodule
+           objects is skipped (torch_export.py).
   export.strict.decomp, export.nonstrict.decomp,
   export.strict.decomp_preserve, export.nonstrict.decomp_preserve
            ExportedProgram.run_decompositions() between the export and the rest: its module()
@@ -150,6 +156,7 @@ from torch_compare import (Eager, Verdict, bit_equal, compare_node, diff_values,
                            first_difference, outputs_of, state_of, storage_groups)
 from torch_export import PATHS as EXPORT_PATHS
 from torch_export import failure, run_export
+import torch_export
 from torch_fx import child_call, flatten_by_position, load_pass, run_fx
 from torch_partition import PATHS as PARTITION_PATHS
 from torch_partition import run_partition
@@ -547,11 +554,17 @@ def tally(summary, r, ops):
 
 def pin_draws(draws):
     """Fixes the pipeline path's split points, the hooked and swap paths' modules, the
-    dynamic paths' sizes and the rewrite path's patterns (--draw)."""
+    dynamic paths' sizes, the rewrite path's patterns and the modules whose call signatures
+    the preserve_some paths keep (--draw)."""
     if not isinstance(draws, dict) or \
-            set(draws) - {"pipeline", "hooked", "swap", "dynamic", "rewrite"}:
-        raise ValueError(f"an object with the keys pipeline, hooked, swap, dynamic and rewrite, "
-                         f"got {draws!r}")
+            set(draws) - {"pipeline", "hooked", "swap", "dynamic", "rewrite", "preserve"}:
+        raise ValueError(f"an object with the keys pipeline, hooked, swap, dynamic, rewrite and "
+                         f"preserve, got {draws!r}")
+    if "preserve" in draws:
+        fqns = draws["preserve"]
+        if not isinstance(fqns, list) or not all(isinstance(f, str) and f for f in fqns):
+            raise ValueError(f"preserve: a list of submodule FQNs, got {fqns!r}")
+        torch_export.PRESERVED = list(fqns)
     if "pipeline" in draws:
         spec = draws["pipeline"]
         if not isinstance(spec, dict) or not all(
@@ -636,12 +649,14 @@ def main():
                     help="the per-program draws fixed instead of drawn, as a result reports "
                          "them: {\"pipeline\": {FQN: \"BEGINNING\"|\"END\"}, "
                          "\"hooked\": [FQN, ...], \"swap\": [FQN, ...], "
-                         "\"dynamic\": [[SHAPE, ...], ...], \"rewrite\": [PATTERN, ...]} (any "
+                         "\"dynamic\": [[SHAPE, ...], ...], \"rewrite\": [PATTERN, ...], "
+                         "\"preserve\": [FQN, ...]} (any "
                          "of the keys; the modules of both hooked paths, of the four swap paths "
                          "(swap, swap_modules), the input shapes of each size both dynamic "
                          "paths judge, the patterns fx.rewrite tries (its results' "
-                         "\"pattern\"); for `flatcheck shrink`, whose smaller cases would draw "
-                         "otherwise)")
+                         "\"pattern\"), the modules whose call signatures both preserve_some "
+                         "paths keep (their results' \"preserved\"); for `flatcheck shrink`, "
+                         "whose smaller cases would draw otherwise)")
     args = ap.parse_args()
     if args.draw:
         try:

@@ -5,6 +5,11 @@
                            torch.export.unflatten (call variants n, n@1 sharing state)
   export.<mode>.preserve   export with preserve_module_call_signature naming every submodule,
                            then unflatten (a module called more than once: a dispatcher)
+  export.<mode>.preserve_some
+                           the same with the call signatures of a drawn part of the submodules
+                           preserved (each module object, all its names, with probability 1/2,
+                           at least one preserved and one not; --draw's "preserve" pins them):
+                           preserved modules below and above unpreserved ones
   export.nonstrict.reexport  export, save/load, unflatten, torch.export.export of the
                            unflattened module, unflatten of that (strict export refuses an
                            UnflattenedModule)
@@ -36,15 +41,18 @@ import io
 import itertools
 import operator
 import os
+import random
 import re
 import sys
+import zlib
 
 import torch
 
 from torch_compare import judge, run_calls, strip_variants, tensors_of
 
 MODES = ("strict", "nonstrict")
-KINDS = ("module", "unflatten", "preserve", "reexport", "decomp", "decomp_preserve")
+KINDS = ("module", "unflatten", "preserve", "preserve_some", "reexport", "decomp",
+         "decomp_preserve")
 # Strict export cannot export an UnflattenedModule (dynamo refuses its input processing, a
 # function under torch.compiler.disable): the re-export is non-strict only.
 PATHS = tuple(f"export.{m}.{k}" for m in MODES for k in KINDS
@@ -762,25 +770,34 @@ def without_call_indices(path):
 
 @contextlib.contextmanager
 def calls_dispatched_under_variants():
-    """unflatten's _dispatch_modules, then each call of a dispatched module's variant (`leaf@1`)
-    left in a graph renamed to the dispatcher (`leaf`) too where the calling module's name holds
-    a call index (`mid@1`): torch builds the call's path from that name as it is, and renames
-    only the calls whose path names a dispatcher."""
+    """unflatten's _dispatch_modules, then each call of a preserved module (`leaf`, `leaf@N`) in
+    the graph of an unpreserved ancestor's call variant (`mid@1`) made a call of the module at
+    the preserved path (`mid.leaf`: the dispatcher, or the one module), which that variant then
+    holds. torch renames a graph's calls of a preserved module by a path built from the calling
+    module's name as it is, which holds the ancestor's call index (`mid@1.leaf`), so it
+    renames none of these."""
     module = sys.modules["torch.export.unflatten"]
     dispatch = module.UnflattenedModule._dispatch_modules
 
     def dispatched(self, *args, **kwargs):
         dispatch(self, *args, **kwargs)
-        dispatchers = {fqn for fqn, m in self.named_modules(remove_duplicate=False)
-                       if isinstance(m, module.InterpreterModuleDispatcher)}
+        preserved = {e.fqn.split("@")[0] for e in self.module_call_graph if e.fqn and e.signature}
         for fqn, m in self.named_modules(remove_duplicate=False):
+            if "@" not in fqn:  # torch's own renaming reaches these
+                continue
             graphs = [m.graph] if hasattr(m, "graph") else \
                 [c.graph for c in getattr(m, "_call_modules", ())]
             for node in (n for g in graphs for n in g.nodes):
-                if node.op == "call_module" and "@" in node.target:
-                    name = node.target.split("@")[0]
-                    if (f"{without_call_indices(fqn)}.{name}" if fqn else name) in dispatchers:
-                        node.target = name
+                name = node.target.split("@")[0] if node.op == "call_module" else "."
+                base = f"{without_call_indices(fqn)}.{name}"
+                if "." not in name and base in preserved:
+                    try:
+                        called = torch.fx.graph_module._get_attr(self, base)
+                    except AttributeError:
+                        continue
+                    node.target = name
+                    for holder in [m] + list(getattr(m, "_call_modules", ())):
+                        holder._modules[name] = called
     module.UnflattenedModule._dispatch_modules = dispatched
     try:
         yield
@@ -938,6 +955,11 @@ def run_one(p, eager, mode, kinds, cache):
             results["preserve"] = preserve_path(p, mode, eager, cache)
         except Exception as e:  # noqa: BLE001 - raised by the export
             results["preserve"] = failure(e, "export")
+    if "preserve_some" in kinds:
+        try:
+            results["preserve_some"] = preserve_some_path(p, mode, eager, cache)
+        except Exception as e:  # noqa: BLE001 - raised by the export
+            results["preserve_some"] = failure(e, "export")
     if "reexport" in kinds:
         try:
             results["reexport"] = reexport_path(p, mode, eager, cache)
@@ -1017,6 +1039,52 @@ def preserve_path(p, mode, eager, cache):
     each preserved module keeps its calling convention, and the calls of a module called more
     than once are dispatched by call index (torch's InterpreterModuleDispatcher)."""
     return preserve_unflatten(p, export_program(p, mode, preserve=True), eager, cache)
+
+
+PRESERVED = None  # the modules whose call signatures preserve_some keeps (the bridge's --draw)
+
+
+def submodule_names(p):
+    """The names of each submodule object of a fresh model of `p` (a module held under two
+    names has both), in module order."""
+    groups = {}
+    for name, module in p.build().named_modules(remove_duplicate=False):
+        if name:
+            groups.setdefault(id(module), []).append(name)
+    return list(groups.values())
+
+
+def draw_preserved(p, groups):
+    """The submodule names whose call signatures preserve_some keeps: each module object's
+    names (`groups`) together, with probability 1/2, seeded by the names and the program's ops,
+    with at least one module kept and one not (either extreme is the preserve or the unflatten
+    path). A module's names go together as on the preserve path: preserving one name of a
+    module called by another is docs/found-bugs.md entry 7's crash."""
+    rng = random.Random(zlib.crc32(repr(("preserve", groups, list(p.OPS))).encode()))
+    chosen = [i for i in range(len(groups)) if rng.random() < 0.5]
+    if not chosen:
+        chosen = [rng.randrange(len(groups))]
+    elif len(chosen) == len(groups):
+        chosen.remove(rng.randrange(len(groups)))
+    return [name for i in chosen for name in groups[i]]
+
+
+def preserve_some_path(p, mode, eager, cache):
+    """export with the call signatures of a drawn part of the submodules preserved
+    (draw_preserved, or PRESERVED), then the preserve path's unflatten and calls: preserved
+    modules below and above unpreserved ones, which the preserve path (every module) never
+    has. A program with fewer than two submodule objects is skipped."""
+    groups = submodule_names(p)
+    if PRESERVED is None and len(groups) < 2:
+        return {"status": "skipped",
+                "skip": "fewer than two submodules: no part to preserve but all or none"}
+    kept = list(PRESERVED) if PRESERVED is not None else draw_preserved(p, groups)
+    names = [name for group in groups for name in group]
+    unknown = sorted(set(kept) - set(names))
+    if unknown:
+        raise ValueError(f"--draw preserve: no submodule {', '.join(unknown)}")
+    ep = export_program(p, mode, preserve=True, unpreserved=set(names) - set(kept))
+    return {"preserved": kept, **preserve_unflatten(p, ep, eager, cache)}
 
 
 def preserve_unflatten(p, ep, eager, cache):

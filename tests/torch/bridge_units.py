@@ -2568,5 +2568,45 @@ if VERSION >= (2, 5):
           r["status"] == "known_torch_issue" and set(r["known_torch_issue"].split("+")) ==
           {"unflatten-dedup-ignores-call-targets", torch_export.DISPATCH_UNDER_VARIANT}, str(r))
 
+# The preserve_some paths: the draw keeps at least one module's signature and leaves out one, the
+# same for the same program; PRESERVED (--draw's "preserve") is what the path exports with: the
+# repro of entry 62 pinned to `mid.leaf` is that class, pinned to both modules it agrees; a
+# program with one submodule is skipped.
+if VERSION >= (2, 5):
+    draws = []
+    for n in range(2, 9):
+        groups = [[f"m{i}"] for i in range(n - 1)] + [["a", "b"]]  # one module under two names
+        prog = types.SimpleNamespace(OPS=["add", f"op{n}"])
+        one = torch_export.draw_preserved(prog, groups)
+        draws.append(0 < len(one) < n + 1 and ("a" in one) == ("b" in one) and
+                     set(one) <= {x for g in groups for x in g} and
+                     one == torch_export.draw_preserved(prog, groups))
+    check("draw_preserved: some but not all of 2 to 8 modules, a module's two names together, "
+          "the same draw twice", all(draws), str(draws))
+    dispatch_prog = types.SimpleNamespace(CONFIG={"calls": 1}, INPUTS=[x2], OPS=["neg"],
+                                          build=_Dispatch.Model, _NoRecorder=object)
+    dispatch_eager = torch_compare.eager_run(dispatch_prog)
+    got = {}
+    try:
+        for pinned in (["mid.leaf"], ["mid", "mid.leaf"]):
+            torch_export.PRESERVED = pinned
+            r = torch_export.preserve_some_path(dispatch_prog, "nonstrict", dispatch_eager, {})
+            got[pinned[0]] = (r.get("preserved"), r["status"], r.get("known_torch_issue", ""))
+    finally:
+        torch_export.PRESERVED = None
+    one_prog = types.SimpleNamespace(CONFIG={"calls": 1}, INPUTS=[x2], OPS=["neg"],
+                                     build=_Dispatch.Mid, _NoRecorder=object)
+    skipped = torch_export.preserve_some_path(one_prog, "nonstrict", {}, {})["status"]
+    check("pin_draws: a preserve draw is read",
+          flatcheck_torch.pin_draws({"preserve": ["mid.leaf"]}) is None and
+          torch_export.PRESERVED == ["mid.leaf"], str(torch_export.PRESERVED))
+    torch_export.PRESERVED = None
+    check("preserve_some_path: pinned to mid.leaf, entry 62; pinned to both, agrees; one "
+          "submodule, skipped",
+          got["mid.leaf"][:2] == (["mid.leaf"], "known_torch_issue") and
+          got["mid.leaf"][2].startswith(torch_export.DISPATCH_UNDER_VARIANT) and
+          got["mid"][:2] == (["mid", "mid.leaf"], "agree") and skipped == "skipped",
+          f"{got} {skipped}")
+
 print(f"{len(failed)} of the bridge unit checks failed" if failed else "bridge unit checks: all hold")
 sys.exit(1 if failed else 0)
