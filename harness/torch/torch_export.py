@@ -433,6 +433,16 @@ def preserved_outputs(ep):
                 yield entry, name, nodes[name]
 
 
+def live_nodes(graph):
+    """The nodes of `graph` that dead-code elimination keeps: the output, impure nodes (an
+    in-place update, a placeholder) and what they read, transitively."""
+    live = set()
+    for n in reversed(graph.nodes):
+        if n.op in ("output", "placeholder") or n.is_impure() or any(u in live for u in n.users):
+            live.add(n)
+    return live
+
+
 def output_inside_child(ep):
     """The first value a preserved module's signature returns that an unpreserved module below
     it computes and only that module reads (docs/found-bugs.md 21, by its mechanism: unflatten
@@ -443,9 +453,10 @@ def output_inside_child(ep):
     def paths(n):
         return [path.split("@")[0] for path, _ in (n.meta.get("nn_module_stack") or {}).values()]
 
+    live = live_nodes(ep.graph)
     for entry, _, n in preserved_outputs(ep):
         inside = [q for q in paths(n) if q.startswith(entry.fqn + ".") and q not in preserved]
-        if inside and all(inside[0] in paths(u) for u in n.users):
+        if inside and all(inside[0] in paths(u) for u in n.users if u in live):
             return (f"{entry.fqn} returns {n.name}, which its unpreserved child {inside[0]} "
                     f"computes and only it reads")
     return None

@@ -776,6 +776,51 @@ for preserve in (("mid",), ("mid", "mid.inner")):
           f"{'mid.inner' if len(preserve) == 1 else 'none'} (21)",
           (got is not None and "mid.inner" in got) == (len(preserve) == 1), str(got))
 
+
+# A reader of the value in mid that is itself dead (nothing reads its result) does not count:
+# unflatten fails the same way (the class); a live one does (unflatten succeeds, no class).
+class _MidDeadReader(_Inside.Mid):
+    def forward(self, x):
+        old = self.inner(x)[0]
+        old.sum()  # dead
+        return old
+
+
+class _MidLiveReader(_Inside.Mid):
+    def forward(self, x):
+        old = self.inner(x)[0]
+        return old, old.sum()
+
+
+class _LiveReaderModel(_Inside.Model):
+    def __init__(self):
+        super().__init__()
+        self.mid = _MidLiveReader()
+
+    def forward(self, x):
+        return self.mid(x)[1] + x  # mid's result read, its returned `old` not
+
+
+class _DeadReaderModel(_Inside.Model):
+    def __init__(self):
+        super().__init__()
+        self.mid = _MidDeadReader()
+
+
+got = []
+for build in (_DeadReaderModel, _LiveReaderModel):
+    ep = torch.export.export(build(), (torch.ones(1),), strict=False,
+                             preserve_module_call_signature=("mid",))
+    try:
+        torch.export.unflatten(copy.deepcopy(ep))
+        fails = False
+    except RuntimeError as e:
+        fails = "Could not find output node" in str(e)
+    got.append((torch_export.output_inside_child(ep) is not None, fails))
+check("output_inside_child: a dead reader in mid does not count (unflatten fails, the class); "
+      "a live one does (unflatten succeeds, no class)", got == [(True, True), (False, False)],
+      str(got))
+
 # The folder path (torch_folder.py; found-bugs entry 24): the tie to_folder loses, found and
 # put back.
 import tempfile  # noqa: E402
