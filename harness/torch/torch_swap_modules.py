@@ -18,7 +18,7 @@ export agrees before it (a program of a shape the preserve path excuses is skipp
 torch_export.preserve_excuse).
 
 A failure is traced: when the swap with one of these causes removed agrees, or two, and so on up
-to all six, the path is `known_torch_issue` of those classes (joined by "+"):
+to all seven, the path is `known_torch_issue` of those classes (joined by "+"):
   swap-modules-output-by-position (docs/found-bugs.md 45)
       a value the graph read from the replaced nodes is read from the swapped module's output
       at its position among the values read (the fused nodes' outputs, in graph order), not
@@ -49,6 +49,10 @@ to all six, the path is `known_torch_issue` of those classes (joined by "+"):
       given it and ignores it) keeps its old node in _swap_modules' name map, and the later
       module's call reads that node after it is erased (legalize_graph: KeyError); removed:
       each of the module's signature outputs computed inside it mapped to its call's output
+  swap-modules-state-argument-none (63)
+      an argument that is one of the model's parameters or buffers as it is: the signature
+      names the exported graph's lifted input (`b_buf`), ep.module() holds a get_attr node of
+      another name, and the swapped module gets None for it; removed: the get_attr node given
 and, where the program has a torch.no_grad() block (--branch nograd), strict export's
   export-strict-grad-region-module-stack (41)
       the block recorded under the calling module's stack: the swapped module's nodes are cut
@@ -78,6 +82,7 @@ CONNECTED = "swap-modules-connects-whole-output"  # docs/found-bugs.md 47
 DEAD_INPUT = "swap-modules-dead-input-none"  # docs/found-bugs.md 48
 REORDERED = "swap-modules-reorders-buffer-update"  # docs/found-bugs.md 49
 ERASED_INPUT = "swap-modules-input-of-erased-node"  # docs/found-bugs.md 61
+STATE_ARGUMENT = "swap-modules-state-argument-none"  # docs/found-bugs.md 63
 
 
 def call_counts(p, cache):
@@ -157,6 +162,47 @@ def outputs_all_mapped():
                     module_node.target in stack_paths(node):
                 node_name_map[out.name] = torch.fx.Proxy(flat)[i].node
     return mock.patch.object(swap_module, "_deconstruct_outputs", all_mapped)
+
+
+def lifted_state(ep):
+    """{lifted input name: parameter, buffer or constant FQN} of `ep`."""
+    sig = ep.graph_signature
+    return {**sig.inputs_to_parameters, **sig.inputs_to_buffers,
+            **getattr(sig, "inputs_to_lifted_tensor_constants", {})}
+
+
+def state_arguments(ep):
+    """The preserved signatures' arguments that are a lifted parameter, buffer or constant
+    input as it is: 'module: input'."""
+    state = lifted_state(ep)
+    return [f"{e.fqn}: {arg.name}" for e in ep.module_call_graph if e.fqn and e.signature
+            for arg in e.signature.inputs if getattr(arg, "name", None) in state]
+
+
+def state_arguments_passed():
+    """_swap_modules with each argument of a swapped module that the preserved signature names
+    by a lifted parameter, buffer or constant input (`b_buf`) given the unlifted module's
+    get_attr node of that tensor: torch looks the argument up by the input's name among
+    ep.module()'s nodes, finds none, and passes None, as for an unused input. Wraps the
+    inputs' construction in place when entered (constants_passed's, where that is entered
+    first)."""
+    import torch.export._swap as swap_module  # noqa: PLC0415 - torch >= 2.5 only
+    swap, construct = swap_module._swap_modules, swap_module._construct_inputs
+
+    def with_state(ep, modules):
+        state = lifted_state(ep)
+
+        def construct_with_state(gm, signature, node_name_map):
+            attrs = {n.target: n for n in gm.graph.nodes if n.op == "get_attr"}
+            named = dict(node_name_map)
+            for arg in signature.inputs:
+                name = getattr(arg, "name", None)
+                if name not in named and state.get(name) in attrs:
+                    named[name] = attrs[state[name]]
+            return construct(gm, signature, named)
+        with mock.patch.object(swap_module, "_construct_inputs", construct_with_state):
+            return swap(ep, modules)
+    return mock.patch.object(swap_module, "_swap_modules", with_state)
 
 
 def stack_paths(node):
@@ -327,9 +373,12 @@ def trace_swap_modules(p, fresh, fqns, eager, cache):
     """The classes of the fewest causes (CAUSES, and GRAD_REGION's where the program has a
     torch.no_grad() block) whose removal together makes the swap agree, with what was removed,
     as the result's text; None when no set of them does."""
+    first = fresh()
     causes = CAUSES + ((GRAD_REGION, contextlib.nullcontext, grad_regions_placed,
                         "with each torch.no_grad() block's nodes under the module that runs "
-                        "it"),) if grad_regions(fresh()) else CAUSES
+                        "it"),) if grad_regions(first) else CAUSES
+    if not state_arguments(first):  # a cause only a program passing its state as it is has
+        causes = tuple(c for c in causes if c[0] != STATE_ARGUMENT)
     for size in range(1, len(causes) + 1):
         for chosen in itertools.combinations(causes, size):
             def build(chosen=chosen):
@@ -368,7 +417,10 @@ CAUSES = ((OUTPUT_POSITION, outputs_by_name, same,
            "of the buffer that came before it"),
           (ERASED_INPUT, outputs_all_mapped, same,
            "with each of a swapped module's signature outputs computed inside it mapped to its "
-           "call's output"))
+           "call's output"),
+          (STATE_ARGUMENT, state_arguments_passed, same,
+           "with each argument that is a parameter or buffer as it is given the module's "
+           "get_attr node"))
 
 
 def run_swap_modules(p, eager, paths, cache):

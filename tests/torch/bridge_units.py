@@ -1189,7 +1189,9 @@ if torch_export.available() is None:
             ("reorders-buffer-update", repro_module("swap-modules-reorders-buffer-update").Model,
              torch_swap_modules.REORDERED),
             ("input-of-erased-node", repro_module("swap-modules-input-of-erased-node").Model,
-             torch_swap_modules.ERASED_INPUT)):
+             torch_swap_modules.ERASED_INPUT),
+            ("state-argument-none", repro_module("swap-modules-state-argument-none").Model,
+             torch_swap_modules.STATE_ARGUMENT)):
         prog = swap_program(build)
         prog_eager = torch_compare.eager_run(prog)
         # the modules the repro swaps: both of connects-whole-output's and of
@@ -1212,11 +1214,17 @@ if torch_export.available() is None:
             torch_swap.PINNED = None
         check(f"swap_modules_path: without the trace, the {name} repro fails (mismatch, error)",
               r["status"] in ("mismatch", "error"), str(r))
+    _named = [torch_swap_modules.state_arguments(torch.export.export(
+        repro_module(name).Model(), (torch.tensor([1.0, -2.0, 3.0]),), strict=False,
+        preserve_module_call_signature=("inner",)))
+        for name in ("swap-modules-state-argument-none", "swap-modules-dead-input-none")]
+    check("state_arguments: the buffer inner is given as it is (63); none where inner is given "
+          "computed values", _named == [["inner: b_buf"], []], str(_named))
     import torch.export._swap as _swap_module  # noqa: E402
     def _swap_parts():
         return (_swap_module.legalize_graph, _swap_module._construct_inputs,
                 _swap_module._deconstruct_outputs, _swap_module._try_remove_connecting_pytrees,
-                torch.fx.Graph.eliminate_dead_code)
+                torch.fx.Graph.eliminate_dead_code, _swap_module._swap_modules)
     before = _swap_parts()
     for _, removed, _, _ in torch_swap_modules.CAUSES:
         with removed():
