@@ -465,6 +465,13 @@ def output_inside_child(ep):
 RETURNED_STATE = "unflatten-preserve-returned-state"  # docs/found-bugs.md 54
 
 
+def lifted_state(ep):
+    """{lifted input name: parameter, buffer or constant FQN} of `ep`."""
+    sig = ep.graph_signature
+    return {**sig.inputs_to_parameters, **sig.inputs_to_buffers,
+            **getattr(sig, "inputs_to_lifted_tensor_constants", {})}
+
+
 def returned_state(ep, why):
     """A preserved module's signature returning one of the program's parameters, buffers or
     constants as it is, a value its own graph does not compute: the lifted state input of the
@@ -472,9 +479,7 @@ def returned_state(ep, why):
     finds no node of the module's own graph for it and fails naming it (`why`, unflatten's
     error; docs/found-bugs.md 54, by its mechanism). A text, or None."""
     from torch_partition import base_of  # torch_partition imports this module
-    sig = ep.graph_signature
-    state = {**sig.inputs_to_parameters, **sig.inputs_to_buffers,
-             **getattr(sig, "inputs_to_lifted_tensor_constants", {})}
+    state = lifted_state(ep)
     for entry, name, n in preserved_outputs(ep):
         if not re.search(rf"\b{re.escape(name)}\b", why):
             continue

@@ -69,8 +69,8 @@ import torch
 from torch_compare import (UNEXPLAINED_PAYLOADS, canonical_constants, canonical_nan_eager,
                            diff_values, judge, lossy_nan_constants, run_calls)
 from torch_export import (GRAD_REGION, available, copies_of, export_program, failure,
-                          grad_regions, grad_regions_placed, preserve_excuse, run_family,
-                          state_after, verdict)
+                          grad_regions, grad_regions_placed, lifted_state, preserve_excuse,
+                          run_family, state_after, verdict)
 from torch_hooked import called_modules, module_calls
 import torch_swap
 from torch_partition import base_of
@@ -162,13 +162,6 @@ def outputs_all_mapped():
                     module_node.target in stack_paths(node):
                 node_name_map[out.name] = torch.fx.Proxy(flat)[i].node
     return mock.patch.object(swap_module, "_deconstruct_outputs", all_mapped)
-
-
-def lifted_state(ep):
-    """{lifted input name: parameter, buffer or constant FQN} of `ep`."""
-    sig = ep.graph_signature
-    return {**sig.inputs_to_parameters, **sig.inputs_to_buffers,
-            **getattr(sig, "inputs_to_lifted_tensor_constants", {})}
 
 
 def state_arguments(ep):
