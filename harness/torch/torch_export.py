@@ -448,14 +448,16 @@ def output_inside_child(ep):
     it computes and only that module reads (docs/found-bugs.md 21, by its mechanism: unflatten
     outlines the child with the values read outside it, and a signature is not a reader): a
     text, or None."""
-    preserved = {e.fqn for e in ep.module_call_graph if e.signature is not None}
+    preserved = {e.fqn.split("@")[0] for e in ep.module_call_graph if e.signature is not None}
 
     def paths(n):
         return [path.split("@")[0] for path, _ in (n.meta.get("nn_module_stack") or {}).values()]
 
     live = live_nodes(ep.graph)
     for entry, _, n in preserved_outputs(ep):
-        inside = [q for q in paths(n) if q.startswith(entry.fqn + ".") and q not in preserved]
+        # a later call's entry is `a@1`; the module stack names the module, `a`
+        base = entry.fqn.split("@")[0]
+        inside = [q for q in paths(n) if q.startswith(base + ".") and q not in preserved]
         if inside and all(inside[0] in paths(u) for u in n.users if u in live):
             return (f"{entry.fqn} returns {n.name}, which its unpreserved child {inside[0]} "
                     f"computes and only it reads")

@@ -821,6 +821,36 @@ check("output_inside_child: a dead reader in mid does not count (unflatten fails
       "a live one does (unflatten succeeds, no class)", got == [(True, True), (False, False)],
       str(got))
 
+# A later call of the preserved module: its entry is `mid@1`, the module stack says `mid.inner`
+# (seed 99 cases 152, 153, 843 were errors until the check compared paths without `@N`).
+class _MidBoth(_Inside.Mid):
+    def forward(self, x):
+        old, neg = self.inner(x)
+        return old, neg
+
+
+class _SecondCallModel(_Inside.Model):
+    def __init__(self):
+        super().__init__()
+        self.mid = _MidBoth()
+
+    def forward(self, x):
+        old, neg = self.mid(x)  # the first call's results both read
+        return old + neg + self.mid(x)[1]  # the second call's `old` not
+
+
+for strict in (False, True):
+    ep = torch.export.export(_SecondCallModel(), (torch.ones(1),), strict=strict,
+                             preserve_module_call_signature=("mid",))
+    got = torch_export.output_inside_child(ep)
+    try:
+        torch.export.unflatten(copy.deepcopy(ep))
+        fails = False
+    except RuntimeError as e:
+        fails = "Could not find output node" in str(e)
+    check(f"output_inside_child: the second call's entry, mid@1 ({'strict' if strict else 'non-strict'}; "
+          "unflatten fails) (21)", fails and got is not None and got.startswith("mid@1 "), str(got))
+
 # The folder path (torch_folder.py; found-bugs entry 24): the tie to_folder loses, found and
 # put back.
 import tempfile  # noqa: E402
