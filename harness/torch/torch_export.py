@@ -813,6 +813,8 @@ def calls_dispatched_under_variants():
                         called = torch.fx.graph_module._get_attr(self, base)
                     except AttributeError:
                         continue
+                    if not hasattr(called, "graph") and not hasattr(called, "_call_modules"):
+                        continue  # a bare container: no call of the path made a module (6)
                     node.target = name
                     for holder in [m] + list(getattr(m, "_call_modules", ())):
                         holder._modules[name] = called
