@@ -762,6 +762,76 @@ def stacks_placed(ep):
 # to `leaf`, but it finds the graph's calls of the module by a path built from the calling
 # module's own name: a call inside a variant of an unpreserved ancestor (`mid@1`'s call of
 # `leaf@1`, path `mid@1.leaf`) is not renamed, and `leaf@1` was removed.
+UNREAD_ARGUMENT = "unflatten-preserve-unread-argument-read-as-mutation"  # docs/found-bugs.md 64
+
+
+def stack_paths(n):
+    """The module paths of `n`'s module stack, outermost first, without call indices."""
+    return [path.split("@")[0] for path, _ in (n.meta.get("nn_module_stack") or {}).values()]
+
+
+def unread_arguments(ep):
+    """(preserved call's entry, node) for each argument of a preserved call that an unpreserved
+    module outside the call's ancestors computes and only that module reads (no node of the
+    callee reads it either). unflatten outlines that module with the values nodes outside it
+    read, and a signature is not a reader, so the preserved call's frame finds the argument in
+    no frame and takes it for a buffer mutation's intermediate value (`_IVals.read`): it reads
+    the node's first argument instead (a crash where that is a list), and on torch 2.14.1 writes
+    the value into it with `copy_` after the node, in place (docs/found-bugs.md 64)."""
+    preserved = {e.fqn.split("@")[0] for e in ep.module_call_graph if e.signature is not None}
+    nodes = {n.name: n for n in ep.graph.nodes}
+    live = live_nodes(ep.graph)
+    found = []
+    for entry in ep.module_call_graph:
+        if entry.signature is None or not entry.fqn:
+            continue
+        base = entry.fqn.split("@")[0]
+        for arg in entry.signature.inputs:
+            n = nodes.get(getattr(arg, "name", None))
+            if n is None or n.op != "call_function":
+                continue
+            outside = [q for q in stack_paths(n)
+                       if q and q != base and not base.startswith(q + ".")]
+            if outside and outside[0] not in preserved and \
+                    all(outside[0] in stack_paths(u) for u in n.users if u in live):
+                found.append((entry, n))
+    return found
+
+
+class _SignatureReader:
+    """Stands in unflatten's use lists for a preserved call reading its argument."""
+    name = "<a preserved call's argument>"
+
+
+@contextlib.contextmanager
+def unread_arguments_returned():
+    """unflatten with UNREAD_ARGUMENT's cause removed: a module outlined with the values read
+    outside it (one whose call signature is not preserved) also returns each value it made that
+    a preserved call's signature takes as an argument, as if the signature read it."""
+    frame = sys.modules["torch.export.unflatten"]._ModuleFrame
+    original = frame.finalize_outputs
+
+    def finalize_outputs(self):
+        if self.module_call_graph.get(self.child_fqn) is not None and self.parent is not None:
+            return original(self)
+        arguments = {getattr(a, "name", None) for sig in self.module_call_graph.values()
+                     for a in sig.inputs}
+        added = [n for n in self.node_map if n.name in arguments]
+        for n in added:
+            n.users[_SignatureReader] = None
+        try:
+            return original(self)
+        finally:
+            for n in added:
+                n.users.pop(_SignatureReader, None)
+
+    frame.finalize_outputs = finalize_outputs
+    try:
+        yield
+    finally:
+        frame.finalize_outputs = original
+
+
 DISPATCH_UNDER_VARIANT = "unflatten-dispatch-misses-call-under-variant"
 
 
@@ -839,6 +909,7 @@ TRACES = [
     (LATER_FIRST, calls_renumbered, contextlib.nullcontext),
     (STACKLESS, stacks_placed, contextlib.nullcontext),
     (DISPATCH_UNDER_VARIANT, lambda ep: ep, calls_dispatched_under_variants),
+    (UNREAD_ARGUMENT, lambda ep: ep, unread_arguments_returned),
 ]
 
 
@@ -884,7 +955,8 @@ def trace_unflatten(p, fresh, eager, cache, excuse=None):
     only_where = {COND_CLASS: holds_graphs, GRAD_REGION: grad_regions,
                   UNLINKED: lambda ep: unlinked_uses(ep.graph_module),
                   LATER_FIRST: calls_out_of_order, STACKLESS: stackless_nodes,
-                  DISPATCH_UNDER_VARIANT: dispatched_under_variants}
+                  DISPATCH_UNDER_VARIANT: dispatched_under_variants,
+                  UNREAD_ARGUMENT: unread_arguments}
     first = fresh() if any(t[0] in only_where for t in TRACES) else None
     traces = [t for t in TRACES if t[0] not in only_where or only_where[t[0]](first)]
     for size in range(0 if excuse else 1, len(traces) + 1):

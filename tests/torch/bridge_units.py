@@ -851,6 +851,23 @@ for strict in (False, True):
     check(f"output_inside_child: the second call's entry, mid@1 ({'strict' if strict else 'non-strict'}; "
           "unflatten fails) (21)", fails and got is not None and got.startswith("mid@1 "), str(got))
 
+# Entry 64: an argument of the preserved `cons` that only the unpreserved `prod` reads is found,
+# and with the cause removed (the value returned by `prod`) unflatten agrees, the input kept;
+# preserving `prod` too, there is none.
+_Unread = repro_module("unflatten-preserve-unread-argument-read-as-mutation")
+for preserve in (("cons",), ("cons", "prod")):
+    ep = torch.export.export(_Unread.Model(), (torch.ones(2),), strict=False,
+                             preserve_module_call_signature=preserve)
+    found = [(e.fqn, n.name) for e, n in torch_export.unread_arguments(ep)]
+    x = torch.ones(2)
+    with torch_export.unread_arguments_returned():
+        got = torch.export.unflatten(copy.deepcopy(ep))(x)
+    fine = torch.equal(got, _Unread.Model()(torch.ones(2))) and torch.equal(x, torch.ones(2))
+    want = [("cons", "mul")] if len(preserve) == 1 else []
+    check(f"unread_arguments: preserved {preserve}: {want} (64); with the cause removed, "
+          "unflatten agrees and leaves the input alone", found == want and fine,
+          str((found, got.tolist(), x.tolist())))
+
 # The folder path (torch_folder.py; found-bugs entry 24): the tie to_folder loses, found and
 # put back.
 import tempfile  # noqa: E402
