@@ -875,19 +875,26 @@ def calls_dispatched_under_variants():
                 continue
             graphs = [m.graph] if hasattr(m, "graph") else \
                 [c.graph for c in getattr(m, "_call_modules", ())]
-            for node in (n for g in graphs for n in g.nodes):
-                name = node.target.split("@")[0] if node.op == "call_module" else "."
+            for node in (n for g in graphs for n in g.nodes if n.op == "call_module"):
+                # a child's name, or a descendant's path where the module calls it by its path
+                # (`self.conv.leaf(x)`: the target `conv.leaf@1`)
+                name = without_call_indices(node.target)
                 base = f"{without_call_indices(fqn)}.{name}"
-                if "." not in name and base in preserved:
-                    try:
-                        called = torch.fx.graph_module._get_attr(self, base)
-                    except AttributeError:
-                        continue
-                    if not hasattr(called, "graph") and not hasattr(called, "_call_modules"):
-                        continue  # a bare container: no call of the path made a module (6)
-                    node.target = name
-                    for holder in [m] + list(getattr(m, "_call_modules", ())):
-                        holder._modules[name] = called
+                if base not in preserved:
+                    continue
+                try:
+                    called = torch.fx.graph_module._get_attr(self, base)
+                except (AttributeError, AssertionError):
+                    continue
+                if not hasattr(called, "graph") and not hasattr(called, "_call_modules"):
+                    continue  # a bare container: no call of the path made a module (6)
+                node.target = name
+                *prefix, last = name.split(".")
+                for holder in [m] + list(getattr(m, "_call_modules", ())):
+                    for part in prefix:
+                        holder = holder._modules.get(part) if holder is not None else None
+                    if holder is not None:
+                        holder._modules[last] = called
     module.UnflattenedModule._dispatch_modules = dispatched
     try:
         yield

@@ -2642,6 +2642,32 @@ if VERSION >= (2, 5):
           got == [(["mid.leaf (mid)"], "RuntimeError", True)] * 2 + [([], True, True)],
           str(got))
 
+    # The variant calls its grandchild by its path (`self.inner.leaf`: the target
+    # `inner.leaf@1`), as seed 99 case 214 does: renamed too (it was left calling the removed
+    # variant before).
+    class _ByPathMid(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = _Dispatch.Mid()
+
+        def forward(self, x, flag: bool):
+            y = -x if flag else x * 1.0
+            return self.inner.leaf(y, flag)
+
+    class _ByPathModel(_Dispatch.Model):
+        def __init__(self):
+            super().__init__()
+            self.mid = _ByPathMid()
+
+    got = []
+    for strict in (False, True):
+        ep = torch.export.export(_ByPathModel(), (x2,), strict=strict,
+                                 preserve_module_call_signature=("mid.inner.leaf",))
+        got.append((_unflattened(ep),
+                    _unflattened(ep, torch_export.calls_dispatched_under_variants())))
+    check("calls_dispatched_under_variants: the variant's call by path (inner.leaf@1) renamed "
+          "too (62)", got == [("RuntimeError", True)] * 2, str(got))
+
     class _DispatchWrap(torch.nn.Module):
         def __init__(self):
             super().__init__()
