@@ -443,22 +443,23 @@ def live_nodes(graph):
     return live
 
 
+def stack_paths(n):
+    """The module paths of `n`'s module stack, outermost first, without call indices."""
+    return [path.split("@")[0] for path, _ in (n.meta.get("nn_module_stack") or {}).values()]
+
+
 def output_inside_child(ep):
     """The first value a preserved module's signature returns that an unpreserved module below
     it computes and only that module reads (docs/found-bugs.md 21, by its mechanism: unflatten
     outlines the child with the values read outside it, and a signature is not a reader): a
     text, or None."""
     preserved = {e.fqn.split("@")[0] for e in ep.module_call_graph if e.signature is not None}
-
-    def paths(n):
-        return [path.split("@")[0] for path, _ in (n.meta.get("nn_module_stack") or {}).values()]
-
     live = live_nodes(ep.graph)
     for entry, _, n in preserved_outputs(ep):
         # a later call's entry is `a@1`; the module stack names the module, `a`
         base = entry.fqn.split("@")[0]
-        inside = [q for q in paths(n) if q.startswith(base + ".") and q not in preserved]
-        if inside and all(inside[0] in paths(u) for u in n.users if u in live):
+        inside = [q for q in stack_paths(n) if q.startswith(base + ".") and q not in preserved]
+        if inside and all(inside[0] in stack_paths(u) for u in n.users if u in live):
             return (f"{entry.fqn} returns {n.name}, which its unpreserved child {inside[0]} "
                     f"computes and only it reads")
     return None
@@ -757,17 +758,7 @@ def stacks_placed(ep):
     return ep
 
 
-# docs/found-bugs.md 62: unflatten replaces the call variants of a module whose call signature is
-# preserved by one dispatcher (_dispatch_modules) and renames each call of `leaf@N` in a graph
-# to `leaf`, but it finds the graph's calls of the module by a path built from the calling
-# module's own name: a call inside a variant of an unpreserved ancestor (`mid@1`'s call of
-# `leaf@1`, path `mid@1.leaf`) is not renamed, and `leaf@1` was removed.
 UNREAD_ARGUMENT = "unflatten-preserve-unread-argument-read-as-mutation"  # docs/found-bugs.md 64
-
-
-def stack_paths(n):
-    """The module paths of `n`'s module stack, outermost first, without call indices."""
-    return [path.split("@")[0] for path, _ in (n.meta.get("nn_module_stack") or {}).values()]
 
 
 def unread_arguments(ep):
@@ -832,6 +823,11 @@ def unread_arguments_returned():
         frame.finalize_outputs = original
 
 
+# docs/found-bugs.md 62: unflatten replaces the call variants of a module whose call signature is
+# preserved by one dispatcher (_dispatch_modules) and renames each call of `leaf@N` in a graph
+# to `leaf`, but it finds the graph's calls of the module by a path built from the calling
+# module's own name: a call inside a variant of an unpreserved ancestor (`mid@1`'s call of
+# `leaf@1`, path `mid@1.leaf`) is not renamed, and `leaf@1` was removed.
 DISPATCH_UNDER_VARIANT = "unflatten-dispatch-misses-call-under-variant"
 
 
