@@ -823,6 +823,46 @@ def unread_arguments_returned():
         frame.finalize_outputs = original
 
 
+UPDATE_READ_OUTSIDE = "unflatten-update-read-outside-preserved-module"  # docs/found-bugs.md 65
+
+
+def updates_read_outside(ep):
+    """(in-place update node, preserved module path) for each in-place update of a lifted buffer
+    (`copy_(buf, v)`) made inside a preserved module, whose signatures do not return it, and read
+    by a live node outside that module (its caller reading `self.leaf.buf` after the call). The
+    reader's frame finds the update in no frame: an unpreserved one gets it as a new placeholder
+    and asks its caller for it, and the caller's frame maps it to the buffer, an argument that
+    the buffer's sinking removes from the call again (docs/found-bugs.md 65)."""
+    buffers = set(ep.graph_signature.inputs_to_buffers)
+    returns = collections.defaultdict(set)  # module path (no @N) -> what its signatures return
+    for e in ep.module_call_graph:
+        if e.signature is not None and e.fqn:
+            returns[e.fqn.split("@")[0]] |= {getattr(a, "name", None) for a in e.signature.outputs}
+    live = live_nodes(ep.graph)
+    found = []
+    for n in ep.graph.nodes:
+        target = getattr(n.target, "_schema", None)
+        if n.op != "call_function" or target is None or not target.is_mutable or not n.args or \
+                getattr(n.args[0], "op", None) != "placeholder" or n.args[0].name not in buffers:
+            continue
+        inside = [q for q in stack_paths(n) if q in returns and n.name not in returns[q]]
+        if inside and any(inside[-1] not in stack_paths(u) for u in n.users if u in live):
+            found.append((n, inside[-1]))
+    return found
+
+
+def updates_read_as_buffer(ep):
+    """`ep` (changed in place) with UPDATE_READ_OUTSIDE's cause removed: each reader outside the
+    preserved module of an update of updates_read_outside reads the buffer itself instead, the
+    same tensor once the update ran (the unflattened module updates its buffers in place)."""
+    for n, path in updates_read_outside(ep):
+        for u in list(n.users):
+            if path not in stack_paths(u):
+                u.replace_input_with(n, n.args[0])
+    ep.graph_module.recompile()
+    return ep
+
+
 # docs/found-bugs.md 62: unflatten replaces the call variants of a module whose call signature is
 # preserved by one dispatcher (_dispatch_modules) and renames each call of `leaf@N` in a graph
 # to `leaf`, but it finds the graph's calls of the module by a path built from the calling
@@ -913,6 +953,7 @@ TRACES = [
     (STACKLESS, stacks_placed, contextlib.nullcontext),
     (DISPATCH_UNDER_VARIANT, lambda ep: ep, calls_dispatched_under_variants),
     (UNREAD_ARGUMENT, lambda ep: ep, unread_arguments_returned),
+    (UPDATE_READ_OUTSIDE, updates_read_as_buffer, contextlib.nullcontext),
 ]
 
 
@@ -959,7 +1000,7 @@ def trace_unflatten(p, fresh, eager, cache, excuse=None):
                   UNLINKED: lambda ep: unlinked_uses(ep.graph_module),
                   LATER_FIRST: calls_out_of_order, STACKLESS: stackless_nodes,
                   DISPATCH_UNDER_VARIANT: dispatched_under_variants,
-                  UNREAD_ARGUMENT: unread_arguments}
+                  UNREAD_ARGUMENT: unread_arguments, UPDATE_READ_OUTSIDE: updates_read_outside}
     first = fresh() if any(t[0] in only_where for t in TRACES) else None
     traces = [t for t in TRACES if t[0] not in only_where or only_where[t[0]](first)]
     for size in range(0 if excuse else 1, len(traces) + 1):

@@ -868,6 +868,21 @@ for preserve in (("cons",), ("cons", "prod")):
           "unflatten agrees and leaves the input alone", found == want and fine,
           str((found, got.tolist(), x.tolist())))
 
+# Entry 65: `inner` reads its preserved child's buffer after the child updated it; the update
+# is found, and read as the buffer itself (the removal) unflatten agrees and the buffer is
+# updated; preserving `inner` instead, there is none.
+_Updated = repro_module("unflatten-update-read-outside-preserved-module")
+for preserve in (("inner.leaf",), ("inner",)):
+    ep = torch.export.export(_Updated.Model(), (torch.ones(2),), strict=False,
+                             preserve_module_call_signature=preserve)
+    found = [(n.name, path) for n, path in torch_export.updates_read_outside(ep)]
+    u = torch.export.unflatten(torch_export.updates_read_as_buffer(copy.deepcopy(ep)))
+    fine = torch.equal(u(torch.ones(2)), _Updated.Model()(torch.ones(2))) and \
+        torch.equal(u.inner.leaf.buf, torch.full((2,), 1.5))
+    want = [("copy_", "inner.leaf")] if preserve == ("inner.leaf",) else []
+    check(f"updates_read_outside: preserved {preserve}: {want} (65); read as the buffer, "
+          "unflatten agrees and updates it", found == want and fine, str(found))
+
 # The folder path (torch_folder.py; found-bugs entry 24): the tie to_folder loses, found and
 # put back.
 import tempfile  # noqa: E402
