@@ -328,6 +328,9 @@ LATER = {"preserve-tied-buffer-update": [((2, 11), None)],
          "decomp-dead-value-renamed-to-placeholder":
              [((0, 0), {"decomp-preserve-dead-value"}),
               ((2, 14), {"decomp-dead-value-renamed-to-placeholder"})],
+         # (65) torch 2.6 unflattens a read of a preserved child's updated buffer and agrees
+         "unflatten-update-read-outside-preserved-module":
+             [((0, 0), None), ((2, 14), {"unflatten-update-read-outside-preserved-module"})],
          # torch 2.6's torch.cond takes a size-1 dimension's stride as it comes
          "cond-size-one-stride-rejected":
              [((0, 0), None), ((2, 14), {"cond-size-one-stride-rejected"})],
