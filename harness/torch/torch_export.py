@@ -498,6 +498,15 @@ def returned_state(ep, why):
 OUTPUT_IN_PRESERVED = "unflatten-preserve-output-inside-preserved-child"  # docs/found-bugs.md 60
 
 
+def signature_returns(ep):
+    """{module path (no @N): the names its preserved signatures return, over all its calls}."""
+    returns = collections.defaultdict(set)
+    for e in ep.module_call_graph:
+        if e.signature is not None and e.fqn:
+            returns[e.fqn.split("@")[0]] |= {getattr(a, "name", None) for a in e.signature.outputs}
+    return returns
+
+
 def output_inside_preserved_child(ep, why):
     """A preserved module's signature returning a value (named in `why`, unflatten's error)
     that a preserved module below it computes and whose own signatures do not return it (such
@@ -505,10 +514,7 @@ def output_inside_preserved_child(ep, why):
     updated): unflatten builds the module's graph with that child as one call giving its
     signature's outputs, so no node of the graph is the value (docs/found-bugs.md 60, by its
     mechanism). A text, or None."""
-    returns = collections.defaultdict(set)  # module path (no @N) -> what its signatures return
-    for e in ep.module_call_graph:
-        if e.signature is not None and e.fqn:
-            returns[e.fqn.split("@")[0]] |= {getattr(a, "name", None) for a in e.signature.outputs}
+    returns = signature_returns(ep)
     for entry, name, n in preserved_outputs(ep):
         if not re.search(rf"\b{re.escape(name)}\b", why):
             continue
@@ -834,10 +840,7 @@ def updates_read_outside(ep):
     and asks its caller for it, and the caller's frame maps it to the buffer, an argument that
     the buffer's sinking removes from the call again (docs/found-bugs.md 65)."""
     buffers = set(ep.graph_signature.inputs_to_buffers)
-    returns = collections.defaultdict(set)  # module path (no @N) -> what its signatures return
-    for e in ep.module_call_graph:
-        if e.signature is not None and e.fqn:
-            returns[e.fqn.split("@")[0]] |= {getattr(a, "name", None) for a in e.signature.outputs}
+    returns = signature_returns(ep)
     live = live_nodes(ep.graph)
     found = []
     for n in ep.graph.nodes:
