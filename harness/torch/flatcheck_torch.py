@@ -48,10 +48,12 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            modules below and above unpreserved ones; a program with fewer than two submodule
            objects is skipped (torch_export.py).
   export.strict.decomp, export.nonstrict.decomp,
-  export.strict.decomp_preserve, export.nonstrict.decomp_preserve
+  export.strict.decomp_preserve, export.nonstrict.decomp_preserve,
+  export.strict.decomp_preserve_some, export.nonstrict.decomp_preserve_some
            ExportedProgram.run_decompositions() between the export and the rest: its module()
            judged first, then (decomp) save/load, module() and unflatten, or (decomp_preserve)
-           the preserve path's unflatten (torch_decomp.py).
+           the preserve path's unflatten, or (decomp_preserve_some) the preserve_some path's
+           export (its drawn part preserved) and unflatten (torch_decomp.py).
   export.strict.hooked, export.nonstrict.hooked
            each module the model calls, with probability 1/2, given a forward wrapper bound to
            the module (as library hooks and pipelining's split points install), then export
@@ -555,7 +557,7 @@ def tally(summary, r, ops):
 def pin_draws(draws):
     """Fixes the pipeline path's split points, the hooked and swap paths' modules, the
     dynamic paths' sizes, the rewrite path's patterns and the modules whose call signatures
-    the preserve_some paths keep (--draw)."""
+    the preserve_some and decomp_preserve_some paths keep (--draw)."""
     if not isinstance(draws, dict) or \
             set(draws) - {"pipeline", "hooked", "swap", "dynamic", "rewrite", "preserve"}:
         raise ValueError(f"an object with the keys pipeline, hooked, swap, dynamic, rewrite and "
@@ -654,8 +656,9 @@ def main():
                          "of the keys; the modules of both hooked paths, of the four swap paths "
                          "(swap, swap_modules), the input shapes of each size both dynamic "
                          "paths judge, the patterns fx.rewrite tries (its results' "
-                         "\"pattern\"), the modules whose call signatures both preserve_some "
-                         "paths keep (their results' \"preserved\"); for `flatcheck shrink`, "
+                         "\"pattern\"), the modules whose call signatures the preserve_some "
+                         "and decomp_preserve_some paths keep (their results' \"preserved\"); "
+                         "for `flatcheck shrink`, "
                          "whose smaller cases would draw otherwise)")
     args = ap.parse_args()
     if args.draw:

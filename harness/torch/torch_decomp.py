@@ -21,8 +21,9 @@ import torch
 
 from torch_compare import judge, run_calls
 from torch_export import (GRAD_REGION, copies_of, export_program, failure, fresh_exports,
-                          grad_regions, grad_regions_placed, preserve_unflatten, region_getitems,
-                          state_after, trace_unflatten, unflatten_unsaved, variants, verdict)
+                          grad_regions, grad_regions_placed, preserve_unflatten, preserved_part,
+                          region_getitems, state_after, trace_unflatten, unflatten_unsaved,
+                          variants, verdict)
 from torch_partition import base_of, in_place, view_of
 
 # docs/found-bugs.md 18: run_decompositions maps a preserved signature's names to the new
@@ -246,21 +247,22 @@ def signature_value_named(ep, error):
         for a in [*entry.signature.inputs, *entry.signature.outputs]) else None
 
 
-def past_dead_values(p, mode, ep, failed):
+def past_dead_values(p, mode, ep, failed, unpreserved=()):
     """After DecompositionFailed `failed` with DEAD_SIGNATURE_VALUE, DEAD_RENAMED,
     GRAD_REGION_VALUE, UPDATED_VALUE or VIEW_UPDATED (and no cause that changes the program's
     meaning): the program exported again without preserving the modules whose signatures name
     such values (dead_signature_modules), decomposed.
     The path goes on with it, so the rest of the program is still judged. Raises `failed` when
     that is not the case or the second decomposition fails too. Returns (the program exported
-    again, it decomposed, the classes, what torch raised first)."""
+    again, it decomposed, the classes, what torch raised first). `unpreserved`: the modules
+    `ep` was exported without preserving (they stay so)."""
     classes = failed.cls.split("+")
     if not {DEAD_SIGNATURE_VALUE, DEAD_RENAMED, GRAD_REGION_VALUE, UPDATED_VALUE,
             VIEW_UPDATED} & \
             set(classes) or \
             TIED_MUTATED in classes:
         raise failed
-    skip = dead_signature_modules(ep)
+    skip = dead_signature_modules(ep) | set(unpreserved)
     try:
         again = export_program(p, mode, preserve=True, unpreserved=skip)
         dec, fixed, _ = decompose(again)
@@ -398,8 +400,9 @@ def grad_region_cause(p, mode, eager, cache):
     return joined(GRAD_REGION, other) if other else None
 
 
-def decomp_preserve_path(p, mode, eager, cache):
-    """export preserving every submodule's call signature, run_decompositions (its flat module
+def decomp_preserve_path(p, mode, eager, cache, unpreserved=()):
+    """export preserving every submodule's call signature (but the names in `unpreserved`, as
+    on decomp_preserve_some), run_decompositions (its flat module
     judged first, stage "decompose"), then the preserve path's unflatten and calls. Past a
     decomposition that fails for a known cause the path goes on where it can: with
     GETITEM_PROVENANCE's cause removed (decompose), and past DEAD_SIGNATURE_VALUE (and
@@ -409,12 +412,12 @@ def decomp_preserve_path(p, mode, eager, cache):
     decomposition runs but the unflattened program goes wrong, the program is decomposed again
     with GETITEM_PROVENANCE's cause removed: agreeing then, the cause is that class (its
     second symptom: a signature name given to another node of the new graph)."""
-    ep = export_program(p, mode, preserve=True)
+    ep = export_program(p, mode, preserve=True, unpreserved=unpreserved)
     try:
         try:
             dec, fixed, raised = decompose(ep)
         except DecompositionFailed as e:
-            ep, dec, fixed, raised = past_dead_values(p, mode, ep, e)
+            ep, dec, fixed, raised = past_dead_values(p, mode, ep, e, unpreserved)
         status, why = judged_flat(p, dec, eager, cache)
     except Exception as e:  # noqa: BLE001
         return failure(e, "decompose")
@@ -450,6 +453,18 @@ def decomp_preserve_path(p, mode, eager, cache):
     return r
 
 
+def decomp_preserve_some_path(p, mode, eager, cache):
+    """The decomp_preserve path with the call signatures of a drawn part of the submodules
+    preserved (as on preserve_some: draw_preserved, or the bridge's --draw): preserved modules
+    below and above unpreserved ones, then run_decompositions, the step a backend takes after
+    export (Torch-TensorRT's dynamo frontend among them). A program with fewer than two
+    submodule objects is skipped."""
+    kept, unpreserved = preserved_part(p)
+    if kept is None:
+        return unpreserved
+    return {"preserved": kept, **decomp_preserve_path(p, mode, eager, cache, unpreserved)}
+
+
 def joined(*classes):
     """Classes joined by '+', each once, in order (an argument may hold joined ones)."""
     out = []
@@ -464,4 +479,5 @@ def known(cls, stage, detail):
             "detail": str(detail)[:300]}
 
 
-PATHS = {"decomp": decomp_path, "decomp_preserve": decomp_preserve_path}
+PATHS = {"decomp": decomp_path, "decomp_preserve": decomp_preserve_path,
+         "decomp_preserve_some": decomp_preserve_some_path}

@@ -52,7 +52,7 @@ from torch_compare import judge, run_calls, strip_variants, tensors_of
 
 MODES = ("strict", "nonstrict")
 KINDS = ("module", "unflatten", "preserve", "preserve_some", "reexport", "decomp",
-         "decomp_preserve")
+         "decomp_preserve", "decomp_preserve_some")
 # Strict export cannot export an UnflattenedModule (dynamo refuses its input processing, a
 # function under torch.compiler.disable): the re-export is non-strict only.
 PATHS = tuple(f"export.{m}.{k}" for m in MODES for k in KINDS
@@ -403,13 +403,12 @@ def ivals_collisions_raised():
         cls.update = original
 
 
-def ivals_collide(fresh):
-    """Whether unflatten of `fresh()` replays a recorded update on a placeholder (IVALS_CLASS,
-    attributed by its mechanism: the replay itself is what goes wrong, and removing the crash
-    alone leaves the buffer stale)."""
+def ivals_collide(fresh, chosen=()):
+    """Whether unflatten of `fresh()`, with the causes `chosen` (rows of TRACES) removed,
+    replays a recorded update on a placeholder (IVALS_CLASS, attributed by its mechanism: the
+    replay itself is what goes wrong, and removing the crash alone leaves the buffer stale)."""
     try:
-        with ivals_collisions_raised():
-            torch.export.unflatten(fresh())
+        unflatten_removing(fresh, chosen, ivals_collisions_raised())
     except IvalsNameCollision:
         return True
     except Exception:  # noqa: BLE001 - another failure: not this mechanism
@@ -866,6 +865,69 @@ def updates_read_as_buffer(ep):
     return ep
 
 
+SIGNATURE_UPDATE = "unflatten-preserve-functional-update-in-signature"  # docs/found-bugs.md 66
+
+
+def signature_updates(ep):
+    """(preserved call's path, value) for each value a preserved call signature takes or returns
+    that is also the program's new value of a buffer or input: a mutation output of the
+    functional graph run_decompositions gives (`add` for `self.buf.add_(x); return self.buf`).
+    unflatten turns each such mutation back into `copy_(buf, add)` and moves every reader of
+    `add` to the `copy_`, so the name the signature holds no longer links the value to its
+    readers (docs/found-bugs.md 66):
+    - returned, computed below the preserved module (no preserved module below returns it): the
+      module below returns the `copy_`, and the preserved module's graph has no node for `add`;
+    - taken, computed outside the module: its readers inside read the `copy_`, a value the frame
+      does not have, which unflatten takes for a mutation's intermediate value (on torch 2.6 an
+      attribute that nothing writes where the root computed the value)."""
+    mutated = {*ep.graph_signature.buffers_to_mutate,
+               *getattr(ep.graph_signature, "user_inputs_to_mutate", {})}
+    returns = signature_returns(ep)
+    nodes = {n.name: n for n in ep.graph.nodes}
+    found = []
+    for entry in ep.module_call_graph:
+        if entry.signature is None or not entry.fqn:
+            continue
+        base = entry.fqn.split("@")[0]
+        for side, args in (("returns", entry.signature.outputs), ("takes", entry.signature.inputs)):
+            for name in (getattr(a, "name", None) for a in args):
+                if name not in mutated or name not in nodes:
+                    continue
+                paths = stack_paths(nodes[name])
+                below = [q for q in paths if q.startswith(base + ".")]
+                # a preserved module below that returns the value gives the module a node for it
+                if side == "returns" and below and \
+                        not any(name in returns.get(q, ()) for q in below) or \
+                        side == "takes" and base not in paths:
+                    found.append((entry.fqn, f"{side} {name}"))
+    return found
+
+
+@contextlib.contextmanager
+def updates_read_as_values():
+    """unflatten with SIGNATURE_UPDATE's cause removed: after torch turns the graph's mutations
+    back into `copy_` nodes (`_inplace_buffer_and_input_mutations`, `_inplace_buffer_mutations`
+    on torch 2.6), each reader of a new value reads the value again, not the `copy_` (the same
+    tensor: the value is not written after; the `copy_` still updates the buffer)."""
+    module = sys.modules["torch.export.unflatten"]
+    name = next(n for n in ("_inplace_buffer_and_input_mutations", "_inplace_buffer_mutations")
+                if hasattr(module, n))
+    original = getattr(module, name)
+
+    def inplaced(graph, *args, **kwargs):
+        before = set(graph.nodes)
+        original(graph, *args, **kwargs)
+        for n in [n for n in graph.nodes if n not in before]:
+            if n.op == "call_function" and "copy_" in str(n.target) and len(n.args) == 2:
+                n.replace_all_uses_with(n.args[1])
+
+    setattr(module, name, inplaced)
+    try:
+        yield
+    finally:
+        setattr(module, name, original)
+
+
 # docs/found-bugs.md 62: unflatten replaces the call variants of a module whose call signature is
 # preserved by one dispatcher (_dispatch_modules) and renames each call of `leaf@N` in a graph
 # to `leaf`, but it finds the graph's calls of the module by a path built from the calling
@@ -957,6 +1019,7 @@ TRACES = [
     (DISPATCH_UNDER_VARIANT, lambda ep: ep, calls_dispatched_under_variants),
     (UNREAD_ARGUMENT, lambda ep: ep, unread_arguments_returned),
     (UPDATE_READ_OUTSIDE, updates_read_as_buffer, contextlib.nullcontext),
+    (SIGNATURE_UPDATE, lambda ep: ep, updates_read_as_values),
 ]
 
 
@@ -1003,7 +1066,8 @@ def trace_unflatten(p, fresh, eager, cache, excuse=None):
                   UNLINKED: lambda ep: unlinked_uses(ep.graph_module),
                   LATER_FIRST: calls_out_of_order, STACKLESS: stackless_nodes,
                   DISPATCH_UNDER_VARIANT: dispatched_under_variants,
-                  UNREAD_ARGUMENT: unread_arguments, UPDATE_READ_OUTSIDE: updates_read_outside}
+                  UNREAD_ARGUMENT: unread_arguments, UPDATE_READ_OUTSIDE: updates_read_outside,
+                  SIGNATURE_UPDATE: signature_updates}
     first = fresh() if any(t[0] in only_where for t in TRACES) else None
     traces = [t for t in TRACES if t[0] not in only_where or only_where[t[0]](first)]
     for size in range(0 if excuse else 1, len(traces) + 1):
@@ -1011,6 +1075,11 @@ def trace_unflatten(p, fresh, eager, cache, excuse=None):
             classes = agrees(chosen)
             if classes:
                 return "+".join(classes)
+    # a cause that stops unflatten before its mutation replay, removed, may let it reach
+    # IVALS_CLASS, which has no removal: that cause and the replay's class
+    for t in traces:
+        if ivals_collide(fresh, [t]):
+            return f"{t[0]}+{IVALS_CLASS}"
     return None
 
 
@@ -1104,7 +1173,7 @@ def run_one(p, eager, mode, kinds, cache):
             results["reexport"] = reexport_path(p, mode, eager, cache)
         except Exception as e:  # noqa: BLE001 - raised by the first export
             results["reexport"] = failure(e, "export")
-    for kind in ("decomp", "decomp_preserve"):
+    for kind in ("decomp", "decomp_preserve", "decomp_preserve_some"):
         if kind in kinds:
             import torch_decomp  # noqa: PLC0415 - it builds on this module
             try:
@@ -1208,21 +1277,31 @@ def draw_preserved(p, groups):
     return [name for i in chosen for name in groups[i]]
 
 
-def preserve_some_path(p, mode, eager, cache):
-    """export with the call signatures of a drawn part of the submodules preserved
-    (draw_preserved, or PRESERVED), then the preserve path's unflatten and calls: preserved
-    modules below and above unpreserved ones, which the preserve path (every module) never
-    has. A program with fewer than two submodule objects is skipped."""
+def preserved_part(p):
+    """(the submodule names whose call signatures the preserve_some paths keep: draw_preserved,
+    or PRESERVED; the other names), or (None, the skipped result) for a program with fewer than
+    two submodule objects. A pinned name the program does not have raises ValueError."""
     groups = submodule_names(p)
     if PRESERVED is None and len(groups) < 2:
-        return {"status": "skipped",
-                "skip": "fewer than two submodules: no part to preserve but all or none"}
+        return None, {"status": "skipped",
+                      "skip": "fewer than two submodules: no part to preserve but all or none"}
     kept = list(PRESERVED) if PRESERVED is not None else draw_preserved(p, groups)
     names = [name for group in groups for name in group]
     unknown = sorted(set(kept) - set(names))
     if unknown:
         raise ValueError(f"--draw preserve: no submodule {', '.join(unknown)}")
-    ep = export_program(p, mode, preserve=True, unpreserved=set(names) - set(kept))
+    return kept, set(names) - set(kept)
+
+
+def preserve_some_path(p, mode, eager, cache):
+    """export with the call signatures of a drawn part of the submodules preserved
+    (preserved_part), then the preserve path's unflatten and calls: preserved modules below and
+    above unpreserved ones, which the preserve path (every module) never has. A program with
+    fewer than two submodule objects is skipped."""
+    kept, unpreserved = preserved_part(p)
+    if kept is None:
+        return unpreserved
+    ep = export_program(p, mode, preserve=True, unpreserved=unpreserved)
     return {"preserved": kept, **preserve_unflatten(p, ep, eager, cache)}
 
 

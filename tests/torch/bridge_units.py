@@ -241,10 +241,10 @@ try:
     torch_export.trace_unflatten(None, fresh_counted, None, {})
 finally:
     torch_export.TRACES = traces
-check("trace_unflatten: every attempt gets a program of its own (entry 20's check, then 3 "
-      "attempts of 2 traces)",
-      len(given) == 4 and len({id(g) for g in given}) == 4 and
-      all(any(s is g for g in given) for s in seen.programs) and len(seen.programs) == 2,
+check("trace_unflatten: every attempt gets a program of its own (entry 20's check, 3 "
+      "attempts of 2 traces, then entry 20's check past each trace's removal)",
+      len(given) == 6 and len({id(g) for g in given}) == 6 and
+      all(any(s is g for g in given) for s in seen.programs) and len(seen.programs) == 3,
       f"{len(given)} programs given, {len(seen.programs)} seen")
 
 
@@ -882,6 +882,73 @@ for preserve in (("inner.leaf",), ("inner",)):
     want = [("copy_", "inner.leaf")] if preserve == ("inner.leaf",) else []
     check(f"updates_read_outside: preserved {preserve}: {want} (65); read as the buffer, "
           "unflatten agrees and updates it", found == want and fine, str(found))
+
+# Entry 66: decomposed, a preserved signature names a buffer's new value. Returned (`block`
+# returns what `counter` computes): found, unflatten fails naming it. Taken (the root's update
+# passed to `head`): found; torch 2.6 gives a wrong result, 2.14.1 agrees. With readers left on
+# the value (the removal) unflatten agrees, buffers too. Preserving `counter` too, or without the
+# decomposition, there is none. The forms: add_ returned, copy_ of a value returned, two
+# counters in one block, and the root's update taken.
+_Functional = repro_module("unflatten-preserve-functional-update-in-signature")
+
+
+class _CopyCounter(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("buf", torch.zeros(2))
+
+    def forward(self, x):
+        v = self.buf + x * 3.0
+        self.buf.copy_(v)
+        return v
+
+
+class _TwoCounters(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = _Functional.Counter(), _CopyCounter()
+
+    def forward(self, x):
+        return self.a(x), self.b(x)
+
+
+class _TwoModel(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.block = _TwoCounters()
+
+    def forward(self, x):
+        p, q = self.block(x)
+        return p * q
+
+
+for build, preserve, decompose, want in (
+        (_Functional.Model, ("block",), True, [("block", "returns add")]),
+        (_TwoModel, ("block",), True, [("block", "returns add"), ("block", "returns add_1")]),
+        (_Functional.Taker, ("head",), True, [("head", "takes add")]),
+        (_Functional.Model, ("block", "block.counter"), True, []),
+        (_Functional.Model, ("block",), False, [])):
+    x = torch.tensor([1.0, 2.0])
+    ep = torch.export.export(build(), (x,), strict=False, preserve_module_call_signature=preserve)
+    ep = ep.run_decompositions() if decompose else ep
+    found = sorted(torch_export.signature_updates(ep))
+    try:
+        wrong = not torch.equal(torch.export.unflatten(copy.deepcopy(ep))(x), build()(x))
+    except RuntimeError as e:
+        wrong = "Could not find output node" in str(e)
+    # returned: a crash on every torch; taken: wrong on torch 2.6, agrees on 2.14.1 (pytorch#149206,
+    # 2025, replaced the attributes 2.6 reads; 2.7 to 2.13 not run: either is taken there)
+    want_wrong = bool(want) and (build is not _Functional.Taker or VERSION < (2, 7))
+    unknown = build is _Functional.Taker and (2, 7) <= VERSION < (2, 14)
+    with torch_export.updates_read_as_values():
+        u = torch.export.unflatten(copy.deepcopy(ep))
+    want_model = build()
+    fine = torch.equal(u(x), want_model(x)) and \
+        all(torch.equal(b, dict(want_model.named_buffers())[k]) for k, b in u.named_buffers())
+    check(f"signature_updates: {build.__name__} preserved {preserve}, "
+          f"{'decomposed' if decompose else 'as exported'}: {want} (66); unflatten "
+          f"{'goes wrong' if want_wrong else 'agrees'}; with the removal it agrees, buffers too",
+          found == sorted(want) and (wrong == want_wrong or unknown) and fine, str((found, wrong)))
 
 # The folder path (torch_folder.py; found-bugs entry 24): the tie to_folder loses, found and
 # put back.
@@ -2748,6 +2815,36 @@ if VERSION >= (2, 5):
           got["mid.leaf"][2].startswith(torch_export.DISPATCH_UNDER_VARIANT) and
           got["mid"][:2] == (["mid", "mid.leaf"], "agree") and skipped == "skipped",
           f"{got} {skipped}")
+    # decomp_preserve_some reads the same draw: entry 66's repro pinned to `block` (its child
+    # `counter` not preserved) is that class on both modes; pinned to both, it agrees (as the
+    # decomp_preserve path, which preserves every module, does); one submodule, skipped.
+    import torch_decomp  # noqa: E402
+    x2b = torch.tensor([1.0, 2.0])
+    counter_prog = types.SimpleNamespace(CONFIG={"calls": 1}, INPUTS=[x2b], OPS=["add_"],
+                                         build=_Functional.Model, _NoRecorder=object)
+    counter_eager = torch_compare.eager_run(counter_prog)
+    got = {}
+    try:
+        for mode in ("strict", "nonstrict"):
+            for pinned in (["block"], ["block", "block.counter"]):
+                torch_export.PRESERVED = pinned
+                r = torch_decomp.PATHS["decomp_preserve_some"](counter_prog, mode, counter_eager,
+                                                               {})
+                got[mode, len(pinned)] = (r.get("preserved"), r["status"],
+                                          r.get("known_torch_issue", ""))
+    finally:
+        torch_export.PRESERVED = None
+    whole = torch_decomp.PATHS["decomp_preserve"](counter_prog, "nonstrict", counter_eager, {})
+    one_prog = types.SimpleNamespace(CONFIG={"calls": 1}, INPUTS=[x2b], OPS=["add_"],
+                                     build=_Functional.Block, _NoRecorder=object)
+    skipped = torch_decomp.PATHS["decomp_preserve_some"](one_prog, "nonstrict", {}, {})["status"]
+    check("decomp_preserve_some: pinned to block, entry 66 (strict and non-strict); pinned to "
+          "both, agrees; decomp_preserve agrees; one submodule, skipped",
+          all(got[m, 1][:2] == (["block"], "known_torch_issue") and
+              torch_export.SIGNATURE_UPDATE in got[m, 1][2].split("+") and
+              got[m, 2][:2] == (["block", "block.counter"], "agree")
+              for m in ("strict", "nonstrict")) and
+          whole["status"] == "agree" and skipped == "skipped", f"{got} {whole} {skipped}")
 
 print(f"{len(failed)} of the bridge unit checks failed" if failed else "bridge unit checks: all hold")
 sys.exit(1 if failed else 0)
