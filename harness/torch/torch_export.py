@@ -833,19 +833,23 @@ UPDATE_READ_OUTSIDE = "unflatten-update-read-outside-preserved-module"  # docs/f
 
 def updates_read_outside(ep):
     """(in-place update node, preserved module path) for each in-place update of a lifted buffer
-    (`copy_(buf, v)`) made inside a preserved module, whose signatures do not return it, and read
+    (`copy_(buf, v)`, or of an earlier update's result: `add_(copy_, x)`) made inside a
+    preserved module, whose signatures do not return it, and read
     by a live node outside that module (its caller reading `self.leaf.buf` after the call). The
     reader's frame finds the update in no frame: an unpreserved one gets it as a new placeholder
     and asks its caller for it, and the caller's frame maps it to the buffer, an argument that
     the buffer's sinking removes from the call again (docs/found-bugs.md 65)."""
+    from torch_partition import base_of  # torch_partition imports this module
     buffers = set(ep.graph_signature.inputs_to_buffers)
     returns = signature_returns(ep)
     live = live_nodes(ep.graph)
     found = []
     for n in ep.graph.nodes:
         target = getattr(n.target, "_schema", None)
-        if n.op != "call_function" or target is None or not target.is_mutable or not n.args or \
-                getattr(n.args[0], "op", None) != "placeholder" or n.args[0].name not in buffers:
+        if n.op != "call_function" or target is None or not target.is_mutable or not n.args:
+            continue
+        base = base_of(n, views=False)  # a later update writes the earlier one's result
+        if getattr(base, "op", None) != "placeholder" or base.name not in buffers:
             continue
         inside = [q for q in stack_paths(n) if q in returns and n.name not in returns[q]]
         if inside and any(inside[-1] not in stack_paths(u) for u in n.users if u in live):
@@ -857,10 +861,11 @@ def updates_read_as_buffer(ep):
     """`ep` (changed in place) with UPDATE_READ_OUTSIDE's cause removed: each reader outside the
     preserved module of an update of updates_read_outside reads the buffer itself instead, the
     same tensor once the update ran (the unflattened module updates its buffers in place)."""
+    from torch_partition import base_of  # torch_partition imports this module
     for n, path in updates_read_outside(ep):
         for u in list(n.users):
             if path not in stack_paths(u):
-                u.replace_input_with(n, n.args[0])
+                u.replace_input_with(n, base_of(n, views=False))
     ep.graph_module.recompile()
     return ep
 

@@ -870,18 +870,40 @@ for preserve in (("cons",), ("cons", "prod")):
 
 # Entry 65: `inner` reads its preserved child's buffer after the child updated it; the update
 # is found, and read as the buffer itself (the removal) unflatten agrees and the buffer is
-# updated; preserving `inner` instead, there is none.
+# updated; preserving `inner` instead, there is none. The same with `inner` preserved too (the
+# reader's module preserved), and with a leaf that updates twice, the second update writing the
+# first one's result (`add_` of the `copy_`: seed 101 case 575, missed until the class followed
+# the chain back to the buffer).
 _Updated = repro_module("unflatten-update-read-outside-preserved-module")
-for preserve in (("inner.leaf",), ("inner",)):
-    ep = torch.export.export(_Updated.Model(), (torch.ones(2),), strict=False,
+
+
+class _TwiceLeaf(_Updated.Leaf):
+    def forward(self, x):
+        self.buf.copy_(self.buf + x)
+        self.buf.add_(x)
+        return x * 2.0
+
+
+class _TwiceModel(_Updated.Model):
+    def __init__(self):
+        super().__init__()
+        self.inner.leaf = _TwiceLeaf()
+
+
+for build, preserve, want, buf in (
+        (_Updated.Model, ("inner.leaf",), [("copy_", "inner.leaf")], 1.5),
+        (_Updated.Model, ("inner", "inner.leaf"), [("copy_", "inner.leaf")], 1.5),
+        (_Updated.Model, ("inner",), [], 1.5),
+        (_TwiceModel, ("inner.leaf",), [("add_", "inner.leaf")], 2.5),
+        (_TwiceModel, ("inner", "inner.leaf"), [("add_", "inner.leaf")], 2.5)):
+    ep = torch.export.export(build(), (torch.ones(2),), strict=False,
                              preserve_module_call_signature=preserve)
     found = [(n.name, path) for n, path in torch_export.updates_read_outside(ep)]
     u = torch.export.unflatten(torch_export.updates_read_as_buffer(copy.deepcopy(ep)))
-    fine = torch.equal(u(torch.ones(2)), _Updated.Model()(torch.ones(2))) and \
-        torch.equal(u.inner.leaf.buf, torch.full((2,), 1.5))
-    want = [("copy_", "inner.leaf")] if preserve == ("inner.leaf",) else []
-    check(f"updates_read_outside: preserved {preserve}: {want} (65); read as the buffer, "
-          "unflatten agrees and updates it", found == want and fine, str(found))
+    fine = torch.equal(u(torch.ones(2)), build()(torch.ones(2))) and \
+        torch.equal(u.inner.leaf.buf, torch.full((2,), buf))
+    check(f"updates_read_outside: {build.__name__} preserved {preserve}: {want} (65); read as "
+          "the buffer, unflatten agrees and updates it", found == want and fine, str(found))
 
 # Entry 66: decomposed, a preserved signature names a buffer's new value. Returned (`block`
 # returns what `counter` computes): found, unflatten fails naming it. Taken (the root's update
