@@ -52,6 +52,11 @@ something (`attribute`):
       (torch 2.14.1), and the stages are built from those wrong module paths: a wrong result or
       a crash. Removed: the split points' forwards put on the modules' classes
       (split_points_by_class).
+  pipeline-split-reorders-mutation (22: split_module's, reached through pipelining)
+      pipelining splits the exported graph with split_module in its default order, which
+      orders the stages by their data dependencies only: a stage that updates a buffer in
+      place runs before an independent earlier stage that reads it (a silent wrong result).
+      Removed: the split made with keep_original_order=True (ordered_split).
 On torch 2.6, an IndexError in unflatten's _sink_params at `inputs[-1]` (a stage module whose
 graph has no placeholders; torch 2.14.1 checks for none) is pipeline-sink-params-no-inputs-
 indexerror, read from the failing line. A RuntimeError saying a child module is not a
@@ -89,6 +94,7 @@ DROPPED = "pipeline-drops-stage-updating-state"
 RENAMED = "pipeline-state-placeholder-renamed"
 CHILDREN = "pipeline-variant-drops-children"
 WRAPPER = "pipeline-bound-forward-module-stack"
+ORDER = "pipeline-split-reorders-mutation"  # docs/found-bugs.md 22, reached through pipelining
 # torch 2.6 (not 2.14.1): _sink_params indexes the last placeholder of a graph without any.
 NO_INPUTS = "pipeline-sink-params-no-inputs-indexerror"
 UNSUPPORTED = "is not a descendant of parent module"
@@ -216,7 +222,34 @@ def split_points_by_class(model, spec):
     return list(spec)
 
 
-FIXES = ("fill", "keep", "rename", "children", "wrapper")
+FIXES = ("fill", "keep", "rename", "children", "wrapper", "order")
+
+
+def stage_calls(split):
+    """The targets of the split root graph's call_module nodes (the stages), in graph order."""
+    return [n.target for n in split.graph.nodes if n.op == "call_module"]
+
+
+def ordered_split(split_module, changed):
+    """pipelining's split_module, but in the graph's own order (keep_original_order=True): by
+    default split_module orders the stages by their data dependencies only, so a stage that
+    updates a buffer in place can run before an independent earlier stage that reads it
+    (docs/found-bugs.md 22, reached through pipelining). The default split is made too, with
+    the same partition of each node (pipelining's callback counts the split points it meets,
+    so it is asked once per node), and when its stage order differs, `changed` gets it."""
+    def split(m, root, callback, *args, **kwargs):
+        memo = {}
+
+        def once(node):
+            if node not in memo:
+                memo[node] = callback(node)
+            return memo[node]
+        default = split_module(m, root, once, *args, **kwargs)
+        kept = split_module(m, root, once, *args, keep_original_order=True, **kwargs)
+        if stage_calls(default) != stage_calls(kept):
+            changed.append(" ".join(stage_calls(default)))
+        return kept
+    return split
 
 
 def build_pipe(p, model, spec, fixes=()):
@@ -233,11 +266,12 @@ def build_pipe(p, model, spec, fixes=()):
               (torch_export.variant_keeps_children)
       wrapper the split points put on the modules' classes, not bound to the module objects
               (split_points_by_class)
+      order   the split made in the graph's own order (ordered_split)
     Returns (pipe, seen): seen[fix] lists what each fix changed (empty: it changed nothing)."""
     from torch.distributed.pipelining import pipeline
     ir = importlib.import_module("torch.distributed.pipelining._IR")
     sink, dce = ir._sink_params, torch.fx.Graph.eliminate_dead_code
-    annotate = ir.annotate_split_points
+    annotate, split_module = ir.annotate_split_points, ir.split_module
     seen = {fix: [] for fix in fixes}
     state = model.state_dict(keep_vars=True)
 
@@ -267,13 +301,15 @@ def build_pipe(p, model, spec, fixes=()):
     if "wrapper" in seen:
         ir.annotate_split_points = \
             lambda mod, points: seen["wrapper"].extend(split_points_by_class(mod, points))
+    if "order" in seen:
+        ir.split_module = ordered_split(split_module, seen["order"])
     try:
         with variant_keeps_children(seen["children"]) if "children" in seen else \
                 contextlib.nullcontext():
             pipe = pipeline(model, mb_args=tuple(t.clone() for t in p.INPUTS), split_spec=spec)
     finally:
         ir._sink_params, torch.fx.Graph.eliminate_dead_code = sink, dce
-        ir.annotate_split_points = annotate
+        ir.annotate_split_points, ir.split_module = annotate, split_module
     return pipe, seen
 
 
@@ -418,7 +454,9 @@ CLASSES = {"fill": (SHARED, "a stage lacks the name of a shared state tensor tha
                                   "called through it, then gave a later call of the module "
                                   "the children of its first call variant, losing {}"),
            "wrapper": (WRAPPER, "the split points' wrappers are bound to their modules ({}), so "
-                                "export records their children under wrong paths")}
+                                "export records their children under wrong paths"),
+           "order": (ORDER, "split_module orders the stages by data dependencies only ({}), "
+                            "so a stage updating state runs before an earlier one reading it")}
 
 
 def attribute(p, spec, eager, cache):

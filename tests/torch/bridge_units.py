@@ -2093,6 +2093,48 @@ if torch_pipeline.available() is None:
         results.append((pipe.num_stages, model.count.total.tolist(), bool(seen.get("keep"))))
     check("build_pipe keep: the stage nothing reads is kept with its update (27)",
           results == [(1, [0.0, 0.0], False), (2, [2.0, 2.0], True)], str(results))
+    # 22 through pipelining: the update's stage runs before the read's; split in the graph's
+    # order (the fix) the pipe agrees, and the fix saw the default order differ. The same with
+    # the reader after the update in the model (no reorder: the fix changes nothing), and with
+    # a third independent stage between them.
+    reorder = repro_module("pipeline-split-reorders-mutation")
+
+    class _Scale(torch.nn.Module):
+        def forward(self, a):
+            return a * 3.0
+
+    class _Between(reorder.Model):
+        def __init__(self):
+            super().__init__()
+            self.mid = _Scale()
+
+        def forward(self, x):
+            a = x + 1.0
+            b = self.r(a, self.u.buf)
+            m = self.mid(a)
+            return b, self.u(a), m
+
+    class _ReadAfter(reorder.Model):
+        def forward(self, x):
+            a = x + 1.0
+            c = self.u(a)
+            return self.r(a, self.u.buf), c
+
+    ordered = []
+    for build, points in ((reorder.Model, ("r", "u")), (_Between, ("r", "mid", "u")),
+                          (_ReadAfter, ("u", "r"))):
+        spec = {f: SplitPoint.BEGINNING for f in points}
+        for fixes in ((), ("order",)):
+            pipe, seen = torch_pipeline.build_pipe(types.SimpleNamespace(INPUTS=[torch.ones(2)]),
+                                                   build(), spec, fixes)
+            same = all(torch.equal(g, w) for g, w in zip(pipe(torch.ones(2)),
+                                                         build()(torch.ones(2))))
+            ordered.append((build.__name__, fixes, same, bool(seen.get("order"))))
+    check("build_pipe order: the update's stage runs before the read's; split in the graph's "
+          "order the pipe agrees (22, through pipelining); read after the update: agrees, "
+          "nothing reordered",
+          [o[2:] for o in ordered] == [(False, False), (True, True), (False, False),
+                                       (True, True), (True, False), (True, False)], str(ordered))
     renamed = repro_module("pipeline-state-placeholder-renamed")
     y2 = torch.full((2,), -5.0)
     prog2 = types.SimpleNamespace(INPUTS=[torch.ones(2), y2])
