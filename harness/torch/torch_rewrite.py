@@ -25,8 +25,9 @@ hide a wrong result), the cause of that one is looked for in turn:
                                   in-place update between the two changes reads the new value
   rewrite-input-after-first-user  a graph that uses a value before making it (53): a pattern of
                                   several results, one read before a value another result is
-                                  computed from is made; the replacement put before that read
-                                  reads the value before it exists
+                                  computed from is made (in the graph, or where another
+                                  match's replacement makes it anew); the replacement put
+                                  before that read reads the value before it exists
   rewrite-match-without-user      torch 2.6's AssertionError "The returning_nodes should have at
                                   least one user node" for a match whose result nothing reads
                                   (pytorch#143841, fixed before 2.14.1)
@@ -199,10 +200,29 @@ def key(v, graph):
 
 def input_after_user(match, graph):
     """A value the match reads is made after the first user of its results (a pattern of several
-    results: one used early, another reading a later value)."""
+    results: one used early, another reading a later value), in the graph or where another
+    match's replacement puts it: a value another match of the pattern returns is made anew
+    before that match's first user, which may come after this one's."""
     order, _, first = spans(match, graph)
-    return first is not None and any(
-        isinstance(n, torch.fx.Node) and order[n] > order[first] for n in match.placeholder_nodes)
+    if first is None:
+        return False
+    mine = set(match.nodes_map.values())
+    made = {}  # a result of another match -> where its replacement goes
+    for other in same_pattern_matches(match, graph):
+        _, _, at = spans(other, graph)
+        if at is not None and set(other.nodes_map.values()) != mine:
+            made.update((r, order[at]) for r in other.returning_nodes)
+    return any(isinstance(n, torch.fx.Node) and max(order[n], made.get(n, -1)) > order[first]
+               for n in match.placeholder_nodes)
+
+
+def same_pattern_matches(match, graph):
+    """Every match of `match`'s pattern in `graph`, as replace_pattern finds them (the pattern
+    graph read from the match's own map)."""
+    from torch.fx.passes.utils.matcher_utils import SubgraphMatcher
+    pattern = next(iter(match.nodes_map)).graph
+    return SubgraphMatcher(pattern, match_output=False, match_placeholder=False,
+                           remove_overlapping_matches=True).match(graph)
 
 
 def result_without_user(match, graph):

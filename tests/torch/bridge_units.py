@@ -2247,6 +2247,52 @@ if torch_rewrite.available() is None:
     r, _ = rewrite(_before, [x3, z3])
     check("rewrite_all: a pattern of two results, one read before the other's input is made, "
           "is class 53", rewrite_class(r) == torch_rewrite.BEFORE, str(r))
+    # Class 53 across two matches of one pattern (seed 103 case 332): the second match reads
+    # `a5`, the first match's result, made before its own first user (`s`); but the first
+    # match's replacement makes `a5` anew before that match's first user (`a6`), after `s`.
+    # Only the reading match has the cause, and without it the rewrite agrees; the same with
+    # other ops (sub, mul, sub), and none where `a6` comes first.
+    class _Cross(torch.nn.Module):
+        def __init__(self, late=True, ops="add"):
+            super().__init__()
+            self.late = late
+            add = ops == "add"
+            self.f0 = torch.add if add else torch.sub
+            self.f1 = (lambda v: v + -1.0) if add else (lambda v: v * 2.0)
+            self.f2 = torch.mul if add else torch.sub
+
+        def forward(self, x, y, z, w):
+            a3 = self.f0(x, y)
+            a5 = self.f0(x, z)
+            a6 = None if self.late else a5 * 0.5
+            s = a3 - 0.125
+            a6 = a5 * 0.5 if self.late else a6
+            m1 = self.f2(self.f1(a5), w)
+            m2 = self.f2(self.f1(a3), a5)
+            return s, a6, m1, m2
+
+    crossed = []
+    for late, ops in ((True, "add"), (True, "sub"), (False, "add")):
+        gm = torch.fx.symbolic_trace(_Cross(late, ops))
+        a5 = [n for n in gm.graph.nodes if n.op in ("call_function", "call_method")][1]
+        m1 = next(n for n in gm.graph.nodes if n.name == "output").args[0][2]
+        pattern = [a5, m1.args[0], m1]  # a5, f1(a5) and f2 of that
+        found = torch_rewrite.matches(gm, pattern)
+        flagged = sorted(torch_rewrite.input_after_user(m, gm.graph) for m in found)
+        try:
+            torch_rewrite.rewritten(gm, pattern)
+            plain = "runs"
+        except RuntimeError as e:
+            plain = "used before" if "used before it has been defined" in str(e) else str(e)
+        out = torch_rewrite.rewritten(gm, pattern, [torch_rewrite.input_after_user])
+        args = [torch.tensor([1.0, 2.0]), torch.tensor([3.0, -1.0]), torch.tensor([0.5, 4.0]),
+                torch.tensor([2.0, -3.0])]
+        same = all(torch.equal(a, b) for a, b in zip(out(*args), _Cross(late, ops)(*args)))
+        crossed.append((len(found), flagged, plain, same))
+    check("input_after_user: a value another match returns, made anew after this match's first "
+          "user, is class 53 (seed 103 case 332); without that match the rewrite agrees",
+          crossed == [(2, [False, True], "used before", True)] * 2 +
+          [(2, [False, False], "runs", True)], str(crossed))
     r, _ = rewrite(_no_user, [x3])
     if VERSION < (2, 7):
         check("rewrite_all: a match whose result nothing reads is pytorch#143841 (torch 2.6)",
