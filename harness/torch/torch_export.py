@@ -901,9 +901,9 @@ def signature_updates(ep):
                 paths = stack_paths(nodes[name])
                 below = [q for q in paths if q.startswith(base + ".")]
                 # a preserved module below that returns the value gives the module a node for it
-                if side == "returns" and below and \
-                        not any(name in returns.get(q, ()) for q in below) or \
-                        side == "takes" and base not in paths:
+                returned = below and not any(name in returns.get(q, ()) for q in below)
+                taken = base not in paths
+                if (returned if side == "returns" else taken):
                     found.append((entry.fqn, f"{side} {name}"))
     return found
 
