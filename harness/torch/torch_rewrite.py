@@ -219,8 +219,13 @@ def input_after_user(match, graph):
 def same_pattern_matches(match, graph):
     """Every match of `match`'s pattern in `graph`, as replace_pattern finds them (the pattern
     graph read from the match's own map)."""
+    return graph_matches(next(iter(match.nodes_map)).graph, graph)
+
+
+def graph_matches(pattern, graph):
+    """The matches of the pattern graph `pattern` in `graph`, found as replace_pattern finds
+    them."""
     from torch.fx.passes.utils.matcher_utils import SubgraphMatcher
-    pattern = next(iter(match.nodes_map)).graph
     return SubgraphMatcher(pattern, match_output=False, match_placeholder=False,
                            remove_overlapping_matches=True).match(graph)
 
@@ -253,11 +258,7 @@ def explains(cause, r):
 
 def matches(gm, nodes):
     """The matches replace_pattern finds for the pattern `nodes` in `gm`."""
-    from torch.fx.passes.utils.matcher_utils import SubgraphMatcher
-    pattern = pattern_module(nodes)
-    matcher = SubgraphMatcher(pattern.graph, match_output=False, match_placeholder=False,
-                              remove_overlapping_matches=True)
-    return matcher.match(gm.graph)
+    return graph_matches(pattern_module(nodes).graph, gm.graph)
 
 
 def rewritten(gm, nodes, causes=()):
