@@ -314,7 +314,6 @@ class Minimizer {
     r_.reduced = std::move(c);
     ++r_.steps;
     r_.log.push_back(s.name);
-    if (opts_.progress) opts_.progress(case_size(r_.reduced), r_.checks);
     return true;
   }
 
@@ -331,9 +330,10 @@ class Minimizer {
     }
     ++r_.checks;
     OracleResult res = opts_.check ? opts_.check(c) : check_case(c, oracle_);
-    if (!res.failure || res.failure->kind() != target_) return false;
-    r_.failure = *res.failure;
-    return true;
+    bool shows = res.failure && res.failure->kind() == target_;
+    if (shows) r_.failure = *res.failure;
+    if (opts_.progress) opts_.progress(case_size(shows ? c : r_.reduced), r_.checks);
+    return shows;
   }
 
   // Node-level steps over every (module, node index), last nodes first.

@@ -18,7 +18,8 @@ struct MinimizeOptions {
   // How a candidate is checked (default: check_case in this process; isolated campaigns pass
   // a forking checker so candidates that crash or hang cannot take the minimizer down).
   std::function<OracleResult(const Case&)> check;
-  // Called after each kept step with the current size, for progress displays.
+  // Called after each candidate check with the current (smallest so far) size, for progress
+  // displays: a check against an external predicate can take minutes.
   std::function<void(size_t nodes, int checks)> progress;
 };
 

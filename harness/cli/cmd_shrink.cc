@@ -75,15 +75,24 @@ int cmd_shrink(int argc, char** argv) {
                           ? ": the case passes; there is nothing to shrink"
                           : ": the predicate does not hold for the case (it did not exit 0)"));
   auto start = std::chrono::steady_clock::now();
-  if (stderr_tty())
-    mo.progress = [start](size_t nodes, int checks) {
+  // On a terminal one line rewritten after each check; elsewhere (a log, a pipe) a line every
+  // 10 s, as fuzz does: a shrink against a slow predicate can run for hours.
+  bool quiet = a.flag("--quiet"), tty = stderr_tty() && !quiet;
+  double next_line = 10;
+  if (!quiet)
+    mo.progress = [start, tty, &next_line](size_t nodes, int checks) {
       std::chrono::duration<double> t = std::chrono::steady_clock::now() - start;
-      std::fprintf(stderr, "\r  %zu nodes after %d checks, %.1f s   ", nodes, checks, t.count());
+      if (!tty && t.count() < next_line) return;
+      next_line = t.count() + 10;
+      std::fprintf(stderr,
+                   tty ? "\r  %zu nodes after %d checks, %.1f s   "
+                       : "  %zu nodes after %d checks, %.1f s\n",
+                   nodes, checks, t.count());
       std::fflush(stderr);
     };
   size_t before = case_size(c);
   MinimizeResult m = minimize(c, *r.failure, mo);
-  if (stderr_tty()) std::fprintf(stderr, "\r%50s\r", "");
+  if (tty) std::fprintf(stderr, "\r%50s\r", "");
   if (!pred.dir.empty()) std::filesystem::remove_all(pred.dir);
   if (pred.command.empty())
     m.reduced.expect =

@@ -212,6 +212,28 @@ TEST(CliShrinkPredicateTest, TimeBudgetStopsWithTheSmallestCaseSoFar) {
   EXPECT_TRUE(std::filesystem::exists(dir + "/min.json"));
 }
 
+// A shrink against a slow predicate says how far it got: off a terminal a whole line every 10 s
+// (after a check, kept or not), and --quiet silences it. Each check sleeps 1 s; the 10.5 s budget
+// ends the shrink after the check that crosses 10 s.
+TEST(CliShrinkPredicateTest, ProgressIsALineEvery10SecondsOffATerminalUnlessQuiet) {
+  std::string dir = scratch("progress");
+  std::string src = std::string(FLATCHECK_SOURCE_DIR) + "/corpus/regression/seed-graph-break.json";
+  std::string cmd = "shrink " + src + " -o " + dir +
+                    "/min.json --predicate \"sleep 1; test -f {}\" --time-budget 10.5";
+  CliRun shown = run_cli(cmd);
+  CliRun quiet = run_cli(cmd + " --quiet");
+  EXPECT_EQ(shown.code, 1) << shown.out;
+  EXPECT_EQ(quiet.code, 1) << quiet.out;
+  size_t at = shown.out.find(" checks, ");
+  ASSERT_NE(at, std::string::npos) << "no progress line: " << shown.out;
+  size_t end = shown.out.find('\n', at);
+  ASSERT_NE(end, std::string::npos) << shown.out;
+  EXPECT_EQ(shown.out.substr(0, end).find('\r'), std::string::npos) << shown.out;
+  EXPECT_EQ(shown.out.find(" checks, ", end), std::string::npos)
+      << "one line in 10.5 s: " << shown.out;
+  EXPECT_EQ(quiet.out.find(" checks, "), std::string::npos) << quiet.out;
+}
+
 TEST(CliShrinkTest, PrintsTheReproInTextFormWithItsSignature) {
   std::string dir = scratch("print");
   std::string src = std::string(FLATCHECK_SOURCE_DIR) + "/corpus/regression/seed-graph-break.json";
