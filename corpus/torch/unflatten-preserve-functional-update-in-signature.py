@@ -16,7 +16,13 @@ signature still names `add`:
   intermediate value. On 2.14.1 that reads the buffer, the same value (agrees). On 2.6 it reads
   an attribute that nothing writes (the root's graph is not searched for the update), an
   uninitialized tensor: a silent wrong result.
-Without the decomposition, or with `counter` preserved too, both unflatten and agree.
+- an input's new value, returned: as the first, with a user input instead of a buffer: `scaler`
+  does `x.mul_(2.0); return x` and the preserved `block` returns it
+  (`_inplace_buffer_and_input_mutations` moves the readers of an input's new value to its
+  `copy_` too): `Could not find output node mul` on 2.14.1 (2.6 fails earlier on this form:
+  the unflattened module's outputs do not match the output spec, `treespec.unflatten` raises
+  `ValueError`).
+Without the decomposition, or with `counter` (`scaler`) preserved too, all unflatten and agree.
     python3 corpus/torch/unflatten-preserve-functional-update-in-signature.py   # exit 1 while present
 """
 import sys
@@ -69,25 +75,52 @@ class Taker(torch.nn.Module):  # the taken form
         return self.head(v) + 1.0
 
 
+class Scaler(torch.nn.Module):
+    def forward(self, x):
+        x.mul_(2.0)
+        return x
+
+
+class InBlock(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.scaler = Scaler()
+
+    def forward(self, x):
+        return self.scaler(x)
+
+
+class InModel(torch.nn.Module):  # the input form: a user input updated in place
+    def __init__(self):
+        super().__init__()
+        self.block = InBlock()
+
+    def forward(self, x):
+        return self.block(x) * 3.0
+
+
 def main():
     bad = 0
     x = torch.tensor([1.0, 2.0])
-    for build, preserve in ((Model, "block"), (Taker, "head")):
+    for build, preserve in ((Model, "block"), (Taker, "head"), (InModel, "block")):
         for strict in (False, True):
-            want = build()(x)
-            ep = torch.export.export(build(), (x,), strict=strict,
+            want_x = x.clone()
+            want = build()(want_x)
+            ep = torch.export.export(build(), (x.clone(),), strict=strict,
                                      preserve_module_call_signature=(preserve,))
             mode = f"{build.__name__}, {'strict' if strict else 'non-strict'}"
+            got_x = x.clone()
             try:
-                got = torch.export.unflatten(ep.run_decompositions())(x)
+                got = torch.export.unflatten(ep.run_decompositions())(got_x)
             except Exception as e:  # noqa: BLE001
                 print("torch", torch.__version__, mode, "unflatten of the decomposed program "
                       "raises", type(e).__name__, str(e).splitlines()[0])
                 bad = 1
                 continue
-            ok = torch.equal(got, want)
+            ok = torch.equal(got, want) and torch.equal(got_x, want_x)
             print("torch", torch.__version__, mode, "unflatten", "agrees with eager" if ok else
-                  f"DIFFERS from eager: {got.tolist()} for {want.tolist()}")
+                  f"DIFFERS from eager: {got.tolist()} for {want.tolist()}, input "
+                  f"{got_x.tolist()} for {want_x.tolist()}")
             bad |= not ok
     return int(bad)
 
