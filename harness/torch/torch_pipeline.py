@@ -167,12 +167,20 @@ def fill_scopes(stage, inputs_to_state, state):
 def held_names_first(stage, inputs_to_state):
     """Puts, in each list of names of one state tensor, the names `stage` holds first (the
     fix: _sink_params takes the first name that fits the scope, and at a stage's top every name
-    fits, held there or not). Returns the names it moved ahead."""
+    fits, held there or not). Returns the names it moved ahead: for each scope (a prefix of a
+    name: the stage's top, or a module in it) whose first fitting name changed, as `3.weight`
+    before `3.Layer.weight` in module `3` that holds no `Layer` in this stage."""
+    def first_fitting(names, scope):
+        return next(n for n in names if tuple(n.split(".")[:len(scope)]) == scope)
+
     moved = []
     for fqns in inputs_to_state.values():
         order = sorted(fqns, key=lambda f: attr_of(stage, f) is None)
-        if order[0] != fqns[0]:
-            moved.append(f"{order[0]} before {fqns[0]}")
+        scopes = sorted({tuple(f.split(".")[:k]) for f in fqns for k in range(f.count(".") + 1)})
+        for scope in scopes:
+            now, before = first_fitting(order, scope), first_fitting(fqns, scope)
+            if now != before:
+                moved.append(f"{now} before {before}")
         fqns[:] = order
     return moved
 

@@ -1990,6 +1990,18 @@ if torch_pipeline.available() is None:
     check("held_names_first: the name the stage holds first (26)",
           names == {"p_w": ["b.w", "a.w"], "p_v": ["b.w"]} and moved == ["b.w before a.w"],
           f"{names} {moved}")
+    # Seed 106 case 12: the first name at the top stays, but in module `m` (holding `weight`, not
+    # its child `Layer`, in this stage) _sink_params' first fitting name changes: a move too.
+    scoped = torch.nn.Module()
+    scoped.add_module("m", torch.nn.Module())
+    scoped.m.weight = w
+    scoped.add_module("z", torch.nn.Module())
+    scoped.z.w = w
+    names = {"p_w": ["z.w", "m.Layer.weight", "m.weight"]}
+    moved = torch_pipeline.held_names_first(scoped, names)
+    check("held_names_first: a move inside a module counts, not only at the stage's top (26)",
+          names == {"p_w": ["z.w", "m.weight", "m.Layer.weight"]} and
+          moved == ["m.weight before m.Layer.weight"], f"{names} {moved}")
 
     inner = torch.fx.Graph()
     inner.output(inner.placeholder("b_b_buf_1"))
