@@ -131,6 +131,12 @@ def draw_split_spec(p, called):
     return spec
 
 
+def first_fitting(names, scope):
+    """The name _sink_params takes in a module at `scope` (its path, as a list of atoms): the
+    first of `names` below it, or None."""
+    return next((n for n in names if n.split(".")[:len(scope)] == list(scope)), None)
+
+
 def fill_scopes(stage, inputs_to_state, state):
     """Puts, on each module of `stage` below its top that has a graph, the state that module's
     graph takes under the name _sink_params will read there (the first name in
@@ -148,8 +154,7 @@ def fill_scopes(stage, inputs_to_state, state):
         for ph in mod.graph.nodes:
             if ph.op != "placeholder" or ph.name not in inputs_to_state:
                 continue
-            name = next((n for n in inputs_to_state[ph.name]
-                         if n.split(".")[:len(scope)] == scope), None)
+            name = first_fitting(inputs_to_state[ph.name], scope)
             if name not in state:
                 continue
             *between, field = name.split(".")[len(scope):]
@@ -170,9 +175,6 @@ def held_names_first(stage, inputs_to_state):
     fits, held there or not). Returns the names it moved ahead: for each scope (a prefix of a
     name: the stage's top, or a module in it) whose first fitting name changed, as `3.weight`
     before `3.Layer.weight` in module `3` that holds no `Layer` in this stage."""
-    def first_fitting(names, scope):
-        return next(n for n in names if tuple(n.split(".")[:len(scope)]) == scope)
-
     moved = []
     for fqns in inputs_to_state.values():
         order = sorted(fqns, key=lambda f: attr_of(stage, f) is None)
