@@ -6,6 +6,7 @@
 #include "harness/torch_emit.h"
 #include "core/base/names.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <functional>
@@ -20,67 +21,10 @@
 #include "core/ir/namespace.h"
 #include "core/passes/passes.h"
 #include "core/runtime/interpreter.h"
+#include "harness/torch_emit_text.h"
 
 namespace flatcheck {
 namespace {
-
-constexpr const char* kPrelude = R"PY(import base64
-import struct
-import sys
-
-import torch
-
-
-def _t(b64, shape):
-    """A float32 tensor from base64 little-endian bytes, bit-exact (NaN payloads included)."""
-    raw = bytearray(base64.b64decode(b64))
-    if not raw:
-        return torch.zeros(shape, dtype=torch.float32)
-    return torch.frombuffer(raw, dtype=torch.float32).clone().reshape(shape)
-
-
-def _f(bits):
-    """The float32 with these bits, as a Python float (exact for every non-NaN value)."""
-    return struct.unpack("<f", struct.pack("<I", bits))[0]
-
-
-def _branch(flag, a, b):
-    """flatcheck's branch op: `a` when `flag` holds, else `b`, chosen in Python (export
-    specializes it); the bridge's cond paths put torch.cond here."""
-    return a if flag else b
-
-
-class _NoRecorder:
-    """harness/torch replaces _R to compare every node with flatcheck's value."""
-
-    def begin(self, names):
-        pass
-
-    def node(self, name, op, value, inputs, dim=None):
-        return value
-
-    def invoke(self, target, inputs, fn, *args):
-        return fn(*args)
-
-    def end(self, outputs, value):
-        return value
-
-    def attr(self, module, path, buffer):
-        """A parameter, or a buffer read by value (flatcheck's semantics: a copy)."""
-        for part in path.split("."):
-            module = getattr(module, part)
-        return module.clone() if buffer else module
-
-    def copy(self, module, path, value):
-        """An in-place buffer update (no grad is needed: nothing here requires it, and a
-        torch.no_grad() inside forward makes export's strict mode fail on torch 2.6)."""
-        for part in path.split("."):
-            module = getattr(module, part)
-        module.copy_(value)
-
-
-_R = _NoRecorder()
-)PY";
 
 std::string b64(const Tensor& t) {
   std::string bytes(t.data.size() * 4, '\0');
@@ -157,7 +101,7 @@ std::string attr_path(const std::string& dotted) {
 
 class Emitter {
  public:
-  explicit Emitter(const Case& c) : c_(c) {}
+  Emitter(const Case& c, const EmitOptions& options) : c_(c), options_(options) {}
 
   std::string run(const std::string& source) {
     compute_expected();
@@ -168,13 +112,14 @@ class Emitter {
        << "Check it every way: python3 harness/torch/flatcheck_torch.py THIS_FILE\n\n"
        << "Buffer reads are .clone(): flatcheck's eager semantics read buffers by value, as\n"
        << "export's functional graph does (docs/torch.md).\n\"\"\"\n"
-       << kPrelude << "\n";
+       << kTorchPrelude << "\n";
     os << "CONFIG = {\"calls\": " << c_.config.calls
        << ", \"min_block_size\": " << c_.config.min_block_size << ", \"fallback_ops\": [";
     bool first = true;
     for (const auto& op : c_.config.fallback_ops)
       os << (first ? "" : ", ") << py_str(op), first = false;
-    os << "], \"nan_exact\": " << (c_.config.nan_exact ? "True" : "False") << "}\n\n";
+    os << "], \"nan_exact\": " << (c_.config.nan_exact ? "True" : "False")
+       << ", \"update_args\": " << (options_.update_args ? "True" : "False") << "}\n\n";
     state(os);
     std::ostringstream body;
     classes(body);
@@ -186,49 +131,11 @@ class Emitter {
     os << body.str();
     build(os);
     data(os);
-    os << kMain;
+    os << kTorchMain;
     return os.str();
   }
 
  private:
-  static constexpr const char* kMain = R"PY(
-
-def _same(a, b):
-    return a.shape == b.shape and bytes(a.contiguous().numpy().tobytes()) == bytes(
-        b.contiguous().numpy().tobytes())
-
-
-def _outputs(value):
-    return list(value) if isinstance(value, (tuple, list)) else [value]
-
-
-def main():
-    model = build()
-    agree = True
-    for k in range(CONFIG["calls"]):
-        with torch.no_grad():
-            got = _outputs(model(*[t.clone() for t in INPUTS]))
-        for i, (g, w) in enumerate(zip(got, EXPECTED_OUTPUTS[k])):
-            same = _same(g, w)
-            agree = agree and same and len(got) == len(EXPECTED_OUTPUTS[k])
-            print(f"call {k + 1} output {i}: {'same' if same else 'DIFFERENT'}")
-            if not same:
-                print("  torch eager:   ", g.tolist())
-                print("  flatcheck eager:", w.tolist())
-    state = dict(model.named_parameters())
-    state.update(dict(model.named_buffers()))
-    for fqn, want in EXPECTED_STATE.items():
-        same = fqn in state and _same(state[fqn].detach(), want)
-        agree = agree and same
-        print(f"final {fqn}: {'same' if same else 'DIFFERENT'}")
-    print("eager torch " + ("agrees with" if agree else "DIFFERS from") + " flatcheck, bit for bit")
-    return 0 if agree else 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())
-)PY";
-
   void compute_expected() {
     auto m = clone_module(*c_.module, /*share_state=*/false);
     traces_.resize(static_cast<size_t>(c_.config.calls));
@@ -285,9 +192,29 @@ if __name__ == "__main__":
       std::string name = "M" + std::to_string(class_of_.size());
       class_of_[&m] = name;
       order_.push_back(&m);
+      if (options_.update_args && &m != c_.module.get()) updates_[&m] = updated_paths(m);
       emit_class(os, m, name);
     };
     walk(*c_.module);
+  }
+
+  // The buffers a module's own graph updates (`copy_` targets), each once, in graph order.
+  static std::vector<std::string> updated_paths(const Module& m) {
+    std::vector<std::string> out;
+    for (Node* n = m.graph.first(); n; n = n->next)
+      if (n->op == NodeOp::kCallFunction && n->fn == OpCode::kCopy) {
+        const std::string& path = std::get<Node*>(n->args.at(0))->target;
+        if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(path);
+      }
+    return out;
+  }
+
+  // With --update-args, the buffers module `m` updates, each taken as a forward argument
+  // (`_u0`, `_u1`, ...) that its caller fills with the buffer itself; none for the root.
+  const std::vector<std::string>& update_args(const Module& m) const {
+    static const std::vector<std::string> kNone;
+    auto it = updates_.find(&m);
+    return it == updates_.end() ? kNone : it->second;
   }
 
   void emit_class(std::ostringstream& os, const Module& m, const std::string& name) {
@@ -307,6 +234,7 @@ if __name__ == "__main__":
     }
     os << "\n    def forward(self";
     for (const auto& p : params) os << ", " << p;
+    for (size_t i = 0; i < update_args(m).size(); ++i) os << ", _u" << i << "=None";
     os << "):\n        _R.begin((";
     for (const auto& p : ph_names) os << p << ", ";
     os << "))\n";
@@ -418,8 +346,10 @@ if __name__ == "__main__":
       case NodeOp::kCallFunction:
         if (n.fn == OpCode::kCopy) {
           Node* dst = std::get<Node*>(n.args.at(0));
+          const auto& into = update_args(m);
+          auto k = std::find(into.begin(), into.end(), dst->target);
           os << ind << "_R.copy(self, " << py_str(dst->target) << ", " << arg(n.args.at(1))
-             << ")\n";
+             << (k == into.end() ? "" : ", _u" + std::to_string(k - into.begin())) << ")\n";
           os << ind << var(n.name) << " = _R.node(" << py_str(n.name) << ", \"copy_\", "
              << arg(n.args.at(1)) << ", " << inputs_of(n) << ")\n";
           return;
@@ -433,6 +363,9 @@ if __name__ == "__main__":
            << "_R.invoke(" << py_str(n.target) << ", " << inputs_of(n, /*positional=*/true) << ", "
            << attr_path(n.target);
         for (const auto& a : n.args) os << ", " << arg(a);
+        if (const Module* child = m.submodule(n.target))
+          for (const auto& path : update_args(*child))
+            os << ", _R.state(self, " << py_str(n.target + "." + path) << ")";
         os << "), " << inputs_of(n) << ")\n";
         return;
       }
@@ -570,6 +503,8 @@ if __name__ == "__main__":
   };
 
   const Case& c_;
+  const EmitOptions options_;
+  std::unordered_map<const Module*, std::vector<std::string>> updates_;  // --update-args
   std::vector<std::vector<Tensor>> outputs_;
   std::map<std::string, Tensor> final_state_;
   std::vector<std::vector<TraceEntry>> traces_;  // per call
@@ -581,8 +516,8 @@ if __name__ == "__main__":
 
 }  // namespace
 
-std::string emit_torch(const Case& c, const std::string& source) {
-  return Emitter(c).run(source);
+std::string emit_torch(const Case& c, const std::string& source, const EmitOptions& options) {
+  return Emitter(c, options).run(source);
 }
 
 }  // namespace flatcheck

@@ -2,7 +2,8 @@
 //
 // The program mirrors the module tree: one nn.Module class per distinct module object, static
 // call arguments as Python arguments, `branch` as a conditional expression, buffer updates as
-// `copy_`, parameters and buffers shared exactly where flatcheck shares their storage. Inputs,
+// `copy_` (or, with `update_args`, `copy_` into a forward argument holding the buffer),
+// parameters and buffers shared exactly where flatcheck shares their storage. Inputs,
 // state and flatcheck's own eager results (outputs of every call, final state, and the value of
 // every node in the first call, by provenance key) are embedded bit-exact as base64.
 //
@@ -20,8 +21,15 @@
 
 namespace flatcheck {
 
+struct EmitOptions {
+  // Each buffer a module below the root updates comes in as a forward argument (`_u0=None`,
+  // ...) that the caller fills with the buffer itself, and is updated in place through it: the
+  // same eager results, with torch seeing an update of a submodule's input.
+  bool update_args = false;
+};
+
 // The Python source for `c`. `source` names where the case came from (a file, a seed).
 // Throws InputError when the case does not run (its expected results cannot be computed).
-std::string emit_torch(const Case& c, const std::string& source);
+std::string emit_torch(const Case& c, const std::string& source, const EmitOptions& options = {});
 
 }  // namespace flatcheck

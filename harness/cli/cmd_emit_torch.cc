@@ -47,11 +47,13 @@ int cmd_emit_torch(int argc, char** argv) {
   }
   if (a.positional().empty()) throw UsageError("emit-torch needs at least one CASE file");
   std::string out = out_dir_option(a, "emit-torch");
+  EmitOptions options;
+  options.update_args = a.flag("--update-args");
   for (const auto& path : case_files(a.positional())) {
     Case c = load_case_file(path);
     std::string text;
     try {
-      text = emit_torch(c, path);
+      text = emit_torch(c, path, options);
     } catch (const InputError& e) {
       throw InputError(path + ": " + e.what());
     }

@@ -232,8 +232,11 @@ class Recorder:
     def attr(self, module, path, buffer):
         return self.p._NoRecorder().attr(module, path, buffer)  # the program's own semantics
 
-    def copy(self, module, path, value):
-        self.p._NoRecorder().copy(module, path, value)
+    def state(self, module, path):
+        return self.p._NoRecorder().state(module, path)
+
+    def copy(self, module, path, value, into=None):
+        self.p._NoRecorder().copy(module, path, value, into)
 
     def invoke(self, target, inputs, fn, *args):
         frame = self.frames[-1]
@@ -519,6 +522,7 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
         for group in path_groups([x for x in paths if x in family]):
             results += [{"path": path, **r} for path, r in within(path_time, group, run).items()]
     for r in results:
+        r.update({"update_args": True} if getattr(p, "CONFIG", {}).get("update_args") else {})
         if r["path"] != "eager":
             r.update({"branch": branch} if branch != "python" else {})
             r.update({"reads": reads, "reads_change": changes} if reads != "copy" else {})

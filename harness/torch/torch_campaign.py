@@ -10,6 +10,7 @@ PyTorch repro.
         [--pass MODULE:FUNCTION] [--flatcheck build/bin/flatcheck] [--python CMD] [--no-shrink]
         [--max-nodes N] [--max-shrinks K] [--time SECONDS] [--path-time SECONDS]
         [--device cpu|cuda] [--branch python|cond|nograd] [--reads copy|alias|changed]
+        [--update-args]
 
 --torch-root runs the bridge in the torch 2.x root (scripts/torch-root.sh builds it; this is
 --python "scripts/in-torch-root python3"); without it, --python (default: this interpreter).
@@ -25,8 +26,10 @@ but eager runs on the GPU (the bridge's --device). --branch cond: every path but
 torch.cond; --branch nograd: its value computed again under torch.no_grad() (the bridge's
 --branch). --reads alias: every path but eager reads the model's state as the buffers themselves,
 not copies; --reads changed: so, on the programs whose results change read so alone (the
-bridge's --reads). A shrink's test runs the bridge with the same --pass,
---device, --branch and --reads. Prints counts per path, the skip and known-issue classes, and
+bridge's --reads). --update-args: the programs are emitted with each buffer update below the root
+made through a forward argument the caller fills with the buffer (emit-torch --update-args), so
+torch sees submodules update their inputs in place. A shrink's test runs the bridge with the same
+--pass, --device, --branch and --reads, on programs emitted with the same --update-args. Prints counts per path, the skip and known-issue classes, and
 per op and path; exits 1 when a mismatch or an error was found, 2 on bad usage.
 """
 import argparse
@@ -112,6 +115,7 @@ def print_summary(args, summary, seconds, out=print):
     which = f" ({args.first}..{args.first + args.cases - 1})" if args.first else ""
     branch = f", branch op by {args.branch}" if args.branch != "python" else ""
     branch += ", state read as aliases" if args.reads != "copy" else ""
+    branch += ", submodules' updates made through forward arguments" if args.update_args else ""
     out(f"torch campaign: {args.cases} cases{which}, seed {args.seed}, torch {summary['torch']}, "
         f"{seconds:.0f} s, {args.jobs} jobs{branch}")
     if args.reads != "copy":
@@ -188,7 +192,8 @@ def shrink(args, python, x, cases):
     extra += f" --device {args.device}" if args.device != "cpu" else ""
     extra += f" --branch {args.branch}" if args.branch != "python" else ""
     extra += f" --reads {args.reads}" if args.reads != "copy" else ""
-    pred = (f"{shlex.quote(args.flatcheck)} emit-torch {{}} -o {shlex.quote(scratch)} "
+    emit = " --update-args" if args.update_args else ""
+    pred = (f"{shlex.quote(args.flatcheck)} emit-torch {{}}{emit} -o {shlex.quote(scratch)} "
             f">/dev/null && {' '.join(shlex.quote(c) for c in python)} {shlex.quote(BRIDGE)} "
             f"{shlex.quote(os.path.join(scratch, 'candidate.py'))} --quiet{extra} "
             f"--interesting {shlex.quote(interesting)} >/dev/null 2>&1")
@@ -199,7 +204,7 @@ def shrink(args, python, x, cases):
     print("    " + (s.stdout.strip().replace("\n", "\n    ") or s.stderr.strip()[-500:]))
     if os.path.exists(minimized):
         repros = os.path.join(args.out, "repros")
-        run([args.flatcheck, "emit-torch", minimized, "-o", repros])
+        run([args.flatcheck, "emit-torch", minimized, "-o", repros] + emit.split())
         print(f"    repro: python3 {os.path.join(repros, name + '-' + path + '.py')}")
 
 
@@ -243,6 +248,9 @@ def main():
                     help="how every path but eager reads the model's state: a copy, as "
                          "flatcheck does, or the buffer itself (alias), or that on the programs "
                          "whose results change read so alone (changed; the bridge's --reads)")
+    ap.add_argument("--update-args", action="store_true",
+                    help="emit each buffer update below the root as an update of a forward "
+                         "argument the caller fills with the buffer (emit-torch --update-args)")
     ap.add_argument("--markdown", metavar="FILE",
                     help="also write the summary, the command and the commit to FILE")
     args = ap.parse_args()
@@ -288,7 +296,8 @@ def main():
     wanted = range(args.first, args.first + args.cases)
     for i in range(args.first):  # the cases before --first: another campaign's
         os.remove(os.path.join(cases, f"case-{args.seed}-{i}.json"))
-    r = run([args.flatcheck, "emit-torch", cases, "-o", programs])
+    r = run([args.flatcheck, "emit-torch", cases, "-o", programs] +
+            (["--update-args"] if args.update_args else []))
     if r.returncode != 0:
         print(r.stdout + r.stderr, file=sys.stderr)
         return 2

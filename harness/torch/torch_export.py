@@ -1411,11 +1411,11 @@ def preserve_excuse(p):
     calls, stack, writers, updating = {}, [], {}, set()
 
     class Watch(p._NoRecorder):
-        def copy(self, module, path, value):
-            target = self.attr(module, path, False)  # the tensor itself, not a copy
+        def copy(self, module, path, value, into=None):
+            target = self.state(module, path) if into is None else into  # the tensor itself
             writers.setdefault(target.data_ptr(), set()).add(id(module))
             updating.update(stack)
-            super().copy(module, path, value)
+            super().copy(module, path, value, into)
 
     def before(module, args):
         calls[id(module)] = calls.get(id(module), 0) + 1

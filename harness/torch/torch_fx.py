@@ -50,8 +50,11 @@ class TraceRecorder:
         proxy = self._get_attr(module, path)
         return proxy.clone() if buffer and not self.alias else proxy
 
-    def copy(self, module, path, value):
-        self._get_attr(module, path).copy_(value)
+    def state(self, module, path):
+        return self._get_attr(module, path)
+
+    def copy(self, module, path, value, into=None):
+        (self._get_attr(module, path) if into is None else into).copy_(value)
 
     def begin(self, names):
         if not self.frames:

@@ -172,6 +172,32 @@ TEST(CliEmitTorchTest, WritesAProgramMirroringTheModuleTree) {
                            "EXPECTED_OUTPUTS", "EXPECTED_NODES", "PARTITION = {", "def build():"})
     EXPECT_NE(py.find(want), std::string::npos) << want << "\n" << py.substr(0, 2000);
   EXPECT_EQ(run_cli("emit-torch " + src).code, 2);  // -o is required
+  // Without --update-args, no module takes a buffer as an argument.
+  for (const char* absent : {"_u0", "_R.state("})
+    EXPECT_EQ(py.find(absent), std::string::npos) << absent;
+  EXPECT_NE(py.find("\"update_args\": False"), std::string::npos);
+}
+
+TEST(CliEmitTorchTest, UpdateArgsPassesEachUpdatedBufferToTheModuleThatUpdatesIt) {
+  // seed-quickstart's child `block`, called twice, updates its buffer `steps`: with
+  // --update-args both calls pass the buffer itself, and the child's copy_ goes through it.
+  std::string dir = scratch("emit-update-args");
+  std::string src = std::string(FLATCHECK_SOURCE_DIR) + "/corpus/regression/seed-quickstart.json";
+  CliRun r = run_cli("emit-torch " + src + " --update-args -o " + dir);
+  ASSERT_EQ(r.code, 0) << r.out;
+  std::string py = slurp(dir + "/seed-quickstart.py");
+  EXPECT_NE(py.find("def forward(self, v_x, v_scale, _u0=None):"), std::string::npos) << py;
+  EXPECT_NE(py.find("_R.copy(self, \"steps\", v_add_scalar, _u0)"), std::string::npos) << py;
+  size_t first = py.find("self.block, v_x, 1.0, _R.state(self, \"block.steps\"))");
+  ASSERT_NE(first, std::string::npos) << py;
+  EXPECT_NE(py.find("_R.state(self, \"block.steps\"))", first + 1), std::string::npos) << py;
+  EXPECT_NE(py.find("\"update_args\": True"), std::string::npos);
+  // The root is called by the user: its own update stays a copy_ into its buffer.
+  src = std::string(FLATCHECK_SOURCE_DIR) + "/corpus/regression/fault-dce-drops-mutation.json";
+  ASSERT_EQ(run_cli("emit-torch " + src + " --update-args -o " + dir).code, 0);
+  py = slurp(dir + "/fault-dce-drops-mutation.py");
+  EXPECT_NE(py.find("_R.copy(self, \"buf\", v__run_on_acc_0)\n"), std::string::npos) << py;
+  EXPECT_EQ(py.find("_u0"), std::string::npos) << py;
 }
 
 TEST(CliShrinkPredicateTest, MinimizesAgainstAnExternalCommand) {

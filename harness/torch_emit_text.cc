@@ -1,0 +1,108 @@
+// The Python text emit-torch writes around each program (harness/torch_emit_text.h).
+#include "harness/torch_emit_text.h"
+
+namespace flatcheck {
+
+const char* const kTorchPrelude = R"PY(import base64
+import struct
+import sys
+
+import torch
+
+
+def _t(b64, shape):
+    """A float32 tensor from base64 little-endian bytes, bit-exact (NaN payloads included)."""
+    raw = bytearray(base64.b64decode(b64))
+    if not raw:
+        return torch.zeros(shape, dtype=torch.float32)
+    return torch.frombuffer(raw, dtype=torch.float32).clone().reshape(shape)
+
+
+def _f(bits):
+    """The float32 with these bits, as a Python float (exact for every non-NaN value)."""
+    return struct.unpack("<f", struct.pack("<I", bits))[0]
+
+
+def _branch(flag, a, b):
+    """flatcheck's branch op: `a` when `flag` holds, else `b`, chosen in Python (export
+    specializes it); the bridge's cond paths put torch.cond here."""
+    return a if flag else b
+
+
+class _NoRecorder:
+    """harness/torch replaces _R to compare every node with flatcheck's value."""
+
+    def begin(self, names):
+        pass
+
+    def node(self, name, op, value, inputs, dim=None):
+        return value
+
+    def invoke(self, target, inputs, fn, *args):
+        return fn(*args)
+
+    def end(self, outputs, value):
+        return value
+
+    def attr(self, module, path, buffer):
+        """A parameter, or a buffer read by value (flatcheck's semantics: a copy)."""
+        for part in path.split("."):
+            module = getattr(module, part)
+        return module.clone() if buffer else module
+
+    def state(self, module, path):
+        """The state tensor itself, which a caller passes to the child that updates it
+        (emit-torch --update-args)."""
+        for part in path.split("."):
+            module = getattr(module, part)
+        return module
+
+    def copy(self, module, path, value, into=None):
+        """An in-place buffer update (no grad is needed: nothing here requires it, and a
+        torch.no_grad() inside forward makes export's strict mode fail on torch 2.6). `into`:
+        the buffer as the forward argument it came in by (--update-args), updated through it."""
+        (self.state(module, path) if into is None else into).copy_(value)
+
+
+_R = _NoRecorder()
+)PY";
+
+const char* const kTorchMain = R"PY(
+
+def _same(a, b):
+    return a.shape == b.shape and bytes(a.contiguous().numpy().tobytes()) == bytes(
+        b.contiguous().numpy().tobytes())
+
+
+def _outputs(value):
+    return list(value) if isinstance(value, (tuple, list)) else [value]
+
+
+def main():
+    model = build()
+    agree = True
+    for k in range(CONFIG["calls"]):
+        with torch.no_grad():
+            got = _outputs(model(*[t.clone() for t in INPUTS]))
+        for i, (g, w) in enumerate(zip(got, EXPECTED_OUTPUTS[k])):
+            same = _same(g, w)
+            agree = agree and same and len(got) == len(EXPECTED_OUTPUTS[k])
+            print(f"call {k + 1} output {i}: {'same' if same else 'DIFFERENT'}")
+            if not same:
+                print("  torch eager:   ", g.tolist())
+                print("  flatcheck eager:", w.tolist())
+    state = dict(model.named_parameters())
+    state.update(dict(model.named_buffers()))
+    for fqn, want in EXPECTED_STATE.items():
+        same = fqn in state and _same(state[fqn].detach(), want)
+        agree = agree and same
+        print(f"final {fqn}: {'same' if same else 'DIFFERENT'}")
+    print("eager torch " + ("agrees with" if agree else "DIFFERS from") + " flatcheck, bit for bit")
+    return 0 if agree else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
+)PY";
+
+}  // namespace flatcheck
