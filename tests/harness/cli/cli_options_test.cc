@@ -161,12 +161,18 @@ TEST(CliGenerateTest, WritesTheCasesACampaignWouldCheckDeterministically) {
   EXPECT_EQ(run_cli("generate --count 3 -o " + a).code, 2);  // --seed is required
 }
 
-TEST(CliEmitTorchTest, WritesAProgramMirroringTheModuleTree) {
+// The program emit-torch writes for corpus/regression/NAME.json with `options`; "" when it fails.
+std::string emitted(const std::string& name, const std::string& options = "") {
   std::string dir = scratch("emit");
+  std::string src = std::string(FLATCHECK_SOURCE_DIR) + "/corpus/regression/" + name + ".json";
+  CliRun r = run_cli("emit-torch " + src + options + " -o " + dir);
+  EXPECT_EQ(r.code, 0) << r.out;
+  return r.code == 0 ? slurp(dir + "/" + name + ".py") : "";
+}
+
+TEST(CliEmitTorchTest, WritesAProgramMirroringTheModuleTree) {
+  std::string py = emitted("seed-quickstart");
   std::string src = std::string(FLATCHECK_SOURCE_DIR) + "/corpus/regression/seed-quickstart.json";
-  CliRun r = run_cli("emit-torch " + src + " -o " + dir);
-  ASSERT_EQ(r.code, 0) << r.out;
-  std::string py = slurp(dir + "/seed-quickstart.py");
   for (const char* want : {"class M0(torch.nn.Module):", "class M1(torch.nn.Module):",
                            "add_module(\"block\"", "torch.matmul(", "_R.copy(self, \"steps\"",
                            "EXPECTED_OUTPUTS", "EXPECTED_NODES", "PARTITION = {", "def build():"})
@@ -181,11 +187,7 @@ TEST(CliEmitTorchTest, WritesAProgramMirroringTheModuleTree) {
 TEST(CliEmitTorchTest, UpdateArgsPassesEachUpdatedBufferToTheModuleThatUpdatesIt) {
   // seed-quickstart's child `block`, called twice, updates its buffer `steps`: with
   // --update-args both calls pass the buffer itself, and the child's copy_ goes through it.
-  std::string dir = scratch("emit-update-args");
-  std::string src = std::string(FLATCHECK_SOURCE_DIR) + "/corpus/regression/seed-quickstart.json";
-  CliRun r = run_cli("emit-torch " + src + " --update-args -o " + dir);
-  ASSERT_EQ(r.code, 0) << r.out;
-  std::string py = slurp(dir + "/seed-quickstart.py");
+  std::string py = emitted("seed-quickstart", " --update-args");
   EXPECT_NE(py.find("def forward(self, v_x, v_scale, _u0=None):"), std::string::npos) << py;
   EXPECT_NE(py.find("_R.copy(self, \"steps\", v_add_scalar, _u0)"), std::string::npos) << py;
   size_t first = py.find("self.block, v_x, 1.0, _R.state(self, \"block.steps\"))");
@@ -193,9 +195,7 @@ TEST(CliEmitTorchTest, UpdateArgsPassesEachUpdatedBufferToTheModuleThatUpdatesIt
   EXPECT_NE(py.find("_R.state(self, \"block.steps\"))", first + 1), std::string::npos) << py;
   EXPECT_NE(py.find("\"update_args\": True"), std::string::npos);
   // The root is called by the user: its own update stays a copy_ into its buffer.
-  src = std::string(FLATCHECK_SOURCE_DIR) + "/corpus/regression/fault-dce-drops-mutation.json";
-  ASSERT_EQ(run_cli("emit-torch " + src + " --update-args -o " + dir).code, 0);
-  py = slurp(dir + "/fault-dce-drops-mutation.py");
+  py = emitted("fault-dce-drops-mutation", " --update-args");
   EXPECT_NE(py.find("_R.copy(self, \"buf\", v__run_on_acc_0)\n"), std::string::npos) << py;
   EXPECT_EQ(py.find("_u0"), std::string::npos) << py;
 }
