@@ -51,6 +51,12 @@ UPDATED_VALUE = "decomp-preserve-updated-value"
 # run_decompositions of a preserved call whose input or output is a view of a buffer or
 # parameter that the graph updates in place after it: docs/found-bugs.md 58.
 VIEW_UPDATED = "decomp-preserve-view-of-updated-state"
+# docs/found-bugs.md 67: strict export names the placeholder of a buffer registered under two
+# names after one of them and records the other as its target (torch/export/_trace.py's
+# _get_param_buffer_mapping keeps a buffer's last name; 2.6 a parameter's too);
+# run_decompositions names the new placeholder after the target, and a preserved call
+# signature that takes the buffer still names the old one.
+TIED_STATE_INPUT = "decomp-preserve-tied-state-input"
 
 
 class DecompositionFailed(Exception):
@@ -196,9 +202,10 @@ def dead_signature_modules(ep):
     """The module paths of `ep.module_call_graph` whose signature names a value that torch.fx's
     dead code elimination removes from the exported graph (DEAD_SIGNATURE_VALUE's shape) or
     that a torch.no_grad() block computes (GRAD_REGION_VALUE's) or that is an in-place update's
-    result (UPDATED_VALUE's) or a view of state updated in place after it (VIEW_UPDATED's)."""
+    result (UPDATED_VALUE's) or a view of state updated in place after it (VIEW_UPDATED's) or
+    the placeholder of state named after another FQN than its target (TIED_STATE_INPUT's)."""
     left = dead_nodes(ep.graph_module) | grad_region_values(ep) | updated_values(ep) | \
-        views_of_updated_state(ep)
+        views_of_updated_state(ep) | set(misnamed_state(ep))
     return {entry.fqn for entry in ep.module_call_graph if entry.signature and
             any(getattr(a, "name", None) in left
                 for a in [*entry.signature.inputs, *entry.signature.outputs])}
@@ -249,7 +256,7 @@ def signature_value_named(ep, error):
 
 def past_dead_values(p, mode, ep, failed, unpreserved=()):
     """After DecompositionFailed `failed` with DEAD_SIGNATURE_VALUE, DEAD_RENAMED,
-    GRAD_REGION_VALUE, UPDATED_VALUE or VIEW_UPDATED (and no cause that changes the program's
+    GRAD_REGION_VALUE, UPDATED_VALUE, VIEW_UPDATED or TIED_STATE_INPUT (and no cause that changes the program's
     meaning): the program exported again without preserving the modules whose signatures name
     such values (dead_signature_modules), decomposed.
     The path goes on with it, so the rest of the program is still judged. Raises `failed` when
@@ -258,7 +265,7 @@ def past_dead_values(p, mode, ep, failed, unpreserved=()):
     `ep` was exported without preserving (they stay so)."""
     classes = failed.cls.split("+")
     if not {DEAD_SIGNATURE_VALUE, DEAD_RENAMED, GRAD_REGION_VALUE, UPDATED_VALUE,
-            VIEW_UPDATED} & \
+            VIEW_UPDATED, TIED_STATE_INPUT} & \
             set(classes) or \
             TIED_MUTATED in classes:
         raise failed
@@ -275,7 +282,9 @@ def missing_signature_value(ep, error, dead):
     """The class of the preserved signature value the verifier's `error` reports missing:
     DEAD_SIGNATURE_VALUE (one of `dead`, ep's dead nodes), UPDATED_VALUE (an in-place op's
     result), GRAD_REGION_VALUE (a torch.no_grad() block's result) or VIEW_UPDATED (a view of
-    state an in-place op writes after it); None when the error names no such value."""
+    state an in-place op writes after it) or TIED_STATE_INPUT (the placeholder of state named
+    after another FQN than its target, no longer missing once that is its target); None when
+    the error names no such value."""
     named = signature_value_named(ep, error)
     if named is None:
         return None
@@ -287,7 +296,45 @@ def missing_signature_value(ep, error, dead):
         return GRAD_REGION_VALUE
     if named in views_of_updated_state(ep):
         return VIEW_UPDATED
+    if decomposes_retargeted(ep, named):
+        return TIED_STATE_INPUT
     return None
+
+
+def misnamed_state(ep):
+    """{placeholder: FQN} for each lifted buffer or parameter of `ep` that is named after one
+    of its tensor's FQNs (prefix, then the FQN with every other character than a letter or
+    digit as '_') while its target is another (TIED_STATE_INPUT's shape)."""
+    state = {**ep.state_dict, **ep.constants}
+    out = {}
+    for spec in ep.graph_signature.input_specs:
+        name, target = getattr(spec.arg, "name", None), spec.target
+        tensor = state.get(target)
+        if not isinstance(tensor, torch.Tensor) or not name or name[1:2] != "_":
+            continue
+        for fqn, t in state.items():
+            if fqn != target and t is tensor and \
+                    name == name[:2] + re.sub(r"[^a-zA-Z0-9]", "_", fqn):
+                out[name] = fqn
+    return out
+
+
+def decomposes_retargeted(ep, named):
+    """Whether `named` is misnamed state (misnamed_state) and run_decompositions, once its
+    target is the FQN it is named after, no longer reports it missing: TIED_STATE_INPUT's cause
+    removed, on a copy."""
+    fqn = misnamed_state(ep).get(named)
+    if fqn is None:
+        return False
+    fixed = copy.deepcopy(ep)
+    for spec in fixed.graph_signature.input_specs:
+        if getattr(spec.arg, "name", None) == named:
+            spec.target = fqn
+    try:
+        fixed.run_decompositions()
+    except Exception as e:  # noqa: BLE001 - another cause may stand besides
+        return signature_value_named(fixed, e) != named
+    return True
 
 
 def dead_nodes(gm):

@@ -579,6 +579,58 @@ got = cause_of(read)
 check("decompose: tied buffers only read decompose", got is None, str(got))
 
 
+class _StateArg(torch.nn.Module):
+    def __init__(self, param):
+        super().__init__()
+        if param:
+            self.w = torch.nn.Parameter(torch.zeros(4), requires_grad=False)
+        else:
+            self.register_buffer("w", torch.zeros(4))
+
+    def forward(self, x, w):
+        return torch.relu(w + x)
+
+
+class _TiedArg(torch.nn.Module):  # docs/found-bugs.md 67's shape: the state passed to `c`
+    def __init__(self, tied=True, param=False):
+        super().__init__()
+        inner = _StateArg(param)
+        self.add_module("c", inner)
+        if tied:
+            self.add_module("d", inner)  # one module, two names: its state has two FQNs
+
+    def forward(self, x):
+        return self.c(x, self.c.w)
+
+
+# Strict export names a tied buffer after its first FQN and targets its last (67); a tied
+# parameter too on torch 2.6 (2.14.1 keeps its first). Untied state, and non-strict export,
+# name and target alike and decompose.
+for name, build, strict, want in (
+        ("a tied buffer, strict", lambda: _TiedArg(), True, torch_decomp.TIED_STATE_INPUT),
+        ("a tied parameter, strict", lambda: _TiedArg(param=True), True,
+         None if VERSION >= (2, 14) else torch_decomp.TIED_STATE_INPUT),
+        ("an untied buffer, strict", lambda: _TiedArg(tied=False), True, None),
+        ("a tied buffer, non-strict", lambda: _TiedArg(), False, None)):
+    ep = preserved(build(), x4, strict)
+    misnamed = torch_decomp.misnamed_state(ep)
+    got = cause_of(ep)
+    check(f"decompose: {name}, passed to the preserved call: {want} (67)",
+          got == want and bool(misnamed) == (want is not None), f"{got}, misnamed {misnamed}")
+ep = preserved(_TiedArg(), x4, True)
+try:
+    torch_decomp.decompose(ep)
+    again = None
+except torch_decomp.DecompositionFailed as e:
+    again = torch_decomp.past_dead_values(types.SimpleNamespace(build=_TiedArg, INPUTS=[x4]),
+                                          "strict", ep, e)
+kept = [e.fqn for e in again[0].module_call_graph if e.signature] if again else []
+check("past_dead_values past 67: `c` unpreserved, the program decomposed and right",
+      again is not None and "c" not in kept and again[2] == torch_decomp.TIED_STATE_INPUT and
+      torch.equal(again[1].module()(x4), _TiedArg()(x4)),
+      f"kept {kept}, classes {again[2] if again else None}")
+
+
 
 def repro_module(name):
     """A corpus/torch repro, imported (its model classes; its check runs as a script only)."""

@@ -2,8 +2,10 @@
 # CTest label `torch2`: flatcheck against torch 2.x in the root scripts/torch-root.sh builds
 # (docs/torch.md). Exit 77 (reported SKIPPED by CTest) with the reason where the root is not
 # there or cannot be entered.
-#   torch2_test.sh bridge FLATCHECK_BIN SOURCE_DIR SHARD SHARDS [CASES]
-#       generated cases (seed 7) and, in shard 0, the regression corpus, through eager, fx, the
+#   torch2_test.sh bridge FLATCHECK_BIN SOURCE_DIR SHARD SHARDS [CASES [EMIT_OPTION...]]
+#       generated cases (seed 7), emitted with the EMIT_OPTIONs (emit-torch's, such as
+#       --update-args: CTest gives shard 1 that form), and, in shard 0, the regression corpus
+#       (emitted without them), through eager, fx, the
 #       folder and const_fold paths, the two split paths, sixteen export paths (all but
 #       export.strict.hooked: torch 2.6 has no class 30 and it costs a second a program; its
 #       case checks it; but export.strict.swap and export.strict.swap_modules, whose classes
@@ -34,7 +36,9 @@
 #       its class shows on (LATER: as a later torch reports it; a case with a CLASS-N.draw
 #       beside it run with that as --draw, which it
 #       needs: its own draw does not fail; one with a CLASS-N.args beside it run with those
-#       bridge options and paths, such as --reads alias), and the split class's case agrees on
+#       bridge options and paths, such as --reads alias; one with a CLASS-N.emit beside it
+#       emitted with those emit-torch options, such as --update-args), and the split class's
+#       case agrees on
 #       fx.split_ordered; --pass
 #       is read by the fx and partition.splitter paths (the by-name pass fails on the
 #       graph-break example where the built-in one passes); EXPORT_NAMES is read (a wrong
@@ -68,10 +72,13 @@ others+=,export.nonstrict.hooked,export.nonstrict.swap
 
 if [ "$mode" = bridge ]; then
   shard=$4 shards=$5 cases=${6:-200}
+  emit=("${@:7}")
   set -e
   "$bin" generate --seed 7 --count "$cases" -o "$work/cases" >/dev/null
-  if [ "$shard" -eq 0 ]; then cp "$src"/corpus/regression/*.json "$work/cases/"; fi
-  "$bin" emit-torch "$work/cases" -o "$work/all" >/dev/null
+  "$bin" emit-torch "$work/cases" -o "$work/all" "${emit[@]}" >/dev/null
+  if [ "$shard" -eq 0 ]; then
+    "$bin" emit-torch "$src"/corpus/regression/*.json -o "$work/all" >/dev/null
+  fi
   mkdir -p "$work/programs"
   i=0
   for f in "$work"/all/*.py; do
@@ -133,10 +140,15 @@ EOF
     echo "FAIL: torch disagrees with flatcheck beyond the known torch issues (exit $rc)"
     exit 1
   fi
+  formed=$(grep -l '"update_args": True' "$work"/programs/*.py | wc -l)
+  if [[ " ${emit[*]} " == *" --update-args "* ]] && [ "$formed" -ne "$n" ]; then
+    echo "FAIL: $formed of $n programs were emitted with --update-args"
+    exit 1
+  fi
   echo "PASS: $n programs through every path ($m through the decomposition paths and the graph"
   echo "  swap, $q through export.nonstrict.dynamic, export.nonstrict.functional_call and"
   echo "  fx.rewrite, $e through export.nonstrict.cond, $c through the torch.compile paths) on"
-  echo "  torch $why"
+  echo "  torch $why; $formed emitted with --update-args"
   exit 0
 fi
 
@@ -189,6 +201,15 @@ for repro in "$src"/corpus/torch/*.py; do
   fi
 done
 "$bin" emit-torch "$src/corpus/torch/cases" -o "$work/cases" >/dev/null
+# A case whose class shows only in a program emitted with options of its own (CLASS-N.emit:
+# emit-torch's options on one line, such as --update-args) is emitted again with them.
+for e in "$src"/corpus/torch/cases/*.emit; do
+  [ -e "$e" ] || continue
+  read -r -a opts <"$e"
+  "$bin" emit-torch "${e%.emit}.json" "${opts[@]}" -o "$work/cases" >/dev/null || fail=1
+  grep -q '"update_args": True' "$work/cases/$(basename "$e" .emit).py" ||
+    [[ " ${opts[*]} " != *" --update-args "* ]] || { echo "FAIL: $e: not emitted so"; fail=1; }
+done
 # A case whose class shows only on a draw of its own (CLASS-N.draw: the --draw JSON) runs on
 # its own with it.
 mkdir -p "$work/drawn"
