@@ -145,15 +145,29 @@ def before_swap(p, fresh, eager, cache):
 
 
 def trace_swap(p, fresh, fqns, eager, cache, removed):
-    try:
-        status, _ = swapped_run(p, fresh, fqns, eager, cache, removed, keep_graph=True)
-    except Exception:  # noqa: BLE001 - not (only) this cause
-        return None
-    if status == "mismatch":
-        return None
-    return "+".join([DEAD_INPUT] + [cls for cls, _, _ in removed]) + \
-        ": with the exported graph kept whole (no dead-code elimination in unflatten), the " \
-        "swapped modules get every argument and the swap agrees"
+    """DEAD_INPUT, joined with the causes removed, when the swap agrees on the exported graph
+    kept whole with `removed` (what the unswapped module needed) removed; or, since the swap
+    takes the swapped modules' own causes away and can show one of another module (strict
+    export's module under two names, docs/found-bugs.md 3), with one more row of TRACES
+    removed as well, where the swap still fails without the graph kept. None otherwise."""
+    removed = tuple(removed)
+    attempts = [removed] + [removed + (row,) for row in TRACES if row not in removed]
+    for attempt in attempts:
+        try:
+            if attempt != removed and \
+                    swapped_run(p, fresh, fqns, eager, cache, attempt)[0] != "mismatch":
+                continue  # agrees without the graph kept: not DEAD_INPUT's shape
+        except Exception:  # noqa: BLE001 - fails without the graph kept, as DEAD_INPUT does
+            pass
+        try:
+            status, _ = swapped_run(p, fresh, fqns, eager, cache, attempt, keep_graph=True)
+        except Exception:  # noqa: BLE001 - not (only) these causes
+            continue
+        if status != "mismatch":
+            return "+".join([DEAD_INPUT] + [cls for cls, _, _ in attempt]) + \
+                ": with the exported graph kept whole (no dead-code elimination in " \
+                "unflatten), the swapped modules get every argument and the swap agrees"
+    return None
 
 
 def swap_path(p, mode, eager, cache):
