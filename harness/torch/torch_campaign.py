@@ -29,8 +29,9 @@ not copies; --reads changed: so, on the programs whose results change read so al
 bridge's --reads). --update-args: the programs are emitted with each buffer update below the root
 made through a forward argument the caller fills with the buffer (emit-torch --update-args), so
 torch sees submodules update their inputs in place. A shrink's test runs the bridge with the same
---pass, --device, --branch and --reads, on programs emitted with the same --update-args. Prints counts per path, the skip and known-issue classes, and
-per op and path; exits 1 when a mismatch or an error was found, 2 on bad usage.
+--pass, --device, --branch and --reads, on programs emitted with the same --update-args. Prints
+counts per path, the skip and known-issue classes, and per op and path; exits 1 when a mismatch
+or an error was found, 2 on bad usage.
 """
 import argparse
 import json

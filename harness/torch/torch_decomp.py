@@ -256,9 +256,9 @@ def signature_value_named(ep, error):
 
 def past_dead_values(p, mode, ep, failed, unpreserved=()):
     """After DecompositionFailed `failed` with DEAD_SIGNATURE_VALUE, DEAD_RENAMED,
-    GRAD_REGION_VALUE, UPDATED_VALUE, VIEW_UPDATED or TIED_STATE_INPUT (and no cause that changes the program's
-    meaning): the program exported again without preserving the modules whose signatures name
-    such values (dead_signature_modules), decomposed.
+    GRAD_REGION_VALUE, UPDATED_VALUE, VIEW_UPDATED or TIED_STATE_INPUT (and no cause that
+    changes the program's meaning): the program exported again without preserving the modules
+    whose signatures name such values (dead_signature_modules), decomposed.
     The path goes on with it, so the rest of the program is still judged. Raises `failed` when
     that is not the case or the second decomposition fails too. Returns (the program exported
     again, it decomposed, the classes, what torch raised first). `unpreserved`: the modules
