@@ -46,9 +46,8 @@ class _NoRecorder:
 
     def attr(self, module, path, buffer):
         """A parameter, or a buffer read by value (flatcheck's semantics: a copy)."""
-        for part in path.split("."):
-            module = getattr(module, part)
-        return module.clone() if buffer else module
+        tensor = self.state(module, path)
+        return tensor.clone() if buffer else tensor
 
     def state(self, module, path):
         """The state tensor itself, which a caller passes to the child that updates it

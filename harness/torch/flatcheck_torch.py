@@ -447,9 +447,7 @@ def alias_reads(p):
     branch value that aliased a buffer would see the buffer's later updates where theirs does
     not."""
     def attr(self, module, path, buffer):
-        for part in path.split("."):
-            module = getattr(module, part)
-        return module
+        return self.state(module, path)  # the tensor itself
 
     p._NoRecorder.attr = attr
     p.READS_ALIAS = True
