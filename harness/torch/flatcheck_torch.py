@@ -152,7 +152,21 @@ import signal
 import sys
 import time
 
-import torch
+
+def fixed_hash_seed():
+    """Runs the bridge again under PYTHONHASHSEED=0 unless it already is: torch code that
+    iterates over a set of names (pipelining's aliasing step) otherwise takes another order on
+    each run, and one program would give different results run to run. Called before torch's
+    import, so the second start is the only one that pays for it (about 2 s)."""
+    if os.environ.get("PYTHONHASHSEED") != "0":
+        os.environ["PYTHONHASHSEED"] = "0"
+        os.execv(sys.executable, getattr(sys, "orig_argv", [sys.executable] + sys.argv))
+
+
+if __name__ == "__main__":
+    fixed_hash_seed()
+
+import torch  # noqa: E402 - after the restart above
 
 from torch_compare import (Eager, Verdict, bit_equal, compare_node, diff_values, eager_run,
                            first_difference, outputs_of, state_of, storage_groups)
@@ -604,17 +618,7 @@ def pin_draws(draws):
         torch_rewrite.PINNED = list(patterns)
 
 
-def fixed_hash_seed():
-    """Runs the bridge again under PYTHONHASHSEED=0 unless it already is: torch code that
-    iterates over a set of names (pipelining's aliasing step) otherwise takes another order on
-    each run, and one program would give different results run to run."""
-    if os.environ.get("PYTHONHASHSEED") != "0":
-        os.environ["PYTHONHASHSEED"] = "0"
-        os.execv(sys.executable, getattr(sys, "orig_argv", [sys.executable] + sys.argv))
-
-
 def main():
-    fixed_hash_seed()
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("programs", nargs="+", help="programs written by flatcheck emit-torch")
     ap.add_argument("--paths", default="eager,fx,export,partition,pipeline,compile",

@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # CTest label `torch2`: flatcheck against torch 2.x in the root scripts/torch-root.sh builds
 # (docs/torch.md). Exit 77 (reported SKIPPED by CTest) with the reason where the root is not
-# there or cannot be entered.
+# there or cannot be entered. In both modes the bridge's runs are forked from one process that
+# has imported it (run_repros.py --serve; checked first on scripts of known status), but those of
+# --time 0 and of a bad --branch, which start it as a user does.
 #   torch2_test.sh bridge FLATCHECK_BIN SOURCE_DIR SHARD SHARDS [CASES [EMIT_OPTION...]]
 #       generated cases (seed 7), emitted with the EMIT_OPTIONs (emit-torch's, such as
 #       --update-args: CTest gives shard 1 that form), and, in shard 0, the regression corpus
@@ -60,8 +62,33 @@ then
 fi
 echo "torch $why in ${FLATCHECK_TORCH_ROOT:-$src/build/torch-root}"
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-bridge=("${in_root[@]}" python3 "$src/harness/torch/flatcheck_torch.py")
+# The bridge's runs (`bridge ARGS...`, as `python3 flatcheck_torch.py ARGS...` would run) are
+# each forked from one process that has imported the bridge and torch (run_repros.py --serve):
+# torch's import, about 3 s a run, is paid once. The checks of --time and of a bad --branch
+# start the bridge on its own (`"${bridge_cmd[@]}"`), as a user does.
+bridge_cmd=("${in_root[@]}" python3 "$src/harness/torch/flatcheck_torch.py")
+mkdir "$work/q"
+"${in_root[@]}" env PYTHONHASHSEED=0 python3 "$src/tests/torch/run_repros.py" --serve "$work/q" \
+  "$src/harness/torch/flatcheck_torch.py" </dev/null &
+server=$!
+trap 'rc=$?; kill $server 2>/dev/null; wait $server 2>/dev/null || true; rm -rf "$work"; exit $rc' EXIT
+served() {  # served SCRIPT ARGS...: `python3 SCRIPT ARGS...` in a process forked from the server
+  local id
+  id=$(mktemp "$work/q/XXXXXX")
+  printf '%s\0' "$@" >"$id.tmp"
+  mv "$id.tmp" "$id.req"
+  while [ ! -e "$id.rc" ]; do
+    if ! kill -0 $server 2>/dev/null && [ ! -e "$id.rc" ]; then
+      echo "FAIL: the bridge's server (run_repros.py --serve) has ended" >&2
+      return 2
+    fi
+    sleep 0.05
+  done
+  cat "$id.out"
+  cat "$id.err" >&2
+  return "$(cat "$id.rc")"
+}
+bridge() { served "$src/harness/torch/flatcheck_torch.py" "$@"; }
 # The four decomposition paths, and the other export paths with the partition paths.
 decomp=export.strict.decomp,export.nonstrict.decomp,export.strict.decomp_preserve
 decomp+=,export.nonstrict.decomp_preserve
@@ -103,19 +130,19 @@ if [ "$mode" = bridge ]; then
   sixteenth=$(ls "$work"/programs/*.py | awk 'NR % 16 == 10')
   c=$(echo "$sixteenth" | wc -l)
   set +e
-  "${bridge[@]}" "$work"/programs/*.py --paths "eager,fx,-fx.rewrite,$others" --quiet \
+  bridge "$work"/programs/*.py --paths "eager,fx,-fx.rewrite,$others" --quiet \
     >"$work/out.jsonl"
   rc=$?
-  "${bridge[@]}" $fourth --paths "$decomp,export.nonstrict.swap_modules" --quiet \
+  bridge $fourth --paths "$decomp,export.nonstrict.swap_modules" --quiet \
     >"$work/decomp.jsonl"
   [ $? -eq 0 ] || rc=1
-  "${bridge[@]}" $quarter \
+  bridge $quarter \
     --paths export.nonstrict.dynamic,export.nonstrict.functional_call,fx.rewrite \
     --quiet >"$work/dynamic.jsonl"
   [ $? -eq 0 ] || rc=1
-  "${bridge[@]}" $eighth --paths export.nonstrict.cond --quiet >"$work/cond.jsonl"
+  bridge $eighth --paths export.nonstrict.cond --quiet >"$work/cond.jsonl"
   [ $? -eq 0 ] || rc=1
-  "${bridge[@]}" $sixteenth --paths compile --quiet >"$work/compile.jsonl"
+  bridge $sixteenth --paths compile --quiet >"$work/compile.jsonl"
   [ $? -eq 0 ] || rc=1
   set -e
   cat "$work/out.jsonl" "$work/decomp.jsonl" "$work/dynamic.jsonl" "$work/cond.jsonl" \
@@ -183,6 +210,19 @@ then
   echo "  a script's output"
   fail=1
 fi
+# The server the bridge's runs are forked from, on the same scripts: their statuses, and stdout
+# and stderr apart.
+got=$(for s in plain exits1 raises killed; do
+  served "$work/runner/$s.py" >"$work/runner/$s.so" 2>"$work/runner/$s.se"
+  echo -n "$s=$? "
+done)
+if [ "$got" != "plain=0 exits1=1 raises=1 killed=143 " ] ||
+   [ "$(cat "$work/runner/plain.so")" != ok ] || [ -s "$work/runner/plain.se" ] ||
+   ! grep -q 'ValueError: boom' "$work/runner/raises.se" || [ -s "$work/runner/raises.so" ]; then
+  echo "FAIL: run_repros.py --serve reports $got(expected plain=0 exits1=1 raises=1 killed=143)"
+  echo "  or mixed or lost a script's stdout and stderr"
+  fail=1
+fi
 "${in_root[@]}" python3 "$src/tests/torch/run_repros.py" "$work/repros" "$src"/corpus/torch/*.py
 for repro in "$src"/corpus/torch/*.py; do
   name=$(basename "$repro" .py)
@@ -237,46 +277,46 @@ done
 # paths.
 other_cases=$(ls "$work"/cases/*.py |
   grep -v '/decomp-\|/split-\|/fx-to-folder-\|/const-fold-\|/pipeline-\|/export-bound-\|/export-strict-bound-\|/unflatten-preserve-dead-input-\|/reexport-partitioned-\|/unflatten-later-call-first-\|/unflatten-drops-shape-guards-\|/unflatten-cond-\|/cond-\|/export-strict-cond-\|/export-load-dead-grad-\|/export-strict-grad-\|grad-region-\|/swap-modules-\|/functional-call-\|/rewrite-')
-"${bridge[@]}" $other_cases --paths "$others" >"$work/cases.jsonl"
-"${bridge[@]}" $(ls "$work"/cases/decomp-*.py | grep -v grad-region-) --paths "$decomp" \
+bridge $other_cases --paths "$others" >"$work/cases.jsonl"
+bridge $(ls "$work"/cases/decomp-*.py | grep -v grad-region-) --paths "$decomp" \
   >>"$work/cases.jsonl"
-"${bridge[@]}" "$work"/cases/split-*.py --paths fx.split,fx.split_ordered >>"$work/cases.jsonl"
-"${bridge[@]}" "$work"/cases/fx-to-folder-*.py --paths fx.folder >>"$work/cases.jsonl"
-"${bridge[@]}" "$work"/cases/const-fold-*.py --paths fx.const_fold >>"$work/cases.jsonl"
-"${bridge[@]}" "$work"/cases/rewrite-*.py --paths fx.rewrite >>"$work/cases.jsonl"  # (52, 53)
-"${bridge[@]}" $(ls "$work"/cases/pipeline-*.py | grep -v grad-region-) --paths pipeline \
+bridge "$work"/cases/split-*.py --paths fx.split,fx.split_ordered >>"$work/cases.jsonl"
+bridge "$work"/cases/fx-to-folder-*.py --paths fx.folder >>"$work/cases.jsonl"
+bridge "$work"/cases/const-fold-*.py --paths fx.const_fold >>"$work/cases.jsonl"
+bridge "$work"/cases/rewrite-*.py --paths fx.rewrite >>"$work/cases.jsonl"  # (52, 53)
+bridge $(ls "$work"/cases/pipeline-*.py | grep -v grad-region-) --paths pipeline \
   >>"$work/cases.jsonl"
 for f in "$work"/cases/export-bound-*.py; do
-  [ -e "$f" ] && "${bridge[@]}" "$f" --paths export.nonstrict.hooked >>"$work/cases.jsonl"
+  [ -e "$f" ] && bridge "$f" --paths export.nonstrict.hooked >>"$work/cases.jsonl"
 done
 for f in "$work"/cases/export-strict-bound-*.py; do
-  [ -e "$f" ] && "${bridge[@]}" "$f" --paths export.strict.hooked >>"$work/cases.jsonl"
+  [ -e "$f" ] && bridge "$f" --paths export.strict.hooked >>"$work/cases.jsonl"
 done
 for f in "$work"/cases/unflatten-preserve-dead-input-*.py; do
-  [ -e "$f" ] && "${bridge[@]}" "$f" --paths export.strict.swap,export.nonstrict.swap \
+  [ -e "$f" ] && bridge "$f" --paths export.strict.swap,export.nonstrict.swap \
     >>"$work/cases.jsonl"
 done
 # (50, pytorch#164759) the functional-call classes' cases: one run through both paths
 calls=$(ls "$work"/cases/functional-call-*.py 2>/dev/null)
-[ -n "$calls" ] && "${bridge[@]}" $calls \
+[ -n "$calls" ] && bridge $calls \
   --paths export.strict.functional_call,export.nonstrict.functional_call >>"$work/cases.jsonl"
 # (45 to 49) the graph-swap classes' cases: one bridge run through both graph-swap paths
 swaps=$(ls "$work"/cases/swap-modules-*.py 2>/dev/null)
-[ -n "$swaps" ] && "${bridge[@]}" $swaps \
+[ -n "$swaps" ] && bridge $swaps \
   --paths export.strict.swap_modules,export.nonstrict.swap_modules >>"$work/cases.jsonl"
 for f in "$work"/cases/unflatten-drops-shape-guards-*.py; do
-  [ -e "$f" ] && "${bridge[@]}" "$f" --paths export.nonstrict.dynamic >>"$work/cases.jsonl"
+  [ -e "$f" ] && bridge "$f" --paths export.nonstrict.dynamic >>"$work/cases.jsonl"
 done
 for f in "$work"/cases/unflatten-cond-*.py "$work"/cases/cond-*.py; do
-  [ -e "$f" ] && "${bridge[@]}" "$f" --paths export.nonstrict.cond >>"$work/cases.jsonl"
+  [ -e "$f" ] && bridge "$f" --paths export.nonstrict.cond >>"$work/cases.jsonl"
 done
 for f in "$work"/cases/export-strict-cond-*.py; do  # (39): only with the branch op by torch.cond
-  [ -e "$f" ] && "${bridge[@]}" "$f" --paths export.strict.preserve --branch cond \
+  [ -e "$f" ] && bridge "$f" --paths export.strict.preserve --branch cond \
     >>"$work/cases.jsonl"
 done
 # (40, 41, 42, 36's no_grad form): only with --branch nograd; one bridge run for their cases
 grad=$(ls "$work"/cases/*grad-region-*.py 2>/dev/null | grep -v /reexport-partitioned-)
-[ -n "$grad" ] && "${bridge[@]}" $grad --branch nograd \
+[ -n "$grad" ] && bridge $grad --branch nograd \
   --paths export.nonstrict.unflatten,export.strict.unflatten,export.strict.preserve,export.nonstrict.decomp_preserve,pipeline \
   >>"$work/cases.jsonl"
 # the re-export's classes (32, 44; 32 joined with 43 with --branch nograd): one bridge run each
@@ -284,9 +324,9 @@ reexport=$(ls "$work"/cases/reexport-partitioned-*.py "$work"/cases/unflatten-la
   2>/dev/null)
 plain=$(echo "$reexport" | grep -v grad-region-)
 nograd=$(echo "$reexport" | grep grad-region-)
-[ -n "$plain" ] && "${bridge[@]}" $plain --paths partition.reexport.capability \
+[ -n "$plain" ] && bridge $plain --paths partition.reexport.capability \
   >>"$work/cases.jsonl"
-[ -n "$nograd" ] && "${bridge[@]}" $nograd --branch nograd --paths partition.reexport.capability \
+[ -n "$nograd" ] && bridge $nograd --branch nograd --paths partition.reexport.capability \
   >>"$work/cases.jsonl"
 for f in "$work"/drawn/*.py; do
   [ -e "$f" ] || continue
@@ -295,13 +335,13 @@ for f in "$work"/drawn/*.py; do
     export-strict-*) path=export.strict.hooked ;;
     *) path=export.nonstrict.hooked ;;
   esac
-  "${bridge[@]}" "$f" --paths "$path" \
+  bridge "$f" --paths "$path" \
     --draw "$(cat "$src/corpus/torch/cases/$(basename "$f" .py).draw")" >>"$work/cases.jsonl"
 done
 for f in "$work"/argsd/*.py; do
   [ -e "$f" ] || continue
   read -r -a extra <"$src/corpus/torch/cases/$(basename "$f" .py).args"
-  "${bridge[@]}" "$f" "${extra[@]}" >>"$work/cases.jsonl"
+  bridge "$f" "${extra[@]}" >>"$work/cases.jsonl"
 done
 python3 - "$work/cases.jsonl" $torch_version "$src/corpus/torch/cases" <<'EOF' || fail=1
 import json, os, re, sys
@@ -428,7 +468,7 @@ tied="$work/cases/unflatten-preserve-entry-without-module-1.py"
 for want in "0 export.nonstrict.preserve:known_torch_issue:unflatten-preserve-entry-without-module" \
             "1 export.nonstrict.preserve:known_torch_issue:preserve-tied-buffer-update" \
             "1 export.nonstrict.preserve:agree" "1 export.nonstrict.module:known_torch_issue"; do
-  "${bridge[@]}" "$tied" --quiet --interesting "${want#* }" >/dev/null 2>&1
+  bridge "$tied" --quiet --interesting "${want#* }" >/dev/null 2>&1
   rc=$?
   if [ "$rc" -ne "${want%% *}" ]; then
     echo "FAIL: --interesting ${want#* } exits $rc on $tied, expected ${want%% *}"
@@ -438,9 +478,9 @@ done
 "$bin" example graph-break -o "$work/gb.json" >/dev/null
 "$bin" emit-torch "$work/gb.json" -o "$work/gb" >/dev/null
 for path in fx partition.splitter; do
-  "${bridge[@]}" "$work/gb/gb.py" --paths "$path" --quiet >/dev/null || {
+  bridge "$work/gb/gb.py" --paths "$path" --quiet >/dev/null || {
     echo "FAIL: the built-in flatten pass disagrees on the graph-break example ($path)"; fail=1; }
-  "${bridge[@]}" "$work/gb/gb.py" --paths "$path" --quiet \
+  bridge "$work/gb/gb.py" --paths "$path" --quiet \
     --pass "$src/harness/torch/passes/by_name.py:flatten" >/dev/null 2>&1
   if [ $? -ne 1 ]; then
     echo "FAIL: --pass by_name.py:flatten did not reproduce the graph-break bug on $path"
@@ -453,7 +493,7 @@ done
 # differs within the bound; the bridge crashed there once).
 "$bin" generate --seed 41 --count 40 --max-nodes 40 -o "$work/wide" >/dev/null
 "$bin" emit-torch "$work/wide" -o "$work/wide-py" >/dev/null
-if ! "${bridge[@]}" "$work"/wide-py/*.py --paths eager --quiet >"$work/wide.jsonl" 2>&1 ||
+if ! bridge "$work"/wide-py/*.py --paths eager --quiet >"$work/wide.jsonl" 2>&1 ||
    ! tail -n 1 "$work/wide.jsonl" | grep -q '"programs": 40'; then
   tail -n 5 "$work/wide.jsonl"
   echo "FAIL: the eager path failed on the wide cases of seed 41"
@@ -473,13 +513,13 @@ for f in sorted(glob.glob(sys.argv[1] + "/*.py")):
         sys.exit(0)
 sys.exit("FAIL: no emitted program with EXPORT_NAMES to edit")
 EOF
-"${bridge[@]}" "$work/wrong.py" --paths export.nonstrict.module >"$work/wrong.jsonl" 2>&1
+bridge "$work/wrong.py" --paths export.nonstrict.module >"$work/wrong.jsonl" 2>&1
 if [ $? -ne 1 ] || ! grep -q '"stage": "names"' "$work/wrong.jsonl"; then
   echo "FAIL: a wrong EXPORT_NAMES entry was not reported (the names are not compared?)"
   fail=1
 fi
 # --time is read: with no time left, no program is checked and the summary counts them not run.
-"${bridge[@]}" "$work"/named-py/*.py --paths eager --time 0 >"$work/time.jsonl" 2>&1
+"${bridge_cmd[@]}" "$work"/named-py/*.py --paths eager --time 0 >"$work/time.jsonl" 2>&1
 if [ $? -ne 0 ] || [ "$(wc -l <"$work/time.jsonl")" -ne 1 ] ||
    ! grep -q '"programs_not_run": 20' "$work/time.jsonl"; then
   cat "$work/time.jsonl"
@@ -490,7 +530,7 @@ fi
 # with the reason "time limit" (every other run here has no limit and expects its classes;
 # bridge_units checks which paths share a limit and that a path runs after one was stopped).
 one=$(ls "$work"/named-py/*.py | head -n 1)
-"${bridge[@]}" "$one" --paths export.strict.module,fx.folder --path-time 0.001 \
+bridge "$one" --paths export.strict.module,fx.folder --path-time 0.001 \
   >"$work/ptime.jsonl" 2>&1
 if [ "$(grep -c '"status": "skipped", "skip": "time limit: ran past --path-time 0.001 s' \
         "$work/ptime.jsonl")" -ne 2 ]; then
@@ -500,7 +540,7 @@ if [ "$(grep -c '"status": "skipped", "skip": "time limit: ran past --path-time 
 fi
 # --device is read: on a GPU, the export path runs there and its result is named PATH.cuda; with
 # no CUDA device the bridge refuses (exit 2, the reason), never a silent CPU run.
-"${bridge[@]}" "$one" --paths eager,export.nonstrict.module --device cuda >"$work/dev.jsonl" 2>&1
+bridge "$one" --paths eager,export.nonstrict.module --device cuda >"$work/dev.jsonl" 2>&1
 rc=$?
 if "${in_root[@]}" python3 -c 'import sys, torch; sys.exit(not torch.cuda.is_available())'; then
   if [ "$rc" -ne 0 ] || ! grep -Eq '"path": "export.nonstrict.module.cuda", "status": "(agree|excused)"' \
@@ -517,7 +557,7 @@ fi
 # --draw is read by the cases run with a .draw above (their own draws agree); a malformed one is
 # refused (exit 2, the reason), never a silent draw of the program's own.
 refused_draw() {  # refused_draw PATH KEY DRAW WHAT: the bridge exits 2 naming the draw's KEY
-  "${bridge[@]}" "$one" --paths "$1" --draw "$3" >"$work/draw.out" 2>&1
+  bridge "$one" --paths "$1" --draw "$3" >"$work/draw.out" 2>&1
   local rc=$?
   if [ "$rc" -ne 2 ] || ! grep -q -- "--draw: $2" "$work/draw.out"; then
     cat "$work/draw.out"
@@ -530,7 +570,7 @@ refused_draw export.nonstrict.preserve_some preserve '{"preserve": "a"}' \
   "with preserved modules that are no list"
 # The swap paths read --draw too: swapping nothing, entry 31's case agrees (its own draw, its one
 # module, is the class; above).
-"${bridge[@]}" "$work/cases/unflatten-preserve-dead-input-none-1.py" --paths export.nonstrict.swap \
+bridge "$work/cases/unflatten-preserve-dead-input-none-1.py" --paths export.nonstrict.swap \
   --draw '{"swap": []}' >"$work/swapdraw.out" 2>&1
 if ! grep -q '"path": "export.nonstrict.swap", "swapped": \[\], "status": "agree"' "$work/swapdraw.out"; then
   cat "$work/swapdraw.out"
@@ -541,7 +581,7 @@ refused_draw export.nonstrict.swap swap '{"swap": ["a", "a.b"]}' \
   "swapping a module and its child"
 # So do the graph-swap paths (the same key): swapping nothing, entry 45's case agrees (its own
 # draw, its one module, is the class; above).
-"${bridge[@]}" "$work/cases/swap-modules-output-by-position-1.py" \
+bridge "$work/cases/swap-modules-output-by-position-1.py" \
   --paths export.nonstrict.swap_modules --draw '{"swap": []}' >"$work/swapdraw.out" 2>&1
 if ! grep -q '"path": "export.nonstrict.swap_modules", "swapped": \[\], "status": "agree"' \
     "$work/swapdraw.out"; then
@@ -552,7 +592,7 @@ fi
 # The dynamic paths read --draw: pinned to no other size, entry 33's case (its drawn sizes show
 # the class on torch 2.14) is judged at its own size alone; a size that is no list of shapes is
 # refused.
-"${bridge[@]}" "$work/cases/unflatten-drops-shape-guards-1.py" --paths export.nonstrict.dynamic \
+bridge "$work/cases/unflatten-drops-shape-guards-1.py" --paths export.nonstrict.dynamic \
   --draw '{"dynamic": []}' >"$work/dyndraw.out" 2>&1
 if ! grep -q '"path": "export.nonstrict.dynamic", "status": "agree", "sizes": \[\[\[[0-9, ]*\]\]\]' \
     "$work/dyndraw.out"; then
@@ -565,8 +605,8 @@ refused_draw export.nonstrict.dynamic dynamic '{"dynamic": [[[-1]]]}' "with a ne
 # and is class 34 there with the branch taken by torch.cond (each result says so); its pipeline
 # is then class 36; a branch form that is neither is refused (exit 2, the reason).
 c34="$work/cases/unflatten-cond-dead-first-call-1.py"
-"${bridge[@]}" "$c34" --paths export.nonstrict.unflatten >"$work/branch0.out" 2>&1
-"${bridge[@]}" "$c34" --paths export.nonstrict.unflatten,pipeline --branch cond \
+bridge "$c34" --paths export.nonstrict.unflatten >"$work/branch0.out" 2>&1
+bridge "$c34" --paths export.nonstrict.unflatten,pipeline --branch cond \
   >"$work/branch1.out" 2>&1
 if ! grep -q '"path": "export.nonstrict.unflatten", "status": "agree"' "$work/branch0.out" ||
    ! grep -q '"path": "export.nonstrict.unflatten", .*"known_torch_issue": "unflatten-cond-dead-first-call", .*"branch": "cond"' \
@@ -577,7 +617,7 @@ if ! grep -q '"path": "export.nonstrict.unflatten", "status": "agree"' "$work/br
   echo "FAIL: --branch cond did not take entry 34's case through torch.cond (ignored?)"
   fail=1
 fi
-"${bridge[@]}" "$c34" --paths eager --branch ifelse >"$work/branch2.out" 2>&1
+"${bridge_cmd[@]}" "$c34" --paths eager --branch ifelse >"$work/branch2.out" 2>&1
 if [ $? -ne 2 ] || ! grep -q "argument --branch: invalid choice" "$work/branch2.out"; then
   cat "$work/branch2.out"
   echo "FAIL: --branch ifelse was not refused with exit 2"
@@ -585,7 +625,7 @@ if [ $? -ne 2 ] || ! grep -q "argument --branch: invalid choice" "$work/branch2.
 fi
 # --reads is read: with the buffer read as itself, const_fold's folded transpose of it misses the
 # update the view sees (a wrong output; read as a copy only the update itself is missing).
-"${bridge[@]}" "$alias" --paths fx.const_fold --reads alias >"$work/reads.out" 2>&1
+bridge "$alias" --paths fx.const_fold --reads alias >"$work/reads.out" 2>&1
 if ! grep -q '"path": "fx.const_fold", "status": "known_torch_issue", "detail": "call 1 output 0: .*"reads": "alias"' \
     "$work/reads.out"; then
   cat "$work/reads.out"
