@@ -71,7 +71,14 @@ mkdir "$work/q"
 "${in_root[@]}" env PYTHONHASHSEED=0 python3 "$src/tests/torch/run_repros.py" --serve "$work/q" \
   "$src/harness/torch/flatcheck_torch.py" </dev/null &
 server=$!
-trap 'rc=$?; kill $server 2>/dev/null; wait $server 2>/dev/null || true; rm -rf "$work"; exit $rc' EXIT
+stop() {  # the script's exit status kept (bridge mode runs under set -e)
+  local status=$?
+  kill $server 2>/dev/null
+  wait $server 2>/dev/null || true
+  rm -rf "$work"
+  exit $status
+}
+trap stop EXIT
 served() {  # served SCRIPT ARGS...: `python3 SCRIPT ARGS...` in a process forked from the server
   local id
   id=$(mktemp "$work/q/XXXXXX")
