@@ -47,7 +47,8 @@
 #       expected placeholder name is a mismatch at stage names); --interesting reads
 #       its path, status and text (the text against the known-issue class too); the eager path
 #       judges a bounded op whose input is a placeholder (40 wide cases of seed 41); --time 0
-#       checks no program and counts them not run; --device cuda runs the export path on the
+#       checks no program and counts them not run; a bridge started on its own runs under
+#       PYTHONHASHSEED=0 (a --pass records the seed and a string's hash in two runs); --device cuda runs the export path on the
 #       GPU (PATH.cuda), or exits 2 without one; --branch cond takes class 34's case through
 #       torch.cond on the unflatten and pipeline paths (classes 34 and 36); --reads alias reads
 #       the buffer of tests/torch/alias/view-read-after-update.json as itself (fx.const_fold)
@@ -545,6 +546,26 @@ if [ "$(grep -c '"status": "skipped", "skip": "time limit: ran past --path-time 
   echo "FAIL: --path-time 0.001 did not stop the two paths"
   fail=1
 fi
+# A bridge started as a user starts it runs under PYTHONHASHSEED=0 (it starts itself again so,
+# before torch's import: pipelining's results depend on string hashing): a --pass that records
+# the seed and a string's hash, in two such runs, sees "0" and the same hash both times.
+cat >"$work/hash_pass.py" <<EOF
+import os
+from torch_fx import flatten_by_position
+def flatten(split):
+    with open("$work/hash.txt", "a") as f:
+        print(os.environ.get("PYTHONHASHSEED"), hash("flatcheck"), file=f)
+    return flatten_by_position(split)
+EOF
+for k in 1 2; do
+  "${bridge_cmd[@]}" "$one" --paths fx --quiet --pass "$work/hash_pass.py:flatten" >/dev/null 2>&1
+done
+if [ "$(sort -u "$work/hash.txt" 2>/dev/null | wc -l)" -ne 1 ] || ! grep -q '^0 ' "$work/hash.txt"
+then
+  cat "$work/hash.txt"
+  echo "FAIL: the bridge did not run under PYTHONHASHSEED=0, or hashed a string two ways"
+  fail=1
+fi
 # --device is read: on a GPU, the export path runs there and its result is named PATH.cuda; with
 # no CUDA device the bridge refuses (exit 2, the reason), never a silent CPU run.
 bridge "$one" --paths eager,export.nonstrict.module --device cuda >"$work/dev.jsonl" 2>&1
@@ -639,5 +660,6 @@ if ! grep -q '"path": "fx.const_fold", "status": "known_torch_issue", "detail": 
   echo "FAIL: --reads alias did not read the buffer as itself on the alias case (ignored?)"
   fail=1
 fi
-[ "$fail" -eq 0 ] && echo "PASS: naming table, corpus/torch repros, --pass, export names, --interesting, --time, --device, --draw, --branch, --reads"
+[ "$fail" -eq 0 ] && echo "PASS: naming table, corpus/torch repros, --pass, export names," \
+  "--interesting, --time, the hash seed, --device, --draw, --branch, --reads"
 exit "$fail"
