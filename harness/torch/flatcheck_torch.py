@@ -157,7 +157,7 @@ def fixed_hash_seed():
     """Runs the bridge again under PYTHONHASHSEED=0 unless it already is: torch code that
     iterates over a set of names (pipelining's aliasing step) otherwise takes another order on
     each run, and one program would give different results run to run. Called before torch's
-    import, so the second start is the only one that pays for it (about 2 s)."""
+    import, so only the restarted process imports torch (about 2 s)."""
     if os.environ.get("PYTHONHASHSEED") != "0":
         os.environ["PYTHONHASHSEED"] = "0"
         os.execv(sys.executable, getattr(sys, "orig_argv", [sys.executable] + sys.argv))

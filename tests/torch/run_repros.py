@@ -105,7 +105,7 @@ def serve(qdir, script):
             base = os.path.join(qdir, name[:-len(".req")])
             with open(base + ".req", "rb") as f:
                 argv = [a.decode() for a in f.read().split(b"\0")[:-1]]
-            os.rename(base + ".req", base + ".run")
+            os.remove(base + ".req")
             run_forked(argv, base + ".out", base + ".err", base + ".rc")
     return 0
 
