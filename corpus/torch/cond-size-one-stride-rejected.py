@@ -15,7 +15,7 @@ import sys
 
 import torch
 
-PRESENT_FROM = (2, 14)  # torch 2.6 runs it (exit 0); 2.7 to 2.13 not run
+PRESENT_FROM = (2, 11)  # torch 2.6 runs it (exit 0); 2.7 to 2.10 not run; 2.11 and 2.14.1 have it
 
 
 def first(a, b):

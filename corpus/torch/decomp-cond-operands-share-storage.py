@@ -16,7 +16,8 @@ import sys
 
 import torch
 
-PRESENT_FROM = (2, 14)  # torch 2.6 decomposes it and agrees (exit 0); 2.7 to 2.13 not run
+# torch 2.6 decomposes it and agrees (exit 0); 2.7 to 2.10 not run; 2.11 and 2.14.1 have it
+PRESENT_FROM = (2, 11)
 
 
 def first(a, b):

@@ -8,7 +8,7 @@ torch/export/pt2_archive/_package_weights.py groups the weights that share a sto
 (storage data_ptr, dtype) to save each storage once; every zero-element storage has data_ptr 0,
 so every empty weight of one dtype joins one group, and they load as views of one storage.
 unflatten finds shared tensors by storage (_TensorID) and gives both names one tensor. torch
-2.14.1; torch 2.6 loads them apart (2.7 to 2.13 not run).
+2.11 and 2.14.1; torch 2.6 loads them apart (2.7 to 2.10 not run).
     python3 corpus/torch/export-load-aliases-empty-tensors.py   # exit 1 while present
 """
 import io
@@ -16,7 +16,7 @@ import sys
 
 import torch
 
-PRESENT_FROM = (2, 14)
+PRESENT_FROM = (2, 11)  # 2.7 to 2.10 not run; 2.11 and 2.14.1 have it
 
 
 class Model(torch.nn.Module):

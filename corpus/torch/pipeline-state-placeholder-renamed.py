@@ -2,7 +2,7 @@
 buffer is named so that its node name collides: a root buffer `b_buf` beside a child `b` with
 a buffer `b_buf` — crash (TypeError: forward() missing 1 required positional argument; found
 by flatcheck's torch campaign, path pipeline; torch 2.14.1; torch 2.6 builds and runs it,
-2.7 to 2.13 not run).
+2.11 has it too; 2.7 to 2.10 not run).
 
 The exported module names the get_attr of `b.b_buf` `b_b_buf_1` (`b_b_buf`, its natural name,
 is the lifted name of the root's `b_buf`). split_module names the stage's placeholder after it
@@ -18,7 +18,7 @@ import sys
 import torch
 from torch.distributed.pipelining import pipeline
 
-PRESENT_FROM = (2, 14)  # torch 2.6 runs it (exit 0); 2.7 to 2.13 not run
+PRESENT_FROM = (2, 11)  # torch 2.6 runs it (exit 0); 2.7 to 2.10 not run; 2.11 and 2.14.1 have it
 
 
 class Child(torch.nn.Module):

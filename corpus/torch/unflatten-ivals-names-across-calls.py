@@ -1,8 +1,8 @@
 """torch.export.unflatten of a decomposed program (ExportedProgram.run_decompositions()): a
 module called twice that updates its buffer, inside a preserved module, and the buffer updated
 again outside it, makes unflatten raise IndexError (found by flatcheck's torch campaign, path
-export.strict.decomp_preserve, case-33-118; reduced by hand). Present on torch 2.14.1; torch
-2.6 unflattens it and agrees (2.7 to 2.13 not run).
+export.strict.decomp_preserve, case-33-118; reduced by hand). Present on torch 2.11 and
+2.14.1; torch 2.6 unflattens it and agrees (2.7 to 2.10 not run).
 
 After run_decompositions every buffer update is functional (`copy = aten.copy(rm, add)`). A
 preserved module's caller that reads an update made inside it (here the root, reading
@@ -18,7 +18,7 @@ import sys
 
 import torch
 
-PRESENT_FROM = (2, 14)  # torch 2.6 agrees (2.7 to 2.13 not run)
+PRESENT_FROM = (2, 11)  # torch 2.6 agrees (2.7 to 2.10 not run; 2.11 and 2.14.1 have it)
 
 
 class Inner(torch.nn.Module):
