@@ -97,14 +97,17 @@ torch_lane() {
   step torch-corpus timeout "$((TORCH_TIME + 60))" bash tests/torch/torch2_test.sh checks \
     "$bin/flatcheck" "$PWD" &
   step torch-ulps timeout 150 python3 harness/torch/measure_ulps.py &  # torch's own kernels
-  step torch-cuda-export timeout "$((TORCH_TIME + 60))" python3 harness/torch/torch_campaign.py \
-    --python python3 --flatcheck "$bin/flatcheck" --cases 1000 --seed 3 --jobs 2 \
-    --device cuda --time "$TORCH_TIME" --path-time "$TORCH_PATH_TIME" --no-shrink \
-    --out "$out/work-torch-cuda" --markdown "$out/torch-cuda.md" &
-  step torch-campaign timeout "$((TORCH_TIME + 90))" python3 harness/torch/torch_campaign.py \
-    --python python3 --flatcheck "$bin/flatcheck" --cases "$TORCH_CASES" --seed "$TORCH_SEED" \
-    --first "$TORCH_FIRST" --jobs "$TORCH_JOBS" --time "$TORCH_TIME" \
+  # The campaigns' limits stop them with SIGTERM: each still writes its summary and results
+  # (the programs under way counted not run); -k: killed 30 s later if that hangs.
+  step torch-cuda-export timeout -k 30 "$((TORCH_TIME + 60))" \
+    python3 harness/torch/torch_campaign.py --python python3 --flatcheck "$bin/flatcheck" \
+    --cases 1000 --seed 3 --jobs 2 --device cuda --time "$TORCH_TIME" \
     --path-time "$TORCH_PATH_TIME" --no-shrink \
+    --out "$out/work-torch-cuda" --markdown "$out/torch-cuda.md" &
+  step torch-campaign timeout -k 30 "$((TORCH_TIME + 90))" \
+    python3 harness/torch/torch_campaign.py --python python3 --flatcheck "$bin/flatcheck" \
+    --cases "$TORCH_CASES" --seed "$TORCH_SEED" --first "$TORCH_FIRST" --jobs "$TORCH_JOBS" \
+    --time "$TORCH_TIME" --path-time "$TORCH_PATH_TIME" --no-shrink \
     --out "$out/work-torch" --markdown "$out/torch-campaign.md"
   wait
 }

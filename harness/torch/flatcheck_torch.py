@@ -133,7 +133,8 @@ generated ones); the others' paths are skipped with that reason.
 (torch's CUDA kernels), judged against torch eager run on the GPU, bit for bit; the eager path
 still compares torch's CPU eager with flatcheck's. Such a result's path ends in `.cuda`
 (`export.nonstrict.module.cuda`). --time SECONDS starts no program after SECONDS: the summary
-counts the programs checked and those not run. --path-time SECONDS stops a path that runs longer
+counts the programs checked and those not run; so does SIGTERM or SIGINT (Ctrl-C), which stops
+the program under way and counts it not run, the summary saying "stopped". --path-time SECONDS stops a path that runs longer
 on one program (export.MODE.module and export.MODE.unflatten, which share one export, share the
 limit) and reports it skipped, reason "time limit", with torch's compile caches reset after it.
 
@@ -150,6 +151,7 @@ import json
 import os
 import signal
 import sys
+import threading
 import time
 
 
@@ -163,8 +165,40 @@ def fixed_hash_seed():
         os.execv(sys.executable, getattr(sys, "orig_argv", [sys.executable] + sys.argv))
 
 
+class Stopped(BaseException):
+    """Raised into the run by SIGTERM or SIGINT (a campaign's limit, a user's Ctrl-C): a
+    BaseException, so that no `except Exception` takes it for a path's failure."""
+
+
+STOP = {"signal": None, "raise": False, "pid": os.getpid()}
+
+
+def on_stop(signum, frame):
+    """Notes SIGTERM or SIGINT and, while a program is being checked, stops it: the summary
+    then counts it and those after it not run. Where torch swallows the exception (a weakref
+    callback's is printed and dropped), the signal comes again a second later until it lands."""
+    if os.getpid() != STOP["pid"]:  # a child forked by torch: not the bridge
+        os._exit(128 + signum)
+    if STOP["signal"] is None:
+        STOP["signal"] = signal.Signals(signum).name
+        threading.Thread(target=stop_again, args=(signum,), daemon=True).start()
+    if STOP["raise"]:
+        raise Stopped()
+
+
+def stop_again(signum):
+    """The stop request again each second while a program is still being checked."""
+    while True:
+        time.sleep(1)
+        if STOP["raise"]:
+            os.kill(STOP["pid"], signum)
+
+
 if __name__ == "__main__":
     fixed_hash_seed()
+    # From here on a stop request is noted (before torch's import, which takes seconds).
+    signal.signal(signal.SIGTERM, on_stop)
+    signal.signal(signal.SIGINT, on_stop)
 
 import torch  # noqa: E402 - after the restart above
 
@@ -703,7 +737,7 @@ def main():
         summary["programs_reads_change"] = 0
     start = time.monotonic()
     for i, path in enumerate(args.programs):
-        if args.time is not None and time.monotonic() - start >= args.time:
+        if STOP["signal"] or args.time is not None and time.monotonic() - start >= args.time:
             summary["programs_not_run"] = len(args.programs) - i
             break
         try:
@@ -713,8 +747,17 @@ def main():
             return 2
         ops = program_ops(p)
         reset_compile_caches()
-        results = check_program(p, paths, flatten, pass_name, counts, args.device, args.branch,
-                                args.path_time, args.reads)
+        try:
+            STOP["raise"] = True  # a stop request ends this program's check part way
+            if STOP["signal"]:
+                raise Stopped()
+            results = check_program(p, paths, flatten, pass_name, counts, args.device,
+                                    args.branch, args.path_time, args.reads)
+            STOP["raise"] = False  # its results are counted whole or not at all
+        except Stopped:
+            STOP["raise"] = False
+            summary["programs_not_run"] = len(args.programs) - i
+            break
         if any(r.get("reads_change") for r in results):
             summary["programs_reads_change"] += 1
         for r in results:
@@ -728,7 +771,13 @@ def main():
             if not args.quiet or bad:
                 print(json.dumps(r), flush=True)
     summary["nodes_per_op"] = counts
-    print(json.dumps(summary, sort_keys=True))
+    for sig in (signal.SIGTERM, signal.SIGINT):  # the checking is over: exit with the summary
+        signal.signal(sig, signal.SIG_IGN)
+    if STOP["signal"] and summary["programs_not_run"]:
+        summary["stopped"] = STOP["signal"]
+        print(f"flatcheck_torch: stopped by {STOP['signal']}: {summary['programs_not_run']} "
+              f"programs not run", file=sys.stderr)
+    print(json.dumps(summary, sort_keys=True), flush=True)
     if want:
         return 0 if hits else 1
     return 1 if failed else 0

@@ -31,12 +31,15 @@ made through a forward argument the caller fills with the buffer (emit-torch --u
 torch sees submodules update their inputs in place. A shrink's test runs the bridge with the same
 --pass, --device, --branch and --reads, on programs emitted with the same --update-args. Prints
 counts per path, the skip and known-issue classes, and per op and path; exits 1 when a mismatch
-or an error was found, 2 on bad usage.
+or an error was found, 2 on bad usage. SIGTERM or SIGINT (a time limit around the campaign,
+Ctrl-C) stops each bridge process, which counts the program under way and those after it not
+run; the campaign then writes its results and summary as after --time, and starts no shrink.
 """
 import argparse
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -60,6 +63,22 @@ def add_counts(into, more):
             into[k] = into.get(k, 0) + v
 
 
+STOP = {"signal": None, "bridges": []}
+
+
+def on_stop(signum, frame):
+    """SIGTERM or SIGINT (a time limit around the campaign, Ctrl-C): each bridge process is
+    asked to stop (SIGTERM: it counts the program under way and those after it not run and
+    prints its summary), and the campaign summarizes what ran; no shrink is started."""
+    if STOP["signal"] is None:
+        STOP["signal"] = signal.Signals(signum).name
+        print(f"torch_campaign: {STOP['signal']}: stopping the bridge processes",
+              file=sys.stderr, flush=True)
+    for p in STOP["bridges"]:
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+
+
 def run_bridge(python, files, extra, jobs, scratch):
     """Runs the bridge over `files` in `jobs` processes, showing progress on stderr; returns
     (lines, merged summary, worst exit status) or (None, None, status) when a process failed."""
@@ -70,6 +89,9 @@ def run_bridge(python, files, extra, jobs, scratch):
         err = open(os.path.join(scratch, f"bridge-{k}.err"), "w", encoding="utf-8")
         procs.append((subprocess.Popen(python + [BRIDGE] + extra + chunk, stdout=out, stderr=err,
                                        text=True), out, err, k))
+        STOP["bridges"].append(procs[-1][0])
+        if STOP["signal"]:  # asked to stop while the processes were being started
+            procs[-1][0].send_signal(signal.SIGTERM)
     start = time.time()
     # on a terminal one line rewritten every 5 s; elsewhere (a log) a whole line every 10 s
     tty = sys.stderr.isatty()
@@ -93,11 +115,15 @@ def run_bridge(python, files, extra, jobs, scratch):
         out.close()
         err.close()
         text = open(os.path.join(scratch, f"bridge-{k}.jsonl"), encoding="utf-8").read()
-        if p.returncode not in (0, 1):
-            errors = open(os.path.join(scratch, f"bridge-{k}.err"), encoding="utf-8").read()
-            print(text[-3000:] + errors[-3000:], file=sys.stderr)
-            return None, None, p.returncode
         parsed = [json.loads(line) for line in text.splitlines() if line.startswith("{")]
+        # A process killed by a signal once its summary line is out (a stop request reaching
+        # it as it exits) has checked all it says; bad usage (2) or any other status is a fault.
+        whole = any(x.get("summary") for x in parsed) and p.returncode < 0
+        if p.returncode not in (0, 1) and not whole:
+            errors = open(os.path.join(scratch, f"bridge-{k}.err"), encoding="utf-8").read()
+            print(text[-3000:] + errors[-3000:] + f"torch_campaign: bridge process {k} exited "
+                  f"with status {p.returncode}", file=sys.stderr)
+            return None, None, p.returncode
         if not any(x.get("summary") for x in parsed):  # it died part way: programs unchecked
             errors = open(os.path.join(scratch, f"bridge-{k}.err"), encoding="utf-8").read()
             print(errors[-3000:] + f"torch_campaign: bridge process {k} ended (exit "
@@ -108,6 +134,8 @@ def run_bridge(python, files, extra, jobs, scratch):
         for x in parsed:
             if x.get("summary"):
                 summary["torch"] = x["torch"]
+                if x.get("stopped"):
+                    summary["stopped"] = x["stopped"]
                 add_counts(summary, {k2: v for k2, v in x.items() if k2 != "torch"})
     return lines, summary, worst
 
@@ -124,8 +152,10 @@ def print_summary(args, summary, seconds, out=print):
             f"{summary.get('programs_reads_change', 0)} (the others compute as read as copies)")
     not_run = summary.get("programs_not_run", 0)
     if not_run:
+        why = (f"stopped by {summary['stopped']}" if summary.get("stopped") else
+               f"--time {args.time:g} s ran out")
         out(f"  programs checked: {args.cases - not_run} of {args.cases} ({not_run} not run: "
-            f"--time {args.time:g} s ran out)")
+            f"{why})")
     width = max([28] + [len(p) for p in summary["paths"]])
     out("  " + "path".ljust(width) + " " + "".join(f"{s:>10s}" for s in STATUSES[:5]) +
         "  known torch issue")
@@ -255,6 +285,8 @@ def main():
     ap.add_argument("--markdown", metavar="FILE",
                     help="also write the summary, the command and the commit to FILE")
     args = ap.parse_args()
+    signal.signal(signal.SIGTERM, on_stop)
+    signal.signal(signal.SIGINT, on_stop)
     if args.cases < 1 or args.jobs < 1:
         ap.error("--cases and --jobs must be at least 1")
     if args.first < 0:
@@ -312,9 +344,15 @@ def main():
     extra += (["--device", args.device] if args.device != "cpu" else [])
     extra += (["--branch", args.branch] if args.branch != "python" else [])
     extra += (["--reads", args.reads] if args.reads != "copy" else [])
+    if STOP["signal"]:
+        print(f"torch_campaign: stopped by {STOP['signal']} before any program ran",
+              file=sys.stderr)
+        return 2
     lines, summary, rc = run_bridge(python, files, extra, args.jobs, args.out)
     if lines is None:
         return 2
+    if STOP["signal"]:
+        summary["stopped"] = STOP["signal"]  # what stopped the campaign, as the user sent it
     with open(os.path.join(args.out, "results.jsonl"), "w", encoding="utf-8") as f:
         for line in lines + [summary]:
             f.write(json.dumps(line) + "\n")
@@ -335,8 +373,11 @@ def main():
         x = xs[0]
         print(f"  {len(xs)} x {sig[0]} {sig[1]}: e.g. {os.path.basename(x['program'])}: "
               f"{json.dumps(x.get('first_mismatch'))[:300]}")
-        if not args.no_shrink and i < args.max_shrinks:
+        if not args.no_shrink and i < args.max_shrinks and not STOP["signal"]:
             shrink(args, python, x, cases)
+    if STOP["signal"] and not args.no_shrink:
+        print(f"  not shrunk: stopped by {STOP['signal']} (the failing programs are listed in "
+              f"{os.path.join(args.out, 'results.jsonl')})")
     return 1
 
 

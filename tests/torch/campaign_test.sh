@@ -4,7 +4,8 @@
 # never report the programs that did run as the whole result; --time, --path-time (0 refused),
 # --device, --branch and --reads reach the bridge and a shrink's test; --first picks the seed's cases;
 # --update-args emits the programs and a shrink's candidates so;
-# progress in a log is a whole line every 10 s.
+# progress in a log is a whole line every 10 s; SIGTERM and SIGINT stop the bridges and the
+# campaign summarizes what ran.
 #   campaign_test.sh FLATCHECK_BIN SOURCE_DIR
 set -uo pipefail
 bin=$1 src=$2
@@ -178,3 +179,57 @@ for form in plain args; do
   fi
 done
 echo "PASS: --update-args emits the campaign's programs and a shrink's candidates so"
+# SIGTERM or SIGINT to the campaign (a time limit around it, Ctrl-C) reaches each bridge
+# process, whose summary counts the programs it did not run; the campaign then writes its
+# summary and results as after --time, within seconds. Stand-ins that check one program and
+# wait: one answers SIGTERM with its summary; one has its summary out and is killed by the
+# signal (a stop request reaching it as it exits): its results are whole.
+cat >"$work/stoppable.py" <<'PY'
+import json, signal, sys, time
+mode, progs = sys.argv[1], [a for a in sys.argv[3:] if a.endswith(".py")]
+def summary(not_run, **more):
+    print(json.dumps({"summary": True, "torch": "stand-in", "programs": len(progs),
+                      "programs_not_run": not_run, "ops_per_path": {},
+                      "paths": {"stand-in": {"agree": len(progs) - not_run}}, **more}),
+          flush=True)
+print(json.dumps({"path": "stand-in", "status": "agree", "program": progs[0]}), flush=True)
+def on_term(signum, frame):
+    summary(len(progs) - 1, stopped="SIGTERM")
+    sys.exit(0)
+signal.signal(signal.SIGTERM, on_term if mode == "answers" else signal.SIG_DFL)
+if mode == "exits":
+    summary(0)
+time.sleep(60)
+PY
+for how in answers:TERM answers:INT exits:TERM; do
+  mode=${how%:*} sig=${how#*:}
+  python3 "$src/harness/torch/torch_campaign.py" --cases 2 --jobs 1 --flatcheck "$bin" \
+    --out "$work/stop-$mode" --markdown "$work/stop-$mode.md" \
+    --python "python3 $work/stoppable.py $mode" >"$work/log-stop" 2>&1 &
+  campaign=$!
+  for _ in $(seq 1 100); do [ -s "$work/stop-$mode/bridge-0.jsonl" ] && break; sleep 0.2; done
+  sleep 0.5
+  stop_start=$SECONDS
+  kill -"$sig" "$campaign"
+  wait "$campaign"
+  rc=$?
+  if [ "$mode" = answers ]; then
+    want="programs checked: 1 of 2 (1 not run: stopped by SIG$sig)"
+    saved="\"programs_not_run\": 1,"
+  else
+    want="every path that ran (2 programs)"
+    saved="\"programs_not_run\": 0,"
+  fi
+  stopped=$([ "$mode" = answers ] && echo "\"stopped\": \"SIG$sig\"" || echo '"torch"')
+  if [ "$rc" -ne 0 ] || [ $((SECONDS - stop_start)) -gt 30 ] || ! grep -qF "$want" "$work/log-stop" ||
+     ! tail -n 1 "$work/stop-$mode/results.jsonl" | grep -qF "$saved" ||
+     ! tail -n 1 "$work/stop-$mode/results.jsonl" | grep -qF "$stopped" ||
+     { [ "$mode" = answers ] && ! grep -qF "$want" "$work/stop-$mode.md"; }; then
+    cat "$work/log-stop"
+    echo "FAIL: SIG$sig to the campaign ($mode): exit $rc after $((SECONDS - stop_start)) s, expected"
+    echo "  0 within 30 s, '$want' in the summary and the markdown, and results.jsonl's"
+    echo "  summary line"
+    exit 1
+  fi
+done
+echo "PASS: SIGTERM and SIGINT stop the campaign's bridges and it summarizes what ran"

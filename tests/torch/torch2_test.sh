@@ -48,8 +48,10 @@
 #       its path, status and text (the text against the known-issue class too); the eager path
 #       judges a bounded op whose input is a placeholder (40 wide cases of seed 41); --time 0
 #       checks no program and counts them not run; a bridge started on its own runs under
-#       PYTHONHASHSEED=0 (a --pass records the seed and a string's hash in two runs); --device cuda runs the export path on the
-#       GPU (PATH.cuda), or exits 2 without one; --branch cond takes class 34's case through
+#       PYTHONHASHSEED=0 (a --pass records the seed and a string's hash in two runs); SIGTERM
+#       stops the program under way (a --pass that sleeps in the second), the summary counting
+#       it not run; --device cuda runs the export path on the GPU (PATH.cuda), or exits 2
+#       without one; --branch cond takes class 34's case through
 #       torch.cond on the unflatten and pipeline paths (classes 34 and 36); --reads alias reads
 #       the buffer of tests/torch/alias/view-read-after-update.json as itself (fx.const_fold)
 set -uo pipefail
@@ -566,6 +568,41 @@ then
   echo "FAIL: the bridge did not run under PYTHONHASHSEED=0, or hashed a string two ways"
   fail=1
 fi
+# SIGTERM (a campaign's time limit) stops the program under way: a --pass that returns at once
+# on the first program and sleeps on the second; SIGTERM then gives, within seconds, the first
+# program's result and a summary counting the second not run, "stopped": "SIGTERM", exit 0.
+two=$(ls "$work"/named-py/*.py | sed -n 2p)
+cat >"$work/sleepy_pass.py" <<EOF
+import os, time
+from torch_fx import flatten_by_position
+calls = []
+def flatten(split):
+    calls.append(1)
+    if len(calls) == 2:
+        with open("$work/sleepy.pid", "w") as f:
+            print(os.getpid(), file=f)
+        time.sleep(120)
+    return flatten_by_position(split)
+EOF
+"${bridge_cmd[@]}" "$one" "$two" --paths fx --pass "$work/sleepy_pass.py:flatten" \
+  >"$work/stop.jsonl" 2>"$work/stop.err" &
+stopped=$!
+for _ in $(seq 1 240); do [ -s "$work/sleepy.pid" ] && break; sleep 0.5; done
+stop_start=$SECONDS
+kill -TERM "$(cat "$work/sleepy.pid" 2>/dev/null)" 2>/dev/null
+wait "$stopped"
+rc=$?
+summary=$(grep '"summary": true' "$work/stop.jsonl")
+if [ "$rc" -ne 0 ] || [ $((SECONDS - stop_start)) -gt 60 ] ||
+   [ "$(grep -c '"path": "fx"' "$work/stop.jsonl")" -ne 1 ] ||
+   ! grep '"path": "fx"' "$work/stop.jsonl" | grep -qF "\"program\": \"$one\"" ||
+   [[ "$summary" != *'"programs_not_run": 1,'* ]] || [[ "$summary" != *'"stopped": "SIGTERM"'* ]]
+then
+  cat "$work/stop.jsonl" "$work/stop.err"
+  echo "FAIL: SIGTERM did not stop the bridge's second program with the first one's result and a"
+  echo "  summary counting one not run (exit $rc, $((SECONDS - stop_start)) s)"
+  fail=1
+fi
 # --device is read: on a GPU, the export path runs there and its result is named PATH.cuda; with
 # no CUDA device the bridge refuses (exit 2, the reason), never a silent CPU run.
 bridge "$one" --paths eager,export.nonstrict.module --device cuda >"$work/dev.jsonl" 2>&1
@@ -661,5 +698,5 @@ if ! grep -q '"path": "fx.const_fold", "status": "known_torch_issue", "detail": 
   fail=1
 fi
 [ "$fail" -eq 0 ] && echo "PASS: naming table, corpus/torch repros, --pass, export names," \
-  "--interesting, --time, the hash seed, --device, --draw, --branch, --reads"
+  "--interesting, --time, the hash seed, SIGTERM, --device, --draw, --branch, --reads"
 exit "$fail"
