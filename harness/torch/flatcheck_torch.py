@@ -134,9 +134,10 @@ generated ones); the others' paths are skipped with that reason.
 still compares torch's CPU eager with flatcheck's. Such a result's path ends in `.cuda`
 (`export.nonstrict.module.cuda`). --time SECONDS starts no program after SECONDS: the summary
 counts the programs checked and those not run; so does SIGTERM or SIGINT (Ctrl-C), which stops
-the program under way and counts it not run, the summary saying "stopped". --path-time SECONDS stops a path that runs longer
-on one program (export.MODE.module and export.MODE.unflatten, which share one export, share the
-limit) and reports it skipped, reason "time limit", with torch's compile caches reset after it.
+the program under way and counts it not run, the summary saying "stopped". --path-time SECONDS
+stops a path that runs longer on one program (export.MODE.module and export.MODE.unflatten,
+which share one export, share the limit) and reports it skipped, reason "time limit", with
+torch's compile caches reset after it.
 
 A path's status: agree; excused (only NaN payloads differ, and exactly as a NaN constant losing
 its payload explains: torch_compare.judge); mismatch; error (torch raised); skipped (with its
