@@ -119,7 +119,8 @@ class Emitter {
     for (const auto& op : c_.config.fallback_ops)
       os << (first ? "" : ", ") << py_str(op), first = false;
     os << "], \"nan_exact\": " << (c_.config.nan_exact ? "True" : "False")
-       << ", \"update_args\": " << (options_.update_args ? "True" : "False") << "}\n\n";
+       << ", \"update_args\": " << (options_.update_args ? "True" : "False")
+       << ", \"update_inputs\": " << (options_.update_inputs ? "True" : "False") << "}\n\n";
     state(os);
     std::ostringstream body;
     classes(body);
@@ -374,6 +375,13 @@ class Emitter {
         if (n.args.size() != 1) {
           for (const auto& a : n.args) value += arg(a) + ", ";
           value += ")";
+        }
+        if (options_.update_inputs && &m == c_.module.get()) {
+          std::string inputs = "(";
+          for (Node* ph : m.graph.placeholders()) inputs += var(ph->name) + ", ";
+          os << ind << "return _update_inputs(" << inputs << "), _R.end(" << inputs_of(n) << ", "
+             << value << "))\n";
+          return;
         }
         os << ind << "return _R.end(" << inputs_of(n) << ", " << value << ")\n";
         return;

@@ -26,6 +26,11 @@ struct EmitOptions {
   // ...) that the caller fills with the buffer itself, and is updated in place through it: the
   // same eager results, with torch seeing an update of a submodule's input.
   bool update_args = false;
+  // The root, once its results are made, clones them and updates each input (float32) in place
+  // by the first result's sum: the caller's tensors change, as torch.export records a user
+  // input mutation. The results are flatcheck's; the inputs after each call are judged against
+  // torch eager's (harness/torch: run_calls).
+  bool update_inputs = false;
 };
 
 // The Python source for `c`. `source` names where the case came from (a file, a seed).

@@ -29,6 +29,18 @@ def _branch(flag, a, b):
     return a if flag else b
 
 
+def _update_inputs(inputs, value):
+    """emit-torch --update-inputs: the root's results, each cloned (so that no result that is a
+    view of an input changes with it), then each input (float32, as every input here) updated in
+    place by the sum of the first result. The caller's tensors change, as torch.export records
+    a user input mutation; the results are flatcheck's."""
+    outs = [o.clone() for o in (value if isinstance(value, tuple) else (value,))]
+    total = outs[0].sum()
+    for x in inputs:
+        x.add_(total)
+    return tuple(outs) if isinstance(value, tuple) else outs[0]
+
+
 class _NoRecorder:
     """harness/torch replaces _R to compare every node with flatcheck's value."""
 

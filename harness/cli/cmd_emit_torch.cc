@@ -49,6 +49,7 @@ int cmd_emit_torch(int argc, char** argv) {
   std::string out = out_dir_option(a, "emit-torch");
   EmitOptions options;
   options.update_args = a.flag("--update-args");
+  options.update_inputs = a.flag("--update-inputs");
   for (const auto& path : case_files(a.positional())) {
     Case c = load_case_file(path);
     std::string text;

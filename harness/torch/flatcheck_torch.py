@@ -204,7 +204,8 @@ if __name__ == "__main__":
 import torch  # noqa: E402 - after the restart above
 
 from torch_compare import (Eager, Verdict, bit_equal, compare_node, diff_values, eager_run,
-                           first_difference, outputs_of, state_of, storage_groups)
+                           first_difference, inputs_after, outputs_of, state_of,
+                           storage_groups)
 from torch_export import PATHS as EXPORT_PATHS
 from torch_export import failure, run_export
 import torch_export
@@ -371,7 +372,8 @@ def run_eager(p, counts):
             p._R = rec
             rec.frames, rec.calls, rec.call = [], {}, k
             rec.root_inputs = [t.clone() for t in p.INPUTS]
-            outs.append([o.detach().clone() for o in outputs_of(model(*rec.root_inputs))])
+            outs.append([o.detach().clone() for o in outputs_of(model(*rec.root_inputs))] +
+                        inputs_after(p, rec.root_inputs))
     p._R = p._NoRecorder()
     state = state_of(model)
     result = {"path": "eager", "status": "agree" if rec.first is None else "mismatch"}
@@ -379,6 +381,8 @@ def run_eager(p, counts):
         result["first_mismatch"] = rec.first
     drift = []
     for k, (got, want) in enumerate(zip(outs, p.EXPECTED_OUTPUTS)):
+        # the inputs after the call (--update-inputs) are not flatcheck's: judged by the paths
+        got = got[:len(got) - len(p.INPUTS)] if p.CONFIG.get("update_inputs") else got
         if len(got) != len(want):
             drift.append(f"call {k + 1}: {len(got)} outputs, expected {len(want)}")
             continue
@@ -570,6 +574,8 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
             results += [{"path": path, **r} for path, r in within(path_time, group, run).items()]
     for r in results:
         r.update({"update_args": True} if getattr(p, "CONFIG", {}).get("update_args") else {})
+        r.update({"update_inputs": True} if getattr(p, "CONFIG", {}).get("update_inputs")
+                 else {})
         if r["path"] != "eager":
             r.update({"branch": branch} if branch != "python" else {})
             r.update({"reads": reads, "reads_change": changes} if reads != "copy" else {})

@@ -10,7 +10,7 @@ PyTorch repro.
         [--pass MODULE:FUNCTION] [--flatcheck build/bin/flatcheck] [--python CMD] [--no-shrink]
         [--max-nodes N] [--max-shrinks K] [--time SECONDS] [--path-time SECONDS]
         [--device cpu|cuda] [--branch python|cond|nograd] [--reads copy|alias|changed]
-        [--update-args]
+        [--update-args] [--update-inputs]
 
 --torch-root runs the bridge in the torch 2.x root (scripts/torch-root.sh builds it; this is
 --python "scripts/in-torch-root python3"); without it, --python (default: this interpreter).
@@ -29,7 +29,10 @@ not copies; --reads changed: so, on the programs whose results change read so al
 bridge's --reads). --update-args: the programs are emitted with each buffer update below the root
 made through a forward argument the caller fills with the buffer (emit-torch --update-args), so
 torch sees submodules update their inputs in place. A shrink's test runs the bridge with the same
---pass, --device, --branch and --reads, on programs emitted with the same --update-args. Prints
+--pass, --device, --branch and --reads, on programs emitted with the same --update-args and
+--update-inputs. --update-inputs: the programs' roots update their inputs in place once their
+results are made (emit-torch --update-inputs); every path judges the inputs after each call
+against torch eager's. Prints
 counts per path, the skip and known-issue classes, and per op and path; exits 1 when a mismatch
 or an error was found, 2 on bad usage. SIGTERM or SIGINT (a time limit around the campaign,
 Ctrl-C) stops each bridge process, which counts the program under way and those after it not
@@ -145,6 +148,7 @@ def print_summary(args, summary, seconds, out=print):
     branch = f", branch op by {args.branch}" if args.branch != "python" else ""
     branch += ", state read as aliases" if args.reads != "copy" else ""
     branch += ", submodules' updates made through forward arguments" if args.update_args else ""
+    branch += ", inputs updated in place by the root" if args.update_inputs else ""
     out(f"torch campaign: {args.cases} cases{which}, seed {args.seed}, torch {summary['torch']}, "
         f"{seconds:.0f} s, {args.jobs} jobs{branch}")
     if args.reads != "copy":
@@ -223,7 +227,8 @@ def shrink(args, python, x, cases):
     extra += f" --device {args.device}" if args.device != "cpu" else ""
     extra += f" --branch {args.branch}" if args.branch != "python" else ""
     extra += f" --reads {args.reads}" if args.reads != "copy" else ""
-    emit = " --update-args" if args.update_args else ""
+    emit = (" --update-args" if args.update_args else "") + \
+        (" --update-inputs" if args.update_inputs else "")
     pred = (f"{shlex.quote(args.flatcheck)} emit-torch {{}}{emit} -o {shlex.quote(scratch)} "
             f">/dev/null && {' '.join(shlex.quote(c) for c in python)} {shlex.quote(BRIDGE)} "
             f"{shlex.quote(os.path.join(scratch, 'candidate.py'))} --quiet{extra} "
@@ -282,6 +287,10 @@ def main():
     ap.add_argument("--update-args", action="store_true",
                     help="emit each buffer update below the root as an update of a forward "
                          "argument the caller fills with the buffer (emit-torch --update-args)")
+    ap.add_argument("--update-inputs", action="store_true",
+                    help="emit the programs with the root updating each input in place once its "
+                         "results are made; the paths judge the inputs after each call "
+                         "(emit-torch --update-inputs)")
     ap.add_argument("--markdown", metavar="FILE",
                     help="also write the summary, the command and the commit to FILE")
     args = ap.parse_args()
@@ -330,7 +339,8 @@ def main():
     for i in range(args.first):  # the cases before --first: another campaign's
         os.remove(os.path.join(cases, f"case-{args.seed}-{i}.json"))
     r = run([args.flatcheck, "emit-torch", cases, "-o", programs] +
-            (["--update-args"] if args.update_args else []))
+            (["--update-args"] if args.update_args else []) +
+            (["--update-inputs"] if args.update_inputs else []))
     if r.returncode != 0:
         print(r.stdout + r.stderr, file=sys.stderr)
         return 2

@@ -162,13 +162,32 @@ def state_of(model):
 
 
 def run_calls(module, p):
-    """Calls `module` CONFIG["calls"] times on fresh copies of the inputs: outputs per call."""
+    """Calls `module` CONFIG["calls"] times on fresh copies of the inputs: outputs per call.
+    A program that updates its inputs (emit-torch --update-inputs) has each call's inputs, as
+    the call left them, after its outputs: judged as outputs are (input_updates names them)."""
     outs = []
     with torch.no_grad():
         for _ in range(p.CONFIG["calls"]):
-            got = outputs_of(module(*[t.clone() for t in p.INPUTS]))
-            outs.append([o.detach().clone() for o in got])
+            inputs = [t.clone() for t in p.INPUTS]
+            got = outputs_of(module(*inputs))
+            outs.append([o.detach().clone() for o in got] + inputs_after(p, inputs))
     return outs
+
+
+def inputs_after(p, inputs):
+    """The inputs as a call left them, for a program that updates them (else none)."""
+    return [t.detach().clone() for t in inputs] if p.CONFIG.get("update_inputs") else []
+
+
+def input_updates(p, where):
+    """`where` ("call K output I") named as the input it is when I is past the program's own
+    outputs (run_calls puts the inputs after a call there)."""
+    parts = where.split()
+    if not p.CONFIG.get("update_inputs") or len(parts) != 4 or parts[2] != "output":
+        return where
+    own = len(p.EXPECTED_OUTPUTS[int(parts[1]) - 1])
+    i = int(parts[3])
+    return where if i < own else f"call {parts[1]} input {i - own} after the call"
 
 
 def storage_groups(model):
@@ -328,4 +347,4 @@ def judge(p, outs, state, eager, cache):
     where, kind = next(((w, k) for w, k in diffs if k != "payload"), diffs[0])
     if kind == "payload":
         kind = UNEXPLAINED_PAYLOADS
-    return "mismatch", f"{where}: {kind}"
+    return "mismatch", f"{input_updates(p, where)}: {kind}"

@@ -2624,6 +2624,39 @@ if len(sys.argv) > 1 and VERSION >= (2, 0):
           [(r["path"], r["status"]) for r in got] ==
           [("eager", "agree"), ("fx", "skipped"), ("compile.eager", "skipped")] and
           all("view of the buffer it writes" in r["skip"] for r in got[1:]), str(got))
+    # emit-torch --update-inputs (seed-quickstart, emitted so into ALIAS_PROGRAMS/inputs): the
+    # root updates its input x in place by its first result's sum once its results are made.
+    # Torch eager's inputs after each call follow its outputs; export agrees; const_fold, which
+    # drops in-place methods (class 25), leaves x as it was and is caught there; a root that
+    # does not update its input is a mismatch at the input; the eager path still agrees.
+    upd = flatcheck_torch.load_program(os.path.join(sys.argv[1], "inputs", "seed-quickstart.py"))
+    want_x = upd.INPUTS[0] + upd.EXPECTED_OUTPUTS[0][0].sum()
+    e = eager_run(upd)
+    check("run_calls --update-inputs: each call's input after it, past the outputs",
+          upd.CONFIG["update_inputs"] is True and
+          len(e.outs[0]) == len(upd.EXPECTED_OUTPUTS[0]) + 1 and
+          torch_compare.bit_equal(e.outs[0][-1], want_x) and
+          not torch_compare.bit_equal(e.outs[0][-1], upd.INPUTS[0]),
+          str([t.tolist() for t in e.outs[0]]))
+    got = {r["path"]: r for r in flatcheck_torch.check_program(
+        upd, ["eager", "export.nonstrict.module", "fx.const_fold"], flatten_by_position, "", {})}
+    check("check_program --update-inputs: eager and export agree, const_fold's dropped input "
+          "update is caught at the input (class 25)",
+          [got[k]["status"] for k in ("eager", "export.nonstrict.module")] == ["agree"] * 2 and
+          got["fx.const_fold"]["status"] == "known_torch_issue" and
+          got["fx.const_fold"]["known_torch_issue"].startswith("const-fold-drops-inplace-method")
+          and "call 1 input 0 after the call" in got["fx.const_fold"].get("detail", "") and
+          got["export.nonstrict.module"].get("update_inputs") is True, str(got))
+    keep = upd._update_inputs
+    upd._update_inputs = lambda inputs, value: tuple(o.clone() for o in value) \
+        if isinstance(value, tuple) else value.clone()
+    try:
+        lost = torch_compare.judge(upd, torch_compare.run_calls(upd.build(), upd), {}, e, {})
+    finally:
+        upd._update_inputs = keep
+    check("judge --update-inputs: a root that leaves its input as it was is a mismatch there",
+          lost[0] == "mismatch" and lost[1].startswith("call 1 input 0 after the call"),
+          str(lost))
 else:
     print("skip: the --reads alias checks (" + ("torch 1.x" if VERSION < (2, 0) else
                                                 "no ALIAS_PROGRAMS given") + ")")

@@ -3,7 +3,7 @@
 # before its summary line leaves programs unchecked, so the campaign must say so and exit 2,
 # never report the programs that did run as the whole result; --time, --path-time (0 refused),
 # --device, --branch and --reads reach the bridge and a shrink's test; --first picks the seed's cases;
-# --update-args emits the programs and a shrink's candidates so;
+# --update-args and --update-inputs emit the programs and a shrink's candidates so;
 # progress in a log is a whole line every 10 s; SIGTERM and SIGINT stop the bridges and the
 # campaign summarizes what ran.
 #   campaign_test.sh FLATCHECK_BIN SOURCE_DIR
@@ -143,14 +143,18 @@ if [ "$rc" -ne 2 ] || ! grep -q "path-time must be positive" "$work/log-zero" ||
   exit 1
 fi
 echo "PASS: --path-time 0 is refused"
-# --update-args: the campaign's programs are emitted so (each says "update_args": True), and so
-# are a shrink's candidates; without it, neither (stand-ins that name the path after the form of
-# the programs they are given, and record it when run as a shrink's test).
+# --update-args and --update-inputs: the campaign's programs are emitted so (each says
+# "update_args": True or "update_inputs": True), and so are a shrink's candidates; without them,
+# neither (stand-ins that name the path after the form of the programs they are given, and
+# record it when run as a shrink's test).
 cat >"$work/form.py" <<'PY'
 import json, sys
 args = sys.argv[3:]  # sys.argv[1]: where a shrink's test records the form; [2]: the bridge
 progs = [a for a in args if a.endswith(".py")]
-form = "args" if progs and all('"update_args": True' in open(p).read() for p in progs) else "plain"
+texts = [open(p).read() for p in progs]
+form = "+".join(f for f, key in (("args", '"update_args": True'),
+                                 ("inputs", '"update_inputs": True'))
+                if texts and all(key in t for t in texts)) or "plain"
 if "--interesting" in args:
     open(sys.argv[1], "a").write(form + "\n")
     sys.exit(0)
@@ -162,23 +166,26 @@ print(json.dumps({"summary": True, "torch": "stand-in", "programs": len(progs),
                   "paths": {f"form.{form}": {"mismatch": len(progs)}}}))
 sys.exit(1)
 PY
-for form in plain args; do
-  flag=$([ "$form" = args ] && echo --update-args)
+for form in plain args inputs; do
+  flag=$(case $form in args) echo --update-args ;; inputs) echo --update-inputs ;; esac)
   python3 "$src/harness/torch/torch_campaign.py" --cases 2 --jobs 1 --flatcheck "$bin" \
     --out "$work/form-$form" --max-checks 2 --max-shrinks 1 $flag \
     --python "python3 $work/form.py $work/form-pred-$form" >"$work/log-$form" 2>&1
   rc=$?
   said=$(grep -c "updates made through forward arguments" "$work/log-$form")
+  said_inputs=$(grep -c "inputs updated in place by the root" "$work/log-$form")
   if [ "$rc" -ne 1 ] || ! grep -q "form\.$form " "$work/log-$form" ||
      [ "$(sort -u "$work/form-pred-$form" 2>/dev/null)" != "$form" ] ||
-     [ "$said" -ne "$([ "$form" = args ] && echo 1 || echo 0)" ]; then
+     [ "$said" -ne "$([ "$form" = args ] && echo 1 || echo 0)" ] ||
+     [ "$said_inputs" -ne "$([ "$form" = inputs ] && echo 1 || echo 0)" ]; then
     cat "$work/log-$form" "$work/form-pred-$form"
     echo "FAIL: with${flag:+ $flag}${flag:-out --update-args}, the programs or a shrink's"
     echo "  candidates were not emitted as '$form' (exit $rc)"
     exit 1
   fi
 done
-echo "PASS: --update-args emits the campaign's programs and a shrink's candidates so"
+echo "PASS: --update-args and --update-inputs emit the campaign's programs and a shrink's"
+echo "  candidates so"
 # SIGTERM or SIGINT to the campaign (a time limit around it, Ctrl-C) reaches each bridge
 # process, whose summary counts the programs it did not run; the campaign then writes its
 # summary and results as after --time, within seconds. Stand-ins that check one program and

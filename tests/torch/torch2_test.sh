@@ -203,6 +203,9 @@ fail=0
 "${in_root[@]}" python3 "$src/tests/core/naming_table.py" --check || fail=1
 # bridge_units.py's --reads alias checks run on hand-made cases of a buffer read through a view.
 "$bin" emit-torch "$src/tests/torch/alias" -o "$work/alias" >/dev/null
+# and its --update-inputs checks on seed-quickstart emitted so
+"$bin" emit-torch "$src/corpus/regression/seed-quickstart.json" --update-inputs \
+  -o "$work/alias/inputs" >/dev/null
 alias="$work/alias/view-read-after-update.py"
 "${in_root[@]}" python3 -W ignore "$src/tests/torch/bridge_units.py" "$work/alias" || fail=1
 # A repro exits 1 while its bug is present; one that names FIXED_IN = (major, minor) exits 0 on

@@ -200,6 +200,22 @@ TEST(CliEmitTorchTest, UpdateArgsPassesEachUpdatedBufferToTheModuleThatUpdatesIt
   EXPECT_EQ(py.find("_u0"), std::string::npos) << py;
 }
 
+TEST(CliEmitTorchTest, UpdateInputsUpdatesTheRootsInputsOnceItsResultsAreMade) {
+  // seed-quickstart's root takes x: with --update-inputs its forward returns through
+  // _update_inputs((x,), ...), which clones the results and then updates x in place.
+  std::string py = emitted("seed-quickstart", " --update-inputs");
+  EXPECT_NE(py.find("        return _update_inputs((v_x, ), _R.end(("), std::string::npos) << py;
+  EXPECT_NE(py.find("\"update_inputs\": True"), std::string::npos);
+  // Only the root: the child `block` returns as it did.
+  EXPECT_EQ(py.find("return _update_inputs(", py.find("return _update_inputs(") + 1),
+            std::string::npos)
+      << py;
+  // Without the flag no forward updates its inputs (the prelude still defines the helper).
+  py = emitted("seed-quickstart");
+  EXPECT_EQ(py.find("return _update_inputs("), std::string::npos) << py;
+  EXPECT_NE(py.find("\"update_inputs\": False"), std::string::npos);
+}
+
 TEST(CliShrinkPredicateTest, MinimizesAgainstAnExternalCommand) {
   std::string dir = scratch("pred");
   std::string src = std::string(FLATCHECK_SOURCE_DIR) + "/corpus/regression/seed-graph-break.json";
