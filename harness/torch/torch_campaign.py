@@ -32,9 +32,8 @@ torch sees submodules update their inputs in place. A shrink's test runs the bri
 --pass, --device, --branch and --reads, on programs emitted with the same --update-args and
 --update-inputs. --update-inputs: the programs' roots update their inputs in place once their
 results are made (emit-torch --update-inputs); every path judges the inputs after each call
-against torch eager's. Prints
-counts per path, the skip and known-issue classes, and per op and path; exits 1 when a mismatch
-or an error was found, 2 on bad usage. SIGTERM or SIGINT (a time limit around the campaign,
+against torch eager's. Prints counts per path, the skip and known-issue classes, and per op and
+path; exits 1 when a mismatch or an error was found, 2 on bad usage. SIGTERM or SIGINT (a time limit around the campaign,
 Ctrl-C) stops each bridge process, which counts the program under way and those after it not
 run; the campaign then writes its results and summary as after --time, and starts no shrink.
 """
@@ -212,6 +211,11 @@ def signature(x):
     return (x["path"], x["status"], why.split(":")[0][:60])
 
 
+def emit_flags(args):
+    """The emit-torch options the campaign's programs, and a shrink's candidates, are made with."""
+    return ["--update-args"] * args.update_args + ["--update-inputs"] * args.update_inputs
+
+
 def shrink(args, python, x, cases):
     program, path = x["program"], x["path"]
     if args.device != "cpu":  # the bridge names a result PATH.<device>; --interesting takes PATH
@@ -227,8 +231,7 @@ def shrink(args, python, x, cases):
     extra += f" --device {args.device}" if args.device != "cpu" else ""
     extra += f" --branch {args.branch}" if args.branch != "python" else ""
     extra += f" --reads {args.reads}" if args.reads != "copy" else ""
-    emit = (" --update-args" if args.update_args else "") + \
-        (" --update-inputs" if args.update_inputs else "")
+    emit = "".join(" " + f for f in emit_flags(args))
     pred = (f"{shlex.quote(args.flatcheck)} emit-torch {{}}{emit} -o {shlex.quote(scratch)} "
             f">/dev/null && {' '.join(shlex.quote(c) for c in python)} {shlex.quote(BRIDGE)} "
             f"{shlex.quote(os.path.join(scratch, 'candidate.py'))} --quiet{extra} "
@@ -338,9 +341,7 @@ def main():
     wanted = range(args.first, args.first + args.cases)
     for i in range(args.first):  # the cases before --first: another campaign's
         os.remove(os.path.join(cases, f"case-{args.seed}-{i}.json"))
-    r = run([args.flatcheck, "emit-torch", cases, "-o", programs] +
-            (["--update-args"] if args.update_args else []) +
-            (["--update-inputs"] if args.update_inputs else []))
+    r = run([args.flatcheck, "emit-torch", cases, "-o", programs] + emit_flags(args))
     if r.returncode != 0:
         print(r.stdout + r.stderr, file=sys.stderr)
         return 2
