@@ -115,13 +115,18 @@ def split_global(gm, p, support):
             f"{type(e).__name__}: {e}") from e
 
 
-def accesses(graph, module=None):
+INPUT = "input "  # accesses(inputs=True) names a user input `x` "input x"
+
+
+def accesses(graph, module=None, inputs=False):
     """The in-place buffer updates of a graph (an exported module's aten copy_, a traced
     module's copy_ or add_ method: in_place) and the other uses of each buffer: (node name,
     buffer, is_update) in graph order. An in-place op returns its destination, and a view op
     (view_of) an alias of its input, so a use of its result uses its buffer too. With the
     graph's `module`, a buffer is named by its tensor's
-    storage (the first FQN that holds it): two FQNs of one shared tensor are one buffer."""
+    storage (the first FQN that holds it): two FQNs of one shared tensor are one buffer. With
+    `inputs`, each user input (placeholder) the graph updates in place is such a tensor too,
+    named INPUT + its name (emit-torch --update-inputs); inputs never updated are left out."""
     canonical = {}
     if module is not None:
         for fqn, t in tensors_of(module).items():
@@ -137,8 +142,8 @@ def accesses(graph, module=None):
     of = {}
     out = []
     for n in graph.nodes:
-        if n.op == "get_attr":
-            of[n] = buffer(n.target)
+        if n.op == "get_attr" or inputs and n.op == "placeholder":
+            of[n] = buffer(n.target) if n.op == "get_attr" else INPUT + n.name
             continue
         inplace = in_place(n)
         for a in n.all_input_nodes:
@@ -146,7 +151,8 @@ def accesses(graph, module=None):
                 out.append((n.name, of[a], inplace and n.args[0] is a))
         if (inplace or view_of(n)) and n.args[0] in of:
             of[n] = of[n.args[0]]
-    return out
+    updated = {buf for _, buf, update in out if update}
+    return [u for u in out if not u[1].startswith(INPUT) or u[1] in updated]
 
 
 # Ops whose result may share its first argument's storage (reshape and contiguous do where they
@@ -238,7 +244,8 @@ def mutation_reordered(uses, module, order=None):
             continue
         for other, obuf, _, j in known:
             if obuf == buf and other != name and (j < i) != (order[other] < order[name]):
-                return (f"{other} uses buffer {buf} {'before' if j < i else 'after'} the update "
+                what = buf if buf.startswith(INPUT) else f"buffer {buf}"
+                return (f"{other} uses {what} {'before' if j < i else 'after'} the update "
                         f"{name} in the original graph, {'after' if j < i else 'before'} it once "
                         f"partitioned")
     return None
@@ -293,7 +300,7 @@ def partition_path(p, kind, flatten, eager, cache):
         gm = export_program(p, "nonstrict").module()
         refs = tensors_of(gm)  # the partitioned modules share these tensors
         initial = state_after(gm)
-        uses = accesses(gm.graph, gm)
+        uses = accesses(gm.graph, gm, inputs=True)
         stage = "partition"
         support = support_for(p)
         split = (split_fast if kind == "splitter" else split_global)(gm, p, support)

@@ -101,7 +101,7 @@ def split_path(p, ordered, eager, cache):
     try:
         gm = trace(p)
         rng = random.Random(graph_seed(gm))
-        uses = accesses(gm.graph, gm)
+        uses = accesses(gm.graph, gm, inputs=True)
         plan = draw_split(gm, rng, uses)
         options = draw_options(rng)
         result = {"partitions": len(set(plan.values())), "options": options}

@@ -2657,6 +2657,21 @@ if len(sys.argv) > 1 and VERSION >= (2, 0):
     check("judge --update-inputs: a root that leaves its input as it was is a mismatch there",
           lost[0] == "mismatch" and lost[1].startswith("call 1 input 0 after the call"),
           str(lost))
+    # The split draw and the partition classes see an input updated in place as they see a
+    # buffer (accesses(inputs=True)): its uses, its update last; an input never updated, and
+    # every input without `inputs`, left out (the draws of other programs stay as they were).
+    traced = torch.fx.symbolic_trace(upd.build())
+    plain_traced = torch.fx.symbolic_trace(flatcheck_torch.load_program(
+        os.path.join(sys.argv[1], "view-read-after-update.py")).build())
+    ins = [u for u in torch_partition.accesses(traced.graph, traced, inputs=True)
+           if u[1].startswith(torch_partition.INPUT)]
+    check("accesses inputs=True: an input updated in place is tracked, its update last; none "
+          "without it or where no input is updated",
+          ins and ins[-1][2] and not any(u[2] for u in ins[:-1]) and
+          not any(u[1].startswith(torch_partition.INPUT)
+                  for u in torch_partition.accesses(traced.graph, traced)) and
+          not any(u[1].startswith(torch_partition.INPUT) for u in torch_partition.accesses(
+              plain_traced.graph, plain_traced, inputs=True)), str(ins))
 else:
     print("skip: the --reads alias checks (" + ("torch 1.x" if VERSION < (2, 0) else
                                                 "no ALIAS_PROGRAMS given") + ")")
