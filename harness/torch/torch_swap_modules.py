@@ -41,7 +41,9 @@ to all seven, the path is `known_torch_issue` of those classes (joined by "+"):
       dependencies only; a buffer's in-place update (aten.copy_ of the buffer's get_attr)
       depends on no read of the buffer, so the sort can run it before a read that came first,
       which then sees the new value, or place it after the graph's output, where it never
-      runs; removed: a sort keeping each update after those reads and the output last
+      runs; a user input updated in place (emit-torch --update-inputs) alike, before the
+      swapped module's call that reads it; removed: a sort keeping each update after those
+      reads and the output last
       (torch's stable sort alone is not enough: the swap appends the module's call at the
       graph's end, and the reads that depend on it move past the update)
   swap-modules-input-of-erased-node (61)
@@ -62,6 +64,7 @@ and, where the program has a torch.no_grad() block (--branch nograd), strict exp
 import contextlib
 import heapq
 import itertools
+import operator
 from unittest import mock
 
 import torch
@@ -233,22 +236,61 @@ def updated_attr(node):
     return None
 
 
+PYTREE_CALLS = (torch.utils._pytree.tree_flatten, torch.utils._pytree.tree_unflatten,
+                torch.fx._pytree.tree_flatten_spec)
+
+
+def input_roots(nodes):
+    """Node -> the user inputs (placeholders) whose tensors its value may be or hold: through
+    views, in-place results (base_of's ops) and the pytree flatten, unflatten and getitem nodes
+    that carry a swapped module's arguments."""
+    roots = {}
+    for n in nodes:
+        if n.op == "placeholder":
+            roots[n] = {n}
+        elif n.op == "call_function" and (n.target in PYTREE_CALLS or
+                                          n.target is operator.getitem):
+            roots[n] = set().union(*(roots.get(a, set()) for a in n.all_input_nodes))
+        elif base_of(n) is not n and isinstance(base_of(n), torch.fx.Node):
+            roots[n] = roots.get(base_of(n), set())
+        else:
+            roots[n] = set()
+    return roots
+
+
 def updates_after_reads(gm):
     """Sorts `gm`'s graph (in place) topologically, keeping its order wherever it can, with each
     in-place update of a get_attr's value (updated_attr) after every use of that get_attr that
     came before it (of the get_attr itself, a view of it or an earlier update's result: the
-    same tensor), and the output last: the dependencies legalize_graph does not see."""
+    same tensor), each in-place update of a user input (emit-torch --update-inputs) after every
+    node that came before it and reads the input (a swapped module's call, which the swap
+    appends at the graph's end, counting as placed right after its arguments), and the output
+    last: the dependencies legalize_graph does not see."""
     nodes = list(gm.graph.nodes)
     pos = {n: i for i, n in enumerate(nodes)}
+    # Where each node runs in the program: the swap appends the module's call, and the nodes
+    # that make its arguments, after the output node; each such node counts as placed right
+    # after the last of its inputs.
+    placed = dict(pos)
+    end = next((pos[n] for n in nodes if n.op == "output"), len(nodes))
+    for n in nodes:
+        if pos[n] > end:
+            placed[n] = max((placed[a] for a in n.all_input_nodes), default=-1) + 0.001
     before = {n: set(n.all_input_nodes) for n in nodes}
-    uses = {}  # get_attr -> the nodes reading its tensor
+    uses = {}  # get_attr, or a user input's placeholder -> the nodes reading its tensor
+    roots = input_roots(nodes)
     for n in nodes:
         for a in {attr_under(i) for i in n.all_input_nodes} - {None}:
             uses.setdefault(a, []).append(n)
+        for a in set().union(*(roots[i] for i in n.all_input_nodes)):
+            uses.setdefault(a, []).append(n)
     for n in nodes:
         attr = updated_attr(n)
-        if attr is not None:
-            before[n] |= {u for u in uses.get(attr, ()) if u is not n and pos[u] < pos[n]}
+        schema = getattr(n.target, "_schema", None)
+        written = roots[n.args[0]] if schema is not None and schema.is_mutable and n.args and \
+            isinstance(n.args[0], torch.fx.Node) else set()
+        for a in ({attr} if attr is not None else set()) | written:
+            before[n] |= {u for u in uses.get(a, ()) if u is not n and placed[u] < placed[n]}
         if n.op == "output":  # last: a node placed after it never runs (an update dropped)
             before[n] |= {u for u in nodes if u is not n}
     waiting = {n: len(before[n]) for n in nodes}
@@ -406,8 +448,8 @@ CAUSES = ((OUTPUT_POSITION, outputs_by_name, same,
           (DEAD_INPUT, torch_swap.graph_kept, same,
            "with the graph kept whole (no dead-code elimination in _swap_modules)"),
           (REORDERED, updates_kept_after_reads, same,
-           "with _swap_modules' topological sort keeping each buffer update after the reads "
-           "of the buffer that came before it"),
+           "with _swap_modules' topological sort keeping each buffer (or input) update after "
+           "the reads of it that came before it"),
           (ERASED_INPUT, outputs_all_mapped, same,
            "with each of a swapped module's signature outputs computed inside it mapped to its "
            "call's output"),

@@ -2676,6 +2676,26 @@ else:
     print("skip: the --reads alias checks (" + ("torch 1.x" if VERSION < (2, 0) else
                                                 "no ALIAS_PROGRAMS given") + ")")
 
+# A user input updated in place after the swapped module's call (--update-inputs): the swap
+# runs the call after the update (class 49 with an input); the sort that keeps updates after
+# earlier reads, counting the call as placed right after its arguments, makes it agree.
+if torch_export.available() is None:
+    _upd = repro_module("swap-modules-reorders-input-update")
+    prog = types.SimpleNamespace(CONFIG={"calls": 1, "update_inputs": True},
+                                 INPUTS=list(_upd.inputs()), OPS=["add"], build=_upd.Model,
+                                 _NoRecorder=object, EXPECTED_OUTPUTS=[[None, None]])
+    torch_swap.PINNED = ["layer0"]
+    try:
+        got = [torch_swap_modules.swap_modules_path(prog, mode, torch_compare.eager_run(prog), {})
+               for mode in ("nonstrict", "strict")]
+    finally:
+        torch_swap.PINNED = None
+    check("swap_modules_path: an input updated after the swapped call is class 49 (the sort "
+          "keeps the update after the call's read)",
+          all(r["status"] == "known_torch_issue" and
+              r["known_torch_issue"].split(":")[0] == torch_swap_modules.REORDERED for r in got),
+          str(got))
+
 # The graph swap's cause removals see the buffer through an earlier update's result (export's
 # training IR chains `copy_(copy_(buf, a), b)`) and, for its reads, through views.
 if VERSION >= (2, 5):
