@@ -225,15 +225,22 @@ def attr_under(value, views=True):
     return value if isinstance(value, torch.fx.Node) and value.op == "get_attr" else None
 
 
+def destination(node):
+    """The first argument of `node` when it is a mutable op (an aten overload whose schema
+    writes an input), the value it updates in place; else None."""
+    schema = getattr(node.target, "_schema", None)
+    if node.op == "call_function" and schema is not None and schema.is_mutable and node.args \
+            and isinstance(node.args[0], torch.fx.Node):
+        return node.args[0]
+    return None
+
+
 def updated_attr(node):
     """The get_attr node whose value `node` updates in place (a mutable op whose first argument
     is a get_attr or an earlier update's result on one: the whole tensor, not a view of it),
     else None."""
-    schema = getattr(node.target, "_schema", None)
-    first = node.args[0] if node.args else None
-    if node.op == "call_function" and schema is not None and schema.is_mutable:
-        return attr_under(first, views=False)
-    return None
+    first = destination(node)
+    return attr_under(first, views=False) if first is not None else None
 
 
 PYTREE_CALLS = (torch.utils._pytree.tree_flatten, torch.utils._pytree.tree_unflatten,
@@ -286,9 +293,7 @@ def updates_after_reads(gm):
             uses.setdefault(a, []).append(n)
     for n in nodes:
         attr = updated_attr(n)
-        schema = getattr(n.target, "_schema", None)
-        written = roots[n.args[0]] if schema is not None and schema.is_mutable and n.args and \
-            isinstance(n.args[0], torch.fx.Node) else set()
+        written = roots[destination(n)] if destination(n) is not None else set()
         for a in ({attr} if attr is not None else set()) | written:
             before[n] |= {u for u in uses.get(a, ()) if u is not n and placed[u] < placed[n]}
         if n.op == "output":  # last: a node placed after it never runs (an update dropped)
