@@ -933,6 +933,53 @@ def updates_read_as_values():
         setattr(module, name, original)
 
 
+# docs/found-bugs.md 68 (torch 2.6; pytorch/pytorch#149206 brought input mutations in, March
+# 2025): unflatten turns the buffer mutations of a functional graph (a decomposed program's)
+# back into copy_ nodes and drops them from the outputs, but not the user input mutations, so
+# the module returns those too and its outputs do not fit the output spec.
+INPUT_UPDATES_KEPT = "unflatten-decomp-input-update-outputs"
+
+
+def input_updates_kept(ep):
+    """The user inputs `ep`'s graph returns as mutation outputs, where this torch's unflatten
+    has no pass that turns them back into copy_ nodes (torch 2.6's `_inplace_buffer_mutations`
+    handles buffers only): [] where it has one, or where nothing is mutated."""
+    module = sys.modules["torch.export.unflatten"]
+    if hasattr(module, "_inplace_buffer_and_input_mutations"):
+        return []
+    return sorted(ep.graph_signature.user_inputs_to_mutate.values())
+
+
+@contextlib.contextmanager
+def input_updates_inplaced():
+    """unflatten whose mutation pass (`_inplace_buffer_mutations`) turns user input mutations
+    back into copy_ nodes as it does buffer mutations, and drops both from the outputs: what
+    torch's pass does since pytorch/pytorch#149206, written here from its description."""
+    module = sys.modules["torch.export.unflatten"]
+    original = module._inplace_buffer_mutations
+
+    def with_inputs(graph, graph_signature):
+        output = next(iter(reversed(graph.nodes)))
+        results = output.args[0]
+        placeholders = {n.name: n for n in graph.nodes if n.op == "placeholder"}
+        by_buffer = {fqn: name for name, fqn in graph_signature.inputs_to_buffers.items()}
+        target = {name: by_buffer[fqn] for name, fqn in graph_signature.buffers_to_mutate.items()}
+        target.update(graph_signature.user_inputs_to_mutate)
+        for value in results[:len(target)]:
+            with graph.inserting_after(value):
+                copy = graph.create_node("call_function", torch.ops.aten.copy_.default,
+                                         (placeholders[target[value.name]], value))
+            copy.meta.update(value.meta)
+            value.replace_all_uses_with(copy, lambda user: user is not copy)
+        output.args = (tuple(results[len(target):]),)
+
+    module._inplace_buffer_mutations = with_inputs
+    try:
+        yield
+    finally:
+        module._inplace_buffer_mutations = original
+
+
 # docs/found-bugs.md 62: unflatten replaces the call variants of a module whose call signature is
 # preserved by one dispatcher (_dispatch_modules) and renames each call of `leaf@N` in a graph
 # to `leaf`, but it finds the graph's calls of the module by a path built from the calling
@@ -1025,6 +1072,7 @@ TRACES = [
     (UNREAD_ARGUMENT, lambda ep: ep, unread_arguments_returned),
     (UPDATE_READ_OUTSIDE, updates_read_as_buffer, contextlib.nullcontext),
     (SIGNATURE_UPDATE, lambda ep: ep, updates_read_as_values),
+    (INPUT_UPDATES_KEPT, lambda ep: ep, input_updates_inplaced),
 ]
 
 
@@ -1072,7 +1120,7 @@ def trace_unflatten(p, fresh, eager, cache, excuse=None):
                   LATER_FIRST: calls_out_of_order, STACKLESS: stackless_nodes,
                   DISPATCH_UNDER_VARIANT: dispatched_under_variants,
                   UNREAD_ARGUMENT: unread_arguments, UPDATE_READ_OUTSIDE: updates_read_outside,
-                  SIGNATURE_UPDATE: signature_updates}
+                  SIGNATURE_UPDATE: signature_updates, INPUT_UPDATES_KEPT: input_updates_kept}
     first = fresh() if any(t[0] in only_where for t in TRACES) else None
     traces = [t for t in TRACES if t[0] not in only_where or only_where[t[0]](first)]
     for size in range(0 if excuse else 1, len(traces) + 1):

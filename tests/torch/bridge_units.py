@@ -1031,6 +1031,53 @@ for build, preserve, decompose, want in (
           f"{'goes wrong' if want_wrong else 'agrees'}; with the removal it agrees, buffers too",
           found == sorted(want) and (wrong == want_wrong or unknown) and fine, str((found, wrong)))
 
+# Entry 68: a decomposed program updating a user input in place. Found where this torch's
+# unflatten leaves input mutations among the outputs (2.6: the call fails), none where it turns
+# them into copy_ nodes (2.14.1; 2.7 to 2.13 not run, either is taken); none as exported, none
+# without an input update. The removal (2.6 only: it replaces 2.6's pass) makes unflatten agree,
+# the input updated too. The decomp path reports the class on 2.6 and agrees on 2.14.1.
+_InputUpdate = repro_module("unflatten-decomp-input-update-outputs")
+for build, decompose, want in ((_InputUpdate.Model, True, ["x"]),
+                               (_InputUpdate.Model, False, []),
+                               (_InputUpdate.Scale, True, [])):
+    ep = torch.export.export(build(), (torch.ones(2),), strict=False)
+    ep = ep.run_decompositions() if decompose else ep
+    found = torch_export.input_updates_kept(ep)
+    want_here = want if VERSION < (2, 7) else []
+    unknown = (2, 7) <= VERSION < (2, 14)
+    x, want_x = torch.ones(2), torch.ones(2)
+    want_out = build()(want_x)
+    try:
+        got = torch.export.unflatten(copy.deepcopy(ep))(x)
+        fails = not (torch.equal(got, want_out) and torch.equal(x, want_x))
+    except ValueError as e:
+        fails = "treespec.unflatten" in str(e)
+    fine = True
+    if found:
+        x = torch.ones(2)
+        with torch_export.input_updates_inplaced():
+            u = torch.export.unflatten(copy.deepcopy(ep))
+        fine = torch.equal(u(x), want_out) and torch.equal(x, want_x)
+    check(f"input_updates_kept: {build.__name__}, {'decomposed' if decompose else 'as exported'}: "
+          f"{want_here} (68); unflatten {'fails' if want_here else 'agrees'}" +
+          ("; with the removal it agrees, the input updated" if want_here else ""),
+          (found == want_here or unknown and found in (want, [])) and fails == bool(found) and
+          fine, str((found, fails, fine)))
+x68 = torch.ones(2)
+input_prog = types.SimpleNamespace(CONFIG={"calls": 2, "update_inputs": True}, INPUTS=[x68],
+                                   OPS=["add_"], build=_InputUpdate.Model, _NoRecorder=object,
+                                   EXPECTED_OUTPUTS=[[x68], [x68]])
+input_eager = eager_run(input_prog)
+import torch_decomp  # noqa: E402
+got = {mode: torch_decomp.PATHS["decomp"](input_prog, mode, input_eager, {})
+       for mode in ("strict", "nonstrict")}
+want_status = "known_torch_issue" if VERSION < (2, 7) else "agree"
+check(f"decomp path: the input-updating program, strict and non-strict: {want_status} (68)",
+      all(r["status"] == want_status and
+          (want_status == "agree" or r["known_torch_issue"] == torch_export.INPUT_UPDATES_KEPT)
+          for r in got.values()) or (2, 7) <= VERSION < (2, 14) and
+      all(r["status"] in ("agree", "known_torch_issue") for r in got.values()), str(got))
+
 # The folder path (torch_folder.py; found-bugs entry 24): the tie to_folder loses, found and
 # put back.
 import tempfile  # noqa: E402
