@@ -2,7 +2,7 @@
 """flatcheck's bridge to real PyTorch (docs/torch.md). No dependency beyond torch.
 
     python3 harness/torch/flatcheck_torch.py PROGRAM.py...
-        [--paths eager,fx,export,partition,pipeline,compile]
+        [--paths eager,fx,export,partition,pipeline,compile,jit]
         [--pass MODULE:FUNCTION] [--quiet] [--device cpu|cuda]
         [--branch python|cond|nograd] [--reads copy|alias|changed]
         [--time SECONDS] [--path-time SECONDS]
@@ -109,10 +109,17 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            the root compiled in place (Module.compile, aot_eager), the root eager; the calls;
            outputs and the model's state vs torch eager on the same inputs, bit for bit
            (torch_compile.py; torch >= 2.0).
+  jit.trace, jit.save, jit.freeze
+           torch.jit.trace of a fresh model (its tensors set back after the trace's own run),
+           or that traced module through torch.jit.save and torch.jit.load, or frozen
+           (torch.jit.freeze, optimize_numerics off); the calls with the TensorExpr fuser off
+           (its kernels round differently); outputs and state (a frozen module's: the tensors
+           it still holds) vs torch eager, bit for bit (torch_jit.py; skipped with --branch
+           cond: torch.jit.trace refuses torch.cond).
 --paths takes names or prefixes: `fx` is the fx path, the folder, const_fold, the two split
 paths and the rewrite path, `export` the twenty-three export paths, `export.strict` eleven,
 `partition` the two partition paths and their two re-export paths, `compile` the four
-torch.compile paths; the default is every path.
+torch.compile paths, `jit` the three TorchScript paths; the default is every path.
 
 --branch cond runs every path but eager with the program's branch op taken by torch.cond, as the
 cond paths take it (torch_cond.py); each such result says "branch": "cond". --branch nograd
@@ -243,10 +250,13 @@ from torch_rewrite import PATHS as REWRITE_PATHS
 from torch_rewrite import run_rewrite
 from torch_compile import PATHS as COMPILE_PATHS
 from torch_compile import run_compile
+from torch_jit import PATHS as JIT_PATHS
+from torch_jit import run_jit
 
 ALL_PATHS = ("eager", "fx") + FOLDER_PATHS + FOLD_PATHS + SPLIT_PATHS + REWRITE_PATHS + \
     EXPORT_PATHS + HOOKED_PATHS + SWAP_PATHS + SWAP_MODULES_PATHS + FUNCTIONAL_PATHS + \
-    DYNAMIC_PATHS + COND_PATHS + PARTITION_PATHS + REEXPORT_PATHS + PIPELINE_PATHS + COMPILE_PATHS
+    DYNAMIC_PATHS + COND_PATHS + PARTITION_PATHS + REEXPORT_PATHS + PIPELINE_PATHS + \
+    COMPILE_PATHS + JIT_PATHS
 STATUSES = ("agree", "excused", "mismatch", "error", "skipped", "known_torch_issue")
 
 
@@ -568,7 +578,8 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
                 (PARTITION_PATHS, lambda w: run_partition(p, eager, w, flatten, cache)),
                 (REEXPORT_PATHS, lambda w: run_partition_export(p, eager, w, cache)),
                 (PIPELINE_PATHS, lambda w: run_pipeline(p, eager, w, cache)),
-                (COMPILE_PATHS, lambda w: run_compile(p, eager, w, cache))]
+                (COMPILE_PATHS, lambda w: run_compile(p, eager, w, cache)),
+                (JIT_PATHS, lambda w: run_jit(p, eager, w, cache, branch))]
     for family, run in families:
         for group in path_groups([x for x in paths if x in family]):
             results += [{"path": path, **r} for path, r in within(path_time, group, run).items()]
@@ -662,7 +673,7 @@ def pin_draws(draws):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("programs", nargs="+", help="programs written by flatcheck emit-torch")
-    ap.add_argument("--paths", default="eager,fx,export,partition,pipeline,compile",
+    ap.add_argument("--paths", default="eager,fx,export,partition,pipeline,compile,jit",
                     help="the paths run: names or prefixes (export.strict: its eleven), comma "
                          "separated; -NAME leaves out what NAME names (fx,-fx.rewrite)")
     ap.add_argument("--pass", dest="flatten_pass", metavar="MODULE:FUNCTION",

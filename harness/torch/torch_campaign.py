@@ -6,7 +6,7 @@ PyTorch repro.
 
     python3 harness/torch/torch_campaign.py --cases 5000 --torch-root --jobs 2
         [--seed 1] [--first K] [--out torch-campaign]
-        [--paths eager,fx,export,partition,pipeline,compile]
+        [--paths eager,fx,export,partition,pipeline,compile,jit]
         [--pass MODULE:FUNCTION] [--flatcheck build/bin/flatcheck] [--python CMD] [--no-shrink]
         [--max-nodes N] [--max-shrinks K] [--time SECONDS] [--path-time SECONDS]
         [--device cpu|cuda] [--branch python|cond|nograd] [--reads copy|alias|changed]
@@ -256,7 +256,7 @@ def main():
     ap.add_argument("--out", default="torch-campaign",
                     help="folder for cases, programs, results, shrunk cases and repros "
                     "(default torch-campaign)")
-    ap.add_argument("--paths", default="eager,fx,export,partition,pipeline,compile",
+    ap.add_argument("--paths", default="eager,fx,export,partition,pipeline,compile,jit",
                     help="the bridge's paths, comma-separated (default all)")
     ap.add_argument("--pass", dest="flatten_pass", metavar="MODULE:FUNCTION",
                     help="the flatten pass of the fx and partition paths (the bridge's --pass)")

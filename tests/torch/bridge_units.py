@@ -3146,5 +3146,70 @@ if VERSION >= (2, 5):
               for m in ("strict", "nonstrict")) and
           whole["status"] == "agree" and skipped == "skipped", f"{got} {whole} {skipped}")
 
+# The TorchScript paths (torch_jit.py). A model whose child updates its buffer from the input
+# and whose result reads the buffer: each path agrees with eager over three calls, the buffer
+# included. Without the reset after the trace (the trace runs the model once), the path sees a
+# buffer one update ahead and reports it. The frozen module keeps the updated buffer as a plain
+# attribute, which frozen_state reads (named_buffers() lists none); the fuser is off inside
+# fuser_off and back after; with --branch cond the paths are skipped.
+import torch_jit  # noqa: E402
+
+
+class _JitCounter(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("buf", torch.tensor([0.5, -1.0]))
+
+    def forward(self, x):
+        self.buf.copy_(self.buf * 2.0 + x)
+        return self.buf.clone() - 0.25
+
+
+class _JitModel(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.counter = _JitCounter()
+
+    def forward(self, x):
+        return torch.tanh(self.counter(x)) * x
+
+
+jit_prog = types.SimpleNamespace(CONFIG={"calls": 3}, INPUTS=[torch.tensor([1.0, 3.0])],
+                                 OPS=["copy_"], build=_JitModel, _NoRecorder=object)
+jit_eager = eager_run(jit_prog)
+got = torch_jit.run_jit(jit_prog, jit_eager, torch_jit.PATHS, {})
+check("run_jit: trace, save and freeze of a buffer-updating model agree with eager; the frozen "
+      "module holds the buffer",
+      all(got[path]["status"] == "agree" for path in torch_jit.PATHS) and
+      got["jit.freeze"]["state_held"] == 1, str(got))
+traced_module = torch_jit.traced(jit_prog)
+check("traced: the buffer is back at its value before the trace",
+      torch.equal(traced_module.counter.buf, torch.tensor([0.5, -1.0])),
+      str(traced_module.counter.buf))
+original_traced = torch_jit.traced
+torch_jit.traced = lambda p: torch.jit.trace(p.build(), tuple(t.clone() for t in p.INPUTS),
+                                              check_trace=False)
+try:
+    unreset = torch_jit.run_jit(jit_prog, jit_eager, ("jit.trace",), {})["jit.trace"]
+finally:
+    torch_jit.traced = original_traced
+check("run_jit: a traced module whose buffer the trace updated is a mismatch",
+      unreset["status"] == "mismatch", str(unreset))
+frozen_module = torch_jit.frozen(torch_jit.traced(jit_prog))
+frozen_module(torch.tensor([1.0, 3.0]))
+held = torch_jit.frozen_state(frozen_module, ["counter.buf", "counter.nothing"])
+check("frozen_state: the frozen module's updated buffer by its FQN (named_buffers lists none)",
+      list(held) == ["counter.buf"] and torch.equal(held["counter.buf"], torch.tensor([2.0, 1.0]))
+      and not dict(frozen_module.named_buffers()), str(held))
+before = torch._C._jit_texpr_fuser_enabled()
+with torch_jit.fuser_off():
+    inside = torch._C._jit_texpr_fuser_enabled()
+check("fuser_off: the TensorExpr fuser off inside, as it was after",
+      not inside and torch._C._jit_texpr_fuser_enabled() == before, str((inside, before)))
+skipped = torch_jit.run_jit(jit_prog, jit_eager, torch_jit.PATHS, {}, branch="cond")
+check("run_jit: with --branch cond every path is skipped, saying why",
+      all(r["status"] == "skipped" and "torch.cond" in r["skip"] for r in skipped.values()),
+      str(skipped))
+
 print(f"{len(failed)} of the bridge unit checks failed" if failed else "bridge unit checks: all hold")
 sys.exit(1 if failed else 0)

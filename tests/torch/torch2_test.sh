@@ -15,7 +15,8 @@
 #       export.strict.dynamic, which reports what the non-strict one does on the programs seen;
 #       not export.strict.cond, below) and the two partition paths, not their re-export paths (on
 #       2.6 nearly every program is reexport-partitioned-no-module-stack; class 32's case and
-#       repro check them); the four decomposition paths and export.nonstrict.swap_modules on
+#       repro check them), the three TorchScript paths (jit); the four decomposition paths and
+#       export.nonstrict.swap_modules on
 #       every fourth program,
 #       export.nonstrict.dynamic, export.nonstrict.functional_call and fx.rewrite on every
 #       fourth (not export.strict.functional_call: its classes show on the non-strict one, and
@@ -123,7 +124,8 @@ if [ "$mode" = bridge ]; then
     i=$((i + 1))
   done
   n=$(ls "$work"/programs/*.py | wc -l)
-  # Every path on every program but the four decomposition paths and the non-strict graph
+  # Every path on every program (the three TorchScript paths about 0.3 s a program together)
+  # but the four decomposition paths and the non-strict graph
   # swap, which run on every fourth program (the decomposition paths cost as much as the other
   # eleven together; the graph swap about 0.2 s a program on torch 2.6; every other program
   # until the default test run passed 15 minutes), and the paths below.
@@ -140,7 +142,7 @@ if [ "$mode" = bridge ]; then
   c=$(echo -n "$sixteenth" | grep -c . || true)
   m=$(echo -n "$fourth" | grep -c . || true)
   set +e
-  bridge "$work"/programs/*.py --paths "eager,fx,-fx.rewrite,$others" --quiet \
+  bridge "$work"/programs/*.py --paths "eager,fx,-fx.rewrite,$others,jit" --quiet \
     >"$work/out.jsonl"
   rc=$?
   subset() {  # subset OUT PROGRAMS PATHS: the bridge on a subset, none run where it is empty
@@ -160,7 +162,7 @@ if [ "$mode" = bridge ]; then
     "$work/compile.jsonl"
   # Each set: its output, its programs, its paths (a set with no program has no output, and
   # its paths count for none; fewer than 16 programs leave the compile set empty).
-  python3 - "$work/out.jsonl" "$n" 17 "$work/decomp.jsonl" "$m" 5 "$work/dynamic.jsonl" "$q" 3 \
+  python3 - "$work/out.jsonl" "$n" 20 "$work/decomp.jsonl" "$m" 5 "$work/dynamic.jsonl" "$q" 3 \
     "$work/cond.jsonl" "$e" 1 "$work/compile.jsonl" "$c" 4 <<'EOF'
 import json, sys
 paths = want_paths = 0
