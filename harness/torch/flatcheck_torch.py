@@ -161,6 +161,7 @@ import signal
 import sys
 import threading
 import time
+import traceback
 
 
 def fixed_hash_seed():
@@ -488,7 +489,10 @@ def reset_compile_caches():
 
 def within(seconds, group, run):
     """run(group), or each path of the group skipped with the reason "time limit" when it ran
-    past `seconds`; torch's compile caches (dynamo's, left mid-trace) are reset then."""
+    past `seconds`; torch's compile caches (dynamo's, left mid-trace) are reset then. An
+    exception a path's own code lets out (the bridge's fault, or torch's in code the bridge
+    did not guard) is an error of each path of the group, stage "bridge", with where it was
+    raised: the program's other paths and the programs after it still run."""
     try:
         with time_limit(seconds):
             return run(group)
@@ -496,6 +500,13 @@ def within(seconds, group, run):
         reset_compile_caches()
         why = f"time limit: ran past --path-time {seconds:g} s on this program"
         return {path: {"status": "skipped", "skip": why} for path in group}
+    except Exception as e:  # noqa: BLE001 - reported as the paths' error, never lost
+        reset_compile_caches()
+        where = traceback.extract_tb(e.__traceback__)[-1]
+        why = (f"the bridge raised {type(e).__name__}: {e} (at {os.path.basename(where.filename)}:"
+               f"{where.lineno}, {where.name})")
+        return {path: {"status": "error", "stage": "bridge", "first_mismatch": why[:600]}
+                for path in group}
 
 
 # torch's refusal of an in-place op whose input and output overlap in part.

@@ -3211,5 +3211,25 @@ check("run_jit: with --branch cond every path is skipped, saying why",
       all(r["status"] == "skipped" and "torch.cond" in r["skip"] for r in skipped.values()),
       str(skipped))
 
+# within(): a path runner that lets an exception out (seed 117's functional_call trace did: its
+# bridge process died and the campaign stopped at its second program) is an error of each path
+# of its group, stage "bridge", naming the exception and where it was raised; a runner that
+# returns is unchanged.
+
+
+def _raising_runner(group):
+    raise RuntimeError("references nonexistent attribute layer0@1")
+
+
+got = flatcheck_torch.within(None, ["export.strict.functional_call", "jit.trace"], _raising_runner)
+fine = flatcheck_torch.within(None, ["jit.trace"], lambda g: {"jit.trace": {"status": "agree"}})
+check("within: a runner's exception is each path's error (stage bridge, where it was raised); "
+      "a result passes through",
+      sorted(got) == ["export.strict.functional_call", "jit.trace"] and
+      all(r["status"] == "error" and r["stage"] == "bridge" and
+          "RuntimeError: references nonexistent attribute" in r["first_mismatch"] and
+          "_raising_runner" in r["first_mismatch"] for r in got.values()) and
+      fine == {"jit.trace": {"status": "agree"}}, str(got))
+
 print(f"{len(failed)} of the bridge unit checks failed" if failed else "bridge unit checks: all hold")
 sys.exit(1 if failed else 0)
