@@ -13,7 +13,7 @@ import sys
 
 import torch
 
-FIXED_IN = (2, 11)  # tests/torch/torch2_test.sh: 2.14.1 exits 0; 2.7 to 2.11 not run (the PR's date)
+FIXED_IN = (2, 11)  # torch2_test.sh: 2.14.1 exits 0; 2.7 to 2.11 not run (the fix's date)
 
 
 class Scale(torch.nn.Module):

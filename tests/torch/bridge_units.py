@@ -3221,7 +3221,8 @@ def _raising_runner(group):
     raise RuntimeError("references nonexistent attribute layer0@1")
 
 
-got = flatcheck_torch.within(None, ["export.strict.functional_call", "jit.trace"], _raising_runner)
+got = flatcheck_torch.within(None, ["export.strict.functional_call", "jit.trace"],
+                             _raising_runner)
 fine = flatcheck_torch.within(None, ["jit.trace"], lambda g: {"jit.trace": {"status": "agree"}})
 check("within: a runner's exception is each path's error (stage bridge, where it was raised); "
       "a result passes through",
