@@ -22,6 +22,7 @@ import torch
 
 from torch_compare import Eager, judge, run_calls, tensors_of
 from torch_export import failure, state_after, verdict
+from torch_partition import reset_state
 
 PATHS = ("jit.trace", "jit.save", "jit.freeze")
 
@@ -39,11 +40,10 @@ def traced(p):
     trace runs the model once and the traced module holds the model's own tensors, so each is
     set back to its value before the trace: the calls start where eager's do."""
     model = p.build()
-    before = {fqn: t.detach().clone() for fqn, t in tensors_of(model).items()}
+    before = state_after(model)
     with torch.no_grad():
         module = torch.jit.trace(model, tuple(t.clone() for t in p.INPUTS), check_trace=False)
-        for fqn, t in tensors_of(module).items():
-            t.copy_(before[fqn])
+    reset_state(tensors_of(module), before)
     return module
 
 
