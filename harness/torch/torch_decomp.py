@@ -57,6 +57,14 @@ VIEW_UPDATED = "decomp-preserve-view-of-updated-state"
 # run_decompositions names the new placeholder after the target, and a preserved call
 # signature that takes the buffer still names the old one.
 TIED_STATE_INPUT = "decomp-preserve-tied-state-input"
+# docs/found-bugs.md 69: strict export names the placeholder of a buffer or parameter of a
+# module whose name is no identifier (`0`, as nn.Sequential names its children) after dynamo's
+# source expression (`b_getattr_l__self_____0___buf`), not after its target (`b_0_buf`);
+# run_decompositions names the new placeholder after the target, and a preserved call
+# signature that takes the state still names the old one.
+SOURCE_NAMED_STATE = "decomp-preserve-strict-source-named-state"
+# torch/_export/utils.py's placeholder_prefixes, by InputKind name
+STATE_PREFIXES = {"PARAMETER": "p_", "BUFFER": "b_", "CONSTANT_TENSOR": "c_"}
 
 
 class DecompositionFailed(Exception):
@@ -203,9 +211,10 @@ def dead_signature_modules(ep):
     dead code elimination removes from the exported graph (DEAD_SIGNATURE_VALUE's shape) or
     that a torch.no_grad() block computes (GRAD_REGION_VALUE's) or that is an in-place update's
     result (UPDATED_VALUE's) or a view of state updated in place after it (VIEW_UPDATED's) or
-    the placeholder of state named after another FQN than its target (TIED_STATE_INPUT's)."""
+    the placeholder of state named after another FQN than its target (TIED_STATE_INPUT's) or
+    after no FQN (SOURCE_NAMED_STATE's)."""
     left = dead_nodes(ep.graph_module) | grad_region_values(ep) | updated_values(ep) | \
-        views_of_updated_state(ep) | set(misnamed_state(ep))
+        views_of_updated_state(ep) | set(misnamed_state(ep)) | set(source_named_state(ep))
     return {entry.fqn for entry in ep.module_call_graph if entry.signature and
             any(getattr(a, "name", None) in left
                 for a in [*entry.signature.inputs, *entry.signature.outputs])}
@@ -256,7 +265,8 @@ def signature_value_named(ep, error):
 
 def past_dead_values(p, mode, ep, failed, unpreserved=()):
     """After DecompositionFailed `failed` with DEAD_SIGNATURE_VALUE, DEAD_RENAMED,
-    GRAD_REGION_VALUE, UPDATED_VALUE, VIEW_UPDATED or TIED_STATE_INPUT (and no cause that
+    GRAD_REGION_VALUE, UPDATED_VALUE, VIEW_UPDATED, TIED_STATE_INPUT or SOURCE_NAMED_STATE
+    (and no cause that
     changes the program's meaning): the program exported again without preserving the modules
     whose signatures name such values (dead_signature_modules), decomposed.
     The path goes on with it, so the rest of the program is still judged. Raises `failed` when
@@ -265,7 +275,7 @@ def past_dead_values(p, mode, ep, failed, unpreserved=()):
     `ep` was exported without preserving (they stay so)."""
     classes = failed.cls.split("+")
     if not {DEAD_SIGNATURE_VALUE, DEAD_RENAMED, GRAD_REGION_VALUE, UPDATED_VALUE,
-            VIEW_UPDATED, TIED_STATE_INPUT} & \
+            VIEW_UPDATED, TIED_STATE_INPUT, SOURCE_NAMED_STATE} & \
             set(classes) or \
             TIED_MUTATED in classes:
         raise failed
@@ -283,8 +293,9 @@ def missing_signature_value(ep, error, dead):
     DEAD_SIGNATURE_VALUE (one of `dead`, ep's dead nodes), UPDATED_VALUE (an in-place op's
     result), GRAD_REGION_VALUE (a torch.no_grad() block's result) or VIEW_UPDATED (a view of
     state an in-place op writes after it) or TIED_STATE_INPUT (the placeholder of state named
-    after another FQN than its target, no longer missing once that is its target); None when
-    the error names no such value."""
+    after another FQN than its target, no longer missing once that is its target) or
+    SOURCE_NAMED_STATE (the placeholder of state named after no FQN, no longer missing once
+    named after its target); None when the error names no such value."""
     named = signature_value_named(ep, error)
     if named is None:
         return None
@@ -298,6 +309,8 @@ def missing_signature_value(ep, error, dead):
         return VIEW_UPDATED
     if decomposes_retargeted(ep, named):
         return TIED_STATE_INPUT
+    if decomposes_renamed(ep, named):
+        return SOURCE_NAMED_STATE
     return None
 
 
@@ -334,6 +347,63 @@ def decomposes_retargeted(ep, named):
         fixed.run_decompositions()
     except Exception as e:  # noqa: BLE001 - another cause may stand besides
         return signature_value_named(fixed, e) != named
+    return True
+
+
+def state_name(spec):
+    """The name torch's placeholder naming gives the placeholder of a lifted buffer, parameter
+    or constant `spec` (an input spec): its prefix, then its target lower-cased with every
+    character that is not a letter or digit as '_' (torch/_export/utils.py,
+    placeholder_naming_pass); None for another kind of input."""
+    prefix = STATE_PREFIXES.get(getattr(spec.kind, "name", None))
+    target = spec.target
+    if prefix is None or not isinstance(target, str):
+        return None
+    return prefix + re.sub(r"[^a-zA-Z0-9]", "_", target.lower())
+
+
+def source_named_state(ep):
+    """{placeholder: the name it would have} for each lifted buffer, parameter or constant of
+    `ep` whose placeholder is named after neither its target (state_name, or that with a
+    collision's `_N`) nor another FQN of its tensor (misnamed_state, TIED_STATE_INPUT's shape):
+    SOURCE_NAMED_STATE's shape."""
+    tied = misnamed_state(ep)
+    taken = {n.name for n in ep.graph.nodes}
+    out = {}
+    for spec in ep.graph_signature.input_specs:
+        name, want = getattr(spec.arg, "name", None), state_name(spec)
+        if not name or not want or name in tied or \
+                re.fullmatch(re.escape(want) + r"(_\d+)?", name):
+            continue
+        if want not in taken:
+            out[name] = want
+    return out
+
+
+def decomposes_renamed(ep, named):
+    """Whether `named` is source-named state (source_named_state) and run_decompositions, once
+    the placeholder is named after its target (in the graph, the signature and every preserved
+    call signature), no longer reports it missing: SOURCE_NAMED_STATE's cause removed, on a
+    copy."""
+    want = source_named_state(ep).get(named)
+    if want is None:
+        return False
+    fixed = copy.deepcopy(ep)
+    for node in fixed.graph.nodes:
+        if node.op == "placeholder" and node.name == named:
+            node.name = node.target = want
+    fixed.graph_module.recompile()
+    for spec in fixed.graph_signature.input_specs:
+        if getattr(spec.arg, "name", None) == named:
+            spec.arg.name = want
+    for entry in fixed.module_call_graph:
+        for arg in [*entry.signature.inputs, *entry.signature.outputs] if entry.signature else ():
+            if getattr(arg, "name", None) == named:
+                arg.name = want
+    try:
+        fixed.run_decompositions()
+    except Exception as e:  # noqa: BLE001 - another cause may stand besides
+        return signature_value_named(fixed, e) not in (named, want)
     return True
 
 

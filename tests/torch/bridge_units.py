@@ -635,6 +635,59 @@ check("past_dead_values past 67: `c` unpreserved, the program decomposed and rig
       f"kept {kept}, classes {again[2] if again else None}")
 
 
+class _Holder(torch.nn.Module):  # docs/found-bugs.md 69's shape: state of a module named `name`
+    def __init__(self, name, param=False):
+        super().__init__()
+        self.name = name
+        self.add_module(name, _StateArg(param))
+
+    def forward(self, x):
+        inner = getattr(self, self.name)
+        return inner(x, inner.w)
+
+
+class _Holds(torch.nn.Module):
+    def __init__(self, name, param=False):
+        super().__init__()
+        self.c = _Holder(name, param)
+
+    def forward(self, x):
+        return self.c(x) * 2
+
+
+# Strict export on torch 2.6 names the placeholder of state of a module whose name is no
+# identifier after dynamo's source expression (69); run_decompositions then loses it from the
+# preserved call's signature. Non-strict export, and an identifier, name it after its target.
+for name, build, fqn, strict, bad in (
+        ("`0`'s buffer", lambda: _Holder("0"), "0", True, True),
+        ("`0`'s parameter", lambda: _Holder("0", True), "0", True, True),
+        ("`c.0`'s buffer", lambda: _Holds("0"), "c.0", True, True),
+        ("`c.1`'s parameter", lambda: _Holds("1", True), "c.1", True, True),
+        ("`a-b`'s buffer", lambda: _Holder("a-b"), "a-b", True, True),
+        ("`w0`'s buffer", lambda: _Holder("w0"), "w0", True, False),
+        ("`0`'s buffer, non-strict", lambda: _Holder("0"), "0", False, False)):
+    want = torch_decomp.SOURCE_NAMED_STATE if bad and VERSION < NEWER else None
+    ep = torch.export.export(build(), (x4,), strict=strict, preserve_module_call_signature=(fqn,))
+    named = torch_decomp.source_named_state(ep)
+    got = cause_of(ep)
+    check(f"decompose: {name}, passed to the preserved call: {want} (69)",
+          got == want and bool(named) == (want is not None), f"{got}, source-named {named}")
+ep = torch.export.export(_Holds("0"), (x4,), strict=True,
+                         preserve_module_call_signature=("c", "c.0"))
+try:
+    torch_decomp.decompose(ep)
+    again = None
+except torch_decomp.DecompositionFailed as e:
+    again = torch_decomp.past_dead_values(
+        types.SimpleNamespace(build=lambda: _Holds("0"), INPUTS=[x4]), "strict", ep, e)
+kept = [e.fqn for e in again[0].module_call_graph if e.signature] if again else []
+check("past_dead_values past 69: `c.0` unpreserved, `c` kept, the program decomposed and right",
+      (again is None) == (VERSION >= NEWER) and (again is None or (
+          "c.0" not in kept and "c" in kept and again[2] == torch_decomp.SOURCE_NAMED_STATE and
+          torch.equal(again[1].module()(x4), _Holds("0")(x4)))),
+      f"kept {kept}, classes {again[2] if again else None}")
+
+
 
 def repro_module(name):
     """A corpus/torch repro, imported (its model classes; its check runs as a script only)."""
