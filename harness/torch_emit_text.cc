@@ -102,8 +102,13 @@ def main():
             if not same:
                 print("  torch eager:   ", g.tolist())
                 print("  flatcheck eager:", w.tolist())
-    state = dict(model.named_parameters())
-    state.update(dict(model.named_buffers()))
+    # Every FQN of every state tensor: named_parameters() and named_buffers() name a tensor
+    # shared by two modules (or a module under two names) once only.
+    state = {}
+    for path, module in model.named_modules(remove_duplicate=False):
+        for name, t in [*module._parameters.items(), *module._buffers.items()]:
+            if t is not None:
+                state[path + "." + name if path else name] = t
     for fqn, want in EXPECTED_STATE.items():
         same = fqn in state and _same(state[fqn].detach(), want)
         agree = agree and same

@@ -33,6 +33,42 @@ if [ "$n" -lt 200 ]; then
   echo "FAIL: only $n programs were checked"
   exit 1
 fi
+# Each program's own check (`python3 PROGRAM`: its main(), bit for bit), in one process: it
+# must agree wherever the eager path above found every node bit-exact (no bounded difference:
+# exp, tanh, sigmoid and sums may differ within their bounds there), state shared by two
+# modules included (named under each FQN).
+"$py" "$src/harness/torch/flatcheck_torch.py" "$work"/programs/*.py --paths eager \
+  >"$work/eager.jsonl"
+"$py" - "$work/eager.jsonl" "$work"/programs/*.py <<'PYEOF'
+import contextlib, importlib.util, io, json, sys
+bounded = set()
+for line in open(sys.argv[1]):
+    r = json.loads(line)  # the eager path's verdict on each program, then a summary
+    if r.get("path") == "eager" and r.get("bounded_differences"):
+        bounded.add(r["program"])
+bad, shared, checked = [], 0, 0
+for i, path in enumerate(sys.argv[2:]):
+    if path in bounded:
+        continue
+    spec = importlib.util.spec_from_file_location(f"program{i}", path)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    model = m.build()
+    shared += len(m.EXPECTED_STATE) > \
+        len(dict(model.named_parameters())) + len(dict(model.named_buffers()))
+    with contextlib.redirect_stdout(io.StringIO()) as out:
+        rc = m.main()
+    checked += 1
+    if rc != 0:
+        bad.append(path + ":\n" + "\n".join(
+            l for l in out.getvalue().splitlines() if "same" not in l)[-600:])
+print(f"{checked} programs' own checks (bit-exact on the eager path): {len(bad)} differ; "
+      f"{shared} with state shared by two modules")
+if bad or shared == 0 or checked < 150:
+    print("FAIL: " + ("\n".join(bad[:3]) if bad else "too few programs checked, or none shares "
+                      "state"))
+    sys.exit(1)
+PYEOF
 # The switch that models the old Torch-TensorRT wiring must change the result on the seed
 # bug's example: by name it wires the fallback relu to the wrong getitem.
 "$bin" example graph-break -o "$work/gb.json"
