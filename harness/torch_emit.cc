@@ -21,6 +21,7 @@
 #include "core/ir/namespace.h"
 #include "core/passes/passes.h"
 #include "core/runtime/interpreter.h"
+#include "core/serialize/serialize.h"
 #include "harness/torch_emit_text.h"
 
 namespace flatcheck {
@@ -120,7 +121,8 @@ class Emitter {
       os << (first ? "" : ", ") << py_str(op), first = false;
     os << "], \"nan_exact\": " << (c_.config.nan_exact ? "True" : "False")
        << ", \"update_args\": " << (options_.update_args ? "True" : "False")
-       << ", \"update_inputs\": " << (options_.update_inputs ? "True" : "False") << "}\n\n";
+       << ", \"update_inputs\": " << (options_.update_inputs ? "True" : "False")
+       << ", \"kwargs\": " << (options_.kwargs ? "True" : "False") << "}\n\n";
     state(os);
     std::ostringstream body;
     classes(body);
@@ -360,11 +362,12 @@ class Emitter {
            << (n.fn == OpCode::kSum ? ", " + arg(n.args.at(1)) : std::string()) << ")\n";
         return;
       case NodeOp::kCallModule: {
+        const Module* child = m.submodule(n.target);
         os << ind << var(n.name) << " = _R.node(" << py_str(n.name) << ", \"call_module\", "
            << "_R.invoke(" << py_str(n.target) << ", " << inputs_of(n, /*positional=*/true) << ", "
-           << attr_path(n.target);
+           << (options_.kwargs && child ? by_name(n, *child) : attr_path(n.target));
         for (const auto& a : n.args) os << ", " << arg(a);
-        if (const Module* child = m.submodule(n.target))
+        if (child)
           for (const auto& path : update_args(*child))
             os << ", _R.state(self, " << py_str(n.target + "." + path) << ")";
         os << "), " << inputs_of(n) << ")\n";
@@ -387,6 +390,22 @@ class Emitter {
         return;
       }
     }
+  }
+
+  // --kwargs: `_by_name(self.c, ("v_x", "_u0"), k)`, a call of the child passing its first k
+  // arguments by position and the rest by name (its forward's parameter names). k is one per
+  // module, from its class's name (one class per module): torch.export keeps one call signature
+  // per preserved module path, records each call of a module under every path it is reached
+  // by (a call target may be a grandchild's path), and refuses calls that differ in form
+  // (torch/_export/wrappers.py: "in_spec mismatch").
+  std::string by_name(const Node& n, const Module& child) const {
+    std::string names = "(";
+    for (Node* ph : child.graph.placeholders()) names += py_str(var(ph->name)) + ", ";
+    for (size_t i = 0; i < update_args(child).size(); ++i)
+      names += "\"_u" + std::to_string(i) + "\", ";
+    const size_t count = child.graph.placeholders().size() + update_args(child).size();
+    const uint64_t first = fnv1a64(class_of_.at(&child)) % (count + 1);
+    return "_by_name(" + attr_path(n.target) + ", " + names + "), " + std::to_string(first) + ")";
   }
 
   void build(std::ostringstream& os) {

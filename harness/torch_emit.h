@@ -31,6 +31,12 @@ struct EmitOptions {
   // input mutation. The results are flatcheck's; the inputs after each call are judged against
   // torch eager's (harness/torch: run_calls).
   bool update_inputs = false;
+  // Each call of a child passes some of its arguments by keyword: the first k by position, the
+  // rest by their parameters' names, k chosen per module from its Python class's name
+  // (fnv1a64 of it modulo the argument count + 1; every call of one module alike, as
+  // torch.export's preserved signatures require). The same eager results; torch sees keyword arguments in module calls
+  // (a preserved call's in_spec holds them).
+  bool kwargs = false;
 };
 
 // The Python source for `c`. `source` names where the case came from (a file, a seed).

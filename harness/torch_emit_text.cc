@@ -41,6 +41,14 @@ def _update_inputs(inputs, value):
     return tuple(outs) if isinstance(value, tuple) else outs[0]
 
 
+def _by_name(module, names, first):
+    """emit-torch --kwargs: a call of `module` passing its first `first` arguments by position
+    and the rest by their parameters' names (`names`, the forward's, in order)."""
+    def call(*args):
+        return module(*args[:first], **dict(zip(names[first:], args[first:])))
+    return call
+
+
 class _NoRecorder:
     """harness/torch replaces _R to compare every node with flatcheck's value."""
 

@@ -50,6 +50,7 @@ int cmd_emit_torch(int argc, char** argv) {
   EmitOptions options;
   options.update_args = a.flag("--update-args");
   options.update_inputs = a.flag("--update-inputs");
+  options.kwargs = a.flag("--kwargs");
   for (const auto& path : case_files(a.positional())) {
     Case c = load_case_file(path);
     std::string text;

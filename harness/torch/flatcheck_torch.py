@@ -598,6 +598,7 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
         r.update({"update_args": True} if getattr(p, "CONFIG", {}).get("update_args") else {})
         r.update({"update_inputs": True} if getattr(p, "CONFIG", {}).get("update_inputs")
                  else {})
+        r.update({"kwargs": True} if getattr(p, "CONFIG", {}).get("kwargs") else {})
         if r["path"] != "eager":
             r.update({"branch": branch} if branch != "python" else {})
             r.update({"reads": reads, "reads_change": changes} if reads != "copy" else {})

@@ -10,7 +10,7 @@ PyTorch repro.
         [--pass MODULE:FUNCTION] [--flatcheck build/bin/flatcheck] [--python CMD] [--no-shrink]
         [--max-nodes N] [--max-shrinks K] [--time SECONDS] [--path-time SECONDS]
         [--device cpu|cuda] [--branch python|cond|nograd] [--reads copy|alias|changed]
-        [--update-args] [--update-inputs]
+        [--update-args] [--update-inputs] [--kwargs]
 
 --torch-root runs the bridge in the torch 2.x root (scripts/torch-root.sh builds it; this is
 --python "scripts/in-torch-root python3"); without it, --python (default: this interpreter).
@@ -30,9 +30,10 @@ bridge's --reads). --update-args: the programs are emitted with each buffer upda
 made through a forward argument the caller fills with the buffer (emit-torch --update-args), so
 torch sees submodules update their inputs in place. A shrink's test runs the bridge with the same
 --pass, --device, --branch and --reads, on programs emitted with the same --update-args and
---update-inputs. --update-inputs: the programs' roots update their inputs in place once their
-results are made (emit-torch --update-inputs); every path judges the inputs after each call
-against torch eager's. Prints counts per path, the skip and known-issue classes, and per op and
+--update-inputs (and --kwargs). --update-inputs: the programs' roots update their inputs in
+place once their results are made (emit-torch --update-inputs); every path judges the inputs
+after each call against torch eager's. --kwargs: each child is called with some or all of its
+arguments by keyword (emit-torch --kwargs). Prints counts per path, the skip and known-issue classes, and per op and
 path; exits 1 when a mismatch or an error was found, 2 on bad usage. SIGTERM or SIGINT (a time limit around the campaign,
 Ctrl-C) stops each bridge process, which counts the program under way and those after it not
 run; the campaign then writes its results and summary as after --time, and starts no shrink.
@@ -148,6 +149,7 @@ def print_summary(args, summary, seconds, out=print):
     branch += ", state read as aliases" if args.reads != "copy" else ""
     branch += ", submodules' updates made through forward arguments" if args.update_args else ""
     branch += ", inputs updated in place by the root" if args.update_inputs else ""
+    branch += ", children called with keyword arguments" if args.kwargs else ""
     out(f"torch campaign: {args.cases} cases{which}, seed {args.seed}, torch {summary['torch']}, "
         f"{seconds:.0f} s, {args.jobs} jobs{branch}")
     if args.reads != "copy":
@@ -213,7 +215,8 @@ def signature(x):
 
 def emit_flags(args):
     """The emit-torch options the campaign's programs, and a shrink's candidates, are made with."""
-    return ["--update-args"] * args.update_args + ["--update-inputs"] * args.update_inputs
+    return ["--update-args"] * args.update_args + ["--update-inputs"] * args.update_inputs + \
+        ["--kwargs"] * args.kwargs
 
 
 def shrink(args, python, x, cases):
@@ -294,6 +297,9 @@ def main():
                     help="emit the programs with the root updating each input in place once its "
                          "results are made; the paths judge the inputs after each call "
                          "(emit-torch --update-inputs)")
+    ap.add_argument("--kwargs", action="store_true",
+                    help="emit the programs with each child called with some or all of its "
+                         "arguments by keyword (emit-torch --kwargs)")
     ap.add_argument("--markdown", metavar="FILE",
                     help="also write the summary, the command and the commit to FILE")
     args = ap.parse_args()

@@ -193,10 +193,15 @@ EOF
     echo "FAIL: $formed of $n programs were emitted with --update-args"
     exit 1
   fi
+  keyword=$({ grep -l '"kwargs": True' "$work"/programs/*.py || true; } | wc -l)
+  if [[ " ${emit[*]} " == *" --kwargs "* ]] && [ "$keyword" -ne "$n" ]; then
+    echo "FAIL: $keyword of $n programs were emitted with --kwargs"
+    exit 1
+  fi
   echo "PASS: $n programs through every path ($m through the decomposition paths and the graph"
   echo "  swap, $q through export.nonstrict.dynamic, export.nonstrict.functional_call and"
   echo "  fx.rewrite, $e through export.nonstrict.cond, $c through the torch.compile paths) on"
-  echo "  torch $why; $formed emitted with --update-args"
+  echo "  torch $why; $formed emitted with --update-args, $keyword with --kwargs"
   exit 0
 fi
 

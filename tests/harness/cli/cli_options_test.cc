@@ -216,6 +216,36 @@ TEST(CliEmitTorchTest, UpdateInputsUpdatesTheRootsInputsOnceItsResultsAreMade) {
   EXPECT_NE(py.find("\"update_inputs\": False"), std::string::npos);
 }
 
+TEST(CliEmitTorchTest, KwargsCallsEachChildWithItsArgumentsByKeywordAlikeForEachCall) {
+  // seed-quickstart's root calls `block` twice (x, 1.0; tanh, 2.0): with --kwargs both go
+  // through _by_name with the child's parameter names and one split point k, chosen from the
+  // module's class name: FNV-1a 64 of it (computed here) modulo the argument count + 1.
+  std::string py = emitted("seed-quickstart", " --kwargs");
+  const std::string added = "add_module(\"block\", m_";
+  size_t at = py.find(added);
+  ASSERT_NE(at, std::string::npos) << py;
+  at += added.size();
+  const std::string cls = py.substr(at, py.find(')', at) - at);
+  uint64_t h = 14695981039346656037ull;
+  for (char ch : cls) h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
+  const std::string call = "_by_name(self.block, (\"v_x\", \"v_scale\", ), " +
+                           std::to_string(h % 3) + "), ";
+  size_t first = py.find(call);
+  ASSERT_NE(first, std::string::npos) << call << "\n" << py;
+  EXPECT_NE(py.find(call, first + 1), std::string::npos) << py;
+  EXPECT_NE(py.find("\"kwargs\": True"), std::string::npos);
+  // With --update-args the buffer argument is named too.
+  py = emitted("seed-quickstart", " --kwargs --update-args");
+  EXPECT_NE(py.find("_by_name(self.block, (\"v_x\", \"v_scale\", \"_u0\", ), "),
+            std::string::npos)
+      << py;
+  // Without the flag every child is called by position (the prelude still defines _by_name).
+  py = emitted("seed-quickstart");
+  EXPECT_EQ(py.find("_by_name(self"), std::string::npos) << py;
+  EXPECT_NE(py.find(", self.block, v_x, 1.0)"), std::string::npos) << py;
+  EXPECT_NE(py.find("\"kwargs\": False"), std::string::npos);
+}
+
 TEST(CliShrinkPredicateTest, MinimizesAgainstAnExternalCommand) {
   std::string dir = scratch("pred");
   std::string src = std::string(FLATCHECK_SOURCE_DIR) + "/corpus/regression/seed-graph-break.json";
