@@ -122,7 +122,8 @@ class Emitter {
     os << "], \"nan_exact\": " << (c_.config.nan_exact ? "True" : "False")
        << ", \"update_args\": " << (options_.update_args ? "True" : "False")
        << ", \"update_inputs\": " << (options_.update_inputs ? "True" : "False")
-       << ", \"kwargs\": " << (options_.kwargs ? "True" : "False") << "}\n\n";
+       << ", \"kwargs\": " << (options_.kwargs ? "True" : "False")
+       << ", \"dict_outputs\": " << (options_.dict_outputs ? "True" : "False") << "}\n\n";
     state(os);
     std::ostringstream body;
     classes(body);
@@ -267,7 +268,15 @@ class Emitter {
     return out + ")";
   }
 
-  std::string call_expr(const Node& n) {
+  // --dict-outputs: whether `child` returns its results as a dict (more than one result, and
+  // not the root: the root's results go to the caller as a tuple).
+  bool returns_dict(const Module* child) const {
+    if (!options_.dict_outputs || !child || child == c_.module.get()) return false;
+    const Node* out = child->graph.output_node();
+    return out && out->args.size() != 1;
+  }
+
+  std::string call_expr(const Module& m, const Node& n) {
     auto a = [&](size_t i) { return arg(n.args.at(i)); };
     switch (n.fn) {
       case OpCode::kAdd:
@@ -321,8 +330,15 @@ class Emitter {
       }
       case OpCode::kSplit:
         return "torch.chunk(" + a(0) + ", " + a(2) + ", dim=" + a(1) + ")";
-      case OpCode::kGetitem:
+      case OpCode::kGetitem: {
+        // A child's results as a dict (--dict-outputs): result i is key "o<i>".
+        Node* const* src = std::get_if<Node*>(&n.args.at(0));
+        const int64_t* index = std::get_if<int64_t>(&n.args.at(1));
+        if (src && index && *index >= 0 && (*src)->op == NodeOp::kCallModule &&
+            returns_dict(m.submodule((*src)->target)))
+          return a(0) + "[\"o" + std::to_string(*index) + "\"]";
         return a(0) + "[" + a(1) + "]";
+      }
       case OpCode::kBranch:
         return "_branch(" + a(0) + ", " + a(1) + ", " + a(2) + ")";
       default:
@@ -358,7 +374,7 @@ class Emitter {
           return;
         }
         os << ind << var(n.name) << " = _R.node(" << py_str(n.name) << ", " << py_str(n.target)
-           << ", " << call_expr(n) << ", " << inputs_of(n)
+           << ", " << call_expr(m, n) << ", " << inputs_of(n)
            << (n.fn == OpCode::kSum ? ", " + arg(n.args.at(1)) : std::string()) << ")\n";
         return;
       case NodeOp::kCallModule: {
@@ -374,10 +390,13 @@ class Emitter {
         return;
       }
       case NodeOp::kOutput: {
-        std::string value = n.args.size() == 1 ? arg(n.args[0]) : "(";
+        const bool dict = returns_dict(&m);
+        std::string value = n.args.size() == 1 ? arg(n.args[0]) : dict ? "{" : "(";
         if (n.args.size() != 1) {
-          for (const auto& a : n.args) value += arg(a) + ", ";
-          value += ")";
+          for (size_t i = 0; i < n.args.size(); ++i)
+            value += (dict ? "\"o" + std::to_string(i) + "\": " : std::string()) +
+                     arg(n.args[i]) + ", ";
+          value += dict ? "}" : ")";
         }
         if (options_.update_inputs && &m == c_.module.get()) {
           std::string inputs = "(";

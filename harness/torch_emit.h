@@ -37,6 +37,10 @@ struct EmitOptions {
   // torch.export's preserved signatures require). The same eager results; torch sees keyword arguments in module calls
   // (a preserved call's in_spec holds them).
   bool kwargs = false;
+  // Each module below the root with more than one result returns them as a dict, result i
+  // under key "o<i>", and its callers read them by key: the same eager results; torch sees
+  // dict outputs of module calls (a preserved call's out_spec holds a dict).
+  bool dict_outputs = false;
 };
 
 // The Python source for `c`. `source` names where the case came from (a file, a seed).

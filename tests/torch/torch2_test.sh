@@ -198,10 +198,16 @@ EOF
     echo "FAIL: $keyword of $n programs were emitted with --kwargs"
     exit 1
   fi
+  dicts=$({ grep -l '"dict_outputs": True' "$work"/programs/*.py || true; } | wc -l)
+  if [[ " ${emit[*]} " == *" --dict-outputs "* ]] && [ "$dicts" -ne "$n" ]; then
+    echo "FAIL: $dicts of $n programs were emitted with --dict-outputs"
+    exit 1
+  fi
   echo "PASS: $n programs through every path ($m through the decomposition paths and the graph"
   echo "  swap, $q through export.nonstrict.dynamic, export.nonstrict.functional_call and"
   echo "  fx.rewrite, $e through export.nonstrict.cond, $c through the torch.compile paths) on"
-  echo "  torch $why; $formed emitted with --update-args, $keyword with --kwargs"
+  echo "  torch $why; $formed emitted with --update-args, $keyword with --kwargs, $dicts with"
+  echo "  --dict-outputs"
   exit 0
 fi
 

@@ -246,6 +246,30 @@ TEST(CliEmitTorchTest, KwargsCallsEachChildWithItsArgumentsByKeywordAlikeForEach
   EXPECT_NE(py.find("\"kwargs\": False"), std::string::npos);
 }
 
+TEST(CliEmitTorchTest, DictOutputsReturnsAChildsResultsByKeyAndItsCallersReadThem) {
+  // fault-swap-by-name's child returns (add, buf) and the root reads result 0 of each call:
+  // with --dict-outputs the child returns {"o0": ..., "o1": ...} and the root reads "o0". The
+  // root's one result stays as it is; a getitem of a tensor tuple (no module call) stays an
+  // index (seed-graph-break's splits).
+  std::string py = emitted("fault-swap-by-name", " --dict-outputs");
+  EXPECT_NE(py.find("return _R.end((\"add\", \"buf\", ), {\"o0\": v_add, \"o1\": v_buf, })"),
+            std::string::npos)
+      << py;
+  EXPECT_NE(py.find("v_getitem[\"o0\"]"), std::string::npos) << py;
+  EXPECT_NE(py.find("v_getitem_2[\"o0\"]"), std::string::npos) << py;
+  EXPECT_NE(py.find("return _R.end((\"getitem_4\", ), v_getitem_4)"), std::string::npos) << py;
+  EXPECT_NE(py.find("\"dict_outputs\": True"), std::string::npos);
+  py = emitted("seed-graph-break", " --dict-outputs");
+  EXPECT_NE(py.find("v_split_1[1]"), std::string::npos) << py;
+  EXPECT_EQ(py.find("[\"o"), std::string::npos) << py;
+  // Without the flag the child returns a tuple, read by index.
+  py = emitted("fault-swap-by-name");
+  EXPECT_NE(py.find("return _R.end((\"add\", \"buf\", ), (v_add, v_buf, ))"), std::string::npos)
+      << py;
+  EXPECT_NE(py.find("v_getitem[0]"), std::string::npos) << py;
+  EXPECT_NE(py.find("\"dict_outputs\": False"), std::string::npos);
+}
+
 TEST(CliShrinkPredicateTest, MinimizesAgainstAnExternalCommand) {
   std::string dir = scratch("pred");
   std::string src = std::string(FLATCHECK_SOURCE_DIR) + "/corpus/regression/seed-graph-break.json";
