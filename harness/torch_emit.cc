@@ -123,7 +123,8 @@ class Emitter {
        << ", \"update_args\": " << (options_.update_args ? "True" : "False")
        << ", \"update_inputs\": " << (options_.update_inputs ? "True" : "False")
        << ", \"kwargs\": " << (options_.kwargs ? "True" : "False")
-       << ", \"dict_outputs\": " << (options_.dict_outputs ? "True" : "False") << "}\n\n";
+       << ", \"dict_outputs\": " << (options_.dict_outputs ? "True" : "False")
+       << ", \"packed_args\": " << (options_.packed_args ? "True" : "False") << "}\n\n";
     state(os);
     std::ostringstream body;
     classes(body);
@@ -237,9 +238,19 @@ class Emitter {
       ph_names.push_back(py_str(n->name));
     }
     os << "\n    def forward(self";
-    for (const auto& p : params) os << ", " << p;
+    if (packed(&m)) {
+      os << ", _args";
+    } else {
+      for (const auto& p : params) os << ", " << p;
+    }
     for (size_t i = 0; i < update_args(m).size(); ++i) os << ", _u" << i << "=None";
-    os << "):\n        _R.begin((";
+    os << "):\n";
+    if (packed(&m)) {
+      os << "        ";
+      for (const auto& p : params) os << p << ", ";
+      os << "= _args\n";
+    }
+    os << "        _R.begin((";
     for (const auto& p : ph_names) os << p << ", ";
     os << "))\n";
     for (Node* n = m.graph.first(); n; n = n->next) emit_node(os, m, *n);
@@ -381,7 +392,8 @@ class Emitter {
         const Module* child = m.submodule(n.target);
         os << ind << var(n.name) << " = _R.node(" << py_str(n.name) << ", \"call_module\", "
            << "_R.invoke(" << py_str(n.target) << ", " << inputs_of(n, /*positional=*/true) << ", "
-           << (options_.kwargs && child ? by_name(n, *child) : attr_path(n.target));
+           << ((options_.kwargs || packed(child)) && child ? call_form(n, *child)
+                                                            : attr_path(n.target));
         for (const auto& a : n.args) os << ", " << arg(a);
         if (child)
           for (const auto& path : update_args(*child))
@@ -411,20 +423,37 @@ class Emitter {
     }
   }
 
-  // --kwargs: `_by_name(self.c, ("v_x", "_u0"), k)`, a call of the child passing its first k
-  // arguments by position and the rest by name (its forward's parameter names). k is one per
+  // --packed-args: whether `child` takes its arguments as one tuple (a module below the root
+  // with arguments; the root's come from its caller).
+  bool packed(const Module* child) const {
+    return options_.packed_args && child && child != c_.module.get() &&
+           !child->graph.placeholders().empty();
+  }
+
+  // --kwargs, --packed-args: `_call(self.c, packed, ("v_x", "_u0"), k)`, a call of the child
+  // with its first `packed` arguments as one tuple (`_args`), then the first k of what it is
+  // given by position and the rest by name (its forward's parameter names). k is one per
   // module, from its class's name (one class per module): torch.export keeps one call signature
   // per preserved module path, records each call of a module under every path it is reached
   // by (a call target may be a grandchild's path), and refuses calls that differ in form
-  // (torch/_export/wrappers.py: "in_spec mismatch").
-  std::string by_name(const Node& n, const Module& child) const {
+  // (torch/_export/wrappers.py: "in_spec mismatch"). Without --kwargs every argument goes by
+  // position (k = all).
+  std::string call_form(const Node& n, const Module& child) const {
+    const size_t placeholders = child.graph.placeholders().size();
+    const size_t pack = packed(&child) ? placeholders : 0;
     std::string names = "(";
-    for (Node* ph : child.graph.placeholders()) names += py_str(var(ph->name)) + ", ";
+    if (pack) {
+      names += "\"_args\", ";
+    } else {
+      for (Node* ph : child.graph.placeholders()) names += py_str(var(ph->name)) + ", ";
+    }
     for (size_t i = 0; i < update_args(child).size(); ++i)
       names += "\"_u" + std::to_string(i) + "\", ";
-    const size_t count = child.graph.placeholders().size() + update_args(child).size();
-    const uint64_t first = fnv1a64(class_of_.at(&child)) % (count + 1);
-    return "_by_name(" + attr_path(n.target) + ", " + names + "), " + std::to_string(first) + ")";
+    const size_t count = (pack ? 1 : placeholders) + update_args(child).size();
+    const uint64_t first =
+        options_.kwargs ? fnv1a64(class_of_.at(&child)) % (count + 1) : count;
+    return "_call(" + attr_path(n.target) + ", " + std::to_string(pack) + ", " + names + "), " +
+           std::to_string(first) + ")";
   }
 
   void build(std::ostringstream& os) {

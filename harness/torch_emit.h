@@ -41,6 +41,10 @@ struct EmitOptions {
   // under key "o<i>", and its callers read them by key: the same eager results; torch sees
   // dict outputs of module calls (a preserved call's out_spec holds a dict).
   bool dict_outputs = false;
+  // Each module below the root that takes arguments takes them as one tuple (`forward(self,
+  // _args)`, unpacked first), its callers packing them: the same eager results; torch sees a
+  // tuple argument in module calls (a preserved call's in_spec holds a nested tuple).
+  bool packed_args = false;
 };
 
 // The Python source for `c`. `source` names where the case came from (a file, a seed).

@@ -41,10 +41,13 @@ def _update_inputs(inputs, value):
     return tuple(outs) if isinstance(value, tuple) else outs[0]
 
 
-def _by_name(module, names, first):
-    """emit-torch --kwargs: a call of `module` passing its first `first` arguments by position
-    and the rest by their parameters' names (`names`, the forward's, in order)."""
+def _call(module, packed, names, first):
+    """emit-torch --kwargs and --packed-args: a call of `module` with its first `packed`
+    arguments as one tuple, then the first `first` of what it is given by position and the
+    rest by their parameters' names (`names`, the forward's, in order)."""
     def call(*args):
+        if packed:
+            args = (tuple(args[:packed]),) + tuple(args[packed:])
         return module(*args[:first], **dict(zip(names[first:], args[first:])))
     return call
 

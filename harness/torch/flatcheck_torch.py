@@ -598,9 +598,8 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
         r.update({"update_args": True} if getattr(p, "CONFIG", {}).get("update_args") else {})
         r.update({"update_inputs": True} if getattr(p, "CONFIG", {}).get("update_inputs")
                  else {})
-        r.update({"kwargs": True} if getattr(p, "CONFIG", {}).get("kwargs") else {})
-        r.update({"dict_outputs": True} if getattr(p, "CONFIG", {}).get("dict_outputs")
-                 else {})
+        for form in ("kwargs", "dict_outputs", "packed_args"):  # emit-torch's call forms
+            r.update({form: True} if getattr(p, "CONFIG", {}).get(form) else {})
         if r["path"] != "eager":
             r.update({"branch": branch} if branch != "python" else {})
             r.update({"reads": reads, "reads_change": changes} if reads != "copy" else {})

@@ -10,7 +10,7 @@ PyTorch repro.
         [--pass MODULE:FUNCTION] [--flatcheck build/bin/flatcheck] [--python CMD] [--no-shrink]
         [--max-nodes N] [--max-shrinks K] [--time SECONDS] [--path-time SECONDS]
         [--device cpu|cuda] [--branch python|cond|nograd] [--reads copy|alias|changed]
-        [--update-args] [--update-inputs] [--kwargs] [--dict-outputs]
+        [--update-args] [--update-inputs] [--kwargs] [--dict-outputs] [--packed-args]
 
 --torch-root runs the bridge in the torch 2.x root (scripts/torch-root.sh builds it; this is
 --python "scripts/in-torch-root python3"); without it, --python (default: this interpreter).
@@ -30,11 +30,12 @@ bridge's --reads). --update-args: the programs are emitted with each buffer upda
 made through a forward argument the caller fills with the buffer (emit-torch --update-args), so
 torch sees submodules update their inputs in place. A shrink's test runs the bridge with the same
 --pass, --device, --branch and --reads, on programs emitted with the same --update-args and
---update-inputs (and --kwargs, --dict-outputs). --update-inputs: the programs' roots update their inputs in
+--update-inputs (and --kwargs, --dict-outputs, --packed-args). --update-inputs: the programs' roots update their inputs in
 place once their results are made (emit-torch --update-inputs); every path judges the inputs
 after each call against torch eager's. --kwargs: each child is called with some or all of its
 arguments by keyword (emit-torch --kwargs). --dict-outputs: each child of several results returns
-them as a dict, read by key (emit-torch --dict-outputs). Prints counts per path, the skip and known-issue classes, and per op and
+them as a dict, read by key (emit-torch --dict-outputs). --packed-args: each child takes its
+arguments as one tuple (emit-torch --packed-args). Prints counts per path, the skip and known-issue classes, and per op and
 path; exits 1 when a mismatch or an error was found, 2 on bad usage. SIGTERM or SIGINT (a time limit around the campaign,
 Ctrl-C) stops each bridge process, which counts the program under way and those after it not
 run; the campaign then writes its results and summary as after --time, and starts no shrink.
@@ -148,10 +149,8 @@ def print_summary(args, summary, seconds, out=print):
     which = f" ({args.first}..{args.first + args.cases - 1})" if args.first else ""
     branch = f", branch op by {args.branch}" if args.branch != "python" else ""
     branch += ", state read as aliases" if args.reads != "copy" else ""
-    branch += ", submodules' updates made through forward arguments" if args.update_args else ""
-    branch += ", inputs updated in place by the root" if args.update_inputs else ""
-    branch += ", children called with keyword arguments" if args.kwargs else ""
-    branch += ", children's results returned as dicts" if args.dict_outputs else ""
+    branch += "".join(f", {said}" for flag, said, _ in FORMS
+                      if getattr(args, flag[2:].replace("-", "_")))
     out(f"torch campaign: {args.cases} cases{which}, seed {args.seed}, torch {summary['torch']}, "
         f"{seconds:.0f} s, {args.jobs} jobs{branch}")
     if args.reads != "copy":
@@ -215,10 +214,29 @@ def signature(x):
     return (x["path"], x["status"], why.split(":")[0][:60])
 
 
+# emit-torch's program forms the campaign takes: (flag, what the summary says, --help).
+FORMS = (
+    ("--update-args", "submodules' updates made through forward arguments",
+     "emit each buffer update below the root as an update of a forward argument the caller "
+     "fills with the buffer (emit-torch --update-args)"),
+    ("--update-inputs", "inputs updated in place by the root",
+     "emit the programs with the root updating each input in place once its results are made; "
+     "the paths judge the inputs after each call (emit-torch --update-inputs)"),
+    ("--kwargs", "children called with keyword arguments",
+     "emit the programs with each child called with some or all of its arguments by keyword "
+     "(emit-torch --kwargs)"),
+    ("--dict-outputs", "children's results returned as dicts",
+     "emit the programs with each child of several results returning them as a dict, read by "
+     "key (emit-torch --dict-outputs)"),
+    ("--packed-args", "children's arguments packed in a tuple",
+     "emit the programs with each child taking its arguments as one tuple "
+     "(emit-torch --packed-args)"),
+)
+
+
 def emit_flags(args):
     """The emit-torch options the campaign's programs, and a shrink's candidates, are made with."""
-    return ["--update-args"] * args.update_args + ["--update-inputs"] * args.update_inputs + \
-        ["--kwargs"] * args.kwargs + ["--dict-outputs"] * args.dict_outputs
+    return [flag for flag, _, _ in FORMS if getattr(args, flag[2:].replace("-", "_"))]
 
 
 def shrink(args, python, x, cases):
@@ -292,19 +310,8 @@ def main():
                     help="how every path but eager reads the model's state: a copy, as "
                          "flatcheck does, or the buffer itself (alias), or that on the programs "
                          "whose results change read so alone (changed; the bridge's --reads)")
-    ap.add_argument("--update-args", action="store_true",
-                    help="emit each buffer update below the root as an update of a forward "
-                         "argument the caller fills with the buffer (emit-torch --update-args)")
-    ap.add_argument("--update-inputs", action="store_true",
-                    help="emit the programs with the root updating each input in place once its "
-                         "results are made; the paths judge the inputs after each call "
-                         "(emit-torch --update-inputs)")
-    ap.add_argument("--kwargs", action="store_true",
-                    help="emit the programs with each child called with some or all of its "
-                         "arguments by keyword (emit-torch --kwargs)")
-    ap.add_argument("--dict-outputs", action="store_true",
-                    help="emit the programs with each child of several results returning them "
-                         "as a dict, read by key (emit-torch --dict-outputs)")
+    for flag, _, text in FORMS:
+        ap.add_argument(flag, action="store_true", help=text)
     ap.add_argument("--markdown", metavar="FILE",
                     help="also write the summary, the command and the commit to FILE")
     args = ap.parse_args()

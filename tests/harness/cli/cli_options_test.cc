@@ -218,7 +218,7 @@ TEST(CliEmitTorchTest, UpdateInputsUpdatesTheRootsInputsOnceItsResultsAreMade) {
 
 TEST(CliEmitTorchTest, KwargsCallsEachChildWithItsArgumentsByKeywordAlikeForEachCall) {
   // seed-quickstart's root calls `block` twice (x, 1.0; tanh, 2.0): with --kwargs both go
-  // through _by_name with the child's parameter names and one split point k, chosen from the
+  // through _call with the child's parameter names and one split point k, chosen from the
   // module's class name: FNV-1a 64 of it (computed here) modulo the argument count + 1.
   std::string py = emitted("seed-quickstart", " --kwargs");
   const std::string added = "add_module(\"block\", m_";
@@ -228,7 +228,7 @@ TEST(CliEmitTorchTest, KwargsCallsEachChildWithItsArgumentsByKeywordAlikeForEach
   const std::string cls = py.substr(at, py.find(')', at) - at);
   uint64_t h = 14695981039346656037ull;
   for (char ch : cls) h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
-  const std::string call = "_by_name(self.block, (\"v_x\", \"v_scale\", ), " +
+  const std::string call = "_call(self.block, 0, (\"v_x\", \"v_scale\", ), " +
                            std::to_string(h % 3) + "), ";
   size_t first = py.find(call);
   ASSERT_NE(first, std::string::npos) << call << "\n" << py;
@@ -236,12 +236,12 @@ TEST(CliEmitTorchTest, KwargsCallsEachChildWithItsArgumentsByKeywordAlikeForEach
   EXPECT_NE(py.find("\"kwargs\": True"), std::string::npos);
   // With --update-args the buffer argument is named too.
   py = emitted("seed-quickstart", " --kwargs --update-args");
-  EXPECT_NE(py.find("_by_name(self.block, (\"v_x\", \"v_scale\", \"_u0\", ), "),
+  EXPECT_NE(py.find("_call(self.block, 0, (\"v_x\", \"v_scale\", \"_u0\", ), "),
             std::string::npos)
       << py;
-  // Without the flag every child is called by position (the prelude still defines _by_name).
+  // Without the flag every child is called by position (the prelude still defines _call).
   py = emitted("seed-quickstart");
-  EXPECT_EQ(py.find("_by_name(self"), std::string::npos) << py;
+  EXPECT_EQ(py.find("_call(self"), std::string::npos) << py;
   EXPECT_NE(py.find(", self.block, v_x, 1.0)"), std::string::npos) << py;
   EXPECT_NE(py.find("\"kwargs\": False"), std::string::npos);
 }
@@ -268,6 +268,29 @@ TEST(CliEmitTorchTest, DictOutputsReturnsAChildsResultsByKeyAndItsCallersReadThe
       << py;
   EXPECT_NE(py.find("v_getitem[0]"), std::string::npos) << py;
   EXPECT_NE(py.find("\"dict_outputs\": False"), std::string::npos);
+}
+
+TEST(CliEmitTorchTest, PackedArgsPassesAChildsArgumentsAsOneTuple) {
+  // seed-quickstart's child `block` takes (x, scale): with --packed-args it takes `_args` and
+  // unpacks it, and each call packs both arguments (k = 1: the tuple by position, or with
+  // --kwargs by name or position); --update-args' buffer stays an argument of its own.
+  std::string py = emitted("seed-quickstart", " --packed-args");
+  EXPECT_NE(py.find("    def forward(self, _args):\n        v_x, v_scale, = _args\n"),
+            std::string::npos)
+      << py;
+  EXPECT_NE(py.find("_call(self.block, 2, (\"_args\", ), 1), v_x, 1.0)"), std::string::npos)
+      << py;
+  EXPECT_NE(py.find("\"packed_args\": True"), std::string::npos);
+  // The root still takes its inputs as they are.
+  EXPECT_NE(py.find("    def forward(self, v_x):\n"), std::string::npos) << py;
+  py = emitted("seed-quickstart", " --packed-args --update-args");
+  EXPECT_NE(py.find("    def forward(self, _args, _u0=None):\n"), std::string::npos) << py;
+  EXPECT_NE(py.find("_call(self.block, 2, (\"_args\", \"_u0\", ), 2), v_x, 1.0, _R.state("),
+            std::string::npos)
+      << py;
+  py = emitted("seed-quickstart");
+  EXPECT_NE(py.find("    def forward(self, v_x, v_scale):\n"), std::string::npos) << py;
+  EXPECT_NE(py.find("\"packed_args\": False"), std::string::npos);
 }
 
 TEST(CliShrinkPredicateTest, MinimizesAgainstAnExternalCommand) {
