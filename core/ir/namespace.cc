@@ -106,11 +106,46 @@ std::string export_mangle(std::string_view candidate) {
   return name;
 }
 
-std::string export_placeholder_name(const Namespace& ns, std::string_view candidate) {
+namespace {
+
+// Decimal digits without leading zeros ("" for 0), so counts of any length compare.
+std::string strip_zeros(std::string_view digits) {
+  size_t i = 0;
+  while (i < digits.size() && digits[i] == '0') ++i;
+  return std::string(digits.substr(i));
+}
+
+bool count_less(const std::string& a, const std::string& b) {
+  return a.size() != b.size() ? a.size() < b.size() : a < b;
+}
+
+std::string plus_one(std::string digits) {
+  for (size_t i = digits.size(); i-- > 0;) {
+    if (digits[i] != '9') {
+      ++digits[i];
+      return digits;
+    }
+    digits[i] = '0';
+  }
+  return "1" + digits;
+}
+
+}  // namespace
+
+std::string ExportPlaceholderNames::name(const Namespace& ns, std::string_view candidate) {
   std::string name = export_mangle(candidate);
-  if (!ns.contains(name)) return name;
-  for (int64_t k = 1;; ++k)
-    if (std::string s = name + "_" + std::to_string(k); !ns.contains(s)) return s;
+  if (ns.contains(name)) name += "_" + plus_one(count_[name]);
+  // re.match(r"(.*)_(\d+)", name): the last '_' followed by a digit, then its digit run.
+  for (size_t i = name.size(); i-- > 0;) {
+    if (name[i] != '_' || i + 1 >= name.size() || !ascii_digit(name[i + 1])) continue;
+    size_t end = i + 1;
+    while (end < name.size() && ascii_digit(name[end])) ++end;
+    std::string n = strip_zeros(std::string_view(name).substr(i + 1, end - i - 1));
+    std::string& count = count_[name.substr(0, i)];
+    if (count_less(count, n)) count = n;
+    break;
+  }
+  return name;
 }
 
 bool is_identifier(std::string_view s) {

@@ -27,6 +27,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace flatcheck {
@@ -104,10 +105,25 @@ std::string target_to_str(std::string_view target);
 // torch.export's name for a placeholder (placeholder_naming_pass, torch/_export/utils.py, as
 // non-strict export runs it): the candidate ("p_" / "b_" + a state FQN, or a user input's name)
 // lower-cased, each character outside [a-z0-9] made '_' ("X" -> "x", "p_convBlock.W" ->
-// "p_convblock_w"); export_placeholder_name then appends "_1", "_2", ... to a name `ns` holds,
-// its own digits not parsed (a taken "x_1" -> "x_1_1"). Neither marks the name used.
+// "p_convblock_w").
 std::string export_mangle(std::string_view candidate);
-std::string export_placeholder_name(const Namespace& ns, std::string_view candidate);
+
+// The placeholder names of one export, in the order torch names them (user inputs, then state),
+// as current PyTorch's _rename_without_collisions gives them (torch 2.14.1; torch 2.6 differs,
+// docs/torch.md): a mangled candidate `ns` already holds becomes "<candidate>_<k+1>", k its
+// count. Every name handed out is read as Python's re.match(r"(.*)_(\d+)") reads it (the last
+// '_' followed by a digit, then that digit run) and raises the count of what precedes to that
+// number: "p_0_w_2" raises "p_0_w" to 2, so a taken "p_0_w" becomes "p_0_w_3" (torch 2.6:
+// "p_0_w_1", the first free); "p_a_1_x" raises "p_a" to 1. A candidate's own digits are not
+// parsed (a taken "x_1" -> "x_1_1"). name() does not mark the name used in `ns`.
+class ExportPlaceholderNames {
+ public:
+  std::string name(const Namespace& ns, std::string_view candidate);
+
+ private:
+  // base -> the largest count seen, as decimal digits without leading zeros ("" is 0)
+  std::unordered_map<std::string, std::string> count_;
+};
 
 // Whether `s` is an identifier ([A-Za-z_][A-Za-z0-9_]*): sanitize_name leaves exactly these
 // unchanged.

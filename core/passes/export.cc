@@ -84,9 +84,9 @@ class Exporter {
     for (const auto& [name, c] : m.children) collect_types(*c, join_fqn(fqn, name));
   }
 
-  // A placeholder named as torch.export names it (export_placeholder_name).
+  // A placeholder named as torch.export names it (ExportPlaceholderNames).
   Node* placeholder(const std::string& candidate, ValueType type) {
-    std::string name = export_placeholder_name(g_.ns(), candidate);
+    std::string name = placeholder_names_.name(g_.ns(), candidate);
     Node* n = g_.create_exact(NodeOp::kPlaceholder, name, {}, name);
     n->meta.val = std::move(type);
     return n;
@@ -283,6 +283,7 @@ class Exporter {
 
   Program& p_;
   Graph& g_;
+  ExportPlaceholderNames placeholder_names_;
   std::unordered_map<const Tensor*, Node*> lifted_;
   std::unordered_map<const Tensor*, Node*> latest_;
   std::unordered_map<const Tensor*, std::string> buffer_fqn_;

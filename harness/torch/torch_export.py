@@ -37,6 +37,7 @@ import collections
 import contextlib
 import copy
 import dataclasses
+import inspect
 import io
 import itertools
 import operator
@@ -1166,17 +1167,36 @@ def export_program(p, mode, preserve=False, unpreserved=()):
         raise
 
 
+def suffix_counting_naming():
+    """Whether this torch's placeholder naming gives a taken name the suffix after the largest
+    seen (its _rename_without_collisions keeps `find_available`; torch 2.14.1), as flatcheck's
+    export does, and not the first free one (torch 2.6)."""
+    try:
+        from torch._export.utils import _rename_without_collisions
+        return "find_available" in inspect.signature(_rename_without_collisions).parameters
+    except (ImportError, TypeError, ValueError):
+        return False
+
+
 def names_differ(p, ep):
     """Where non-strict export names a parameter's or buffer's placeholder otherwise than
     flatcheck's export (EXPORT_NAMES of the program, None where they cannot compare): a text,
     or None when they agree. Strict export is not compared: torch 2.6 names its placeholders
-    from dynamo's attribute names there (p_l__s___a_w, suffixes _0 for collisions)."""
+    from dynamo's attribute names there (p_l__s___a_w, suffixes _0 for collisions). On a torch
+    that suffixes a taken name with the first free number (2.6; suffix_counting_naming), a
+    state name both suffix is not compared: flatcheck numbers as current PyTorch does."""
     want = getattr(p, "EXPORT_NAMES", None)
     if want is None:
         return None
     got = {s.target: s.arg.name for s in ep.graph_signature.input_specs
            if s.kind.name in ("PARAMETER", "BUFFER")}
-    diff = sorted(f for f in set(want) | set(got) if want.get(f) != got.get(f))
+
+    def plain(fqn, name):  # the name is the mangled FQN itself, no collision suffix
+        return name is not None and name[2:] == re.sub(r"[^a-z0-9]", "_", fqn.lower())
+
+    counting = suffix_counting_naming()
+    diff = sorted(f for f in set(want) | set(got) if want.get(f) != got.get(f) and
+                  (counting or plain(f, want.get(f)) or plain(f, got.get(f))))
     if not diff:
         return None
     return "placeholder names differ from flatcheck's export: " + "; ".join(

@@ -635,6 +635,41 @@ check("past_dead_values past 67: `c` unpreserved, the program decomposed and rig
       f"kept {kept}, classes {again[2] if again else None}")
 
 
+class _Suffixed(torch.nn.Module):  # state FQNs 0.W, 0.W_2, 0.w: one mangled name, suffixed twice
+    def __init__(self):
+        super().__init__()
+        inner = torch.nn.Module()
+        for name in ("W", "W_2", "w"):
+            inner.register_parameter(name, torch.nn.Parameter(torch.ones(4), requires_grad=False))
+        self.add_module("0", inner)
+
+    def forward(self, x):
+        inner = getattr(self, "0")
+        return x + inner.W + inner.W_2 + inner.w
+
+
+# Placeholder names of colliding FQNs: torch 2.14.1 numbers a taken name after the largest
+# suffix seen (0.W_2's p_0_w_2 makes 0.w p_0_w_3), torch 2.6 with the first free (p_0_w_1).
+# flatcheck's export names as current PyTorch (by hand from 2.14.1's _rename_without_collisions:
+# the names below), and the bridge compares suffixed names only where torch numbers so.
+ep = torch.export.export(_Suffixed(), (x4,), strict=False)
+got = {spec.target: spec.arg.name for spec in ep.graph_signature.input_specs if spec.target}
+current = {"0.W": "p_0_w", "0.W_2": "p_0_w_2", "0.w": "p_0_w_3"}
+old = {**current, "0.w": "p_0_w_1"}
+counting = torch_export.suffix_counting_naming()
+check("suffix_counting_naming: torch numbers a taken placeholder name after the largest suffix "
+      "(2.11 and later) or with the first free (2.6)",
+      counting == (VERSION >= NEWER) and got == (current if counting else old), str(got))
+mine = types.SimpleNamespace(EXPORT_NAMES=current)
+wrong = types.SimpleNamespace(EXPORT_NAMES={**current, "0.w": "p_0_w_9"})
+unsuffixed = types.SimpleNamespace(EXPORT_NAMES={**current, "0.W": "p_0_w_4"})
+check("names_differ: flatcheck's names agree; a wrong suffix is reported where torch numbers "
+      "as flatcheck does; an unsuffixed name made suffixed is reported on every torch",
+      torch_export.names_differ(mine, ep) is None and
+      (torch_export.names_differ(wrong, ep) is not None) == counting and
+      "0.W: flatcheck p_0_w_4, torch p_0_w" in (torch_export.names_differ(unsuffixed, ep) or ""),
+      f"{torch_export.names_differ(wrong, ep)}; {torch_export.names_differ(unsuffixed, ep)}")
+
 class _Holder(torch.nn.Module):  # docs/found-bugs.md 69's shape: state of a module named `name`
     def __init__(self, name, param=False):
         super().__init__()

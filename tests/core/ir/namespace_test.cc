@@ -330,10 +330,13 @@ TEST(NamespaceTest, AReservedNameIsUsedAndCountsForLaterNames) {
   EXPECT_EQ(ns.create_name("p_w"), "p_w_1");
 }
 
-// torch.export's placeholder names (expectations from torch 2.6's placeholder_naming_pass, by
-// hand from its code: lower(), re.sub("[^a-zA-Z0-9]", "_"), then "_<n+1>" while taken).
+// torch.export's placeholder names (expectations from torch 2.14.1's placeholder_naming_pass,
+// by hand from its code: lower(), re.sub("[^a-zA-Z0-9]", "_"), then for a taken name
+// "_<count + 1>", each name handed out raising its count as re.match(r"(.*)_(\d+)") splits it;
+// the rows marked 2.6 are where torch 2.6, which takes the first free "_<n>", differs).
 TEST(NamespaceTest, ExportPlaceholderNamesLowerCaseAndAppendSuffixes) {
   Namespace ns;
+  ExportPlaceholderNames names;
   const std::pair<const char*, const char*> kTable[] = {
       {"X", "x"},
       {"x", "x_1"},
@@ -345,9 +348,20 @@ TEST(NamespaceTest, ExportPlaceholderNamesLowerCaseAndAppendSuffixes) {
       {"p_0.w", "p_0_w"},
       {"p_a-b", "p_a_b"},
       {"ABC9", "abc9"},
+      {"p_0.W_2", "p_0_w_2"},            // raises p_0_w to 2
+      {"p_0.W", "p_0_w_3"},              // 2.6: p_0_w_1
+      {"p_a.1.x", "p_a_1_x"},            // raises p_a to 1 (the last _digit)
+      {"p_a", "p_a"},
+      {"p_A", "p_a_2"},                  // 2.6: p_a_1
+      {"q_007", "q_007"},                // raises q to 7 (int("007"))
+      {"q", "q"},
+      {"Q", "q_8"},                      // 2.6: q_1
+      {"r_99999999999999999999", "r_99999999999999999999"},  // past int64: counted exactly
+      {"r", "r"},
+      {"R", "r_100000000000000000000"},  // 2.6: r_1
   };
   for (auto [candidate, want] : kTable) {
-    std::string got = export_placeholder_name(ns, candidate);
+    std::string got = names.name(ns, candidate);
     EXPECT_EQ(got, want) << candidate;
     ns.reserve(got);
   }
