@@ -393,7 +393,7 @@ class Emitter {
         os << ind << var(n.name) << " = _R.node(" << py_str(n.name) << ", \"call_module\", "
            << "_R.invoke(" << py_str(n.target) << ", " << inputs_of(n, /*positional=*/true) << ", "
            << ((options_.kwargs || packed(child)) && child ? call_form(n, *child)
-                                                            : attr_path(n.target));
+                                                           : attr_path(n.target));
         for (const auto& a : n.args) os << ", " << arg(a);
         if (child)
           for (const auto& path : update_args(*child))
@@ -406,8 +406,8 @@ class Emitter {
         std::string value = n.args.size() == 1 ? arg(n.args[0]) : dict ? "{" : "(";
         if (n.args.size() != 1) {
           for (size_t i = 0; i < n.args.size(); ++i)
-            value += (dict ? "\"o" + std::to_string(i) + "\": " : std::string()) +
-                     arg(n.args[i]) + ", ";
+            value +=
+                (dict ? "\"o" + std::to_string(i) + "\": " : std::string()) + arg(n.args[i]) + ", ";
           value += dict ? "}" : ")";
         }
         if (options_.update_inputs && &m == c_.module.get()) {
@@ -450,8 +450,7 @@ class Emitter {
     for (size_t i = 0; i < update_args(child).size(); ++i)
       names += "\"_u" + std::to_string(i) + "\", ";
     const size_t count = (pack ? 1 : placeholders) + update_args(child).size();
-    const uint64_t first =
-        options_.kwargs ? fnv1a64(class_of_.at(&child)) % (count + 1) : count;
+    const uint64_t first = options_.kwargs ? fnv1a64(class_of_.at(&child)) % (count + 1) : count;
     return "_call(" + attr_path(n.target) + ", " + std::to_string(pack) + ", " + names + "), " +
            std::to_string(first) + ")";
   }

@@ -34,8 +34,8 @@ struct EmitOptions {
   // Each call of a child passes some of its arguments by keyword: the first k by position, the
   // rest by their parameters' names, k chosen per module from its Python class's name
   // (fnv1a64 of it modulo the argument count + 1; every call of one module alike, as
-  // torch.export's preserved signatures require). The same eager results; torch sees keyword arguments in module calls
-  // (a preserved call's in_spec holds them).
+  // torch.export's preserved signatures require). The same eager results; torch sees keyword
+  // arguments in module calls (a preserved call's in_spec holds them).
   bool kwargs = false;
   // Each module below the root with more than one result returns them as a dict, result i
   // under key "o<i>", and its callers read them by key: the same eager results; torch sees

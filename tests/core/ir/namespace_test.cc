@@ -348,14 +348,14 @@ TEST(NamespaceTest, ExportPlaceholderNamesLowerCaseAndAppendSuffixes) {
       {"p_0.w", "p_0_w"},
       {"p_a-b", "p_a_b"},
       {"ABC9", "abc9"},
-      {"p_0.W_2", "p_0_w_2"},            // raises p_0_w to 2
-      {"p_0.W", "p_0_w_3"},              // 2.6: p_0_w_1
-      {"p_a.1.x", "p_a_1_x"},            // raises p_a to 1 (the last _digit)
+      {"p_0.W_2", "p_0_w_2"},  // raises p_0_w to 2
+      {"p_0.W", "p_0_w_3"},    // 2.6: p_0_w_1
+      {"p_a.1.x", "p_a_1_x"},  // raises p_a to 1 (the last _digit)
       {"p_a", "p_a"},
-      {"p_A", "p_a_2"},                  // 2.6: p_a_1
-      {"q_007", "q_007"},                // raises q to 7 (int("007"))
+      {"p_A", "p_a_2"},    // 2.6: p_a_1
+      {"q_007", "q_007"},  // raises q to 7 (int("007"))
       {"q", "q"},
-      {"Q", "q_8"},                      // 2.6: q_1
+      {"Q", "q_8"},                                          // 2.6: q_1
       {"r_99999999999999999999", "r_99999999999999999999"},  // past int64: counted exactly
       {"r", "r"},
       {"R", "r_100000000000000000000"},  // 2.6: r_1

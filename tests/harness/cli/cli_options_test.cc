@@ -228,16 +228,15 @@ TEST(CliEmitTorchTest, KwargsCallsEachChildWithItsArgumentsByKeywordAlikeForEach
   const std::string cls = py.substr(at, py.find(')', at) - at);
   uint64_t h = 14695981039346656037ull;
   for (char ch : cls) h = (h ^ static_cast<unsigned char>(ch)) * 1099511628211ull;
-  const std::string call = "_call(self.block, 0, (\"v_x\", \"v_scale\", ), " +
-                           std::to_string(h % 3) + "), ";
+  const std::string call =
+      "_call(self.block, 0, (\"v_x\", \"v_scale\", ), " + std::to_string(h % 3) + "), ";
   size_t first = py.find(call);
   ASSERT_NE(first, std::string::npos) << call << "\n" << py;
   EXPECT_NE(py.find(call, first + 1), std::string::npos) << py;
   EXPECT_NE(py.find("\"kwargs\": True"), std::string::npos);
   // With --update-args the buffer argument is named too.
   py = emitted("seed-quickstart", " --kwargs --update-args");
-  EXPECT_NE(py.find("_call(self.block, 0, (\"v_x\", \"v_scale\", \"_u0\", ), "),
-            std::string::npos)
+  EXPECT_NE(py.find("_call(self.block, 0, (\"v_x\", \"v_scale\", \"_u0\", ), "), std::string::npos)
       << py;
   // Without the flag every child is called by position (the prelude still defines _call).
   py = emitted("seed-quickstart");
@@ -278,8 +277,7 @@ TEST(CliEmitTorchTest, PackedArgsPassesAChildsArgumentsAsOneTuple) {
   EXPECT_NE(py.find("    def forward(self, _args):\n        v_x, v_scale, = _args\n"),
             std::string::npos)
       << py;
-  EXPECT_NE(py.find("_call(self.block, 2, (\"_args\", ), 1), v_x, 1.0)"), std::string::npos)
-      << py;
+  EXPECT_NE(py.find("_call(self.block, 2, (\"_args\", ), 1), v_x, 1.0)"), std::string::npos) << py;
   EXPECT_NE(py.find("\"packed_args\": True"), std::string::npos);
   // The root still takes its inputs as they are.
   EXPECT_NE(py.find("    def forward(self, v_x):\n"), std::string::npos) << py;
