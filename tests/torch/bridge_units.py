@@ -2782,6 +2782,17 @@ if len(sys.argv) > 1 and VERSION >= (2, 0):
           got["fx.const_fold"]["known_torch_issue"].startswith("const-fold-drops-inplace-method")
           and "call 1 input 0 after the call" in got["fx.const_fold"].get("detail", "") and
           got["export.nonstrict.module"].get("update_inputs") is True, str(got))
+    # The call forms a program was emitted with (CONFIG) label each of its results.
+    forms = ("kwargs", "dict_outputs", "packed_args")
+    upd.CONFIG.update({f: True for f in forms})
+    try:
+        labelled = flatcheck_torch.check_program(upd, ["eager"], flatten_by_position, "", {})
+    finally:
+        upd.CONFIG.update({f: False for f in forms})
+    plain = flatcheck_torch.check_program(upd, ["eager"], flatten_by_position, "", {})
+    check("check_program: the emit-torch call forms of CONFIG label each result, and only there",
+          all(labelled[0].get(f) is True for f in forms) and
+          not any(f in plain[0] for f in forms), f"{labelled[0]}; {plain[0]}")
     keep = upd._update_inputs
     upd._update_inputs = lambda inputs, value: tuple(o.clone() for o in value) \
         if isinstance(value, tuple) else value.clone()
