@@ -1672,6 +1672,30 @@ class _SharedChild(torch.nn.Module):
         return self.p(x, True) + self.p(x, False)
 
 
+class _SumScaled(torch.nn.Module):  # _Scaled for an empty tensor (its sum)
+    def __init__(self, w):
+        super().__init__()
+        self.w = w
+
+    def forward(self, x, flag: bool):
+        return x * self.w.sum() if flag else x + self.w.sum()
+
+
+class _TiedTwiceEmpty(torch.nn.Module):
+    """_TiedTwice with an empty parameter, beside another empty tensor (buf): after save/load
+    (2.11 on) the three share one storage, so functional_call meets both class 51's ValueError
+    and class 50's KeyError (seed 119 case 49's shape)."""
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("buf", torch.zeros(0))
+        w = torch.nn.Parameter(torch.zeros(0), requires_grad=False)
+        self.a = _SumScaled(w)
+        self.b = _SumScaled(w)
+
+    def forward(self, x):
+        return self.a(x, True) + self.a(x, False) + self.b(x, True) + self.buf.sum()
+
+
 class _Untied(torch.nn.Module):
     def __init__(self):
         super().__init__()
@@ -1701,6 +1725,14 @@ if torch_export.available() is None:
         r = functional(_Untied, mode)
         check(f"functional_call_path {mode}: no tie, no shared child: agree", r["status"] == "agree",
               str(r))
+        r = functional(_TiedTwiceEmpty, mode)
+        both = mode == "strict" and VERSION >= NEWER  # buf joins the tie after save/load
+        want = (torch_functional.TIED_SUBSET + "+" + torch_functional.EMPTY_ALIASED + ":" if both
+                else torch_functional.TIED_SUBSET + ":")
+        check(f"functional_call_path {mode}: an empty tied parameter beside an empty buffer is "
+              f"{'classes 50 and 51 (ValueError first)' if both else 'class 50'}",
+              r["status"] == "known_torch_issue" and r["known_torch_issue"].startswith(want) and
+              (not both or r["detail"].startswith("ValueError")), str(r))
     r = functional(repro_module("export-load-aliases-empty-tensors").Model)
     if VERSION >= NEWER:
         check("functional_call_path: two empty buffers one tensor after save/load is class 51",
