@@ -23,7 +23,9 @@ case "$suite" in
   *[!a-z]* | "") echo "torch-root: FLATCHECK_TORCH_SUITE must be a Debian suite name, not '$suite'" >&2
                  exit 2 ;;
 esac
-packages=(python3-torch python3-numpy)
+# g++, libtorch-dev (torch's C++ headers) and python3-setuptools (torch 2.6's C++ extension
+# loader imports it): what Inductor needs to compile its CPU kernels (compile.inductor).
+packages=(python3-torch python3-numpy g++ libtorch-dev python3-setuptools)
 
 # The recipe: what a root built by this script depends on. A change to any of it rebuilds.
 recipe="suite=$suite packages=${packages[*]} variant=minbase script=$(sha256sum "$0" | cut -c1-16)"

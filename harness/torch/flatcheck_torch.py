@@ -109,6 +109,10 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            the root compiled in place (Module.compile, aot_eager), the root eager; the calls;
            outputs and the model's state vs torch eager on the same inputs, bit for bit
            (torch_compile.py; torch >= 2.0).
+  compile.inductor
+           torch.compile with Inductor (its C++ kernels for the CPU; needs g++ and torch's
+           headers): outputs and state vs torch eager bit for bit, or else each differing
+           element within rounding of a float64 eager run (torch_inductor.py).
   jit.trace, jit.save, jit.freeze
            torch.jit.trace of a fresh model (its tensors set back after the trace's own run),
            or that traced module through torch.jit.save and torch.jit.load, or frozen
@@ -118,7 +122,7 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            cond: torch.jit.trace refuses torch.cond).
 --paths takes names or prefixes: `fx` is the fx path, the folder, const_fold, the two split
 paths and the rewrite path, `export` the twenty-three export paths, `export.strict` eleven,
-`partition` the two partition paths and their two re-export paths, `compile` the four
+`partition` the two partition paths and their two re-export paths, `compile` the five
 torch.compile paths, `jit` the three TorchScript paths; the default is every path.
 
 --branch cond runs every path but eager with the program's branch op taken by torch.cond, as the
@@ -251,13 +255,14 @@ from torch_rewrite import PATHS as REWRITE_PATHS
 from torch_rewrite import run_rewrite
 from torch_compile import PATHS as COMPILE_PATHS
 from torch_compile import run_compile
+from torch_inductor import PATHS as INDUCTOR_PATHS
 from torch_jit import PATHS as JIT_PATHS
 from torch_jit import run_jit
 
 ALL_PATHS = ("eager", "fx") + FOLDER_PATHS + FOLD_PATHS + SPLIT_PATHS + REWRITE_PATHS + \
     EXPORT_PATHS + HOOKED_PATHS + SWAP_PATHS + SWAP_MODULES_PATHS + FUNCTIONAL_PATHS + \
     DYNAMIC_PATHS + COND_PATHS + PARTITION_PATHS + REEXPORT_PATHS + PIPELINE_PATHS + \
-    COMPILE_PATHS + JIT_PATHS
+    COMPILE_PATHS + INDUCTOR_PATHS + JIT_PATHS
 STATUSES = ("agree", "excused", "mismatch", "error", "skipped", "known_torch_issue")
 
 
@@ -589,7 +594,7 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
                 (PARTITION_PATHS, lambda w: run_partition(p, eager, w, flatten, cache)),
                 (REEXPORT_PATHS, lambda w: run_partition_export(p, eager, w, cache)),
                 (PIPELINE_PATHS, lambda w: run_pipeline(p, eager, w, cache)),
-                (COMPILE_PATHS, lambda w: run_compile(p, eager, w, cache)),
+                (COMPILE_PATHS + INDUCTOR_PATHS, lambda w: run_compile(p, eager, w, cache)),
                 (JIT_PATHS, lambda w: run_jit(p, eager, w, cache, branch))]
     for family, run in families:
         for group in path_groups([x for x in paths if x in family]):

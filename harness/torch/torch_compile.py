@@ -21,15 +21,16 @@ so that the results stay bit for bit comparable.
                      one's child from inside its caller's compiled call); the calls
 
 Each program is compiled afresh (torch._dynamo.reset() before and after), its model's own
-tensors judged after the calls: outputs and state must equal torch eager's bit for bit. Inductor
-is not a path: its generated kernels change results by rounding, which a bit-for-bit judge
-cannot tell from a wrong result.
+tensors judged after the calls: outputs and state must equal torch eager's bit for bit. Inductor's
+generated kernels change results by rounding, which a bit-for-bit judge cannot tell from a wrong
+result: its path, compile.inductor, is judged by a float64 witness instead (torch_inductor.py).
 
 Known classes are read from the message (torch_export.KNOWN_ERRORS): an AOT backend refusing a
 torch.cond whose operands are views of one tensor (docs/found-bugs.md 37, with --branch cond).
 """
 import torch
 
+import torch_inductor
 from torch_compare import judge, run_calls
 from torch_cond import branch_by, cond_branch, python_branch
 from torch_dynamic import DATA_DEPENDENT, RANK, eager_at, inputs_of, resized
@@ -162,10 +163,14 @@ def at_size(p, inputs, want, at):
 
 
 def run_compile(p, eager, paths, cache):
-    """The torch.compile paths of one program, when asked for: {path: result}."""
+    """The torch.compile paths of one program, when asked for: {path: result}; and Inductor's
+    (torch_inductor.py), which needs a C++ compiler besides."""
     own = {"dynamic": dynamic_path, "regional": regional_path}  # else the name is the backend
 
     def one(path):
         kind = path.split(".")[1]
         return own[kind](p, eager, cache) if kind in own else compile_path(p, kind, eager, cache)
-    return run_family(PATHS, paths, one, available())
+    return {**run_family(PATHS, paths, one, available()),
+            **run_family(torch_inductor.PATHS, paths,
+                         lambda _: torch_inductor.inductor_path(p, eager, cache),
+                         available() or torch_inductor.available())}

@@ -23,7 +23,8 @@
 #       the classes' cases and bridge_units.py check both; the main run leaves fx.rewrite out
 #       with --paths' -fx.rewrite), export.nonstrict.cond on every eighth (not
 #       export.strict.cond: it reports what the non-strict one does on the programs seen), the
-#       four torch.compile paths on every sixteenth;
+#       four torch.compile paths on every sixteenth (not compile.inductor, judged by a float64
+#       witness: bridge_units.py runs it on a model of its own);
 #       fails on any mismatch or error (known torch
 #       issues are counted, not failed)
 #       and when fewer programs ran than asked. Not the pipeline path: some of its failures on
@@ -156,7 +157,7 @@ if [ "$mode" = bridge ]; then
   subset "$work/dynamic.jsonl" "$quarter" \
     export.nonstrict.dynamic,export.nonstrict.functional_call,fx.rewrite
   subset "$work/cond.jsonl" "$eighth" export.nonstrict.cond
-  subset "$work/compile.jsonl" "$sixteenth" compile
+  subset "$work/compile.jsonl" "$sixteenth" compile,-compile.inductor
   set -e
   cat "$work/out.jsonl" "$work/decomp.jsonl" "$work/dynamic.jsonl" "$work/cond.jsonl" \
     "$work/compile.jsonl"

@@ -1,0 +1,144 @@
+"""The bridge's Inductor path (docs/torch.md): torch.compile's default backend, which generates
+and compiles its own C++ kernels for the CPU.
+
+  compile.inductor   torch.compile(model, backend="inductor", fullgraph=True, dynamic=False) of a
+                     fresh model (compiled afresh: the compile caches emptied before and after);
+                     the calls; outputs and the model's state vs torch eager
+
+Inductor's kernels round differently from torch's (fused loops, other summation orders, its own
+vectorized exp and tanh), so bit for bit is not the judge. What is: a float64 witness. The
+program is run eagerly once more with its state and inputs in float64 (every value nearer the
+exact one), and each element Inductor gives that is not bit-identical to torch eager's float32
+must be near the witness: |inductor - f64| <= 16 |eager - f64| + 2^-14 |f64|. An honest
+rounding difference stays within a small multiple of eager's own float32 error; a wrong result
+(a value from the wrong node, a missed or doubled state update, a stale buffer) is off by about
+the size of the values. NaN and infinity must be where torch eager has them, of the same sign
+(an infinity where only the witness is finite, it overflowed alone, passes). A result that passes is "excused" with the largest
+ratio of the error to its bound; one that does not is a mismatch naming the element and its
+three values.
+
+Needs a C++ compiler and torch's C++ headers (Debian: g++ and libtorch-dev, which
+scripts/torch-root.sh installs in the torch roots); without them the path is skipped with the
+reason.
+"""
+import contextlib
+import importlib
+import os
+import shutil
+
+import torch
+
+from torch_compare import diff_values, eager_run, judge, run_calls, strip_variants
+from torch_export import state_after, verdict
+
+PATHS = ("compile.inductor",)
+RATIO = 16  # the error allowed, as a multiple of torch eager's own float32 error
+SLACK = 2.0 ** -14  # and relative to the value
+
+
+def available():
+    """None where Inductor can compile for the CPU here; else why not."""
+    if not hasattr(torch, "compile"):
+        return f"torch {torch.__version__} has no torch.compile (needs >= 2.0)"
+    if not (os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")):
+        return ("no C++ compiler: Inductor compiles C++ kernels for the CPU (Debian: g++; "
+                "scripts/torch-root.sh installs it in the torch roots)")
+    where = (os.path.join(os.path.dirname(torch.__file__), "include"), "/usr/include",
+             "/usr/local/include")  # a wheel's own headers, or Debian's
+    if not any(os.path.exists(os.path.join(d, "c10", "util", "BFloat16.h")) for d in where):
+        return "torch's C++ headers are missing: Inductor includes them (Debian: libtorch-dev)"
+    try:
+        importlib.import_module("torch.utils.cpp_extension")  # Inductor loads kernels by it
+    except ImportError as e:  # torch 2.6's imports setuptools
+        return f"torch.utils.cpp_extension cannot be imported ({e}; Debian: python3-setuptools)"
+    return None
+
+
+@contextlib.contextmanager
+def in_float64(p):
+    """The program `p` with its model's state and its inputs in float64 inside (eager_run reads
+    p.build and p.INPUTS)."""
+    build, inputs = p.build, p.INPUTS
+    p.build = lambda: build().double()
+    p.INPUTS = [t.double() for t in inputs]
+    try:
+        yield p
+    finally:
+        p.build, p.INPUTS = build, inputs
+
+
+def rounding_only(got, want, wide):
+    """(True, worst ratio of error to bound) when `got` differs from torch eager's float32
+    `want` only as rounding does against the float64 witness `wide`; else (False, the first
+    element beyond: its index and the three values)."""
+    if got.shape != want.shape or got.dtype != want.dtype or wide.shape != want.shape:
+        return False, f"shape or dtype {list(got.shape)} {got.dtype} vs {list(want.shape)} " \
+                      f"{want.dtype}"
+    g, a, w = got.double().reshape(-1), want.double().reshape(-1), wide.reshape(-1)
+    finite = torch.isfinite(g) & torch.isfinite(a)
+    # Not finite in either: NaN in both, or the same infinity.
+    same = (torch.isnan(g) & torch.isnan(a)) | (g == a)
+    bound = RATIO * (a - w).abs() + SLACK * w.abs() + 1e-30
+    err = (g - w).abs()
+    ok = torch.where(finite, err <= bound, same)
+    ok = ok | ~torch.isfinite(w) & finite & (g == a)  # the witness overflowed alone
+    if bool(ok.all()):
+        ratio = torch.where(finite & torch.isfinite(w), err / bound, torch.zeros_like(err))
+        return True, float(ratio.max()) if ratio.numel() else 0.0
+    i = int((~ok).nonzero()[0])
+    return False, (f"element {i}: inductor {float(g[i])!r}, torch eager {float(a[i])!r}, "
+                   f"float64 {float(w[i])!r}")
+
+
+def witness(p, outs, state, eager):
+    """("excused", why) when every value differing from torch eager's is rounding against the
+    float64 witness (rounding_only), else ("mismatch", where and what)."""
+    with in_float64(p):
+        wide = eager_run(p)
+    worst = 0.0
+    for where, _ in diff_values(outs, state, eager):
+        got, want, w = pick(where, outs, state, eager, wide)
+        if got is None:
+            return "mismatch", f"{where}: no float64 witness to judge it by"
+        ok, what = rounding_only(got, want, w)
+        if not ok:
+            return "mismatch", f"{where}: beyond rounding (float64 witness): {what}"
+        worst = max(worst, what)
+    return "excused", (f"rounding only: every value that differs from torch eager's is within "
+                       f"{RATIO}x eager's own float32 error against a float64 run (+2^-14 "
+                       f"relative); worst {worst:.3g} of that bound")
+
+
+def pick(where, outs, state, eager, wide):
+    """(inductor's, torch eager's, the witness's) tensors that diff_values' `where` names, or
+    (None, ...) when `where` is not one tensor of both (a missing output or buffer)."""
+    parts = where.split()
+    if parts[0] == "call" and len(parts) == 4:
+        k, i = int(parts[1]) - 1, int(parts[3])
+        return outs[k][i], eager.outs[k][i], wide.outs[k][i]
+    if parts[:2] == ["final", "state"] and len(parts) == 3:
+        fqn = parts[2]
+        base = strip_variants(fqn)
+        if fqn in state and base in eager.final and base in wide.final:
+            return state[fqn], eager.final[base], wide.final[base]
+    return None, None, None
+
+
+def inductor_path(p, eager, cache):
+    """compile.inductor: a fresh model compiled by Inductor, the calls judged against torch
+    eager: bit for bit agree, else the float64 witness."""
+    import torch._dynamo
+    try:
+        torch._dynamo.reset()
+        model = p.build()
+        compiled = torch.compile(model, backend="inductor", fullgraph=True, dynamic=False)
+        outs, state = run_calls(compiled, p), state_after(model)
+    except Exception as e:  # noqa: BLE001 - Inductor refusing or failing on a program
+        from torch_compile import refused
+        return refused(e)
+    finally:
+        torch._dynamo.reset()
+    status, why = judge(p, outs, state, eager, cache)
+    if status != "mismatch":
+        return verdict(status, why)
+    return verdict(*witness(p, outs, state, eager))
