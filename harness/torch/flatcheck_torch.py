@@ -453,14 +453,33 @@ class PathTimeout(BaseException):
     Exception` of torch's or of a path takes it for the path's own failure."""
 
 
+IMPORT_GRACE = 0.05  # seconds: how often an expired limit looks again while an import runs
+
+
+def importing(frame):
+    """Whether `frame` (or a caller of it) is running an import: the import machinery's own
+    frames (importlib._bootstrap) on the stack. A PathTimeout raised there leaves the module
+    half initialized in sys.modules (seen: sympy without `core`, so every later strict export
+    of the process failed)."""
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib._bootstrap"):
+            return True
+        frame = frame.f_back
+    return False
+
+
 @contextlib.contextmanager
 def time_limit(seconds):
-    """Raises PathTimeout in the block once it has run `seconds` (None: no limit)."""
+    """Raises PathTimeout in the block once it has run `seconds` (None: no limit), or as soon as
+    no import is running after that (importing)."""
     if seconds is None:
         yield
         return
 
     def expire(signum, frame):
+        if importing(frame):  # a module half imported would stay broken for every later path
+            signal.setitimer(signal.ITIMER_REAL, IMPORT_GRACE)
+            return
         raise PathTimeout()
 
     old = signal.signal(signal.SIGALRM, expire)

@@ -57,6 +57,14 @@ something (`attribute`):
       orders the stages by their data dependencies only: a stage that updates a buffer in
       place runs before an independent earlier stage that reads it (a silent wrong result).
       Removed: the split made with keep_original_order=True (ordered_split).
+  pipeline-strict-keys-name-module-objects (3: strict export's keys, reached through pipelining)
+      torch 2.6's pipelining traces with export_for_training, strict: its nn_module_stack keys
+      name module objects, so one module object held under two paths (`n.layer0` and
+      `n.layer1`) has one key, which the stages' _ModuleFrame takes for one module: the second
+      path's module shares the first's children and is wired as the first (a module's output
+      tuple passed whole, a wrong shape). torch 2.14.1 traces non-strict (keys name paths).
+      Removed: the keys named by path (torch_export.keyed_by_path) where one key names two
+      paths (paths_share_keys).
 On torch 2.6, an IndexError in unflatten's _sink_params at `inputs[-1]` (a stage module whose
 graph has no placeholders; torch 2.14.1 checks for none) is pipeline-sink-params-no-inputs-
 indexerror, read from the failing line. A RuntimeError saying a child module is not a
@@ -83,7 +91,7 @@ import zlib
 import torch
 
 from torch_compare import judge, run_calls, tensors_of
-from torch_export import failure, run_family, variant_keeps_children, verdict
+from torch_export import failure, keyed_by_path, run_family, variant_keeps_children, verdict
 from torch_hooked import called_modules, forward_by_class
 from torch_cond import branch_by, clone_branch, cond_branch, nograd_branch
 from torch_partition import attr_of
@@ -95,6 +103,7 @@ RENAMED = "pipeline-state-placeholder-renamed"
 CHILDREN = "pipeline-variant-drops-children"
 WRAPPER = "pipeline-bound-forward-module-stack"
 ORDER = "pipeline-split-reorders-mutation"  # docs/found-bugs.md 22, reached through pipelining
+KEYS = "pipeline-strict-keys-name-module-objects"  # docs/found-bugs.md 3, through pipelining
 # torch 2.6 (not 2.14.1): _sink_params indexes the last placeholder of a graph without any.
 NO_INPUTS = "pipeline-sink-params-no-inputs-indexerror"
 UNSUPPORTED = "is not a descendant of parent module"
@@ -232,7 +241,7 @@ def split_points_by_class(model, spec):
     return list(spec)
 
 
-FIXES = ("fill", "keep", "rename", "children", "wrapper", "order")
+FIXES = ("fill", "keep", "rename", "children", "wrapper", "order", "keys")
 
 
 def stage_calls(split):
@@ -277,6 +286,8 @@ def build_pipe(p, model, spec, fixes=()):
       wrapper the split points put on the modules' classes, not bound to the module objects
               (split_points_by_class)
       order   the split made in the graph's own order (ordered_split)
+      keys    the traced program's nn_module_stack keys named by path where one key names two
+              paths (paths_share_keys)
     Returns (pipe, seen): seen[fix] lists what each fix changed (empty: it changed nothing)."""
     from torch.distributed.pipelining import pipeline
     ir = importlib.import_module("torch.distributed.pipelining._IR")
@@ -313,6 +324,11 @@ def build_pipe(p, model, spec, fixes=()):
             lambda mod, points: seen["wrapper"].extend(split_points_by_class(mod, points))
     if "order" in seen:
         ir.split_module = ordered_split(split_module, seen["order"])
+    trace = ir.Pipe.__dict__["_trace_with_export"]
+    if "keys" in seen:
+        ir.Pipe._trace_with_export = staticmethod(
+            lambda *args, **kwargs: paths_share_keys(trace.__func__(*args, **kwargs),
+                                                     seen["keys"]))
     try:
         with variant_keeps_children(seen["children"]) if "children" in seen else \
                 contextlib.nullcontext():
@@ -320,7 +336,22 @@ def build_pipe(p, model, spec, fixes=()):
     finally:
         ir._sink_params, torch.fx.Graph.eliminate_dead_code = sink, dce
         ir.annotate_split_points, ir.split_module = annotate, split_module
+        ir.Pipe._trace_with_export = trace
     return pipe, seen
+
+
+def paths_share_keys(ep, shared):
+    """`ep` with its nn_module_stack keys named by path (torch_export.keyed_by_path) when one key
+    names two or more module paths (added to `shared`: "key: path, path"); else as it is."""
+    paths = {}
+    for node in ep.graph.nodes:
+        for key, (path, _) in (node.meta.get("nn_module_stack") or {}).items():
+            paths.setdefault(key.split("@")[0], set()).add(path)
+    found = [f"{k}: {', '.join(sorted(v))}" for k, v in paths.items() if len(v) > 1]
+    if found:
+        shared.extend(found)
+        keyed_by_path(ep)
+    return ep
 
 
 def model_names(model):
@@ -466,7 +497,9 @@ CLASSES = {"fill": (SHARED, "a stage lacks the name of a shared state tensor tha
            "wrapper": (WRAPPER, "the split points' wrappers are bound to their modules ({}), so "
                                 "export records their children under wrong paths"),
            "order": (ORDER, "split_module orders the stages by data dependencies only ({}), "
-                            "so a stage updating state runs before an earlier one reading it")}
+                            "so a stage updating state runs before an earlier one reading it"),
+           "keys": (KEYS, "the strict trace gives one nn_module_stack key to the paths of one "
+                          "module object ({}), which the stages' modules take for one module")}
 
 
 def attribute(p, spec, eager, cache):
