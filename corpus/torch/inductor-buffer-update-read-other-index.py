@@ -1,0 +1,51 @@
+"""torch.compile with Inductor (the default backend) on the CPU: a model that updates a buffer
+in place, then reads the new buffer twice, at two indices, gives a wrong value (4.5 for 3.5)
+on torch 2.6. `p = buf + cat([a, a])` after `buf.copy_(buf + y)`, and `cat([p[..., :1],
+p[..., :1]])`: element 1 of the result takes p[0] computed again from a buffer already
+updated, so y is added twice. Found by flatcheck's torch campaign on torch 2.6 (seed 122 case
+48, path compile.inductor, judged by its float64 witness: Inductor 1.3e22 where eager and the
+float64 run give 9.03e11), shrunk from 77 to 11 nodes by `flatcheck shrink`, written by hand
+from the shrink; docs/found-bugs.md 70. torch 2.14.1 is right (2.7 to 2.13 not run).
+    python3 corpus/torch/inductor-buffer-update-read-other-index.py   # exit 1 while present
+"""
+import sys
+
+import torch
+
+FIXED_IN = (2, 14)  # torch2_test.sh: 2.14.1 exits 0; 2.7 to 2.13 not run
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("buf", torch.full((1, 1, 2), 0.5))
+
+    def forward(self, x, y):
+        self.buf.copy_(self.buf + y)  # buf: 1.5
+        a = x[..., :1]
+        p = self.buf + torch.cat([a, a], dim=2)  # 2.5
+        b = p[..., :1]
+        return y + torch.cat([b, b], dim=2), p + 0.5  # 3.5, 3.0
+
+
+def run(compiled):
+    torch._dynamo.reset()
+    model = Model()
+    call = torch.compile(model, backend="inductor", fullgraph=True) if compiled else model
+    outs = call(torch.ones(1, 1, 2), torch.ones(1, 1, 2))
+    return [t.flatten().tolist() for t in outs] + [model.buf.flatten().tolist()]
+
+
+def main():
+    import torch._inductor.config
+    torch._inductor.config.compile_threads = 1  # no worker processes (the repro runner forks)
+    want, got = run(False), run(True)
+    if got != want:
+        print(f"torch {torch.__version__}: Inductor's outputs and buffer {got}, eager's {want}")
+        return 1
+    print(f"torch {torch.__version__}: Inductor agrees with eager ({want})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
