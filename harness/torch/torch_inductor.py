@@ -13,9 +13,9 @@ must be near the witness: |inductor - f64| <= 16 |eager - f64| + 2^-14 |f64|. An
 rounding difference stays within a small multiple of eager's own float32 error; a wrong result
 (a value from the wrong node, a missed or doubled state update, a stale buffer) is off by about
 the size of the values. NaN and infinity must be where torch eager has them, of the same sign
-(an infinity where only the witness is finite, it overflowed alone, passes). A result that passes is "excused" with the largest
-ratio of the error to its bound; one that does not is a mismatch naming the element and its
-three values.
+(an infinity where only the witness is finite, it overflowed alone, passes). A result that
+passes is "excused" with the largest ratio of the error to its bound; one that does not is a
+mismatch naming the element and its three values.
 
 Needs a C++ compiler and torch's C++ headers (Debian: g++ and libtorch-dev, which
 scripts/torch-root.sh installs in the torch roots); without them the path is skipped with the
