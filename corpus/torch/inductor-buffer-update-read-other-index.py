@@ -5,7 +5,8 @@ p[..., :1]])`: element 1 of the result takes p[0] computed again from a buffer a
 updated, so y is added twice. Found by flatcheck's torch campaign on torch 2.6 (seed 122 case
 48, path compile.inductor, judged by its float64 witness: Inductor 1.3e22 where eager and the
 float64 run give 9.03e11), shrunk from 77 to 11 nodes by `flatcheck shrink`, written by hand
-from the shrink; docs/found-bugs.md 70. torch 2.14.1 is right (2.7 to 2.13 not run).
+from the shrink; a second shape (Outer: an outer product of the new value) from seed 123 case
+63 on 2.6; docs/found-bugs.md 70. torch 2.14.1 is right on both (2.7 to 2.13 not run).
     python3 corpus/torch/inductor-buffer-update-read-other-index.py   # exit 1 while present
 """
 import sys
@@ -28,22 +29,41 @@ class Model(torch.nn.Module):
         return y + torch.cat([b, b], dim=2), p + 0.5  # 3.5, 3.0
 
 
-def run(compiled):
+class Outer(torch.nn.Module):
+    """The same with an outer product (seed 123 case 63, shrunk 33 -> 12 nodes): a @ a.t() of
+    the buffer's new value, which Inductor computes in the loop that stores it."""
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("buf", torch.full((2, 1), 0.5))
+
+    def forward(self, g):
+        a = self.buf + g.reshape(2, 1)  # [1.5, 2.5]
+        self.buf.copy_(a)
+        return (a @ a.t(),)  # [[2.25, 3.75], [3.75, 6.25]]
+
+
+def run(build, inputs, compiled):
     torch._dynamo.reset()
-    model = Model()
+    model = build()
     call = torch.compile(model, backend="inductor", fullgraph=True) if compiled else model
-    outs = call(torch.ones(1, 1, 2), torch.ones(1, 1, 2))
+    outs = call(*[t.clone() for t in inputs])
     return [t.flatten().tolist() for t in outs] + [model.buf.flatten().tolist()]
 
 
 def main():
     import torch._inductor.config
     torch._inductor.config.compile_threads = 1  # no worker processes (the repro runner forks)
-    want, got = run(False), run(True)
-    if got != want:
-        print(f"torch {torch.__version__}: Inductor's outputs and buffer {got}, eager's {want}")
+    wrong = 0
+    for build, inputs in ((Model, (torch.ones(1, 1, 2), torch.ones(1, 1, 2))),
+                          (Outer, (torch.tensor([1.0, 2.0]),))):
+        want, got = run(build, inputs, False), run(build, inputs, True)
+        if got != want:
+            print(f"torch {torch.__version__}: {build.__name__}: Inductor's outputs and buffer "
+                  f"{got}, eager's {want}")
+            wrong += 1
+    if wrong:
         return 1
-    print(f"torch {torch.__version__}: Inductor agrees with eager ({want})")
+    print(f"torch {torch.__version__}: Inductor agrees with eager on both models")
     return 0
 
 
