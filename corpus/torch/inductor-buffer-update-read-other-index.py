@@ -6,7 +6,8 @@ updated, so y is added twice. Found by flatcheck's torch campaign on torch 2.6 (
 48, path compile.inductor, judged by its float64 witness: Inductor 1.3e22 where eager and the
 float64 run give 9.03e11), shrunk from 77 to 11 nodes by `flatcheck shrink`, written by hand
 from the shrink; a second shape (Outer: an outer product of the new value) from seed 123 case
-63 on 2.6; docs/found-bugs.md 70. torch 2.14.1 is right on both (2.7 to 2.13 not run).
+63 on 2.6, and the smallest (Transposed) from case 64; docs/found-bugs.md 70. torch 2.14.1 is
+right on all three (2.7 to 2.13 not run).
     python3 corpus/torch/inductor-buffer-update-read-other-index.py   # exit 1 while present
 """
 import sys
@@ -42,6 +43,19 @@ class Outer(torch.nn.Module):
         return (a @ a.t(),)  # [[2.25, 3.75], [3.75, 6.25]]
 
 
+class Transposed(torch.nn.Module):
+    """The smallest shape (seed 123 case 64, shrunk 244 -> 4 nodes): the buffer's old value read
+    transposed after the update; element [1, 0] reads buf[0, 1] after its store."""
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("buf", torch.arange(4.0).reshape(2, 2))
+
+    def forward(self, x):
+        old = self.buf.clone()
+        self.buf.copy_(old + x)
+        return (x + old.t(),)  # [[1, 3], [2, 4]]
+
+
 def run(build, inputs, compiled):
     torch._dynamo.reset()
     model = build()
@@ -55,7 +69,8 @@ def main():
     torch._inductor.config.compile_threads = 1  # no worker processes (the repro runner forks)
     wrong = 0
     for build, inputs in ((Model, (torch.ones(1, 1, 2), torch.ones(1, 1, 2))),
-                          (Outer, (torch.tensor([1.0, 2.0]),))):
+                          (Outer, (torch.tensor([1.0, 2.0]),)),
+                          (Transposed, (torch.ones(2, 2),))):
         want, got = run(build, inputs, False), run(build, inputs, True)
         if got != want:
             print(f"torch {torch.__version__}: {build.__name__}: Inductor's outputs and buffer "
@@ -63,7 +78,7 @@ def main():
             wrong += 1
     if wrong:
         return 1
-    print(f"torch {torch.__version__}: Inductor agrees with eager on both models")
+    print(f"torch {torch.__version__}: Inductor agrees with eager on the three models")
     return 0
 
 
