@@ -256,6 +256,7 @@ from torch_rewrite import run_rewrite
 from torch_compile import PATHS as COMPILE_PATHS
 from torch_compile import run_compile
 from torch_inductor import PATHS as INDUCTOR_PATHS
+from torch_inductor import run_inductor
 from torch_jit import PATHS as JIT_PATHS
 from torch_jit import run_jit
 
@@ -613,7 +614,8 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
                 (PARTITION_PATHS, lambda w: run_partition(p, eager, w, flatten, cache)),
                 (REEXPORT_PATHS, lambda w: run_partition_export(p, eager, w, cache)),
                 (PIPELINE_PATHS, lambda w: run_pipeline(p, eager, w, cache)),
-                (COMPILE_PATHS + INDUCTOR_PATHS, lambda w: run_compile(p, eager, w, cache)),
+                (COMPILE_PATHS, lambda w: run_compile(p, eager, w, cache)),
+                (INDUCTOR_PATHS, lambda w: run_inductor(p, eager, w, cache)),
                 (JIT_PATHS, lambda w: run_jit(p, eager, w, cache, branch))]
     for family, run in families:
         for group in path_groups([x for x in paths if x in family]):

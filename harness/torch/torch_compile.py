@@ -30,7 +30,6 @@ torch.cond whose operands are views of one tensor (docs/found-bugs.md 37, with -
 """
 import torch
 
-import torch_inductor
 from torch_compare import judge, run_calls
 from torch_cond import branch_by, cond_branch, python_branch
 from torch_dynamic import DATA_DEPENDENT, RANK, eager_at, inputs_of, resized
@@ -163,14 +162,10 @@ def at_size(p, inputs, want, at):
 
 
 def run_compile(p, eager, paths, cache):
-    """The torch.compile paths of one program, when asked for: {path: result}; and Inductor's
-    (torch_inductor.py), which needs a C++ compiler besides."""
+    """The torch.compile paths of one program, when asked for: {path: result}."""
     own = {"dynamic": dynamic_path, "regional": regional_path}  # else the name is the backend
 
     def one(path):
         kind = path.split(".")[1]
         return own[kind](p, eager, cache) if kind in own else compile_path(p, kind, eager, cache)
-    return {**run_family(PATHS, paths, one, available()),
-            **run_family(torch_inductor.PATHS, paths,
-                         lambda _: torch_inductor.inductor_path(p, eager, cache),
-                         available() or torch_inductor.available())}
+    return run_family(PATHS, paths, one, available())

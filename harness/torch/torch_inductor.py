@@ -29,7 +29,10 @@ import shutil
 import torch
 
 from torch_compare import diff_values, eager_run, judge, run_calls, strip_variants
-from torch_export import state_after, verdict
+from torch_compile import available as compile_available
+from torch_compile import refused, reset
+from torch_dynamic import inputs_of
+from torch_export import run_family, state_after, verdict
 
 PATHS = ("compile.inductor",)
 RATIO = 16  # the error allowed, as a multiple of torch eager's own float32 error
@@ -38,8 +41,8 @@ SLACK = 2.0 ** -14  # and relative to the value
 
 def available():
     """None where Inductor can compile for the CPU here; else why not."""
-    if not hasattr(torch, "compile"):
-        return f"torch {torch.__version__} has no torch.compile (needs >= 2.0)"
+    if compile_available():
+        return compile_available()
     if not (os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")):
         return ("no C++ compiler: Inductor compiles C++ kernels for the CPU (Debian: g++; "
                 "scripts/torch-root.sh installs it in the torch roots)")
@@ -58,13 +61,13 @@ def available():
 def in_float64(p):
     """The program `p` with its model's state and its inputs in float64 inside (eager_run reads
     p.build and p.INPUTS)."""
-    build, inputs = p.build, p.INPUTS
+    build = p.build
     p.build = lambda: build().double()
-    p.INPUTS = [t.double() for t in inputs]
     try:
-        yield p
+        with inputs_of(p, [t.double() for t in p.INPUTS]):
+            yield p
     finally:
-        p.build, p.INPUTS = build, inputs
+        p.build = build
 
 
 def rounding_only(got, want, wide):
@@ -127,18 +130,21 @@ def pick(where, outs, state, eager, wide):
 def inductor_path(p, eager, cache):
     """compile.inductor: a fresh model compiled by Inductor, the calls judged against torch
     eager: bit for bit agree, else the float64 witness."""
-    import torch._dynamo
     try:
-        torch._dynamo.reset()
+        reset()
         model = p.build()
         compiled = torch.compile(model, backend="inductor", fullgraph=True, dynamic=False)
         outs, state = run_calls(compiled, p), state_after(model)
     except Exception as e:  # noqa: BLE001 - Inductor refusing or failing on a program
-        from torch_compile import refused
         return refused(e)
     finally:
-        torch._dynamo.reset()
+        reset()
     status, why = judge(p, outs, state, eager, cache)
     if status != "mismatch":
         return verdict(status, why)
     return verdict(*witness(p, outs, state, eager))
+
+
+def run_inductor(p, eager, paths, cache):
+    """The Inductor path of one program, when asked for: {path: result}."""
+    return run_family(PATHS, paths, lambda _: inductor_path(p, eager, cache), available())

@@ -2850,7 +2850,7 @@ if torch_compile.available() is None:
     why = torch_inductor.available()
     prog = types.SimpleNamespace(CONFIG={"calls": 2}, INPUTS=[torch.tensor([1.0, -2.0, 3.0])],
                                  OPS=["add"], build=_Counter, _NoRecorder=object)
-    r = torch_compile.run_compile(prog, torch_compare.eager_run(prog), ["compile.inductor"], {})
+    r = torch_inductor.run_inductor(prog, torch_compare.eager_run(prog), ["compile.inductor"], {})
     r = r.get("compile.inductor", {})
     if why is None:  # Inductor for real: its C++ kernels compiled and run
         check("compile.inductor: a buffer updated over two calls, Inductor's kernels: agree or "
