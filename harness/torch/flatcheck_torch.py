@@ -122,8 +122,8 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            cond: torch.jit.trace refuses torch.cond).
 --paths takes names or prefixes: `fx` is the fx path, the folder, const_fold, the two split
 paths and the rewrite path, `export` the twenty-three export paths, `export.strict` eleven,
-`partition` the two partition paths and their two re-export paths, `compile` the five
-torch.compile paths, `jit` the three TorchScript paths; the default is every path.
+`partition` the two partition paths and their two re-export paths, `compile` the six
+torch.compile paths (`compile.inductor` Inductor's two), `jit` the three TorchScript paths; the default is every path.
 
 --branch cond runs every path but eager with the program's branch op taken by torch.cond, as the
 cond paths take it (torch_cond.py); each such result says "branch": "cond". --branch nograd

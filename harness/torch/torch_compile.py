@@ -111,9 +111,11 @@ def new_sizes(p):
     return out
 
 
-def dynamic_path(p, eager, cache):
+def dynamic_path(p, eager, cache, backend="aot_eager", judged=judge):
     """compile.dynamic: the inputs' own sizes, then up to MAX_SIZES others eager runs, each on a
-    fresh model compiled under one compile cache; the worst result, with the sizes judged."""
+    fresh model compiled with `backend` under one compile cache, its results judged by
+    judged(p, outs, state, eager, cache) -> (status, why) with the inputs of that size in p;
+    the worst result, with the sizes judged."""
     sizes = [(list(p.INPUTS), eager, cache)]
     for shapes in new_sizes(p):
         if len(sizes) > MAX_SIZES:
@@ -126,7 +128,7 @@ def dynamic_path(p, eager, cache):
     reset()
     try:
         for inputs, want, at in sizes:
-            r, python = at_size(p, inputs, want, at)
+            r, python = at_size(p, inputs, want, at, backend, judged)
             if python:
                 note = ("the branch ops left Python conditionals at some sizes: the bridge's "
                         "torch.cond helper could not guard on a size a torch.cond merged")
@@ -139,7 +141,7 @@ def dynamic_path(p, eager, cache):
     return {**worst, "sizes": [[list(t.shape) for t in inputs] for inputs, _, _ in sizes]}
 
 
-def at_size(p, inputs, want, at):
+def at_size(p, inputs, want, at, backend, judged):
     """(the result at one size, whether the branch ops were left Python conditionals): a fresh
     model compiled under the compile cache as it stands. The bridge's torch.cond helper, traced
     with a size a torch.cond merged (an unbacked symbol), cannot choose; the size then runs with
@@ -147,8 +149,8 @@ def at_size(p, inputs, want, at):
     def run():
         with inputs_of(p, inputs):
             model = p.build()
-            compiled = torch.compile(model, backend="aot_eager", fullgraph=True)
-            return verdict(*judge(p, run_calls(compiled, p), state_after(model), want, at))
+            compiled = torch.compile(model, backend=backend, fullgraph=True)
+            return verdict(*judged(p, run_calls(compiled, p), state_after(model), want, at))
     try:
         return run(), False
     except Exception as e:  # noqa: BLE001 - torch refusing the program at a size

@@ -4,6 +4,13 @@ and compiles its own C++ kernels for the CPU.
   compile.inductor   torch.compile(model, backend="inductor", fullgraph=True, dynamic=False) of a
                      fresh model (compiled afresh: the compile caches emptied before and after);
                      the calls; outputs and the model's state vs torch eager
+  compile.inductor.dynamic
+                     Inductor with torch.compile's default automatic dynamic shapes, as
+                     compile.dynamic runs aot_eager (torch_compile.py): at the inputs' own sizes,
+                     then at up to three others, a fresh model each under one compile cache, so
+                     the sizes after the first run kernels generated for symbolic sizes (sizes
+                     and strides as the kernels' arguments, loops bounded by them); the calls at
+                     each size vs torch eager on the same inputs, the float64 witness at that size
 
 Inductor's kernels round differently from torch's (fused loops, other summation orders, its own
 vectorized exp and tanh), so bit for bit is not the judge. What is: a float64 witness. The
@@ -30,11 +37,11 @@ import torch
 
 from torch_compare import diff_values, eager_run, judge, run_calls, strip_variants
 from torch_compile import available as compile_available
-from torch_compile import refused, reset
+from torch_compile import dynamic_path, refused, reset
 from torch_dynamic import inputs_of
 from torch_export import run_family, state_after, verdict
 
-PATHS = ("compile.inductor",)
+PATHS = ("compile.inductor", "compile.inductor.dynamic")
 RATIO = 16  # the error allowed, as a multiple of torch eager's own float32 error
 SLACK = 2.0 ** -14  # and relative to the value
 
@@ -127,9 +134,16 @@ def pick(where, outs, state, eager, wide):
     return None, None, None
 
 
+def judged(p, outs, state, eager, cache):
+    """Inductor's results against torch eager's on p.INPUTS: bit for bit agree, else the float64
+    witness decides (status, why)."""
+    status, why = judge(p, outs, state, eager, cache)
+    return (status, why) if status != "mismatch" else witness(p, outs, state, eager)
+
+
 def inductor_path(p, eager, cache):
-    """compile.inductor: a fresh model compiled by Inductor, the calls judged against torch
-    eager: bit for bit agree, else the float64 witness."""
+    """compile.inductor: a fresh model compiled by Inductor with static shapes, the calls
+    judged."""
     try:
         reset()
         model = p.build()
@@ -139,12 +153,13 @@ def inductor_path(p, eager, cache):
         return refused(e)
     finally:
         reset()
-    status, why = judge(p, outs, state, eager, cache)
-    if status != "mismatch":
-        return verdict(status, why)
-    return verdict(*witness(p, outs, state, eager))
+    return verdict(*judged(p, outs, state, eager, cache))
 
 
 def run_inductor(p, eager, paths, cache):
-    """The Inductor path of one program, when asked for: {path: result}."""
-    return run_family(PATHS, paths, lambda _: inductor_path(p, eager, cache), available())
+    """The Inductor paths of one program, when asked for: {path: result}."""
+    def one(path):
+        if path == "compile.inductor.dynamic":
+            return dynamic_path(p, eager, cache, "inductor", judged)
+        return inductor_path(p, eager, cache)
+    return run_family(PATHS, paths, one, available())

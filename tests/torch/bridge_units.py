@@ -2771,8 +2771,9 @@ if torch_compile.available() is None:
           "eager at that size: agree", r["status"] == "agree" and r["sizes"] ==
           [[[2, 2]], [[3, 3]], [[4, 4]], [[1, 1]]], str(r))
     ran = flatcheck_torch.select_paths("compile", None)
-    check("select_paths: `compile` names the four torch.compile paths and Inductor's",
-          ran == list(torch_compile.PATHS) + ["compile.inductor"], str(ran))
+    check("select_paths: `compile` names the four torch.compile paths and Inductor's two",
+          ran == list(torch_compile.PATHS) + ["compile.inductor", "compile.inductor.dynamic"],
+          str(ran))
 else:
     print("skip: the torch.compile checks (" + torch_compile.available() + ")")
 
@@ -2809,21 +2810,33 @@ ok, _ = torch_inductor.rounding_only(torch.tensor([math.inf, 1.0]), torch.tensor
 check("rounding_only: the same infinity where the witness overflows alone is rounding", ok)
 
 
-def as_compiled(wrap, calls=2):  # torch.compile replaced: each model run through wrap(model)
-    real = torch.compile
+class _AnySize(torch.nn.Module):  # runs at every input size (for compile.inductor.dynamic)
+    def forward(self, x):
+        return x * 0.1 + 1.0, (x * x).sum(0)
+
+
+def as_compiled(wrap, calls=2, path="compile.inductor"):
+    """`path` of a program with torch.compile replaced: each model run through wrap(model);
+    compile.inductor.dynamic's program runs at every size."""
+    real, seen = torch.compile, []
+    static = path == "compile.inductor"
 
     def fake(model, **kw):
-        check(f"inductor_path: compiles with backend inductor, fullgraph, static ({kw})",
-              kw == {"backend": "inductor", "fullgraph": True, "dynamic": False})
+        seen.append(kw)
         return wrap(model)
     torch.compile = fake
     try:
-        prog = types.SimpleNamespace(CONFIG={"calls": calls},
-                                     INPUTS=[torch.tensor([1.0, -2.0, 3.0])], OPS=["add"],
-                                     build=_Counter, _NoRecorder=object)
-        return torch_inductor.inductor_path(prog, torch_compare.eager_run(prog), {})
+        prog = types.SimpleNamespace(
+            CONFIG={"calls": calls}, OPS=["add"], _NoRecorder=object,
+            INPUTS=[torch.tensor([1.0, -2.0, 3.0]) if static else torch.arange(6.0).reshape(2, 3)
+                    / 7], build=_Counter if static else _AnySize)
+        return torch_inductor.run_inductor(prog, torch_compare.eager_run(prog), [path], {})[path]
     finally:
         torch.compile = real
+        want = {"backend": "inductor", "fullgraph": True, **({"dynamic": False} if static else {})}
+        check(f"{path}: compiles with backend inductor, fullgraph, "
+              f"{'static' if static else 'automatic dynamic'} shapes, once a size ({seen})",
+              seen and all(kw == want for kw in seen) and (static or len(seen) == 4))
 
 
 if torch_compile.available() is None:
@@ -2838,6 +2851,18 @@ if torch_compile.available() is None:
           r["status"] == "mismatch" and "final state n" in r.get("first_mismatch", ""), str(r))
     r = as_compiled(lambda m: m)
     check("inductor_path: the model itself agrees", r["status"] == "agree", str(r))
+    dyn = "compile.inductor.dynamic"
+    r = as_compiled(lambda m: lambda *a: tuple(nudged(o, 3) for o in m(*a)), path=dyn)
+    check(f"{dyn}: outputs 3 ulps off eager's at each of four sizes are rounding (the witness "
+          "run at each size)", r["status"] == "excused" and r["sizes"] ==
+          [[[2, 3]], [[3, 4]], [[4, 6]], [[4, 5]]], str(r))
+    r = as_compiled(lambda m: lambda *a: tuple(o * (1.0 if a[0].shape == (2, 3) else 1.5)
+                                               for o in m(*a)), path=dyn)
+    check(f"{dyn}: outputs 1.5x eager's at the sizes after the first are a mismatch, at one of "
+          "them", r["status"] == "mismatch" and "beyond rounding" in r.get("first_mismatch", "")
+          and r.get("shapes") not in (None, [[2, 3]]), str(r))
+    r = as_compiled(lambda m: m, path=dyn)
+    check(f"{dyn}: the model itself agrees at every size", r["status"] == "agree", str(r))
     path, cxx = os.environ["PATH"], os.environ.pop("CXX", None)
     os.environ["PATH"] = "/nonexistent"
     try:
@@ -2852,12 +2877,21 @@ if torch_compile.available() is None:
                                  OPS=["add"], build=_Counter, _NoRecorder=object)
     r = torch_inductor.run_inductor(prog, torch_compare.eager_run(prog), ["compile.inductor"], {})
     r = r.get("compile.inductor", {})
+    prog = types.SimpleNamespace(CONFIG={"calls": 1}, INPUTS=[torch.arange(6.0).reshape(2, 3)],
+                                 OPS=["add"], build=_AnySize, _NoRecorder=object)
+    d = torch_inductor.run_inductor(prog, torch_compare.eager_run(prog),
+                                    ["compile.inductor.dynamic"], {})
+    d = d.get("compile.inductor.dynamic", {})
     if why is None:  # Inductor for real: its C++ kernels compiled and run
         check("compile.inductor: a buffer updated over two calls, Inductor's kernels: agree or "
               "rounding", r.get("status") in ("agree", "excused"), str(r))
+        check("compile.inductor.dynamic: Inductor's kernels at four sizes (symbolic after the "
+              "first): agree or rounding", d.get("status") in ("agree", "excused") and
+              len(d.get("sizes", [])) == 4, str(d))
     else:
-        check(f"compile.inductor: skipped with the reason ({why})",
-              r.get("status") == "skipped" and r.get("skip") == why, str(r))
+        for path, res in (("compile.inductor", r), ("compile.inductor.dynamic", d)):
+            check(f"{path}: skipped with the reason ({why})",
+                  res.get("status") == "skipped" and res.get("skip") == why, str(res))
 
 # --reads alias (flatcheck_torch.alias_reads): tests/torch/alias/view-read-after-update.json
 # holds b = [[10, 20, 30], [40, 50, 60]], x = [[1, 2], [3, 4], [5, 6]] and the graph
