@@ -42,6 +42,7 @@ from torch_dynamic import inputs_of
 from torch_export import run_family, state_after, verdict
 
 PATHS = ("compile.inductor", "compile.inductor.dynamic")
+BROADCAST = "inductor-dynamic-size-one-expression-broadcast"  # docs/found-bugs.md 71
 RATIO = 16  # the error allowed, as a multiple of torch eager's own float32 error
 SLACK = 2.0 ** -14  # and relative to the value
 
@@ -156,10 +157,58 @@ def inductor_path(p, eager, cache):
     return verdict(*judged(p, outs, state, eager, cache))
 
 
+@contextlib.contextmanager
+def expand_by_value():
+    """Inductor with found-bugs 71 removed: ExpandView.make_reindexer zeroes the index of a
+    dimension whose size is 1 by its value (as ExpandView.create asks for a view's stride), not
+    only where the size is the literal 1; Inductor's caches off inside, so that no kernel
+    compiled without the change is taken from them."""
+    import sympy
+    import torch._inductor.config
+    from torch._inductor import ir
+    from torch._inductor.virtualized import V
+
+    def one(size):
+        sizevars = V.graph.sizevars
+        if hasattr(sizevars, "is_size_one_or_false"):  # torch >= 2.9 or so
+            return sizevars.is_size_one_or_false(size)
+        return sizevars.shape_env.evaluate_expr(sympy.Eq(size, 1), size_oblivious=True)
+
+    def make_reindexer(view):
+        actual = view.data.get_size()
+        skip = len(view.get_size()) - len(actual)
+        return lambda index: [sympy.S.Zero if one(size) else i
+                              for i, size in zip(list(index[skip:]), actual)]
+    real = ir.ExpandView.make_reindexer
+    ir.ExpandView.make_reindexer = make_reindexer
+    try:
+        with torch._inductor.config.patch(force_disable_caches=True):
+            yield
+    finally:
+        ir.ExpandView.make_reindexer = real
+
+
+def dynamic_inductor_path(p, eager, cache):
+    """compile.inductor.dynamic: Inductor at four sizes (compile.dynamic's); a mismatch that
+    Inductor with entry 71's change removes at every size is that class."""
+    r = dynamic_path(p, eager, cache, "inductor", judged)
+    if r["status"] != "mismatch":
+        return r
+    with expand_by_value():
+        again = dynamic_path(p, eager, cache, "inductor", judged)
+    if again["status"] not in ("agree", "excused"):
+        return r
+    return {"status": "known_torch_issue", "known_torch_issue": BROADCAST, "stage": "run",
+            "sizes": r["sizes"], "shapes": r.get("shapes"),
+            "detail": (f"{r.get('first_mismatch')}; with Inductor's ExpandView.make_reindexer "
+                       "asking whether a size is 1 by its value, every size agrees or is "
+                       "rounding")[:500]}
+
+
 def run_inductor(p, eager, paths, cache):
     """The Inductor paths of one program, when asked for: {path: result}."""
     def one(path):
         if path == "compile.inductor.dynamic":
-            return dynamic_path(p, eager, cache, "inductor", judged)
+            return dynamic_inductor_path(p, eager, cache)
         return inductor_path(p, eager, cache)
     return run_family(PATHS, paths, one, available())
