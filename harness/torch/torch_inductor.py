@@ -11,6 +11,12 @@ and compiles its own C++ kernels for the CPU.
                      the sizes after the first run kernels generated for symbolic sizes (sizes
                      and strides as the kernels' arguments, loops bounded by them); the calls at
                      each size vs torch eager on the same inputs, the float64 witness at that size
+  compile.inductor.freezing
+                     compile.inductor with Inductor's freezing (torch._inductor.config.freezing,
+                     the calls under torch.no_grad() as it needs): the parameters and buffers the
+                     graph does not update folded into the compiled graph as constants, what is
+                     computed from them alone computed once at compile time; what inference
+                     deployments turn on
 
 Inductor's kernels round differently from torch's (fused loops, other summation orders, its own
 vectorized exp and tanh), so bit for bit is not the judge. What is: a float64 witness. The
@@ -41,7 +47,7 @@ from torch_compile import dynamic_path, refused, reset
 from torch_dynamic import inputs_of
 from torch_export import run_family, state_after, verdict
 
-PATHS = ("compile.inductor", "compile.inductor.dynamic")
+PATHS = ("compile.inductor", "compile.inductor.dynamic", "compile.inductor.freezing")
 BROADCAST = "inductor-dynamic-size-one-expression-broadcast"  # docs/found-bugs.md 71
 RATIO = 16  # the error allowed, as a multiple of torch eager's own float32 error
 SLACK = 2.0 ** -14  # and relative to the value
@@ -142,14 +148,23 @@ def judged(p, outs, state, eager, cache):
     return (status, why) if status != "mismatch" else witness(p, outs, state, eager)
 
 
-def inductor_path(p, eager, cache):
-    """compile.inductor: a fresh model compiled by Inductor with static shapes, the calls
-    judged."""
+@contextlib.contextmanager
+def frozen():
+    """Inductor's freezing on, and grad off (freezing applies only then)."""
+    import torch._inductor.config
+    with torch._inductor.config.patch(freezing=True), torch.no_grad():
+        yield
+
+
+def inductor_path(p, eager, cache, freezing=False):
+    """compile.inductor (compile.inductor.freezing: with Inductor's freezing): a fresh model
+    compiled by Inductor with static shapes, the calls judged."""
     try:
         reset()
         model = p.build()
         compiled = torch.compile(model, backend="inductor", fullgraph=True, dynamic=False)
-        outs, state = run_calls(compiled, p), state_after(model)
+        with frozen() if freezing else contextlib.nullcontext():
+            outs, state = run_calls(compiled, p), state_after(model)
     except Exception as e:  # noqa: BLE001 - Inductor refusing or failing on a program
         return refused(e)
     finally:
@@ -210,5 +225,5 @@ def run_inductor(p, eager, paths, cache):
     def one(path):
         if path == "compile.inductor.dynamic":
             return dynamic_inductor_path(p, eager, cache)
-        return inductor_path(p, eager, cache)
+        return inductor_path(p, eager, cache, freezing=path == "compile.inductor.freezing")
     return run_family(PATHS, paths, one, available())

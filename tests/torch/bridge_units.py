@@ -2771,8 +2771,9 @@ if torch_compile.available() is None:
           "eager at that size: agree", r["status"] == "agree" and r["sizes"] ==
           [[[2, 2]], [[3, 3]], [[4, 4]], [[1, 1]]], str(r))
     ran = flatcheck_torch.select_paths("compile", None)
-    check("select_paths: `compile` names the four torch.compile paths and Inductor's two",
-          ran == list(torch_compile.PATHS) + ["compile.inductor", "compile.inductor.dynamic"],
+    check("select_paths: `compile` names the four torch.compile paths and Inductor's three",
+          ran == list(torch_compile.PATHS) + ["compile.inductor", "compile.inductor.dynamic",
+                                               "compile.inductor.freezing"],
           str(ran))
 else:
     print("skip: the torch.compile checks (" + torch_compile.available() + ")")
@@ -2819,7 +2820,7 @@ def as_compiled(wrap, calls=2, path="compile.inductor"):
     """`path` of a program with torch.compile replaced: each model run through wrap(model);
     compile.inductor.dynamic's program runs at every size."""
     real, seen = torch.compile, []
-    static = path == "compile.inductor"
+    static = path != "compile.inductor.dynamic"
 
     def fake(model, **kw):
         seen.append(kw)
@@ -2864,6 +2865,19 @@ if torch_compile.available() is None:
           and r.get("shapes") not in (None, [[2, 3]]), str(r))
     r = as_compiled(lambda m: m, path=dyn)
     check(f"{dyn}: the model itself agrees at every size", r["status"] == "agree", str(r))
+    import torch._inductor.config  # noqa: E402
+    modes = []
+    for path in ("compile.inductor", "compile.inductor.freezing"):
+        def noting(m):
+            def call(*a):
+                modes.append((torch._inductor.config.freezing, torch.is_grad_enabled()))
+                return m(*a)
+            return call
+        r = as_compiled(noting, path=path)
+        check(f"{path}: the model itself agrees", r["status"] == "agree", str(r))
+    check("compile.inductor.freezing: its calls run with Inductor's freezing on and grad off; "
+          "compile.inductor's with freezing off", [m[0] for m in modes] ==
+          [False, False, True, True] and not any(m[1] for m in modes[2:]), str(modes))
     from torch._inductor import ir as inductor_ir
     plain = inductor_ir.ExpandView.make_reindexer
     r = as_compiled(lambda m: lambda *a: tuple(
@@ -2882,8 +2896,9 @@ if torch_compile.available() is None:
     check("available: no C++ compiler on PATH: Inductor's path is not run, and says why",
           none is not None and "no C++ compiler" in none, str(none))
     why = torch_inductor.available()
-    prog = types.SimpleNamespace(CONFIG={"calls": 2}, INPUTS=[torch.tensor([1.0, -2.0, 3.0])],
-                                 OPS=["add"], build=_Counter, _NoRecorder=object)
+    prog = prog_counter = types.SimpleNamespace(
+        CONFIG={"calls": 2}, INPUTS=[torch.tensor([1.0, -2.0, 3.0])], OPS=["add"],
+        build=_Counter, _NoRecorder=object)
     r = torch_inductor.run_inductor(prog, torch_compare.eager_run(prog), ["compile.inductor"], {})
     r = r.get("compile.inductor", {})
     prog = types.SimpleNamespace(CONFIG={"calls": 1}, INPUTS=[torch.arange(6.0).reshape(2, 3)],
@@ -2891,14 +2906,20 @@ if torch_compile.available() is None:
     d = torch_inductor.run_inductor(prog, torch_compare.eager_run(prog),
                                     ["compile.inductor.dynamic"], {})
     d = d.get("compile.inductor.dynamic", {})
+    f = torch_inductor.run_inductor(prog_counter, torch_compare.eager_run(prog_counter),
+                                    ["compile.inductor.freezing"], {})
+    f = f.get("compile.inductor.freezing", {})
     if why is None:  # Inductor for real: its C++ kernels compiled and run
         check("compile.inductor: a buffer updated over two calls, Inductor's kernels: agree or "
               "rounding", r.get("status") in ("agree", "excused"), str(r))
+        check("compile.inductor.freezing: the same with the parameter frozen into the kernels: "
+              "agree or rounding", f.get("status") in ("agree", "excused"), str(f))
         check("compile.inductor.dynamic: Inductor's kernels at four sizes (symbolic after the "
               "first): agree or rounding", d.get("status") in ("agree", "excused") and
               len(d.get("sizes", [])) == 4, str(d))
     else:
-        for path, res in (("compile.inductor", r), ("compile.inductor.dynamic", d)):
+        for path, res in (("compile.inductor", r), ("compile.inductor.dynamic", d),
+                          ("compile.inductor.freezing", f)):
             check(f"{path}: skipped with the reason ({why})",
                   res.get("status") == "skipped" and res.get("skip") == why, str(res))
 
