@@ -117,6 +117,10 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            update folded in as constants; outputs and state vs torch eager bit for bit, or else
            each differing element within rounding of a float64 eager run at that size
            (torch_inductor.py).
+  aoti     AOTInductor: torch.export.export (non-strict) of a fresh model compiled by
+           torch._inductor.aoti_compile_and_package into a package, loaded back and called;
+           the outputs vs torch eager as compile.inductor judges them; the package's own state
+           judged through the later calls' outputs (torch_aoti.py; torch >= 2.6).
   jit.trace, jit.save, jit.freeze
            torch.jit.trace of a fresh model (its tensors set back after the trace's own run),
            or that traced module through torch.jit.save and torch.jit.load, or frozen
@@ -127,8 +131,8 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
 --paths takes names or prefixes: `fx` is the fx path, the folder, const_fold, the two split
 paths and the rewrite path, `export` the twenty-three export paths, `export.strict` eleven,
 `partition` the two partition paths and their two re-export paths, `compile` the seven
-torch.compile paths (`compile.inductor` Inductor's three), `jit` the three TorchScript paths;
-the default is every path.
+torch.compile paths (`compile.inductor` Inductor's three), `aoti` the AOTInductor path, `jit`
+the three TorchScript paths; the default is every path.
 
 --branch cond runs every path but eager with the program's branch op taken by torch.cond, as the
 cond paths take it (torch_cond.py); each such result says "branch": "cond". --branch nograd
@@ -262,13 +266,15 @@ from torch_compile import PATHS as COMPILE_PATHS
 from torch_compile import run_compile
 from torch_inductor import PATHS as INDUCTOR_PATHS
 from torch_inductor import run_inductor
+from torch_aoti import PATHS as AOTI_PATHS
+from torch_aoti import run_aoti
 from torch_jit import PATHS as JIT_PATHS
 from torch_jit import run_jit
 
 ALL_PATHS = ("eager", "fx") + FOLDER_PATHS + FOLD_PATHS + SPLIT_PATHS + REWRITE_PATHS + \
     EXPORT_PATHS + HOOKED_PATHS + SWAP_PATHS + SWAP_MODULES_PATHS + FUNCTIONAL_PATHS + \
     DYNAMIC_PATHS + COND_PATHS + PARTITION_PATHS + REEXPORT_PATHS + PIPELINE_PATHS + \
-    COMPILE_PATHS + INDUCTOR_PATHS + JIT_PATHS
+    COMPILE_PATHS + INDUCTOR_PATHS + AOTI_PATHS + JIT_PATHS
 STATUSES = ("agree", "excused", "mismatch", "error", "skipped", "known_torch_issue")
 
 
@@ -621,6 +627,7 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
                 (PIPELINE_PATHS, lambda w: run_pipeline(p, eager, w, cache)),
                 (COMPILE_PATHS, lambda w: run_compile(p, eager, w, cache)),
                 (INDUCTOR_PATHS, lambda w: run_inductor(p, eager, w, cache)),
+                (AOTI_PATHS, lambda w: run_aoti(p, eager, w, cache)),
                 (JIT_PATHS, lambda w: run_jit(p, eager, w, cache, branch))]
     for family, run in families:
         for group in path_groups([x for x in paths if x in family]):

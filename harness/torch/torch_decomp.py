@@ -171,11 +171,7 @@ def decomposition_cause(ep, still, dead):
     if named:
         return f"{GETITEM_PROVENANCE}+{named}"
     if tied_buffer_updated(ep):
-        untied = copy.deepcopy(ep)
-        for name, t in list(untied.state_dict.items()):
-            own = t.detach().clone()
-            untied.state_dict[name] = (torch.nn.Parameter(own, t.requires_grad)
-                                       if isinstance(t, torch.nn.Parameter) else own)
+        untied = untied_copy(ep)
         for fix, cls in ((lambda x: x.run_decompositions(), TIED_MUTATED),
                          (fixed_decomposition, f"{GETITEM_PROVENANCE}+{TIED_MUTATED}")):
             try:
@@ -415,6 +411,16 @@ def dead_nodes(gm):
     before = {n.name for n in g.nodes}
     g.eliminate_dead_code()
     return before - {n.name for n in g.nodes}
+
+
+def untied_copy(ep):
+    """A copy of `ep` whose every state tensor has storage of its own (TIED_MUTATED removed)."""
+    untied = copy.deepcopy(ep)
+    for name, t in list(untied.state_dict.items()):
+        own = t.detach().clone()
+        untied.state_dict[name] = (torch.nn.Parameter(own, t.requires_grad)
+                                   if isinstance(t, torch.nn.Parameter) else own)
+    return untied
 
 
 def tied_buffer_updated(ep):

@@ -2923,6 +2923,76 @@ if torch_compile.available() is None:
             check(f"{path}: skipped with the reason ({why})",
                   res.get("status") == "skipped" and res.get("skip") == why, str(res))
 
+# The AOTInductor path (torch_aoti.py): the exported program compiled into a package; outputs
+# judged (the package's state cannot be read back), through the float64 witness.
+import torch_aoti  # noqa: E402
+
+
+class _TiedUpdate(torch.nn.Module):  # one buffer under two names, updated in place
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = torch.nn.Module(), torch.nn.Module()
+        self.a.register_buffer("buf", torch.zeros(3))
+        self.b.register_buffer("buf", self.a.buf)
+
+    def forward(self, x):
+        self.a.buf.add_(x)
+        return (self.b.buf * 2.0,)
+
+
+def through_aoti(build, wrap=None, calls=2):
+    """The aoti path of a program of `build` on [1, -2, 3]; with `wrap`, the package replaced by
+    wrap(the exported program's module)."""
+    prog = types.SimpleNamespace(CONFIG={"calls": calls}, INPUTS=[torch.tensor([1.0, -2.0, 3.0])],
+                                 OPS=["add"], build=build, _NoRecorder=object)
+    real = torch_aoti.compiled
+    if wrap:
+        torch_aoti.compiled = lambda ep, folder: wrap(ep.module())
+    try:
+        return torch_aoti.run_aoti(prog, torch_compare.eager_run(prog), ["aoti"], {})["aoti"]
+    finally:
+        torch_aoti.compiled = real
+
+
+if VERSION >= (2, 6):
+    r = through_aoti(_Counter, lambda m: m)
+    check("aoti: the exported module in the package's place agrees (outputs of two calls)",
+          r["status"] == "agree" and "later calls" in r.get("state", ""), str(r))
+    r = through_aoti(_Counter, lambda m: lambda *a: tuple(nudged(o, 3) for o in m(*a)))
+    check("aoti: outputs 3 ulps off are rounding (the float64 witness)",
+          r["status"] == "excused", str(r))
+    r = through_aoti(_Counter, lambda m: lambda *a: copy.deepcopy(m)(*a))
+    check("aoti: a package that keeps no buffer update from one call to the next is a mismatch "
+          "in the second call's outputs", r["status"] == "mismatch" and
+          r.get("first_mismatch", "").startswith("call 2"), str(r))
+    real_available = torch_aoti.inductor_available
+    torch_aoti.inductor_available = lambda: "no compiler here"
+    try:
+        r = through_aoti(_Counter)
+    finally:
+        torch_aoti.inductor_available = real_available
+    check("aoti: skipped with Inductor's reason where Inductor cannot compile",
+          r == {"status": "skipped", "skip": "no compiler here"}, str(r))
+    why = torch_aoti.available()
+    if why is None:  # AOTInductor for real: a package compiled, loaded and run
+        r = through_aoti(_Counter)
+        if VERSION < (2, 14):  # 2.7 to 2.13 not run; the fix is from 2025-12
+            check("aoti: a small buffer updated over two calls, a real package: inlined as a "
+                  "constant, the update lost (traced: kept a constant of its own, it agrees)",
+                  r["status"] == "known_torch_issue" and
+                  r.get("known_torch_issue") == torch_aoti.INLINED, str(r))
+        else:
+            check("aoti: a buffer updated over two calls, a real package: agree or rounding",
+                  r["status"] in ("agree", "excused"), str(r))
+        r = through_aoti(_TiedUpdate)
+        check("aoti: a buffer updated under two names: the decomposition's refusal, traced "
+              "(an untied copy compiles) as decomp-tied-mutated-buffer",
+              r["status"] == "known_torch_issue" and
+              r.get("known_torch_issue") == "decomp-tied-mutated-buffer", str(r))
+    else:
+        check(f"aoti: skipped with the reason ({why})", through_aoti(_Counter) ==
+              {"status": "skipped", "skip": why})
+
 # --reads alias (flatcheck_torch.alias_reads): tests/torch/alias/view-read-after-update.json
 # holds b = [[10, 20, 30], [40, 50, 60]], x = [[1, 2], [3, 4], [5, 6]] and the graph
 # t = transpose(b); b.copy_(transpose(x)); return t + x. Read as a copy (flatcheck's semantics)
