@@ -19,7 +19,7 @@ import tempfile
 
 import torch
 
-from torch_compare import Eager, run_calls
+from torch_compare import run_calls
 from torch_decomp import TIED_MUTATED, tied_buffer_updated, untied_copy
 from torch_export import classify, export_program, failure, run_family, verdict
 from torch_inductor import available as inductor_available
@@ -44,11 +44,6 @@ def available():
     return None
 
 
-def outputs_only(eager):
-    """torch eager's results with the state left out: the package's own state cannot be read."""
-    return Eager(eager.outs, {}, {}, eager.groups)
-
-
 def compiled(ep, folder, configs=None):
     """`ep` compiled into a package in `folder` (with Inductor's `configs`) and loaded back."""
     package = torch._inductor.aoti_compile_and_package(
@@ -56,19 +51,29 @@ def compiled(ep, folder, configs=None):
     return torch._inductor.aoti_load_package(package)
 
 
-def traced(ep, folder, e):
-    """The result of AOTInductor failing on `ep` with `e`: its class where the program updates
-    a buffer sharing its storage with another state name and a copy whose state tensors each
-    have storage of their own compiles (the decomposition AOTInductor runs refuses the
-    duplicated mutated input: TIED_MUTATED, pytorch#166572), else the failure as it is."""
-    if not classify(e) and tied_buffer_updated(ep):
+def traced(p, eager, cache, ep, folder, e):
+    """The result of AOTInductor failing on `ep` with `e`: TIED_MUTATED where the program
+    updates a buffer sharing its storage with another state name and a copy whose state tensors
+    each have storage of their own compiles (the decomposition AOTInductor runs refuses the
+    duplicated mutated input, pytorch#166572); INLINED where the program compiled with every
+    tensor kept a constant of its own agrees (a small buffer inlined as a constant cannot be
+    written: torch 2.6's `NotImplementedError: Constant` lowering the copy_); else the failure
+    as it is."""
+    if classify(e):
+        return failure(e, "compile")
+    cls = None
+    if tied_buffer_updated(ep):
         try:
             compiled(untied_copy(ep), folder)
+            cls = TIED_MUTATED
         except Exception:  # noqa: BLE001 - not (only) this cause
-            return failure(e, "compile")
-        return {"status": "known_torch_issue", "known_torch_issue": TIED_MUTATED,
-                "stage": "compile", "detail": f"{type(e).__name__}: {e}"[:300]}
-    return failure(e, "compile")
+            pass
+    elif kept_constants_agree(p, eager, cache, folder):
+        cls = INLINED
+    if cls is None:
+        return failure(e, "compile")
+    return {"status": "known_torch_issue", "known_torch_issue": cls, "stage": "compile",
+            "detail": f"{type(e).__name__}: {e}"[:300]}
 
 
 def aoti_path(p, eager, cache):
@@ -81,12 +86,12 @@ def aoti_path(p, eager, cache):
         try:
             runner = compiled(ep, folder)
         except Exception as e:  # noqa: BLE001 - AOTInductor refusing or failing
-            return traced(ep, folder, e)
+            return traced(p, eager, cache, ep, folder, e)
         try:
             outs = run_calls(runner, p)
         except Exception as e:  # noqa: BLE001
             return failure(e, "run")
-        status, why = judged(p, outs, {}, outputs_only(eager), cache)
+        status, why = judged(p, outs, None, eager, cache)
         if status == "mismatch" and kept_constants_agree(p, eager, cache, folder):
             return {"status": "known_torch_issue", "known_torch_issue": INLINED, "stage": "run",
                     "detail": f"{why}; compiled with always_keep_tensor_constants, it agrees"}
@@ -104,7 +109,7 @@ def kept_constants_agree(p, eager, cache, folder):
         outs = run_calls(runner, p)
     except Exception:  # noqa: BLE001 - not this cause
         return False
-    return judged(p, outs, {}, outputs_only(eager), cache)[0] in ("agree", "excused")
+    return judged(p, outs, None, eager, cache)[0] in ("agree", "excused")
 
 
 def run_aoti(p, eager, paths, cache):

@@ -2954,6 +2954,11 @@ def through_aoti(build, wrap=None, calls=2):
         torch_aoti.compiled = real
 
 
+_e = torch_compare.Eager([[torch.ones(2)]], {"b": torch.ones(1)}, {"b": torch.zeros(1)}, {"b": 0})
+check("diff_values: state None (a path whose state cannot be read) judges the outputs alone; "
+      "no state at all is a missing update", torch_compare.diff_values([[torch.ones(2)]], None, _e)
+      == [] and torch_compare.diff_values([[torch.ones(2)]], {}, _e) ==
+      [("final state b", "a buffer eager updates is missing")])
 if VERSION >= (2, 6):
     r = through_aoti(_Counter, lambda m: m)
     check("aoti: the exported module in the package's place agrees (outputs of two calls)",
