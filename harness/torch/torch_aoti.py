@@ -14,6 +14,8 @@ Needs what compile.inductor needs (a C++ compiler, torch's headers) and torch >=
 (aoti_compile_and_package); else the path is skipped with the reason. An export that fails is
 reported as the export paths report it (its known classes included).
 """
+import contextlib
+import inspect
 import os
 import tempfile
 
@@ -31,6 +33,15 @@ PATHS = ("aoti",)
 # 2025-12; torch 2.6 has it, 2.14.1 not). Removed: inductor_configs
 # always_keep_tensor_constants=True, which keeps every tensor a constant of its own.
 INLINED = "aoti-small-mutated-buffer-inlined"
+KEEP = {"always_keep_tensor_constants": True}
+# docs/found-bugs.md 72: Inductor's remove_noop_ops (fx_passes/post_grad.py) removes a clone
+# whose result has the metadata of its source unless that would make an output alias an input,
+# and counts as inputs the placeholders alone; AOTInductor holds the state as get_attr nodes, so
+# a returned clone of a buffer taken before the buffer's in-place update becomes the buffer
+# itself: the call returns the updated value. Removed: get_attr nodes counted as inputs there.
+CLONE = "aoti-clone-of-updated-buffer-removed"
+PLACEHOLDERS = 'for node in graph.find_nodes(op="placeholder"):'
+STATE_TOO = 'for node in [n for n in graph.nodes if n.op in ("placeholder", "get_attr")]:'
 
 
 def available():
@@ -68,7 +79,8 @@ def traced(p, eager, cache, ep, folder, e):
             cls = TIED_MUTATED
         except Exception:  # noqa: BLE001 - not (only) this cause
             pass
-    elif kept_constants_agree(p, eager, cache, folder):
+    elif removed_agrees(p, eager, cache, os.path.join(folder, "kept"), contextlib.nullcontext,
+                        KEEP):
         cls = INLINED
     if cls is None:
         return failure(e, "compile")
@@ -92,20 +104,52 @@ def aoti_path(p, eager, cache):
         except Exception as e:  # noqa: BLE001
             return failure(e, "run")
         status, why = judged(p, outs, None, eager, cache)
-        if status == "mismatch" and kept_constants_agree(p, eager, cache, folder):
-            return {"status": "known_torch_issue", "known_torch_issue": INLINED, "stage": "run",
-                    "detail": f"{why}; compiled with always_keep_tensor_constants, it agrees"}
+        cls = cause(p, eager, cache, folder) if status == "mismatch" else None
+        if cls:
+            return {"status": "known_torch_issue", "known_torch_issue": cls, "stage": "run",
+                    "detail": f"{why}; with the cause removed it agrees"[:500]}
     return {**verdict(status, why), "state": "judged through the later calls' outputs"}
 
 
-def kept_constants_agree(p, eager, cache, folder):
-    """Whether the program exported and compiled again with every tensor kept a constant of its
-    own (INLINED removed) agrees with eager, or differs by rounding only."""
+@contextlib.contextmanager
+def state_counted_as_inputs():
+    """Inductor's remove_noop_ops counting get_attr nodes (the package's state) as inputs too
+    (CLONE removed), with Inductor's caches off so that no graph compiled without it is reused;
+    raises where this torch's remove_noop_ops is written otherwise."""
+    import torch._inductor.config
+    import torch._inductor.fx_passes.post_grad as post_grad
+    real = post_grad.remove_noop_ops
+    source = inspect.getsource(real)
+    if PLACEHOLDERS not in source:
+        raise RuntimeError("remove_noop_ops is written otherwise here: CLONE cannot be removed")
+    exec(compile(source.replace(PLACEHOLDERS, STATE_TOO), post_grad.__file__, "exec"),
+         post_grad.__dict__)
     try:
-        kept = os.path.join(folder, "kept")
-        os.mkdir(kept)
-        runner = compiled(export_program(p, "nonstrict"), kept,
-                          {"always_keep_tensor_constants": True})
+        with torch._inductor.config.patch(force_disable_caches=True):
+            yield
+    finally:
+        post_grad.remove_noop_ops = real
+
+
+def cause(p, eager, cache, folder):
+    """The class of a mismatch: the first of CLONE, INLINED and both whose removal makes the
+    program compiled again agree with eager (or differ by rounding only); None when none does."""
+    for i, (cls, context, configs) in enumerate(((CLONE, state_counted_as_inputs, {}),
+                                                 (INLINED, contextlib.nullcontext, KEEP),
+                                                 (f"{CLONE}+{INLINED}", state_counted_as_inputs,
+                                                  KEEP))):
+        if removed_agrees(p, eager, cache, os.path.join(folder, f"removed{i}"), context, configs):
+            return cls
+    return None
+
+
+def removed_agrees(p, eager, cache, folder, context, configs):
+    """Whether the program exported and compiled again in `context` with Inductor's `configs`
+    into `folder` agrees with eager, or differs by rounding only."""
+    try:
+        os.mkdir(folder)
+        with context():
+            runner = compiled(export_program(p, "nonstrict"), folder, configs)
         outs = run_calls(runner, p)
     except Exception:  # noqa: BLE001 - not this cause
         return False

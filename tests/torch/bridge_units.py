@@ -2940,11 +2940,23 @@ class _TiedUpdate(torch.nn.Module):  # one buffer under two names, updated in pl
         return (self.b.buf * 2.0,)
 
 
-def through_aoti(build, wrap=None, calls=2):
-    """The aoti path of a program of `build` on [1, -2, 3]; with `wrap`, the package replaced by
-    wrap(the exported program's module)."""
-    prog = types.SimpleNamespace(CONFIG={"calls": calls}, INPUTS=[torch.tensor([1.0, -2.0, 3.0])],
-                                 OPS=["add"], build=build, _NoRecorder=object)
+class _OldReturned(torch.nn.Module):  # the buffer's old value, cloned, returned after the update
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("buf", torch.arange(4096.0))
+
+    def forward(self, x):
+        old = self.buf.clone()
+        self.buf.copy_(old + x)
+        return (old,)
+
+
+def through_aoti(build, wrap=None, calls=2, inputs=None):
+    """The aoti path of a program of `build` on `inputs` ([1, -2, 3]); with `wrap`, the package
+    replaced by wrap(the exported program's module)."""
+    prog = types.SimpleNamespace(CONFIG={"calls": calls}, OPS=["add"], build=build,
+                                 INPUTS=inputs or [torch.tensor([1.0, -2.0, 3.0])],
+                                 _NoRecorder=object)
     real = torch_aoti.compiled
     if wrap:
         torch_aoti.compiled = lambda ep, folder: wrap(ep.module())
@@ -2989,6 +3001,19 @@ if VERSION >= (2, 6):
         else:
             check("aoti: a buffer updated over two calls, a real package: agree or rounding",
                   r["status"] in ("agree", "excused"), str(r))
+        r = through_aoti(_OldReturned, calls=1, inputs=[torch.ones(4096)])
+        check("aoti: a clone of a buffer returned after the buffer's update comes back updated "
+              "(found-bugs 72), traced: remove_noop_ops counting state as inputs, it agrees",
+              r["status"] == "known_torch_issue" and
+              r.get("known_torch_issue") == torch_aoti.CLONE, str(r))
+        real_removal = torch_aoti.state_counted_as_inputs
+        torch_aoti.state_counted_as_inputs = contextlib.nullcontext
+        try:
+            r = through_aoti(_OldReturned, calls=1, inputs=[torch.ones(4096)])
+        finally:
+            torch_aoti.state_counted_as_inputs = real_removal
+        check("aoti: the same without that removal stays a mismatch (the trace is what names it)",
+              r["status"] == "mismatch", str(r))
         r = through_aoti(_TiedUpdate)
         check("aoti: a buffer updated under two names: the decomposition's refusal, traced "
               "(an untied copy compiles) as decomp-tied-mutated-buffer",
