@@ -16,6 +16,7 @@ reported as the export paths report it (its known classes included).
 """
 import contextlib
 import inspect
+import itertools
 import os
 import tempfile
 
@@ -40,6 +41,12 @@ KEEP = {"always_keep_tensor_constants": True}
 # a returned clone of a buffer taken before the buffer's in-place update becomes the buffer
 # itself: the call returns the updated value. Removed: get_attr nodes counted as inputs there.
 CLONE = "aoti-clone-of-updated-buffer-removed"
+# Inductor's uniform-value constant folding folds a read of a one-element buffer into a
+# compile-time constant though the graph updates the buffer (pytorch#165444; fixed on PyTorch's
+# main by pytorch#185077, 2026-05; torch 2.14.1's constant_fold_uniform_value has no such check).
+# Removed: inductor_configs joint_graph_constant_folding=False.
+FOLDED = "aoti-uniform-mutated-buffer-folded"
+UNFOLDED = {"joint_graph_constant_folding": False}
 PLACEHOLDERS = 'for node in graph.find_nodes(op="placeholder"):'
 STATE_TOO = 'for node in [n for n in graph.nodes if n.op in ("placeholder", "get_attr")]:'
 
@@ -132,14 +139,17 @@ def state_counted_as_inputs():
 
 
 def cause(p, eager, cache, folder):
-    """The class of a mismatch: the first of CLONE, INLINED and both whose removal makes the
-    program compiled again agree with eager (or differ by rounding only); None when none does."""
-    for i, (cls, context, configs) in enumerate(((CLONE, state_counted_as_inputs, {}),
-                                                 (INLINED, contextlib.nullcontext, KEEP),
-                                                 (f"{CLONE}+{INLINED}", state_counted_as_inputs,
-                                                  KEEP))):
+    """The class of a mismatch: the causes (CLONE, INLINED, FOLDED; one, then two, then all
+    three, joined by '+') whose removal together makes the program compiled again agree with
+    eager (or differ by rounding only); None when none does."""
+    removals = ((CLONE, {}), (INLINED, KEEP), (FOLDED, UNFOLDED))
+    tries = [c for k in (1, 2, 3) for c in itertools.combinations(removals, k)]
+    for i, chosen in enumerate(tries):
+        names = [name for name, _ in chosen]
+        context = state_counted_as_inputs if CLONE in names else contextlib.nullcontext
+        configs = {k: v for _, c in chosen for k, v in c.items()}
         if removed_agrees(p, eager, cache, os.path.join(folder, f"removed{i}"), context, configs):
-            return cls
+            return "+".join(names)
     return None
 
 
