@@ -2972,6 +2972,22 @@ check("diff_values: state None (a path whose state cannot be read) judges the ou
       == [] and torch_compare.diff_values([[torch.ones(2)]], {}, _e) ==
       [("final state b", "a buffer eager updates is missing")])
 if VERSION >= (2, 6):
+    tried = []
+
+    def _removed(p, eager, cache, folder, context, configs):  # agrees with two causes removed
+        tried.append((context is torch_aoti.state_counted_as_inputs, configs))
+        return context is torch_aoti.state_counted_as_inputs and configs == torch_aoti.UNFOLDED
+    real_removed = torch_aoti.removed_agrees
+    torch_aoti.removed_agrees = _removed
+    try:
+        got = torch_aoti.cause(None, None, {}, "/nonexistent")
+    finally:
+        torch_aoti.removed_agrees = real_removed
+    check("aoti: cause() tries each removal (the pass patched; always_keep_tensor_constants; "
+          "joint_graph_constant_folding off), then pairs, and names the pair that agrees",
+          got == f"{torch_aoti.CLONE}+{torch_aoti.FOLDED}" and tried[:3] ==
+          [(True, {}), (False, torch_aoti.KEEP), (False, torch_aoti.UNFOLDED)] and
+          len(tried) == 5, str((got, tried)))
     r = through_aoti(_Counter, lambda m: m)
     check("aoti: the exported module in the package's place agrees (outputs of two calls)",
           r["status"] == "agree" and "later calls" in r.get("state", ""), str(r))
