@@ -121,9 +121,7 @@ def aoti_path(p, eager, cache):
 @contextlib.contextmanager
 def state_counted_as_inputs():
     """Inductor's remove_noop_ops counting get_attr nodes (the package's state) as inputs too
-    (CLONE removed), with Inductor's caches off so that no graph compiled without it is reused;
-    raises where this torch's remove_noop_ops is written otherwise."""
-    import torch._inductor.config
+    (CLONE removed); raises where this torch's remove_noop_ops is written otherwise."""
     import torch._inductor.fx_passes.post_grad as post_grad
     real = post_grad.remove_noop_ops
     source = inspect.getsource(real)
@@ -132,8 +130,7 @@ def state_counted_as_inputs():
     exec(compile(source.replace(PLACEHOLDERS, STATE_TOO), post_grad.__file__, "exec"),
          post_grad.__dict__)
     try:
-        with torch._inductor.config.patch(force_disable_caches=True):
-            yield
+        yield
     finally:
         post_grad.remove_noop_ops = real
 
@@ -155,10 +152,12 @@ def cause(p, eager, cache, folder):
 
 def removed_agrees(p, eager, cache, folder, context, configs):
     """Whether the program exported and compiled again in `context` with Inductor's `configs`
-    into `folder` agrees with eager, or differs by rounding only."""
+    into `folder` agrees with eager, or differs by rounding only. Inductor's caches are off
+    meanwhile, so that no graph compiled with the cause in place is taken from them."""
+    import torch._inductor.config
     try:
         os.mkdir(folder)
-        with context():
+        with context(), torch._inductor.config.patch(force_disable_caches=True):
             runner = compiled(export_program(p, "nonstrict"), folder, configs)
         outs = run_calls(runner, p)
     except Exception:  # noqa: BLE001 - not this cause
