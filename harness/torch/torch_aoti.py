@@ -23,7 +23,7 @@ import tempfile
 import torch
 
 from torch_compare import run_calls
-from torch_decomp import TIED_MUTATED, tied_buffer_updated, untied_copy
+from torch_decomp import TIED_MUTATED, known, tied_buffer_updated, untied_copy
 from torch_export import classify, export_program, failure, run_family, verdict
 from torch_inductor import available as inductor_available
 from torch_inductor import judged
@@ -91,8 +91,7 @@ def traced(p, eager, cache, ep, folder, e):
         cls = INLINED
     if cls is None:
         return failure(e, "compile")
-    return {"status": "known_torch_issue", "known_torch_issue": cls, "stage": "compile",
-            "detail": f"{type(e).__name__}: {e}"[:300]}
+    return known(cls, "compile", f"{type(e).__name__}: {e}")
 
 
 def aoti_path(p, eager, cache):
