@@ -100,12 +100,14 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            split points drawn per program (modules it calls, at their beginning or end), each
            stage's module tree rebuilt with call variants, the Pipe run locally; the calls; vs
            torch eager, bit for bit (torch_pipeline.py; torch >= 2.4).
-  compile.eager, compile.aot_eager, compile.dynamic, compile.regional
+  compile.eager, compile.aot_eager, compile.dynamic, compile.breaks, compile.regional
            torch.compile of the whole model (fullgraph, static shapes), by dynamo's graph alone
            (backend eager) or through AOTAutograd's functionalization (backend aot_eager), each
            program compiled afresh; or (dynamic) aot_eager with torch.compile's default
            automatic dynamic shapes at the inputs' sizes and then at up to three others eager
-           runs, a fresh model each under one compile cache; or (regional) every module below
+           runs, a fresh model each under one compile cache; or (breaks) aot_eager without
+           fullgraph, with graph breaks after about a third of the nodes and after every buffer
+           update; or (regional) every module below
            the root compiled in place (Module.compile, aot_eager), the root eager; the calls;
            outputs and the model's state vs torch eager on the same inputs, bit for bit
            (torch_compile.py; torch >= 2.0).
@@ -130,7 +132,7 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            cond: torch.jit.trace refuses torch.cond).
 --paths takes names or prefixes: `fx` is the fx path, the folder, const_fold, the two split
 paths and the rewrite path, `export` the twenty-three export paths, `export.strict` eleven,
-`partition` the two partition paths and their two re-export paths, `compile` the seven
+`partition` the two partition paths and their two re-export paths, `compile` the eight
 torch.compile paths (`compile.inductor` Inductor's three), `aoti` the AOTInductor path, `jit`
 the three TorchScript paths; the default is every path.
 

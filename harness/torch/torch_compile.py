@@ -14,6 +14,13 @@ so that the results stay bit for bit comparable.
                      MAX_SIZES others (a fresh model each, one compile cache for all: what a
                      model meeting new batch sizes does); the calls at each; vs torch eager on
                      the same inputs
+  compile.breaks     backend="aot_eager" without fullgraph, with graph breaks
+                     (torch._dynamo.graph_break()) after about a third of the nodes (chosen by
+                     name, BREAK_EVERY) and after every buffer update: dynamo splits the forwards
+                     into several graphs and resume functions, and values cross between graphs as
+                     outputs and inputs (views of state and of each other among them), so
+                     AOTAutograd's handling of aliased and mutated graph inputs and outputs, and
+                     dynamo's replay of updates pending at a break, are on the path; the calls
   compile.regional   regional compilation: every module below the root compiled in place
                      (Module.compile, backend="aot_eager", fullgraph=True; a module object under
                      two names once), the root run eager, so each compiled module is entered with
@@ -28,6 +35,8 @@ result: its path, compile.inductor, is judged by a float64 witness instead (torc
 Known classes are read from the message (torch_export.KNOWN_ERRORS): an AOT backend refusing a
 torch.cond whose operands are views of one tensor (docs/found-bugs.md 37, with --branch cond).
 """
+import zlib
+
 import torch
 
 from torch_compare import judge, run_calls
@@ -35,7 +44,9 @@ from torch_cond import branch_by, cond_branch, python_branch
 from torch_dynamic import DATA_DEPENDENT, RANK, eager_at, inputs_of, resized
 from torch_export import failure, run_family, state_after, verdict
 
-PATHS = ("compile.eager", "compile.aot_eager", "compile.dynamic", "compile.regional")
+PATHS = ("compile.eager", "compile.aot_eager", "compile.dynamic", "compile.breaks",
+         "compile.regional")
+BREAK_EVERY = 3  # compile.breaks: a graph break after the nodes whose name's crc32 it divides
 MAX_SIZES = 3  # sizes judged besides the inputs' own
 STEPS = (lambda v: v + 1, lambda v: v * 2, lambda v: v + 2, lambda v: v - 1)
 
@@ -78,6 +89,44 @@ def compile_path(p, backend, eager, cache):
     """compile.eager, compile.aot_eager: the whole model compiled with `backend`."""
     return judged_compiled(p, eager, cache, lambda model: (
         torch.compile(model, backend=backend, fullgraph=True, dynamic=False), {}))
+
+
+def break_names(p):
+    """The node names compile.breaks breaks after: those whose crc32 BREAK_EVERY divides (the
+    names of the program's first call; a name used in several modules breaks in each)."""
+    names = sorted(p.EXPECTED_NODES[0]) if p.EXPECTED_NODES else []
+    return tuple(n for n in names if zlib.crc32(n.encode()) % BREAK_EVERY == 0)
+
+
+def breaking(p):
+    """A recorder for the program's `_R` that breaks dynamo's graph after the nodes of
+    break_names(p) and after every buffer update (otherwise the program's own: values pass
+    through, buffers read by value)."""
+    class Breaking(p._NoRecorder):
+        BREAKS = break_names(p)
+
+        def node(self, name, op, value, inputs, dim=None):
+            if name in self.BREAKS:
+                torch._dynamo.graph_break()
+            return value
+
+        def copy(self, module, path, value, into=None):
+            super().copy(module, path, value, into)
+            torch._dynamo.graph_break()
+    return Breaking()
+
+
+def breaks_path(p, eager, cache, backend="aot_eager"):
+    """compile.breaks: the whole model compiled with `backend` (aot_eager), graph breaks where
+    breaking(p) puts them; the program's recorder set back after."""
+    import torch._dynamo
+    p._R = breaking(p)
+    try:
+        return {**judged_compiled(p, eager, cache, lambda model: (
+            torch.compile(model, backend=backend, dynamic=False), {})),
+            "breaks": len(p._R.BREAKS)}
+    finally:
+        p._R = p._NoRecorder()
 
 
 def compile_regions(model):
@@ -165,7 +214,7 @@ def at_size(p, inputs, want, at, backend, judged):
 
 def run_compile(p, eager, paths, cache):
     """The torch.compile paths of one program, when asked for: {path: result}."""
-    own = {"dynamic": dynamic_path, "regional": regional_path}  # else the name is the backend
+    own = {"dynamic": dynamic_path, "regional": regional_path, "breaks": breaks_path}  # else the name is the backend
 
     def one(path):
         kind = path.split(".")[1]

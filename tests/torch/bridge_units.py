@@ -2749,6 +2749,57 @@ if torch_compile.available() is None:
     r = torch_compile.regional_path(prog, torch_compare.eager_run(prog), {})
     check("regional_path: a shared child compiled once, called by two names, agrees",
           r["status"] == "agree" and r["compiled"] == 2, str(r))
+
+    class _Rec:  # the programs' _NoRecorder as emit-torch writes it (node and copy)
+        def node(self, name, op, value, inputs, dim=None):
+            return value
+
+        def copy(self, module, path, value, into=None):
+            getattr(module, path).copy_(value)
+
+    # crc32 mod 3 of the names (zlib, worked out beside this file): add 1, getitem 0, mul 2, w 0
+    brk = types.SimpleNamespace(CONFIG={"calls": 2}, INPUTS=[x3], OPS=["add"], _NoRecorder=_Rec,
+                                EXPECTED_NODES=[dict.fromkeys(["mul", "w", "add", "getitem"])])
+    brk._R = _Rec()
+
+    class _Noted(torch.nn.Module):  # nodes through the recorder; a buffer update; a view
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("n", torch.zeros(3))
+
+        def forward(self, x):
+            a = brk._R.node("add", "add", self.n + x, ())
+            g = brk._R.node("getitem", "mul_scalar", a * 2.0, ())
+            brk._R.copy(self, "n", g)
+            m = brk._R.node("mul", "sub", g - x, ())
+            w = brk._R.node("w", "getitem", m[1:], ())
+            return w + self.n[1:], m
+
+    brk.build = _Noted
+    got = torch_compile.break_names(brk)
+    check("break_names: the first call's names whose crc32 3 divides, sorted",
+          got == ("getitem", "w"), str(got))
+    graphs = []
+
+    def counting(gm, example):  # dynamo's eager backend, counting the graphs it is given
+        graphs.append(gm)
+        return gm.forward
+
+    r = torch_compile.breaks_path(brk, torch_compare.eager_run(brk), {}, counting)
+    broken = len(graphs)
+    graphs.clear()
+    whole = torch_compile.compile_path(brk, counting, torch_compare.eager_run(brk), {})
+    check("breaks_path: graph breaks after getitem, the update and w split the forward (one "
+          "graph without them); agrees, and the program's recorder is set back",
+          r["status"] == "agree" and whole["status"] == "agree" and r["breaks"] == 2 and
+          broken >= 3 and len(graphs) == 1 and type(brk._R) is _Rec,
+          f"{r} {whole} {broken} graphs, {len(graphs)} whole")
+    r = torch_compile.breaks_path(brk, torch_compare.eager_run(brk), {}, on_copies)
+    check("breaks_path: a backend that loses the buffer update is a mismatch (the second "
+          "call's output reads the buffer)", r["status"] == "mismatch" and
+          r.get("first_mismatch", "").startswith("call 1 output"), str(r))
+    r = torch_compile.breaks_path(brk, torch_compare.eager_run(brk), {})
+    check("breaks_path: aot_eager with the breaks agrees", r["status"] == "agree", str(r))
     fake = types.SimpleNamespace(INPUTS=[torch.ones(2, 3), torch.ones(3)])
     got = torch_compile.new_sizes(fake)
     check("new_sizes: each step on every distinct size at once, then each size alone + 1",
@@ -2771,7 +2822,7 @@ if torch_compile.available() is None:
           "eager at that size: agree", r["status"] == "agree" and r["sizes"] ==
           [[[2, 2]], [[3, 3]], [[4, 4]], [[1, 1]]], str(r))
     ran = flatcheck_torch.select_paths("compile", None)
-    check("select_paths: `compile` names the four torch.compile paths and Inductor's three",
+    check("select_paths: `compile` names the five torch.compile paths and Inductor's three",
           ran == list(torch_compile.PATHS) + ["compile.inductor", "compile.inductor.dynamic",
                                                "compile.inductor.freezing"],
           str(ran))

@@ -23,7 +23,7 @@
 #       the classes' cases and bridge_units.py check both; the main run leaves fx.rewrite out
 #       with --paths' -fx.rewrite), export.nonstrict.cond on every eighth (not
 #       export.strict.cond: it reports what the non-strict one does on the programs seen), the
-#       four torch.compile paths on every sixteenth (not compile.inductor, judged by a float64
+#       five torch.compile paths on every sixteenth (not compile.inductor, judged by a float64
 #       witness: bridge_units.py runs it on a model of its own);
 #       fails on any mismatch or error (known torch
 #       issues are counted, not failed)
@@ -164,7 +164,7 @@ if [ "$mode" = bridge ]; then
   # Each set: its output, its programs, its paths (a set with no program has no output, and
   # its paths count for none; fewer than 16 programs leave the compile set empty).
   python3 - "$work/out.jsonl" "$n" 20 "$work/decomp.jsonl" "$m" 5 "$work/dynamic.jsonl" "$q" 3 \
-    "$work/cond.jsonl" "$e" 1 "$work/compile.jsonl" "$c" 4 <<'EOF'
+    "$work/cond.jsonl" "$e" 1 "$work/compile.jsonl" "$c" 5 <<'EOF'
 import json, sys
 paths = want_paths = 0
 for out, want, set_paths in zip(sys.argv[1::3], sys.argv[2::3], sys.argv[3::3]):
