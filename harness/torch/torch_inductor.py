@@ -17,6 +17,11 @@ and compiles its own C++ kernels for the CPU.
                      graph does not update folded into the compiled graph as constants, what is
                      computed from them alone computed once at compile time; what inference
                      deployments turn on
+  compile.inductor.breaks
+                     compile.inductor without fullgraph, with compile.breaks' graph breaks
+                     (torch_compile.breaking): each forward split into several graphs, each
+                     compiled by Inductor, values, views and pending buffer updates crossing
+                     between them as graph inputs and outputs
 
 Inductor's kernels round differently from torch's (fused loops, other summation orders, its own
 vectorized exp and tanh), so bit for bit is not the judge. What is: a float64 witness. The
@@ -43,11 +48,12 @@ import torch
 
 from torch_compare import diff_values, eager_run, judge, run_calls, strip_variants
 from torch_compile import available as compile_available
-from torch_compile import dynamic_path, refused, reset
+from torch_compile import breaking, dynamic_path, refused, reset
 from torch_dynamic import inputs_of
 from torch_export import run_family, state_after, verdict
 
-PATHS = ("compile.inductor", "compile.inductor.dynamic", "compile.inductor.freezing")
+PATHS = ("compile.inductor", "compile.inductor.dynamic", "compile.inductor.freezing",
+         "compile.inductor.breaks")
 BROADCAST = "inductor-dynamic-size-one-expression-broadcast"  # docs/found-bugs.md 71
 RATIO = 16  # the error allowed, as a multiple of torch eager's own float32 error
 SLACK = 2.0 ** -14  # and relative to the value
@@ -156,20 +162,27 @@ def frozen():
         yield
 
 
-def inductor_path(p, eager, cache, freezing=False):
-    """compile.inductor (compile.inductor.freezing: with Inductor's freezing): a fresh model
-    compiled by Inductor with static shapes, the calls judged."""
+def inductor_path(p, eager, cache, freezing=False, breaks=False):
+    """compile.inductor (compile.inductor.freezing: with Inductor's freezing;
+    compile.inductor.breaks: without fullgraph, with compile.breaks' graph breaks): a fresh
+    model compiled by Inductor with static shapes, the calls judged."""
+    extra = {}
     try:
         reset()
+        if breaks:
+            p._R = breaking(p)
+            extra = {"breaks": len(p._R.BREAKS)}
         model = p.build()
-        compiled = torch.compile(model, backend="inductor", fullgraph=True, dynamic=False)
+        compiled = torch.compile(model, backend="inductor", fullgraph=not breaks, dynamic=False)
         with frozen() if freezing else contextlib.nullcontext():
             outs, state = run_calls(compiled, p), state_after(model)
     except Exception as e:  # noqa: BLE001 - Inductor refusing or failing on a program
-        return refused(e)
+        return {**refused(e), **extra}
     finally:
         reset()
-    return verdict(*judged(p, outs, state, eager, cache))
+        if breaks:
+            p._R = p._NoRecorder()
+    return {**verdict(*judged(p, outs, state, eager, cache)), **extra}
 
 
 @contextlib.contextmanager
@@ -225,5 +238,6 @@ def run_inductor(p, eager, paths, cache):
     def one(path):
         if path == "compile.inductor.dynamic":
             return dynamic_inductor_path(p, eager, cache)
-        return inductor_path(p, eager, cache, freezing=path == "compile.inductor.freezing")
+        return inductor_path(p, eager, cache, freezing=path == "compile.inductor.freezing",
+                             breaks=path == "compile.inductor.breaks")
     return run_family(PATHS, paths, one, available())

@@ -2822,9 +2822,10 @@ if torch_compile.available() is None:
           "eager at that size: agree", r["status"] == "agree" and r["sizes"] ==
           [[[2, 2]], [[3, 3]], [[4, 4]], [[1, 1]]], str(r))
     ran = flatcheck_torch.select_paths("compile", None)
-    check("select_paths: `compile` names the five torch.compile paths and Inductor's three",
+    check("select_paths: `compile` names the five torch.compile paths and Inductor's four",
           ran == list(torch_compile.PATHS) + ["compile.inductor", "compile.inductor.dynamic",
-                                               "compile.inductor.freezing"],
+                                               "compile.inductor.freezing",
+                                               "compile.inductor.breaks"],
           str(ran))
 else:
     print("skip: the torch.compile checks (" + torch_compile.available() + ")")
@@ -2960,7 +2961,16 @@ if torch_compile.available() is None:
     f = torch_inductor.run_inductor(prog_counter, torch_compare.eager_run(prog_counter),
                                     ["compile.inductor.freezing"], {})
     f = f.get("compile.inductor.freezing", {})
+    from torch._dynamo.utils import counters  # noqa: E402
+    before = counters["stats"]["unique_graphs"]
+    b = torch_inductor.run_inductor(brk, torch_compare.eager_run(brk),
+                                    ["compile.inductor.breaks"], {})
+    b, b_graphs = b.get("compile.inductor.breaks", {}), counters["stats"]["unique_graphs"] - before
     if why is None:  # Inductor for real: its C++ kernels compiled and run
+        check("compile.inductor.breaks: compile.breaks' program split by its breaks (3 graphs or "
+              "more), each compiled by Inductor: agree or rounding; the recorder set back",
+              b.get("status") in ("agree", "excused") and b.get("breaks") == 2 and
+              b_graphs >= 3 and type(brk._R) is _Rec, f"{b} {b_graphs} graphs")
         check("compile.inductor: a buffer updated over two calls, Inductor's kernels: agree or "
               "rounding", r.get("status") in ("agree", "excused"), str(r))
         check("compile.inductor.freezing: the same with the parameter frozen into the kernels: "
@@ -2970,7 +2980,7 @@ if torch_compile.available() is None:
               len(d.get("sizes", [])) == 4, str(d))
     else:
         for path, res in (("compile.inductor", r), ("compile.inductor.dynamic", d),
-                          ("compile.inductor.freezing", f)):
+                          ("compile.inductor.freezing", f), ("compile.inductor.breaks", b)):
             check(f"{path}: skipped with the reason ({why})",
                   res.get("status") == "skipped" and res.get("skip") == why, str(res))
 
