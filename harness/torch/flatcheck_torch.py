@@ -124,6 +124,11 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            torch._inductor.aoti_compile_and_package into a package, loaded back and called;
            the outputs vs torch eager as compile.inductor judges them; the package's own state
            judged through the later calls' outputs (torch_aoti.py; torch >= 2.6).
+  aoti.dynamic
+           AOTInductor for symbolic sizes: the dynamic export (as export.nonstrict.dynamic's)
+           compiled into one package, loaded afresh and called at the inputs' sizes and up to
+           three others; a size outside the program's shape guards is not judged (the package
+           running it is a known torch issue).
   jit.trace, jit.save, jit.freeze
            torch.jit.trace of a fresh model (its tensors set back after the trace's own run),
            or that traced module through torch.jit.save and torch.jit.load, or frozen
@@ -134,7 +139,7 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
 --paths takes names or prefixes: `fx` is the fx path, the folder, const_fold, the two split
 paths and the rewrite path, `export` the twenty-three export paths, `export.strict` eleven,
 `partition` the two partition paths and their two re-export paths, `compile` the nine
-torch.compile paths (`compile.inductor` Inductor's four), `aoti` the AOTInductor path, `jit`
+torch.compile paths (`compile.inductor` Inductor's four), `aoti` the two AOTInductor paths, `jit`
 the three TorchScript paths; the default is every path.
 
 --branch cond runs every path but eager with the program's branch op taken by torch.cond, as the

@@ -10,6 +10,18 @@ without Python, or loaded back into Python).
          API reads it back: a buffer update is judged through the later calls' outputs (each
          program is called CONFIG["calls"] times), not as state.
 
+  aoti.dynamic
+         torch.export.export (non-strict) with every input dimension dynamic (Dim.AUTO, as
+         export.nonstrict.dynamic exports: torch_dynamic.py) compiled into one package, which
+         is then loaded afresh and called at the inputs' own sizes and at up to three other
+         sizes the exported program's range constraints admit: kernels for symbolic sizes, run
+         at sizes they were not traced at; each size judged as aoti judges, against torch eager
+         (and the witness) at that size. A size ep.module() refuses with a failed shape guard
+         is one the program does not cover: the package must refuse it too, and where it runs
+         it the path is SHAPES (below), its results not judged. A mismatch is traced as aoti's
+         are, with one more removal: BROADCAST (docs/found-bugs.md 71: Inductor's
+         ExpandView.make_reindexer asking whether a size is 1 by its value)
+
 Needs what compile.inductor needs (a C++ compiler, torch's headers) and torch >= 2.6
 (aoti_compile_and_package); else the path is skipped with the reason. An export that fails is
 reported as the export paths report it (its known classes included).
@@ -23,12 +35,14 @@ import tempfile
 import torch
 
 from torch_compare import run_calls
+from torch_dynamic import (RANK, drawn_sizes, dynamic_export, input_shapes, inputs_of,
+                           refused_by_guard, symbols)
 from torch_decomp import TIED_MUTATED, known, tied_buffer_updated, untied_copy
 from torch_export import classify, export_program, failure, run_family, verdict
 from torch_inductor import available as inductor_available
-from torch_inductor import judged
+from torch_inductor import BROADCAST, expand_by_value, judged
 
-PATHS = ("aoti",)
+PATHS = ("aoti", "aoti.dynamic")
 # AOTInductor inlines a small buffer into the package as a constant though the graph updates it
 # in place: no call sees an earlier call's update (pytorch#169118; fixed by pytorch#169347,
 # 2025-12; torch 2.6 has it, 2.14.1 not). Removed: inductor_configs
@@ -47,6 +61,17 @@ CLONE = "aoti-clone-of-updated-buffer-removed"
 # Removed: inductor_configs joint_graph_constant_folding=False.
 FOLDED = "aoti-uniform-mutated-buffer-folded"
 UNFOLDED = {"joint_graph_constant_folding": False}
+# A package compiled from a dynamic export runs inputs of sizes export's shape guards exclude (a
+# guard on a floor division from chunk or split, say): it checks the inputs against the range
+# constraints only, and only with AOTI_RUNTIME_CHECK_INPUTS=1 (pytorch#141115, open; #151925).
+# ep.module() refuses them ("Guard failed", torch 2.14.1; torch 2.6 checks only the guards
+# export put in the graph as assertions, so there a size whose own export has other ops is
+# outside too); the package gives wrong results.
+SHAPES = "aoti-runs-outside-shape-guards"
+# Inductor's lowering of a dynamic export may guard on a size expression export did not (it
+# specializes the kernels), and the package checks no such guard at run time (pytorch#150364,
+# open): inputs of sizes the lowering's guard excludes give wrong results without an error.
+SPECIALIZED = "aoti-lowering-guard-unchecked"
 PLACEHOLDERS = 'for node in graph.find_nodes(op="placeholder"):'
 STATE_TOO = 'for node in [n for n in graph.nodes if n.op in ("placeholder", "get_attr")]:'
 
@@ -134,17 +159,29 @@ def state_counted_as_inputs():
         post_grad.remove_noop_ops = real
 
 
-def cause(p, eager, cache, folder):
-    """The class of a mismatch: the causes (CLONE, INLINED, FOLDED; one, then two, then all
-    three, joined by '+') whose removal together makes the program compiled again agree with
-    eager (or differ by rounding only); None when none does."""
-    removals = ((CLONE, {}), (INLINED, KEEP), (FOLDED, UNFOLDED))
+def cause(p, eager, cache, folder, agrees=None, broadcast=False):
+    """The class of a mismatch: the causes (CLONE, INLINED, FOLDED, and with `broadcast`
+    BROADCAST first; one, then two, then three, joined by '+') whose removal together makes the
+    program compiled again agree with eager (or differ by rounding only), as
+    agrees(p, eager, cache, folder, context, configs) says (removed_agrees); None when none
+    does."""
+    agrees = agrees or removed_agrees
+    removals = ((BROADCAST, {}),) * broadcast + ((CLONE, {}), (INLINED, KEEP), (FOLDED, UNFOLDED))
+    contexts = {CLONE: state_counted_as_inputs, BROADCAST: expand_by_value}
     tries = [c for k in (1, 2, 3) for c in itertools.combinations(removals, k)]
     for i, chosen in enumerate(tries):
         names = [name for name, _ in chosen]
-        context = state_counted_as_inputs if CLONE in names else contextlib.nullcontext
+
+        @contextlib.contextmanager
+        def context(names=names):
+            with contextlib.ExitStack() as stack:
+                for name in names:
+                    if name in contexts:
+                        stack.enter_context(contexts[name]())
+                yield
+        context.names = tuple(names)
         configs = {k: v for _, c in chosen for k, v in c.items()}
-        if removed_agrees(p, eager, cache, os.path.join(folder, f"removed{i}"), context, configs):
+        if agrees(p, eager, cache, os.path.join(folder, f"removed{i}"), context, configs):
             return "+".join(names)
     return None
 
@@ -164,6 +201,161 @@ def removed_agrees(p, eager, cache, folder, context, configs):
     return judged(p, outs, None, eager, cache)[0] in ("agree", "excused")
 
 
+def sized(p, eager, cache):
+    """(the program exported with every input dimension dynamic, [(inputs, eager results, the
+    NaN cache) at the inputs' own sizes and at the other sizes drawn]); the list is None when
+    export specialized every dimension."""
+    ep = dynamic_export(p, "nonstrict")
+    shapes = input_shapes(ep)
+    values = symbols(p, shapes)
+    if not values:
+        return ep, None
+    return ep, [(list(p.INPUTS), eager, cache)] + [
+        (inputs, want, {}) for inputs, want in drawn_sizes(p, ep, shapes, values)]
+
+
+def packaged(ep, folder, configs=None):
+    """`ep` compiled into a package in `folder` (with Inductor's `configs`): its path."""
+    return torch._inductor.aoti_compile_and_package(
+        ep, package_path=os.path.join(folder, "model.pt2"), inductor_configs=dict(configs or {}))
+
+
+def covered(p, ep):
+    """Whether ep.module() runs the program on p's inputs: False where it refuses them with a
+    failed shape guard (a size the exported program does not cover)."""
+    try:
+        run_calls(ep.module(), p)
+    except Exception as e:  # noqa: BLE001 - any other failure is judged on the package
+        return not refused_by_guard(e)
+    return True
+
+
+def shape_guards(ep):
+    """The guards of the shape environment `ep`'s placeholders were traced in (a list Inductor's
+    lowering appends to), or [] where none is found."""
+    for n in ep.graph.nodes:
+        mode = getattr(n.meta.get("val"), "fake_mode", None)
+        if n.op == "placeholder" and getattr(mode, "shape_env", None) is not None:
+            return mode.shape_env.guards
+    return []
+
+
+def failed_guard(p, ep, guards):
+    """The first of `guards` (sympy expressions of the input sizes' symbols) false at p's input
+    sizes, as text; None when all hold or cannot be told."""
+    import sympy
+    values = symbols(p, input_shapes(ep)) or {}
+    for g in (getattr(g, "expr", g) for g in guards):  # a ShapeGuard, or an expression
+        if g.free_symbols <= set(values) and g.xreplace(
+                {k: sympy.Integer(v) for k, v in values.items()}) is sympy.false:
+            return str(g)
+    return None
+
+
+def outside(p, ep, guards):
+    """Why p's inputs are outside what the package was compiled for: ep.module() refusing them,
+    a guard of export's false there (torch 2.6's ep.module() checks only those export put in
+    the graph as assertions), or one Inductor's lowering added (SPECIALIZED); None when inside."""
+    if not covered(p, ep):
+        return SHAPES, "ep.module() refuses them (a failed shape guard)"
+    exported, lowered = guards
+    g = failed_guard(p, ep, exported)
+    if g:
+        return SHAPES, f"export's guard {g} is false there (ep.module() does not check it)"
+    g = failed_guard(p, ep, lowered)
+    return (SPECIALIZED, f"Inductor's lowering guarded on {g}, false there") if g else None
+
+
+def at_size(p, ep, package, inputs, want, at, guards):
+    """The package loaded afresh (its state as compiled) and called on `inputs`: the verdict,
+    or, where the size is outside (SHAPES, SPECIALIZED: `guards` are export's and the
+    lowering's) and the package runs it, that class (its results not judged); None where it is
+    outside and the package refuses it."""
+    with inputs_of(p, inputs):
+        out = outside(p, ep, guards)
+        try:
+            outs = run_calls(torch._inductor.aoti_load_package(package), p)
+        except Exception as e:  # noqa: BLE001
+            return failure(e, "run") if out is None else None
+        status, why = judged(p, outs, None, want, at)
+    if out is None:
+        return verdict(status, why)
+    agreed = "its results agree with eager's" if status != "mismatch" else \
+        f"its results differ from eager's: {why}"
+    return {"status": "known_torch_issue", "known_torch_issue": out[0], "stage": "guards",
+            "detail": f"inputs of shapes {[list(t.shape) for t in inputs]}: {out[1]}; the "
+                      f"package runs them, and {agreed}"[:500]}
+
+
+def compiled_with_guards(ep, folder, configs=None):
+    """(the package of `ep`, (export's guards, the guards Inductor's lowering added))."""
+    guards = shape_guards(ep)
+    before = len(guards)
+    package = packaged(ep, folder, configs)
+    return package, (list(guards[:before]), list(guards[before:]))
+
+
+def worst_at(p, ep, package, sizes, guards):
+    """The worst result over the sizes (a known class where nothing is worse), with its
+    shapes; agree where every size agrees or is outside and refused."""
+    worst = {"status": "agree"}
+    for inputs, want, at in sizes:
+        r = at_size(p, ep, package, inputs, want, at, guards) or {"status": "agree"}
+        if RANK.get(r["status"], 0) > RANK.get(worst["status"], 0):
+            worst = {**r, "shapes": [list(t.shape) for t in inputs]}
+    return worst
+
+
+def dynamic_agrees(p, sizes):
+    """removed_agrees for aoti.dynamic: the dynamic export compiled again (in the context, with
+    the configs, caches off) agrees or is rounding at every size ep.module() covers."""
+    import torch._inductor.config
+
+    def agrees(p, eager, cache, folder, context, configs):
+        try:
+            os.mkdir(folder)
+            ep = dynamic_export(p, "nonstrict")
+            with context(), torch._inductor.config.patch(force_disable_caches=True):
+                package, guards = compiled_with_guards(ep, folder, configs)
+            results = [at_size(p, ep, package, *size, guards) for size in sizes]
+        except Exception:  # noqa: BLE001 - not this cause
+            return False
+        return all(r is None or r["status"] in ("agree", "excused", "known_torch_issue")
+                   for r in results)
+    return agrees
+
+
+def dynamic_aoti_path(p, eager, cache):
+    """aoti.dynamic: one package compiled from the dynamic export, loaded afresh at each size
+    (its state as the package holds it), the calls judged there; the worst result, a mismatch
+    traced to its cause (found-bugs 71 among them)."""
+    try:
+        ep, sizes = sized(p, eager, cache)
+    except Exception as e:  # noqa: BLE001 - export refusing the program
+        return failure(e, "export")
+    if sizes is None:
+        return {"status": "skipped", "skip": "export specialized every input dimension"}
+    shapes = {"sizes": [[list(t.shape) for t in inputs] for inputs, _, _ in sizes],
+              "state": "judged through the later calls' outputs"}
+    with tempfile.TemporaryDirectory() as folder:
+        try:
+            package, guards = compiled_with_guards(ep, folder)
+        except Exception as e:  # noqa: BLE001 - AOTInductor refusing or failing
+            return {**traced(p, eager, cache, ep, folder, e), **shapes}
+        worst = worst_at(p, ep, package, sizes, guards)
+        if worst["status"] == "mismatch":
+            cls = cause(p, eager, cache, folder, dynamic_agrees(p, sizes), broadcast=True)
+            if cls:
+                worst = {"status": "known_torch_issue", "known_torch_issue": cls,
+                         "stage": "run", "shapes": worst["shapes"],
+                         "detail": f"{worst.get('first_mismatch')}; with the cause removed "
+                                   "every size agrees"[:500]}
+    return {**worst, **shapes}
+
+
 def run_aoti(p, eager, paths, cache):
-    """The AOTInductor path of one program, when asked for: {path: result}."""
-    return run_family(PATHS, paths, lambda _: aoti_path(p, eager, cache), available())
+    """The AOTInductor paths of one program, when asked for: {path: result}."""
+    def one(path):
+        return dynamic_aoti_path(p, eager, cache) if path == "aoti.dynamic" else \
+            aoti_path(p, eager, cache)
+    return run_family(PATHS, paths, one, available())

@@ -3027,6 +3027,30 @@ def through_aoti(build, wrap=None, calls=2, inputs=None):
         torch_aoti.compiled = real
 
 
+def through_dynamic_aoti(wrap=None, outside=False):
+    """aoti.dynamic on _AnySize (x of 2x3, dynamic); with `wrap`, each package load replaced by
+    wrap(a fresh copy of the dynamic export's module, whether Inductor's
+    ExpandView.make_reindexer was its own when the package was "compiled"); with `outside`,
+    ep.module() refusing every size but the own one."""
+    from torch._inductor import ir
+    prog = types.SimpleNamespace(CONFIG={"calls": 1}, OPS=["add"], build=_AnySize,
+                                 INPUTS=[torch.arange(6.0).reshape(2, 3) / 7], _NoRecorder=object)
+    real = torch_aoti.packaged, torch._inductor.aoti_load_package, torch_aoti.covered
+    if wrap:
+        own = ir.ExpandView.make_reindexer
+        torch_aoti.packaged = lambda ep, folder, configs=None: (
+            ep, ir.ExpandView.make_reindexer is own)
+        torch._inductor.aoti_load_package = lambda pkg: wrap(copy.deepcopy(pkg[0]).module(),
+                                                             pkg[1])
+    if outside:
+        torch_aoti.covered = lambda p, ep: list(p.INPUTS[0].shape) == [2, 3]
+    try:
+        return torch_aoti.run_aoti(prog, torch_compare.eager_run(prog), ["aoti.dynamic"],
+                                   {})["aoti.dynamic"]
+    finally:
+        torch_aoti.packaged, torch._inductor.aoti_load_package, torch_aoti.covered = real
+
+
 _e = torch_compare.Eager([[torch.ones(2)]], {"b": torch.ones(1)}, {"b": torch.zeros(1)}, {"b": 0})
 check("diff_values: state None (a path whose state cannot be read) judges the outputs alone; "
       "no state at all is a missing update", torch_compare.diff_values([[torch.ones(2)]], None, _e)
@@ -3036,8 +3060,8 @@ if VERSION >= (2, 6):
     tried = []
 
     def _removed(p, eager, cache, folder, context, configs):  # agrees with two causes removed
-        tried.append((context is torch_aoti.state_counted_as_inputs, configs))
-        return context is torch_aoti.state_counted_as_inputs and configs == torch_aoti.UNFOLDED
+        tried.append((context.names[0] == torch_aoti.CLONE, configs))
+        return context.names[0] == torch_aoti.CLONE and configs == torch_aoti.UNFOLDED
     real_removed = torch_aoti.removed_agrees
     torch_aoti.removed_agrees = _removed
     try:
@@ -3067,8 +3091,46 @@ if VERSION >= (2, 6):
         torch_aoti.inductor_available = real_available
     check("aoti: skipped with Inductor's reason where Inductor cannot compile",
           r == {"status": "skipped", "skip": "no compiler here"}, str(r))
+    r = through_dynamic_aoti(lambda m, _: m)
+    check("aoti.dynamic: the export's module in the package's place agrees at four sizes",
+          r["status"] == "agree" and r.get("sizes") == [[[2, 3]], [[3, 4]], [[4, 6]], [[4, 5]]],
+          str(r))
+    r = through_dynamic_aoti(lambda m, _: lambda x: tuple(
+        o * (1.0 if list(x.shape) == [2, 3] else 1.5) for o in m(x)))
+    check("aoti.dynamic: a package wrong at another size than the own one is a mismatch there",
+          r["status"] == "mismatch" and r.get("shapes") not in (None, [[2, 3]]), str(r))
+    r = through_dynamic_aoti(lambda m, _: lambda x: tuple(
+        o * (1.0 if list(x.shape) == [2, 3] else 1.5) for o in m(x)), outside=True)
+    check("aoti.dynamic: sizes ep.module() refuses with a guard and the package runs: SHAPES "
+          "(its results not judged)", r["status"] == "known_torch_issue" and
+          r.get("known_torch_issue") == torch_aoti.SHAPES and "differ" in r.get("detail", ""),
+          str(r))
+    from torch._inductor import ir as inductor_ir
+    plain = inductor_ir.ExpandView.make_reindexer
+    r = through_dynamic_aoti(lambda m, plain: lambda x: tuple(
+        o * (1.5 if plain and list(x.shape) != [2, 3] else 1.0) for o in m(x)))
+    check("aoti.dynamic: a mismatch that Inductor with entry 71's change removes is that class",
+          r["status"] == "known_torch_issue" and r.get("known_torch_issue") ==
+          torch_inductor.BROADCAST and inductor_ir.ExpandView.make_reindexer is plain, str(r))
+    import sympy  # noqa: E402
+    prog = types.SimpleNamespace(CONFIG={"calls": 1}, OPS=["add"], build=_AnySize,
+                                 INPUTS=[torch.arange(6.0).reshape(2, 3) / 7], _NoRecorder=object)
+    ep = torch_dynamic.dynamic_export(prog, "nonstrict")
+    rows = torch_dynamic.input_shapes(ep)[0][0].node.expr
+    two = [sympy.Eq(rows, 2)]
+    inside = torch_aoti.failed_guard(prog, ep, two), torch_aoti.outside(prog, ep, (two, two))
+    with torch_dynamic.inputs_of(prog, [torch.ones(3, 3)]):
+        out = (torch_aoti.failed_guard(prog, ep, two), torch_aoti.outside(prog, ep, ([], two)),
+               torch_aoti.outside(prog, ep, (two, [])))
+    check("aoti.dynamic: a guard rows == 2 holds at 2x3, is false at 3x3; false in the lowering's "
+          "guards: SPECIALIZED, in export's: SHAPES", inside == (None, None) and
+          out[0] == f"Eq({rows}, 2)" and out[1][0] == torch_aoti.SPECIALIZED and
+          out[2][0] == torch_aoti.SHAPES, str((inside, out)))
     why = torch_aoti.available()
     if why is None:  # AOTInductor for real: a package compiled, loaded and run
+        r = through_dynamic_aoti()
+        check("aoti.dynamic: a real package for symbolic sizes at four sizes: agree or rounding",
+              r["status"] in ("agree", "excused") and len(r.get("sizes", [])) == 4, str(r))
         r = through_aoti(_Counter)
         if VERSION < (2, 14):  # 2.7 to 2.13 not run; the fix is from 2025-12
             check("aoti: a small buffer updated over two calls, a real package: inlined as a "
