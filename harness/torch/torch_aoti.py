@@ -210,8 +210,10 @@ def sized(p, eager, cache):
     values = symbols(p, shapes)
     if not values:
         return ep, None
+    guards = list(shape_guards(ep))
     return ep, [(list(p.INPUTS), eager, cache)] + [
-        (inputs, want, {}) for inputs, want in drawn_sizes(p, ep, shapes, values)]
+        (inputs, want, {}) for inputs, want in drawn_sizes(
+            p, ep, shapes, values, lambda assignment: holds(guards, assignment))]
 
 
 def packaged(ep, folder, configs=None):
@@ -243,13 +245,24 @@ def shape_guards(ep):
 def failed_guard(p, ep, guards):
     """The first of `guards` (sympy expressions of the input sizes' symbols) false at p's input
     sizes, as text; None when all hold or cannot be told."""
+    return first_false(guards, symbols(p, input_shapes(ep)) or {})
+
+
+def first_false(guards, values):
+    """The first of `guards` (ShapeGuards or sympy expressions) false with the symbols set to
+    `values`, as text; None when all hold or cannot be told (a symbol without a value)."""
     import sympy
-    values = symbols(p, input_shapes(ep)) or {}
-    for g in (getattr(g, "expr", g) for g in guards):  # a ShapeGuard, or an expression
+    for g in (getattr(g, "expr", g) for g in guards):
         if g.free_symbols <= set(values) and g.xreplace(
                 {k: sympy.Integer(v) for k, v in values.items()}) is sympy.false:
             return str(g)
     return None
+
+
+def holds(guards, values):
+    """Whether no guard is false at `values` (aoti.dynamic draws such sizes first: the ones
+    the package covers, whose results are judged)."""
+    return first_false(guards, values) is None
 
 
 def outside(p, ep, guards):

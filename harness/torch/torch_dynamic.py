@@ -143,9 +143,11 @@ def eager_at(p, inputs):
             return None
 
 
-def drawn_sizes(p, ep, shapes, values):
+def drawn_sizes(p, ep, shapes, values, prefer=None):
     """Up to MAX_SIZES (input lists, eager results) at sizes the program admits and eager runs,
-    besides the inputs' own; pinned sizes (PINNED) instead of a draw, each required to fit."""
+    besides the inputs' own, those whose assignment of the symbols prefer(assignment) holds for
+    first (in draw order otherwise); pinned sizes (PINNED) instead of a draw, each required to
+    fit."""
     own = [list(t.shape) for t in p.INPUTS]
     if PINNED is not None:
         wanted = [s for s in PINNED if s != own]
@@ -153,12 +155,13 @@ def drawn_sizes(p, ep, shapes, values):
             if len(s) != len(own) or any(len(a) != len(b) for a, b in zip(s, own)):
                 raise ValueError(f"a pinned size {s} does not fit the inputs' shapes {own}")
     else:
-        wanted = []
+        wanted, later = [], []
         for assignment in candidates(values):
             if admitted(ep, assignment):
                 s = shapes_at(shapes, assignment)
-                if s not in wanted and s != own:
-                    wanted.append(s)
+                if s not in wanted and s not in later and s != own:
+                    (wanted if prefer is None or prefer(assignment) else later).append(s)
+        wanted += later
     out = []
     for shape_list in wanted:
         if len(out) == MAX_SIZES:

@@ -3126,6 +3126,15 @@ if VERSION >= (2, 6):
           "guards: SPECIALIZED, in export's: SHAPES", inside == (None, None) and
           out[0] == f"Eq({rows}, 2)" and out[1][0] == torch_aoti.SPECIALIZED and
           out[2][0] == torch_aoti.SHAPES, str((inside, out)))
+    shapes = torch_dynamic.input_shapes(ep)
+    values = torch_dynamic.symbols(prog, shapes)
+    got = [[list(t.shape) for t in inputs] for inputs, _ in torch_dynamic.drawn_sizes(
+        prog, ep, shapes, values, lambda a: a[rows] != 3)]
+    check("drawn_sizes: the sizes `prefer` holds for first (3 rows, +1 and rows alone +1, go "
+          "last, past the three kept); aoti.dynamic prefers those no guard of export's excludes",
+          got == [[[4, 6]], [[4, 5]], [[2, 4]]] and
+          torch_aoti.holds([sympy.Eq(rows, 2)], {rows: 2}) and
+          not torch_aoti.holds([sympy.Eq(rows, 2)], {rows: 3}), str(got))
     why = torch_aoti.available()
     if why is None:  # AOTInductor for real: a package compiled, loaded and run
         r = through_dynamic_aoti()
