@@ -242,10 +242,19 @@ def shape_guards(ep):
     return []
 
 
-def failed_guard(p, ep, guards):
+def size_exprs(ep):
+    """The input dimensions of `ep` as sympy expressions (ints where static), read before
+    Inductor's lowering: a size it specializes reads as its value afterwards."""
+    return [[d.node.expr if isinstance(d, torch.SymInt) else int(d) for d in shape]
+            for shape in input_shapes(ep)]
+
+
+def failed_guard(p, exprs, guards):
     """The first of `guards` (sympy expressions of the input sizes' symbols) false at p's input
-    sizes, as text; None when all hold or cannot be told."""
-    return first_false(guards, symbols(p, input_shapes(ep)) or {})
+    sizes (`exprs`: size_exprs), as text; None when all hold or cannot be told."""
+    values = {e: int(size) for shape, t in zip(exprs, p.INPUTS)
+              for e, size in zip(shape, t.shape) if getattr(e, "is_Symbol", False)}
+    return first_false(guards, values)
 
 
 def first_false(guards, values):
@@ -271,18 +280,18 @@ def outside(p, ep, guards):
     the graph as assertions), or one Inductor's lowering added (SPECIALIZED); None when inside."""
     if not covered(p, ep):
         return SHAPES, "ep.module() refuses them (a failed shape guard)"
-    exported, lowered = guards
-    g = failed_guard(p, ep, exported)
+    exported, lowered, exprs = guards
+    g = failed_guard(p, exprs, exported)
     if g:
         return SHAPES, f"export's guard {g} is false there (ep.module() does not check it)"
-    g = failed_guard(p, ep, lowered)
+    g = failed_guard(p, exprs, lowered)
     return (SPECIALIZED, f"Inductor's lowering guarded on {g}, false there") if g else None
 
 
 def at_size(p, ep, package, inputs, want, at, guards):
     """The package loaded afresh (its state as compiled) and called on `inputs`: the verdict,
     or, where the size is outside (SHAPES, SPECIALIZED: `guards` are export's and the
-    lowering's) and the package runs it, that class (its results not judged); None where it is
+    lowering's, with the sizes' expressions) and the package runs it, that class (its results not judged); None where it is
     outside and the package refuses it."""
     with inputs_of(p, inputs):
         out = outside(p, ep, guards)
@@ -301,11 +310,12 @@ def at_size(p, ep, package, inputs, want, at, guards):
 
 
 def compiled_with_guards(ep, folder, configs=None):
-    """(the package of `ep`, (export's guards, the guards Inductor's lowering added))."""
-    guards = shape_guards(ep)
+    """(the package of `ep`, (export's guards, the guards Inductor's lowering added, the input
+    sizes' expressions from before the lowering))."""
+    guards, exprs = shape_guards(ep), size_exprs(ep)
     before = len(guards)
     package = packaged(ep, folder, configs)
-    return package, (list(guards[:before]), list(guards[before:]))
+    return package, (list(guards[:before]), list(guards[before:]), exprs)
 
 
 def worst_at(p, ep, package, sizes, guards):

@@ -3117,11 +3117,13 @@ if VERSION >= (2, 6):
                                  INPUTS=[torch.arange(6.0).reshape(2, 3) / 7], _NoRecorder=object)
     ep = torch_dynamic.dynamic_export(prog, "nonstrict")
     rows = torch_dynamic.input_shapes(ep)[0][0].node.expr
-    two = [sympy.Eq(rows, 2)]
-    inside = torch_aoti.failed_guard(prog, ep, two), torch_aoti.outside(prog, ep, (two, two))
+    two, exprs = [sympy.Eq(rows, 2)], torch_aoti.size_exprs(ep)
+    inside = (torch_aoti.failed_guard(prog, exprs, two),
+              torch_aoti.outside(prog, ep, (two, two, exprs)))
     with torch_dynamic.inputs_of(prog, [torch.ones(3, 3)]):
-        out = (torch_aoti.failed_guard(prog, ep, two), torch_aoti.outside(prog, ep, ([], two)),
-               torch_aoti.outside(prog, ep, (two, [])))
+        out = (torch_aoti.failed_guard(prog, exprs, two),
+               torch_aoti.outside(prog, ep, ([], two, exprs)),
+               torch_aoti.outside(prog, ep, (two, [], exprs)))
     check("aoti.dynamic: a guard rows == 2 holds at 2x3, is false at 3x3; false in the lowering's "
           "guards: SPECIALIZED, in export's: SHAPES", inside == (None, None) and
           out[0] == f"Eq({rows}, 2)" and out[1][0] == torch_aoti.SPECIALIZED and
