@@ -117,9 +117,9 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            headers), static shapes, or (dynamic) automatic dynamic shapes at the inputs' sizes
            and then up to three others, as compile.dynamic: kernels for symbolic sizes, or
            (freezing) with Inductor's freezing, under torch.no_grad(): state the graph does not
-           update folded in as constants, or (breaks) with compile.breaks' graph breaks; outputs and state vs torch eager bit for bit, or else
-           each differing element within rounding of a float64 eager run at that size
-           (torch_inductor.py).
+           update folded in as constants, or (breaks) with compile.breaks' graph breaks;
+           outputs and state vs torch eager bit for bit, or else each differing element
+           within rounding of a float64 eager run at that size (torch_inductor.py).
   aoti     AOTInductor: torch.export.export (non-strict) of a fresh model compiled by
            torch._inductor.aoti_compile_and_package into a package, loaded back and called;
            the outputs vs torch eager as compile.inductor judges them; the package's own state

@@ -65,8 +65,8 @@ UNFOLDED = {"joint_graph_constant_folding": False}
 # guard on a floor division from chunk or split, say): it checks the inputs against the range
 # constraints only, and only with AOTI_RUNTIME_CHECK_INPUTS=1 (pytorch#141115, open; #151925).
 # ep.module() refuses them ("Guard failed", torch 2.14.1; torch 2.6 checks only the guards
-# export put in the graph as assertions, so there a size whose own export has other ops is
-# outside too); the package gives wrong results.
+# export put in the graph as assertions, so there the guards of export's shape environment are
+# read instead); the package gives wrong results.
 SHAPES = "aoti-runs-outside-shape-guards"
 # Inductor's lowering of a dynamic export may guard on a size expression export did not (it
 # specializes the kernels), and the package checks no such guard at run time (pytorch#150364,
@@ -291,8 +291,8 @@ def outside(p, ep, guards):
 def at_size(p, ep, package, inputs, want, at, guards):
     """The package loaded afresh (its state as compiled) and called on `inputs`: the verdict,
     or, where the size is outside (SHAPES, SPECIALIZED: `guards` are export's and the
-    lowering's, with the sizes' expressions) and the package runs it, that class (its results not judged); None where it is
-    outside and the package refuses it."""
+    lowering's, with the sizes' expressions) and the package runs it, that class (its results
+    not judged); None where it is outside and the package refuses it."""
     with inputs_of(p, inputs):
         out = outside(p, ep, guards)
         try:

@@ -214,7 +214,8 @@ def at_size(p, inputs, want, at, backend, judged):
 
 def run_compile(p, eager, paths, cache):
     """The torch.compile paths of one program, when asked for: {path: result}."""
-    own = {"dynamic": dynamic_path, "regional": regional_path, "breaks": breaks_path}  # else the name is the backend
+    # else the name is the backend
+    own = {"dynamic": dynamic_path, "regional": regional_path, "breaks": breaks_path}
 
     def one(path):
         kind = path.split(".")[1]
