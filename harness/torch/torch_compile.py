@@ -35,6 +35,7 @@ result: its path, compile.inductor, is judged by a float64 witness instead (torc
 Known classes are read from the message (torch_export.KNOWN_ERRORS): an AOT backend refusing a
 torch.cond whose operands are views of one tensor (docs/found-bugs.md 37, with --branch cond).
 """
+import contextlib
 import zlib
 
 import torch
@@ -116,17 +117,24 @@ def breaking(p):
     return Breaking()
 
 
-def breaks_path(p, eager, cache, backend="aot_eager"):
-    """compile.breaks: the whole model compiled with `backend` (aot_eager), graph breaks where
-    breaking(p) puts them; the program's recorder set back after."""
-    import torch._dynamo
+@contextlib.contextmanager
+def broken(p):
+    """The program with breaking(p) as its recorder inside (yields the number of names that
+    break), its own recorder set back after."""
+    import torch._dynamo  # noqa: F401 - torch._dynamo.graph_break, which the recorder calls
     p._R = breaking(p)
     try:
-        return {**judged_compiled(p, eager, cache, lambda model: (
-            torch.compile(model, backend=backend, dynamic=False), {})),
-            "breaks": len(p._R.BREAKS)}
+        yield len(p._R.BREAKS)
     finally:
         p._R = p._NoRecorder()
+
+
+def breaks_path(p, eager, cache, backend="aot_eager"):
+    """compile.breaks: the whole model compiled with `backend` (aot_eager), graph breaks where
+    breaking(p) puts them."""
+    with broken(p) as breaks:
+        return {**judged_compiled(p, eager, cache, lambda model: (
+            torch.compile(model, backend=backend, dynamic=False), {})), "breaks": breaks}
 
 
 def compile_regions(model):

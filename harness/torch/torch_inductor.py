@@ -48,7 +48,7 @@ import torch
 
 from torch_compare import diff_values, eager_run, judge, run_calls, strip_variants
 from torch_compile import available as compile_available
-from torch_compile import breaking, dynamic_path, refused, reset
+from torch_compile import broken, dynamic_path, refused, reset
 from torch_dynamic import inputs_of
 from torch_export import run_family, state_after, verdict
 
@@ -166,22 +166,19 @@ def inductor_path(p, eager, cache, freezing=False, breaks=False):
     """compile.inductor (compile.inductor.freezing: with Inductor's freezing;
     compile.inductor.breaks: without fullgraph, with compile.breaks' graph breaks): a fresh
     model compiled by Inductor with static shapes, the calls judged."""
-    extra = {}
-    try:
-        reset()
-        if breaks:
-            p._R = breaking(p)
-            extra = {"breaks": len(p._R.BREAKS)}
-        model = p.build()
-        compiled = torch.compile(model, backend="inductor", fullgraph=not breaks, dynamic=False)
-        with frozen() if freezing else contextlib.nullcontext():
-            outs, state = run_calls(compiled, p), state_after(model)
-    except Exception as e:  # noqa: BLE001 - Inductor refusing or failing on a program
-        return {**refused(e), **extra}
-    finally:
-        reset()
-        if breaks:
-            p._R = p._NoRecorder()
+    with broken(p) if breaks else contextlib.nullcontext() as n:
+        extra = {"breaks": n} if breaks else {}
+        try:
+            reset()
+            model = p.build()
+            compiled = torch.compile(model, backend="inductor", fullgraph=not breaks,
+                                     dynamic=False)
+            with frozen() if freezing else contextlib.nullcontext():
+                outs, state = run_calls(compiled, p), state_after(model)
+        except Exception as e:  # noqa: BLE001 - Inductor refusing or failing on a program
+            return {**refused(e), **extra}
+        finally:
+            reset()
     return {**verdict(*judged(p, outs, state, eager, cache)), **extra}
 
 
