@@ -35,8 +35,8 @@ import tempfile
 import torch
 
 from torch_compare import run_calls
-from torch_dynamic import (RANK, drawn_sizes, dynamic_export, input_shapes, inputs_of,
-                           refused_by_guard, symbols)
+from torch_dynamic import (RANK, dynamic_export, input_shapes, inputs_of, refused_by_guard,
+                           sizes_of)
 from torch_decomp import TIED_MUTATED, known, tied_buffer_updated, untied_copy
 from torch_export import classify, export_program, failure, run_family, verdict
 from torch_inductor import available as inductor_available
@@ -202,18 +202,11 @@ def removed_agrees(p, eager, cache, folder, context, configs):
 
 
 def sized(p, eager, cache):
-    """(the program exported with every input dimension dynamic, [(inputs, eager results, the
-    NaN cache) at the inputs' own sizes and at the other sizes drawn]); the list is None when
-    export specialized every dimension."""
+    """(the program exported with every input dimension dynamic, its sizes as
+    torch_dynamic.sizes_of gives them, those no guard of export's excludes drawn first)."""
     ep = dynamic_export(p, "nonstrict")
-    shapes = input_shapes(ep)
-    values = symbols(p, shapes)
-    if not values:
-        return ep, None
     guards = list(shape_guards(ep))
-    return ep, [(list(p.INPUTS), eager, cache)] + [
-        (inputs, want, {}) for inputs, want in drawn_sizes(
-            p, ep, shapes, values, lambda assignment: holds(guards, assignment))]
+    return (ep, *sizes_of(p, ep, eager, cache, lambda assignment: holds(guards, assignment)))
 
 
 def packaged(ep, folder, configs=None):
@@ -329,9 +322,9 @@ def worst_at(p, ep, package, sizes, guards):
     return worst
 
 
-def dynamic_agrees(p, sizes):
+def dynamic_agrees(sizes):
     """removed_agrees for aoti.dynamic: the dynamic export compiled again (in the context, with
-    the configs, caches off) agrees or is rounding at every size ep.module() covers."""
+    the configs, caches off) agrees or is rounding at every one of `sizes` inside."""
     import torch._inductor.config
 
     def agrees(p, eager, cache, folder, context, configs):
@@ -353,11 +346,11 @@ def dynamic_aoti_path(p, eager, cache):
     (its state as the package holds it), the calls judged there; the worst result, a mismatch
     traced to its cause (found-bugs 71 among them)."""
     try:
-        ep, sizes = sized(p, eager, cache)
+        ep, sizes, skip = sized(p, eager, cache)
     except Exception as e:  # noqa: BLE001 - export refusing the program
         return failure(e, "export")
     if sizes is None:
-        return {"status": "skipped", "skip": "export specialized every input dimension"}
+        return {"status": "skipped", "skip": skip}
     shapes = {"sizes": [[list(t.shape) for t in inputs] for inputs, _, _ in sizes],
               "state": "judged through the later calls' outputs"}
     with tempfile.TemporaryDirectory() as folder:
@@ -367,7 +360,7 @@ def dynamic_aoti_path(p, eager, cache):
             return {**traced(p, eager, cache, ep, folder, e), **shapes}
         worst = worst_at(p, ep, package, sizes, guards)
         if worst["status"] == "mismatch":
-            cls = cause(p, eager, cache, folder, dynamic_agrees(p, sizes), broadcast=True)
+            cls = cause(p, eager, cache, folder, dynamic_agrees(sizes), broadcast=True)
             if cls:
                 worst = {"status": "known_torch_issue", "known_torch_issue": cls,
                          "stage": "run", "shapes": worst["shapes"],

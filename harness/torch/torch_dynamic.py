@@ -173,6 +173,19 @@ def drawn_sizes(p, ep, shapes, values, prefer=None):
     return out
 
 
+def sizes_of(p, ep, eager, cache, prefer=None):
+    """([(inputs, eager results, NaN cache) at the inputs' own sizes, then at the sizes
+    drawn_sizes(..., prefer) gives], None), or (None, why no size can be drawn)."""
+    shapes = input_shapes(ep)
+    values = symbols(p, shapes)
+    if not values:
+        return None, ("export specialized every input dimension" if values is not None
+                      else "an input dimension is an expression of symbols no dimension names")
+    # the canonical-NaN runs `cache` keeps are at the inputs' own sizes: a new one for others
+    return [(list(p.INPUTS), eager, cache)] + [
+        (inputs, want, {}) for inputs, want in drawn_sizes(p, ep, shapes, values, prefer)], None
+
+
 def refused_by_guard(e):
     """ep.module() refusing a size export's guards exclude: its guard function (torch 2.14.1:
     "Guard failed") or a runtime assertion export put in the graph (torch 2.6)."""
@@ -249,15 +262,9 @@ def dynamic_path(p, mode, eager, cache):
         stage = "save"
         load = saved_loader(ep)
         stage = "sizes"
-        shapes = input_shapes(ep)
-        values = symbols(p, shapes)
-        if not values:
-            return {"status": "skipped",
-                    "skip": "export specialized every input dimension" if values is not None
-                    else "an input dimension is an expression of symbols no dimension names"}
-        # the canonical-NaN runs `cache` keeps are at the inputs' own sizes: a new one for others
-        sizes = [(list(p.INPUTS), eager, cache)] + [
-            (inputs, want, {}) for inputs, want in drawn_sizes(p, ep, shapes, values)]
+        sizes, skip = sizes_of(p, ep, eager, cache)
+        if sizes is None:
+            return {"status": "skipped", "skip": skip}
     except Exception as e:  # noqa: BLE001 - torch refusing the program
         return failure(e, stage)
     worst, classes = {"status": "agree"}, []
