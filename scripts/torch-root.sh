@@ -106,7 +106,9 @@ if ! chroot "$staging" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin \
   echo "torch-root: installing ${packages[*]} in the root failed (log: $staging.log)" >&2
   exit 3
 fi
-umount "$staging/proc"
+# A process the install started may still hold /proc for a moment ("target is busy"): detached
+# then, and gone with that process.
+umount "$staging/proc" 2>/dev/null || umount -l "$staging/proc"
 echo "$recipe" >"$staging/.flatcheck-recipe"
 rm -rf "$root"
 mv "$staging" "$root"

@@ -2,7 +2,7 @@
 """flatcheck's bridge to real PyTorch (docs/torch.md). No dependency beyond torch.
 
     python3 harness/torch/flatcheck_torch.py PROGRAM.py...
-        [--paths eager,fx,export,partition,pipeline,compile,jit]
+        [--paths eager,fx,export,partition,pipeline,compile,aoti,jit]
         [--pass MODULE:FUNCTION] [--quiet] [--device cpu|cuda]
         [--branch python|cond|nograd] [--reads copy|alias|changed]
         [--time SECONDS] [--path-time SECONDS]
@@ -112,12 +112,14 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            outputs and the model's state vs torch eager on the same inputs, bit for bit
            (torch_compile.py; torch >= 2.0).
   compile.inductor, compile.inductor.dynamic, compile.inductor.freezing,
-  compile.inductor.breaks
+  compile.inductor.breaks, compile.inductor.cache
            torch.compile with Inductor (its C++ kernels for the CPU; needs g++ and torch's
            headers), static shapes, or (dynamic) automatic dynamic shapes at the inputs' sizes
            and then up to three others, as compile.dynamic: kernels for symbolic sizes, or
            (freezing) with Inductor's freezing, under torch.no_grad(): state the graph does not
-           update folded in as constants, or (breaks) with compile.breaks' graph breaks;
+           update folded in as constants, or (breaks) with compile.breaks' graph breaks, or
+           (cache) compiled into empty FX graph and AOTAutograd caches, everything in memory
+           forgotten, and a fresh model compiled from those caches;
            outputs and state vs torch eager bit for bit, or else each differing element
            within rounding of a float64 eager run at that size (torch_inductor.py).
   aoti     AOTInductor: torch.export.export (non-strict) of a fresh model compiled by
@@ -137,9 +139,9 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            it still holds) vs torch eager, bit for bit (torch_jit.py; skipped with --branch
            cond: torch.jit.trace refuses torch.cond).
 --paths takes names or prefixes: `fx` is the fx path, the folder, const_fold, the two split
-paths and the rewrite path, `export` the twenty-three export paths, `export.strict` eleven,
-`partition` the two partition paths and their two re-export paths, `compile` the nine
-torch.compile paths (`compile.inductor` Inductor's four), `aoti` the two AOTInductor paths, `jit`
+paths and the rewrite path, `export` the twenty-seven export paths, `export.strict` thirteen,
+`partition` the two partition paths and their two re-export paths, `compile` the ten
+torch.compile paths (`compile.inductor` Inductor's five), `aoti` the two AOTInductor paths, `jit`
 the three TorchScript paths; the default is every path.
 
 --branch cond runs every path but eager with the program's branch op taken by torch.cond, as the
@@ -283,6 +285,7 @@ ALL_PATHS = ("eager", "fx") + FOLDER_PATHS + FOLD_PATHS + SPLIT_PATHS + REWRITE_
     EXPORT_PATHS + HOOKED_PATHS + SWAP_PATHS + SWAP_MODULES_PATHS + FUNCTIONAL_PATHS + \
     DYNAMIC_PATHS + COND_PATHS + PARTITION_PATHS + REEXPORT_PATHS + PIPELINE_PATHS + \
     COMPILE_PATHS + INDUCTOR_PATHS + AOTI_PATHS + JIT_PATHS
+DEFAULT_PATHS = "eager,fx,export,partition,pipeline,compile,aoti,jit"  # every path (bridge_units)
 STATUSES = ("agree", "excused", "mismatch", "error", "skipped", "known_torch_issue")
 
 
@@ -732,8 +735,8 @@ def pin_draws(draws):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("programs", nargs="+", help="programs written by flatcheck emit-torch")
-    ap.add_argument("--paths", default="eager,fx,export,partition,pipeline,compile,jit",
-                    help="the paths run: names or prefixes (export.strict: its eleven), comma "
+    ap.add_argument("--paths", default=DEFAULT_PATHS,
+                    help="the paths run: names or prefixes (export.strict: its thirteen), comma "
                          "separated; -NAME leaves out what NAME names (fx,-fx.rewrite)")
     ap.add_argument("--pass", dest="flatten_pass", metavar="MODULE:FUNCTION",
                     help="the flatten pass of the fx and partition paths: file.py:function or "

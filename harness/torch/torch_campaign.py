@@ -6,7 +6,7 @@ PyTorch repro.
 
     python3 harness/torch/torch_campaign.py --cases 5000 --torch-root --jobs 2
         [--seed 1] [--first K] [--out torch-campaign]
-        [--paths eager,fx,export,partition,pipeline,compile,jit]
+        [--paths eager,fx,export,partition,pipeline,compile,aoti,jit]
         [--pass MODULE:FUNCTION] [--flatcheck build/bin/flatcheck] [--python CMD] [--no-shrink]
         [--max-nodes N] [--max-shrinks K] [--time SECONDS] [--path-time SECONDS]
         [--device cpu|cuda] [--branch python|cond|nograd] [--reads copy|alias|changed]
@@ -279,8 +279,8 @@ def main():
     ap.add_argument("--out", default="torch-campaign",
                     help="folder for cases, programs, results, shrunk cases and repros "
                     "(default torch-campaign)")
-    ap.add_argument("--paths", default="eager,fx,export,partition,pipeline,compile,jit",
-                    help="the bridge's paths, comma-separated (default all)")
+    ap.add_argument("--paths", default=None,
+                    help="the bridge's paths, comma-separated (default: the bridge's, every path)")
     ap.add_argument("--pass", dest="flatten_pass", metavar="MODULE:FUNCTION",
                     help="the flatten pass of the fx and partition paths (the bridge's --pass)")
     ap.add_argument("--flatcheck", default=os.path.join(ROOT, "build", "bin", "flatcheck"),
@@ -367,7 +367,8 @@ def main():
     # has checked about the first cases, and a later run can go on with --first.
     files = [f for f in (os.path.join(programs, f"case-{args.seed}-{i}.py") for i in wanted)
              if os.path.exists(f)]
-    extra = ["--paths", args.paths] + (["--pass", args.flatten_pass] if args.flatten_pass else [])
+    extra = ["--paths", args.paths] if args.paths else []
+    extra += ["--pass", args.flatten_pass] if args.flatten_pass else []
     extra += (["--time", str(args.time)] if args.time is not None else [])
     extra += (["--path-time", str(args.path_time)] if args.path_time is not None else [])
     extra += (["--device", args.device] if args.device != "cpu" else [])

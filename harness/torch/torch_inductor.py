@@ -22,6 +22,15 @@ and compiles its own C++ kernels for the CPU.
                      (torch_compile.breaking): each forward split into several graphs, each
                      compiled by Inductor, values, views and pending buffer updates crossing
                      between them as graph inputs and outputs
+  compile.inductor.cache
+                     compile.inductor twice in an empty cache directory of its own, with
+                     Inductor's FX graph cache and AOTAutograd's cache on (local only): the
+                     first compile fills the caches; then dynamo and every compiled module in
+                     memory are forgotten, as in a new process, and a fresh model's compile
+                     takes its graph from the caches (the kernels, the constants, and from
+                     AOTAutograd's cache the wrappers that apply buffer updates and rebuild
+                     aliased outputs). The second model's calls are judged; a compile that took
+                     nothing from the caches is skipped, with the counts
 
 Inductor's kernels round differently from torch's (fused loops, other summation orders, its own
 vectorized exp and tanh), so bit for bit is not the judge. What is: a float64 witness. The
@@ -53,7 +62,11 @@ from torch_dynamic import inputs_of
 from torch_export import run_family, state_after, verdict
 
 PATHS = ("compile.inductor", "compile.inductor.dynamic", "compile.inductor.freezing",
-         "compile.inductor.breaks")
+         "compile.inductor.breaks", "compile.inductor.cache")
+# compile.inductor.cache: the counters of torch._dynamo.utils.counters it reads ({group: names})
+CACHE_COUNTERS = {"inductor": ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgraph_cache_bypass"),
+                  "aot_autograd": ("autograd_cache_hit", "autograd_cache_miss",
+                                   "autograd_cache_bypass")}
 BROADCAST = "inductor-dynamic-size-one-expression-broadcast"  # docs/found-bugs.md 71
 RATIO = 16  # the error allowed, as a multiple of torch eager's own float32 error
 SLACK = 2.0 ** -14  # and relative to the value
@@ -230,11 +243,82 @@ def dynamic_inductor_path(p, eager, cache):
                        "rounding")[:500]}
 
 
+@contextlib.contextmanager
+def caches_on():
+    """Inductor's FX graph cache and AOTAutograd's cache on, local only, in a cache directory of
+    their own that starts empty and is removed after (torch's fresh_inductor_cache, which also
+    empties the in-memory caches before and after). AOTAutograd's cache is off by default in
+    torch 2.6 (TORCHINDUCTOR_AUTOGRAD_CACHE=1 turns it on, and with it aliased outputs rebuilt
+    by their view metadata, not replayed): set as that variable sets it."""
+    import torch._functorch.config
+    import torch._inductor.config
+    from torch._inductor.utils import fresh_inductor_cache
+    aot = torch._functorch.config
+    own = {"enable_autograd_cache": True, "enable_remote_autograd_cache": False}
+    if not aot.enable_autograd_cache and hasattr(aot, "view_replay_for_aliased_outputs"):
+        own["view_replay_for_aliased_outputs"] = False
+    with fresh_inductor_cache(), \
+            torch._inductor.config.patch(fx_graph_cache=True, fx_graph_remote_cache=False,
+                                         force_disable_caches=False), \
+            aot.patch({k: v for k, v in own.items() if hasattr(aot, k)}):
+        yield
+
+
+def forget():
+    """What a new process would not hold: dynamo's compiled frames and Inductor's in-memory
+    caches (the loaded modules and kernels); the cache directory stays."""
+    from torch._inductor.utils import clear_inductor_caches
+    reset()
+    clear_inductor_caches()
+
+
+def cache_counts():
+    from torch._dynamo.utils import counters
+    return {name: counters[group][name] for group, names in CACHE_COUNTERS.items()
+            for name in names}
+
+
+def cache_path(p, eager, cache):
+    """compile.inductor.cache: the program compiled into empty caches, then a fresh model
+    compiled from them after everything in memory is forgotten; that model's calls judged."""
+    def once():
+        model = p.build()
+        compiled = torch.compile(model, backend="inductor", fullgraph=True, dynamic=False)
+        return run_calls(compiled, p), state_after(model)
+    try:
+        with caches_on():
+            forget()
+            cold = once()
+            forget()
+            before = cache_counts()
+            warm = once()
+            took = {k: v - before[k] for k, v in cache_counts().items() if v != before[k]}
+    except Exception as e:  # noqa: BLE001 - Inductor refusing or failing on a program
+        return refused(e)
+    finally:
+        reset()
+    extra = {"cache": took}
+    if not took.get("fxgraph_cache_hit") and not took.get("autograd_cache_hit"):
+        return {"status": "skipped", "skip": "cache-not-taken: the second compile took nothing "
+                f"from the caches ({', '.join(f'{k} {v}' for k, v in took.items()) or 'none'})",
+                **extra}
+    status, why = judged(p, *warm, eager, cache)
+    same = not diff_values(*warm, eager, want_outs=cold[0], want_state=cold[1])
+    extra["same_as_cold"] = same
+    if status == "mismatch" and not same:
+        first = judged(p, *cold, eager, cache)[0]
+        if first != "mismatch":
+            why = f"{why}; the first compile (caches empty) is {first}: the cache hit differs"
+    return {**verdict(status, why), **extra}
+
+
 def run_inductor(p, eager, paths, cache):
     """The Inductor paths of one program, when asked for: {path: result}."""
     def one(path):
         if path == "compile.inductor.dynamic":
             return dynamic_inductor_path(p, eager, cache)
+        if path == "compile.inductor.cache":
+            return cache_path(p, eager, cache)
         return inductor_path(p, eager, cache, freezing=path == "compile.inductor.freezing",
                              breaks=path == "compile.inductor.breaks")
     return run_family(PATHS, paths, one, available())

@@ -2822,11 +2822,15 @@ if torch_compile.available() is None:
           "eager at that size: agree", r["status"] == "agree" and r["sizes"] ==
           [[[2, 2]], [[3, 3]], [[4, 4]], [[1, 1]]], str(r))
     ran = flatcheck_torch.select_paths("compile", None)
-    check("select_paths: `compile` names the five torch.compile paths and Inductor's four",
+    check("select_paths: `compile` names the five torch.compile paths and Inductor's five",
           ran == list(torch_compile.PATHS) + ["compile.inductor", "compile.inductor.dynamic",
                                                "compile.inductor.freezing",
-                                               "compile.inductor.breaks"],
+                                               "compile.inductor.breaks",
+                                               "compile.inductor.cache"],
           str(ran))
+    ran = flatcheck_torch.select_paths(flatcheck_torch.DEFAULT_PATHS, None)
+    check("select_paths: the default --paths is every path (aoti and jit included)",
+          ran == list(flatcheck_torch.ALL_PATHS) and "aoti.dynamic" in ran, str(ran))
 else:
     print("skip: the torch.compile checks (" + torch_compile.available() + ")")
 
@@ -2938,6 +2942,42 @@ if torch_compile.available() is None:
     check(f"{dyn}: a mismatch that Inductor with entry 71's change removes is that class",
           r["status"] == "known_torch_issue" and r.get("known_torch_issue") ==
           torch_inductor.BROADCAST and inductor_ir.ExpandView.make_reindexer is plain, str(r))
+    import torch._functorch.config  # noqa: E402
+    from torch._dynamo.utils import counters  # noqa: E402
+    seen_cache = []
+
+    def from_cache(second_differs, hit=True):
+        """compile.inductor.cache with torch.compile replaced: each compile notes the caches'
+        settings; the second (after forget()) counts a cache hit when `hit`, and its outputs
+        are 1.5x eager's when `second_differs`."""
+        del seen_cache[:]
+
+        def wrap(m):
+            seen_cache.append((os.environ.get("TORCHINDUCTOR_CACHE_DIR"),
+                               torch._inductor.config.fx_graph_cache,
+                               torch._functorch.config.enable_autograd_cache))
+            if len(seen_cache) == 2 and hit:
+                counters["inductor"]["fxgraph_cache_hit"] += 1
+            k = 1.5 if len(seen_cache) == 2 and second_differs else 1.0
+            return lambda *a: tuple(o * k for o in m(*a))
+        return as_compiled(wrap, path="compile.inductor.cache")
+    r = from_cache(False, hit=False)
+    check("compile.inductor.cache: a second compile that took nothing from the caches is "
+          "skipped, saying so", r["status"] == "skipped" and
+          r.get("skip", "").startswith("cache-not-taken") and len(seen_cache) == 2, str(r))
+    r = from_cache(False)
+    outside = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
+    check("compile.inductor.cache: both compiles in one cache directory of its own, the FX "
+          "graph and AOTAutograd caches on; the second's hit counted; agree",
+          r["status"] == "agree" and r.get("cache") == {"fxgraph_cache_hit": 1} and
+          r.get("same_as_cold") is True and seen_cache[0] == seen_cache[1] and
+          seen_cache[0][0] not in (None, outside) and not os.path.exists(seen_cache[0][0]) and
+          seen_cache[0][1:] == (True, True), f"{r} {seen_cache}")
+    r = from_cache(True)
+    check("compile.inductor.cache: the compile from the caches wrong where the first agreed: a "
+          "mismatch that says the cache hit differs", r["status"] == "mismatch" and
+          "the cache hit differs" in r.get("first_mismatch", "") and
+          r.get("same_as_cold") is False, str(r))
     path, cxx = os.environ["PATH"], os.environ.pop("CXX", None)
     os.environ["PATH"] = "/nonexistent"
     try:
@@ -2961,7 +3001,9 @@ if torch_compile.available() is None:
     f = torch_inductor.run_inductor(prog_counter, torch_compare.eager_run(prog_counter),
                                     ["compile.inductor.freezing"], {})
     f = f.get("compile.inductor.freezing", {})
-    from torch._dynamo.utils import counters  # noqa: E402
+    c = torch_inductor.run_inductor(prog_counter, torch_compare.eager_run(prog_counter),
+                                    ["compile.inductor.cache"], {})
+    c = c.get("compile.inductor.cache", {})
     before = counters["stats"]["unique_graphs"]
     b = torch_inductor.run_inductor(brk, torch_compare.eager_run(brk),
                                     ["compile.inductor.breaks"], {})
@@ -2975,12 +3017,18 @@ if torch_compile.available() is None:
               "rounding", r.get("status") in ("agree", "excused"), str(r))
         check("compile.inductor.freezing: the same with the parameter frozen into the kernels: "
               "agree or rounding", f.get("status") in ("agree", "excused"), str(f))
+        check("compile.inductor.cache: the same compiled from the FX graph and AOTAutograd "
+              "caches a first compile filled: both hit; agree or rounding, as the first",
+              c.get("status") in ("agree", "excused") and c.get("same_as_cold") is True and
+              c.get("cache", {}).get("fxgraph_cache_hit", 0) >= 1 and
+              c.get("cache", {}).get("autograd_cache_hit", 0) >= 1, str(c))
         check("compile.inductor.dynamic: Inductor's kernels at four sizes (symbolic after the "
               "first): agree or rounding", d.get("status") in ("agree", "excused") and
               len(d.get("sizes", [])) == 4, str(d))
     else:
         for path, res in (("compile.inductor", r), ("compile.inductor.dynamic", d),
-                          ("compile.inductor.freezing", f), ("compile.inductor.breaks", b)):
+                          ("compile.inductor.freezing", f), ("compile.inductor.breaks", b),
+                          ("compile.inductor.cache", c)):
             check(f"{path}: skipped with the reason ({why})",
                   res.get("status") == "skipped" and res.get("skip") == why, str(res))
 

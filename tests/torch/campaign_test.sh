@@ -33,27 +33,40 @@ timed = "--time" in args and args[args.index("--time") + 1] == "7.0" and \
 device = args[args.index("--device") + 1] if "--device" in args else "cpu"
 branch = args[args.index("--branch") + 1] if "--branch" in args else "python"
 reads = args[args.index("--reads") + 1] if "--reads" in args else "copy"
+paths = args[args.index("--paths") + 1].replace(",", "+") if "--paths" in args else "default"
 print(json.dumps({"summary": True, "torch": "stand-in", "programs": len(progs),
                   "programs_not_run": len(progs) if timed else 0,
-                  "paths": {f"stand-in.{device}.{branch}.{reads}": {"agree": 0}},
+                  "paths": {f"stand-in.{device}.{branch}.{reads}.{paths}": {"agree": 0}},
                   "ops_per_path": {}}))
 PY
 python3 "$src/harness/torch/torch_campaign.py" --cases 3 --jobs 2 --flatcheck "$bin" \
   --out "$work/out2" --no-shrink --time 7 --path-time 30 --device cuda --branch cond \
-  --reads alias --python "python3 $work/bridge.py" >"$work/log2" 2>&1
+  --reads alias --paths compile,aoti --python "python3 $work/bridge.py" >"$work/log2" 2>&1
 rc=$?
 cat "$work/log2"
 if [ "$rc" -ne 0 ] || ! grep -q "programs checked: 0 of 3 (3 not run" "$work/log2" ||
    ! grep -q "every path that ran (0 programs)" "$work/log2" ||
-   ! grep -q "stand-in.cuda.cond.alias " "$work/log2" || ! grep -q "branch op by cond" "$work/log2" ||
+   ! grep -q "stand-in.cuda.cond.alias.compile+aoti " "$work/log2" ||
+   ! grep -q "branch op by cond" "$work/log2" ||
    ! grep -q "state read as aliases" "$work/log2"; then
-  echo "FAIL: --time, --path-time, --device, --branch or --reads was not passed on, or programs not"
+  echo "FAIL: --time, --path-time, --device, --branch, --reads or --paths was not passed on, or"
+  echo "  programs not"
   echo "  run were not"
   echo "  reported (exit $rc)"
   exit 1
 fi
-echo "PASS: --time, --path-time, --device, --branch and --reads reach the bridge; programs not run are"
-echo "  reported"
+echo "PASS: --time, --path-time, --device, --branch, --reads and --paths reach the bridge; programs"
+echo "  not run are reported"
+# Without --paths the bridge's own default (every path) is left to it: no --paths passed.
+python3 "$src/harness/torch/torch_campaign.py" --cases 1 --jobs 1 --flatcheck "$bin" \
+  --out "$work/out2d" --no-shrink --python "python3 $work/bridge.py" >"$work/log2d" 2>&1
+rc=$?
+if [ "$rc" -ne 0 ] || ! grep -q "stand-in.cpu.python.copy.default " "$work/log2d"; then
+  cat "$work/log2d"
+  echo "FAIL: without --paths the campaign gave the bridge paths of its own (exit $rc)"
+  exit 1
+fi
+echo "PASS: without --paths the bridge's default, every path, is left to it"
 # A shrink's test runs the bridge as the campaign did: the same --device, --branch and --reads, the path
 # without the device's suffix (a stand-in bridge that fails one path on the GPU, and records
 # the arguments it is given as a shrink's test).
