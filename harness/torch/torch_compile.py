@@ -173,14 +173,7 @@ def dynamic_path(p, eager, cache, backend="aot_eager", judged=judge):
     fresh model compiled with `backend` under one compile cache, its results judged by
     judged(p, outs, state, eager, cache) -> (status, why) with the inputs of that size in p;
     the worst result, with the sizes judged."""
-    sizes = [(list(p.INPUTS), eager, cache)]
-    for shapes in new_sizes(p):
-        if len(sizes) > MAX_SIZES:
-            break
-        inputs = [resized(t, s) for t, s in zip(p.INPUTS, shapes)]
-        want = eager_at(p, inputs)
-        if want is not None:  # the canonical-NaN runs `cache` keeps are at the own sizes
-            sizes.append((inputs, want, {}))
+    sizes = sizes_judged(p, eager, cache)
     worst, note = {"status": "agree"}, None
     reset()
     try:
@@ -198,15 +191,33 @@ def dynamic_path(p, eager, cache, backend="aot_eager", judged=judge):
     return {**worst, "sizes": [[list(t.shape) for t in inputs] for inputs, _, _ in sizes]}
 
 
-def at_size(p, inputs, want, at, backend, judged):
+def sizes_judged(p, eager, cache):
+    """[(inputs, torch eager's results on them, the judge's cache)]: the inputs' own, then up to
+    MAX_SIZES others (new_sizes) that torch eager runs."""
+    sizes = [(list(p.INPUTS), eager, cache)]
+    for shapes in new_sizes(p):
+        if len(sizes) > MAX_SIZES:
+            break
+        inputs = [resized(t, s) for t, s in zip(p.INPUTS, shapes)]
+        want = eager_at(p, inputs)
+        if want is not None:  # the canonical-NaN runs `cache` keeps are at the own sizes
+            sizes.append((inputs, want, {}))
+    return sizes
+
+
+def at_size(p, inputs, want, at, backend, judged, dynamic=None):
     """(the result at one size, whether the branch ops were left Python conditionals): a fresh
     model compiled under the compile cache as it stands. The bridge's torch.cond helper, traced
     with a size a torch.cond merged (an unbacked symbol), cannot choose; the size then runs with
-    the branch ops Python conditionals, as the dynamic export paths run it (torch_dynamic)."""
+    the branch ops Python conditionals, as the dynamic export paths run it (torch_dynamic).
+    `dynamic`: torch.compile's, when given (True: every dimension symbolic from the first
+    compile)."""
+    given = {} if dynamic is None else {"dynamic": dynamic}
+
     def run():
         with inputs_of(p, inputs):
             model = p.build()
-            compiled = torch.compile(model, backend=backend, fullgraph=True)
+            compiled = torch.compile(model, backend=backend, fullgraph=True, **given)
             return verdict(*judged(p, run_calls(compiled, p), state_after(model), want, at))
     try:
         return run(), False

@@ -31,6 +31,16 @@ and compiles its own C++ kernels for the CPU.
                      AOTAutograd's cache the wrappers that apply buffer updates and rebuild
                      aliased outputs). The second model's calls are judged; a compile that took
                      nothing from the caches is skipped, with the counts
+  compile.inductor.cache.dynamic
+                     the caches taken across sizes: in an empty cache directory of its own, the
+                     program compiled with every dimension symbolic (dynamic=True) at the
+                     inputs' own sizes, then at each of up to three other sizes (compile.dynamic's)
+                     a fresh model compiled so after everything in memory is forgotten: the
+                     graph is the same, and the FX graph cache gives the kernels compiled at the
+                     first size where the shape guards stored with them hold at the new size.
+                     Each size is judged against torch eager at that size (the float64 witness
+                     at that size); the result says what each size took from the caches;
+                     skipped when no size after the first took anything
 
 Inductor's kernels round differently from torch's (fused loops, other summation orders, its own
 vectorized exp and tanh), so bit for bit is not the judge. What is: a float64 witness. The
@@ -57,12 +67,12 @@ import torch
 
 from torch_compare import diff_values, eager_run, judge, run_calls, strip_variants
 from torch_compile import available as compile_available
-from torch_compile import broken, dynamic_path, refused, reset
-from torch_dynamic import inputs_of
+from torch_compile import at_size, broken, dynamic_path, refused, reset, sizes_judged
+from torch_dynamic import RANK, inputs_of
 from torch_export import run_family, state_after, verdict
 
 PATHS = ("compile.inductor", "compile.inductor.dynamic", "compile.inductor.freezing",
-         "compile.inductor.breaks", "compile.inductor.cache")
+         "compile.inductor.breaks", "compile.inductor.cache", "compile.inductor.cache.dynamic")
 # compile.inductor.cache: the counters of torch._dynamo.utils.counters it reads ({group: names})
 CACHE_COUNTERS = {"inductor": ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgraph_cache_bypass"),
                   "aot_autograd": ("autograd_cache_hit", "autograd_cache_miss",
@@ -298,7 +308,7 @@ def cache_path(p, eager, cache):
     finally:
         reset()
     extra = {"cache": took}
-    if not took.get("fxgraph_cache_hit") and not took.get("autograd_cache_hit"):
+    if took_nothing(took):
         return {"status": "skipped", "skip": "cache-not-taken: the second compile took nothing "
                 f"from the caches ({', '.join(f'{k} {v}' for k, v in took.items()) or 'none'})",
                 **extra}
@@ -312,6 +322,36 @@ def cache_path(p, eager, cache):
     return {**verdict(status, why), **extra}
 
 
+def took_nothing(took):
+    """A compile that took neither graph cache's entry (`took`: the counters that moved)."""
+    return not took.get("fxgraph_cache_hit") and not took.get("autograd_cache_hit")
+
+
+def cache_dynamic_path(p, eager, cache):
+    """compile.inductor.cache.dynamic: every dimension symbolic, compiled at the inputs' own
+    sizes into empty caches, then at each other size after everything in memory is forgotten
+    (the caches on disk kept); every size judged, the worst result with what each took."""
+    sizes, worst, took = sizes_judged(p, eager, cache), {"status": "agree"}, []
+    try:
+        with caches_on():
+            for inputs, want, at in sizes:
+                forget()
+                before = cache_counts()
+                r, _ = at_size(p, inputs, want, at, "inductor", judged, dynamic=True)
+                took.append({k: v - before[k] for k, v in cache_counts().items()
+                             if v != before[k]})
+                if RANK.get(r["status"], 0) > RANK.get(worst["status"], 0):
+                    worst = {**r, "shapes": [list(t.shape) for t in inputs],
+                             "from_cache": not took_nothing(took[-1])}
+    finally:
+        reset()
+    extra = {"sizes": [[list(t.shape) for t in inputs] for inputs, _, _ in sizes], "cache": took}
+    if all(took_nothing(t) for t in took[1:]) and worst["status"] not in ("mismatch", "error"):
+        return {"status": "skipped", "skip": "cache-not-taken: no size after the first took "
+                "anything from the caches", **extra}
+    return {**worst, **extra}
+
+
 def run_inductor(p, eager, paths, cache):
     """The Inductor paths of one program, when asked for: {path: result}."""
     def one(path):
@@ -319,6 +359,8 @@ def run_inductor(p, eager, paths, cache):
             return dynamic_inductor_path(p, eager, cache)
         if path == "compile.inductor.cache":
             return cache_path(p, eager, cache)
+        if path == "compile.inductor.cache.dynamic":
+            return cache_dynamic_path(p, eager, cache)
         return inductor_path(p, eager, cache, freezing=path == "compile.inductor.freezing",
                              breaks=path == "compile.inductor.breaks")
     return run_family(PATHS, paths, one, available())

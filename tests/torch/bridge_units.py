@@ -2822,11 +2822,12 @@ if torch_compile.available() is None:
           "eager at that size: agree", r["status"] == "agree" and r["sizes"] ==
           [[[2, 2]], [[3, 3]], [[4, 4]], [[1, 1]]], str(r))
     ran = flatcheck_torch.select_paths("compile", None)
-    check("select_paths: `compile` names the five torch.compile paths and Inductor's five",
+    check("select_paths: `compile` names the five torch.compile paths and Inductor's six",
           ran == list(torch_compile.PATHS) + ["compile.inductor", "compile.inductor.dynamic",
                                                "compile.inductor.freezing",
                                                "compile.inductor.breaks",
-                                               "compile.inductor.cache"],
+                                               "compile.inductor.cache",
+                                               "compile.inductor.cache.dynamic"],
           str(ran))
     ran = flatcheck_torch.select_paths(flatcheck_torch.DEFAULT_PATHS, None)
     check("select_paths: the default --paths is every path (aoti and jit included)",
@@ -2876,7 +2877,7 @@ def as_compiled(wrap, calls=2, path="compile.inductor"):
     """`path` of a program with torch.compile replaced: each model run through wrap(model);
     compile.inductor.dynamic's program runs at every size."""
     real, seen = torch.compile, []
-    static = path != "compile.inductor.dynamic"
+    static = path not in ("compile.inductor.dynamic", "compile.inductor.cache.dynamic")
 
     def fake(model, **kw):
         seen.append(kw)
@@ -2890,9 +2891,12 @@ def as_compiled(wrap, calls=2, path="compile.inductor"):
         return torch_inductor.run_inductor(prog, torch_compare.eager_run(prog), [path], {})[path]
     finally:
         torch.compile = real
-        want = {"backend": "inductor", "fullgraph": True, **({"dynamic": False} if static else {})}
+        every = path == "compile.inductor.cache.dynamic"  # dynamic=True: every dimension
+        want = {"backend": "inductor", "fullgraph": True,
+                **({"dynamic": False} if static else {"dynamic": True} if every else {})}
         check(f"{path}: compiles with backend inductor, fullgraph, "
-              f"{'static' if static else 'automatic dynamic'} shapes, once a size (a mismatch "
+              f"{'static' if static else 'symbolic' if every else 'automatic dynamic'} shapes, "
+              "once a size (a mismatch "
               f"traced: twice) ({seen})",
               seen and all(kw == want for kw in seen) and (static or len(seen) in (4, 8)))
 
@@ -2944,23 +2948,37 @@ if torch_compile.available() is None:
           torch_inductor.BROADCAST and inductor_ir.ExpandView.make_reindexer is plain, str(r))
     import torch._functorch.config  # noqa: E402
     from torch._dynamo.utils import counters  # noqa: E402
+    from torch._dynamo.utils import guard_failures  # noqa: E402
+    from torch._inductor.utils import clear_on_fresh_inductor_cache  # noqa: E402
     seen_cache = []
 
-    def from_cache(second_differs, hit=True):
-        """compile.inductor.cache with torch.compile replaced: each compile notes the caches'
-        settings; the second (after forget()) counts a cache hit when `hit`, and its outputs
-        are 1.5x eager's when `second_differs`."""
+    class _Loaded:  # an in-memory cache of Inductor's: counts its emptyings
+        emptied = 0
+
+        @classmethod
+        def cache_clear(cls):
+            cls.emptied += 1
+    clear_on_fresh_inductor_cache(_Loaded)
+
+    def from_cache(second_differs, hit=True, path="compile.inductor.cache"):
+        """`path` with torch.compile replaced: each compile notes the caches' settings and
+        whether dynamo and Inductor's memory were emptied before it (forget()); those after the
+        first count a cache hit
+        when `hit`, and the second's outputs are 1.5x eager's when `second_differs`."""
         del seen_cache[:]
 
         def wrap(m):
             seen_cache.append((os.environ.get("TORCHINDUCTOR_CACHE_DIR"),
                                torch._inductor.config.fx_graph_cache,
-                               torch._functorch.config.enable_autograd_cache))
-            if len(seen_cache) == 2 and hit:
+                               torch._functorch.config.enable_autograd_cache,
+                               "bridge_units" not in guard_failures and _Loaded.emptied > 0))
+            guard_failures["bridge_units"], _Loaded.emptied = [], 0  # torch._dynamo.reset() and
+            # clear_inductor_caches() empty them
+            if len(seen_cache) >= 2 and hit:
                 counters["inductor"]["fxgraph_cache_hit"] += 1
             k = 1.5 if len(seen_cache) == 2 and second_differs else 1.0
             return lambda *a: tuple(o * k for o in m(*a))
-        return as_compiled(wrap, path="compile.inductor.cache")
+        return as_compiled(wrap, path=path)
     r = from_cache(False, hit=False)
     check("compile.inductor.cache: a second compile that took nothing from the caches is "
           "skipped, saying so", r["status"] == "skipped" and
@@ -2968,16 +2986,31 @@ if torch_compile.available() is None:
     r = from_cache(False)
     outside = os.environ.get("TORCHINDUCTOR_CACHE_DIR")
     check("compile.inductor.cache: both compiles in one cache directory of its own, the FX "
-          "graph and AOTAutograd caches on; the second's hit counted; agree",
+          "graph and AOTAutograd caches on, dynamo and Inductor's memory emptied before each; "
+          "the second's hit counted; agree",
           r["status"] == "agree" and r.get("cache") == {"fxgraph_cache_hit": 1} and
           r.get("same_as_cold") is True and seen_cache[0] == seen_cache[1] and
           seen_cache[0][0] not in (None, outside) and not os.path.exists(seen_cache[0][0]) and
-          seen_cache[0][1:] == (True, True), f"{r} {seen_cache}")
+          seen_cache[0][1:] == (True, True, True), f"{r} {seen_cache}")
     r = from_cache(True)
     check("compile.inductor.cache: the compile from the caches wrong where the first agreed: a "
           "mismatch that says the cache hit differs", r["status"] == "mismatch" and
           "the cache hit differs" in r.get("first_mismatch", "") and
           r.get("same_as_cold") is False, str(r))
+    cdyn = "compile.inductor.cache.dynamic"
+    r = from_cache(False, hit=False, path=cdyn)
+    check(f"{cdyn}: no size after the first took anything from the caches: skipped, saying so; "
+          "each of the four sizes compiled in the one cache directory, dynamo and Inductor's memory "
+          "emptied before each", r["status"] == "skipped" and
+          r.get("skip", "").startswith("cache-not-taken") and len(seen_cache) == 4 and
+          len(set(seen_cache)) == 1 and seen_cache[0][1:] == (True, True, True),
+          f"{r} {seen_cache}")
+    r = from_cache(True, path=cdyn)
+    check(f"{cdyn}: the second size, taken from the caches, 1.5x eager's: a mismatch at that "
+          "size, which says it was taken from them", r["status"] == "mismatch" and
+          r.get("shapes") == [[3, 4]] and r.get("from_cache") is True and
+          r.get("sizes") == [[[2, 3]], [[3, 4]], [[4, 6]], [[4, 5]]] and
+          r.get("cache")[1:] == [{"fxgraph_cache_hit": 1}] * 3, str(r))
     path, cxx = os.environ["PATH"], os.environ.pop("CXX", None)
     os.environ["PATH"] = "/nonexistent"
     try:
@@ -2998,6 +3031,9 @@ if torch_compile.available() is None:
     d = torch_inductor.run_inductor(prog, torch_compare.eager_run(prog),
                                     ["compile.inductor.dynamic"], {})
     d = d.get("compile.inductor.dynamic", {})
+    cd = torch_inductor.run_inductor(prog, torch_compare.eager_run(prog),
+                                     ["compile.inductor.cache.dynamic"], {})
+    cd = cd.get("compile.inductor.cache.dynamic", {})
     f = torch_inductor.run_inductor(prog_counter, torch_compare.eager_run(prog_counter),
                                     ["compile.inductor.freezing"], {})
     f = f.get("compile.inductor.freezing", {})
@@ -3022,13 +3058,18 @@ if torch_compile.available() is None:
               c.get("status") in ("agree", "excused") and c.get("same_as_cold") is True and
               c.get("cache", {}).get("fxgraph_cache_hit", 0) >= 1 and
               c.get("cache", {}).get("autograd_cache_hit", 0) >= 1, str(c))
+        check("compile.inductor.cache.dynamic: every dimension symbolic, the three sizes after "
+              "the first compiled from the caches the first filled: agree or rounding",
+              cd.get("status") in ("agree", "excused") and len(cd.get("cache", [])) == 4 and
+              all(t.get("fxgraph_cache_hit", 0) >= 1 for t in cd["cache"][1:]), str(cd))
         check("compile.inductor.dynamic: Inductor's kernels at four sizes (symbolic after the "
               "first): agree or rounding", d.get("status") in ("agree", "excused") and
               len(d.get("sizes", [])) == 4, str(d))
     else:
         for path, res in (("compile.inductor", r), ("compile.inductor.dynamic", d),
                           ("compile.inductor.freezing", f), ("compile.inductor.breaks", b),
-                          ("compile.inductor.cache", c)):
+                          ("compile.inductor.cache", c),
+                          ("compile.inductor.cache.dynamic", cd)):
             check(f"{path}: skipped with the reason ({why})",
                   res.get("status") == "skipped" and res.get("skip") == why, str(res))
 
