@@ -244,6 +244,12 @@ def dynamic_inductor_path(p, eager, cache):
         return r
     with expand_by_value():
         again = dynamic_path(p, eager, cache, "inductor", judged)
+    return broadcast_class(r, again)
+
+
+def broadcast_class(r, again):
+    """`r`, a mismatch at some size, as entry 71's class when `again` (the same path run with
+    entry 71's cause removed: expand_by_value) agrees or is rounding at every size; else `r`."""
     if again["status"] not in ("agree", "excused"):
         return r
     return {"status": "known_torch_issue", "known_torch_issue": BROADCAST, "stage": "run",
@@ -330,7 +336,22 @@ def took_nothing(took):
 def cache_dynamic_path(p, eager, cache):
     """compile.inductor.cache.dynamic: every dimension symbolic, compiled at the inputs' own
     sizes into empty caches, then at each other size after everything in memory is forgotten
-    (the caches on disk kept); every size judged, the worst result with what each took."""
+    (the caches on disk kept); every size judged, the worst result with what each took. A
+    mismatch that Inductor with entry 71's cause removed does not give is that class."""
+    r = cache_sizes(p, eager, cache)
+    if r["status"] == "mismatch":
+        with expand_by_value():
+            again = cache_sizes(p, eager, cache)
+        r = {**broadcast_class(r, again), "cache": r["cache"], "from_cache": r["from_cache"]}
+    if all(took_nothing(t) for t in r["cache"][1:]) and r["status"] in ("agree", "excused"):
+        return {"status": "skipped", "skip": "cache-not-taken: no size after the first took "
+                "anything from the caches", "sizes": r["sizes"], "cache": r["cache"]}
+    return r
+
+
+def cache_sizes(p, eager, cache):
+    """cache_dynamic_path's compiles and judgements: the worst size's result, with the sizes
+    and what each took from the caches."""
     sizes, worst, took = sizes_judged(p, eager, cache), {"status": "agree"}, []
     try:
         with caches_on():
@@ -345,11 +366,8 @@ def cache_dynamic_path(p, eager, cache):
                              "from_cache": not took_nothing(took[-1])}
     finally:
         reset()
-    extra = {"sizes": [[list(t.shape) for t in inputs] for inputs, _, _ in sizes], "cache": took}
-    if all(took_nothing(t) for t in took[1:]) and worst["status"] not in ("mismatch", "error"):
-        return {"status": "skipped", "skip": "cache-not-taken: no size after the first took "
-                "anything from the caches", **extra}
-    return {**worst, **extra}
+    return {**worst, "sizes": [[list(t.shape) for t in inputs] for inputs, _, _ in sizes],
+            "cache": took}
 
 
 def run_inductor(p, eager, paths, cache):
