@@ -24,8 +24,9 @@ case "$suite" in
                  exit 2 ;;
 esac
 # g++, libtorch-dev (torch's C++ headers) and python3-setuptools (torch 2.6's C++ extension
-# loader imports it): what Inductor needs to compile its CPU kernels (compile.inductor).
-packages=(python3-torch python3-numpy g++ libtorch-dev python3-setuptools)
+# loader imports it): what Inductor needs to compile its CPU kernels (compile.inductor);
+# pybind11-dev: what its C++ wrapper includes (compile.inductor.cpp_wrapper).
+packages=(python3-torch python3-numpy g++ libtorch-dev python3-setuptools pybind11-dev)
 
 # The recipe: what a root built by this script depends on. A change to any of it rebuilds.
 recipe="suite=$suite packages=${packages[*]} variant=minbase script=$(sha256sum "$0" | cut -c1-16)"

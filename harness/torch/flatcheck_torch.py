@@ -112,12 +112,14 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            outputs and the model's state vs torch eager on the same inputs, bit for bit
            (torch_compile.py; torch >= 2.0).
   compile.inductor, compile.inductor.dynamic, compile.inductor.freezing,
-  compile.inductor.breaks, compile.inductor.cache, compile.inductor.cache.dynamic
+  compile.inductor.breaks, compile.inductor.cpp_wrapper, compile.inductor.cache,
+  compile.inductor.cache.dynamic
            torch.compile with Inductor (its C++ kernels for the CPU; needs g++ and torch's
            headers), static shapes, or (dynamic) automatic dynamic shapes at the inputs' sizes
            and then up to three others, as compile.dynamic: kernels for symbolic sizes, or
            (freezing) with Inductor's freezing, under torch.no_grad(): state the graph does not
            update folded in as constants, or (breaks) with compile.breaks' graph breaks, or
+           (cpp_wrapper) with Inductor's C++ wrapper code around the kernels (pybind11), or
            (cache) compiled into empty FX graph and AOTAutograd caches, everything in memory
            forgotten, and a fresh model compiled from those caches, or (cache.dynamic) every
            dimension symbolic, compiled so at the inputs' sizes and then from the caches at up
@@ -142,8 +144,8 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            cond: torch.jit.trace refuses torch.cond).
 --paths takes names or prefixes: `fx` is the fx path, the folder, const_fold, the two split
 paths and the rewrite path, `export` the twenty-seven export paths, `export.strict` thirteen,
-`partition` the two partition paths and their two re-export paths, `compile` the eleven
-torch.compile paths (`compile.inductor` Inductor's six), `aoti` the two AOTInductor paths, `jit`
+`partition` the two partition paths and their two re-export paths, `compile` the twelve
+torch.compile paths (`compile.inductor` Inductor's seven), `aoti` the two AOTInductor paths, `jit`
 the three TorchScript paths; the default is every path.
 
 --branch cond runs every path but eager with the program's branch op taken by torch.cond, as the

@@ -22,6 +22,11 @@ and compiles its own C++ kernels for the CPU.
                      (torch_compile.breaking): each forward split into several graphs, each
                      compiled by Inductor, values, views and pending buffer updates crossing
                      between them as graph inputs and outputs
+  compile.inductor.cpp_wrapper
+                     compile.inductor with Inductor's C++ wrapper (torch._inductor.config
+                     cpp_wrapper): the code that allocates the buffers, calls the kernels and
+                     returns the outputs (views of buffers among them) written in C++ and
+                     compiled, not Python; needs pybind11's headers
   compile.inductor.cache
                      compile.inductor twice in an empty cache directory of its own, with
                      Inductor's FX graph cache and AOTAutograd's cache on (local only): the
@@ -72,7 +77,8 @@ from torch_dynamic import RANK, inputs_of
 from torch_export import run_family, state_after, verdict
 
 PATHS = ("compile.inductor", "compile.inductor.dynamic", "compile.inductor.freezing",
-         "compile.inductor.breaks", "compile.inductor.cache", "compile.inductor.cache.dynamic")
+         "compile.inductor.breaks", "compile.inductor.cpp_wrapper", "compile.inductor.cache",
+         "compile.inductor.cache.dynamic")
 # compile.inductor.cache: the counters of torch._dynamo.utils.counters it reads ({group: names})
 CACHE_COUNTERS = {"inductor": ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgraph_cache_bypass"),
                   "aot_autograd": ("autograd_cache_hit", "autograd_cache_miss",
@@ -98,6 +104,24 @@ def available():
     except ImportError as e:  # torch 2.6's imports setuptools
         return f"torch.utils.cpp_extension cannot be imported ({e}; Debian: python3-setuptools)"
     return None
+
+
+def cpp_wrapper_available():
+    """None where Inductor's C++ wrapper can be compiled here; else why not: it includes
+    pybind11's headers (Debian: pybind11-dev, which scripts/torch-root.sh installs)."""
+    where = (os.path.join(os.path.dirname(torch.__file__), "include"), "/usr/include",
+             "/usr/local/include")
+    if not any(os.path.exists(os.path.join(d, "pybind11", "gil.h")) for d in where):
+        return ("pybind11's headers are missing: Inductor's C++ wrapper includes them (Debian: "
+                "pybind11-dev)")
+    return None
+
+
+@contextlib.contextmanager
+def cpp_wrapper():
+    import torch._inductor.config
+    with torch._inductor.config.patch(cpp_wrapper=True):
+        yield
 
 
 @contextlib.contextmanager
@@ -185,10 +209,11 @@ def frozen():
         yield
 
 
-def inductor_path(p, eager, cache, freezing=False, breaks=False):
+def inductor_path(p, eager, cache, freezing=False, breaks=False, wrapper=False):
     """compile.inductor (compile.inductor.freezing: with Inductor's freezing;
-    compile.inductor.breaks: without fullgraph, with compile.breaks' graph breaks): a fresh
-    model compiled by Inductor with static shapes, the calls judged."""
+    compile.inductor.breaks: without fullgraph, with compile.breaks' graph breaks;
+    compile.inductor.cpp_wrapper (`wrapper`): with the C++ wrapper): a fresh model compiled by
+    Inductor with static shapes, the calls judged."""
     with broken(p) if breaks else contextlib.nullcontext() as n:
         extra = {"breaks": n} if breaks else {}
         try:
@@ -196,7 +221,8 @@ def inductor_path(p, eager, cache, freezing=False, breaks=False):
             model = p.build()
             compiled = torch.compile(model, backend="inductor", fullgraph=not breaks,
                                      dynamic=False)
-            with frozen() if freezing else contextlib.nullcontext():
+            with frozen() if freezing else contextlib.nullcontext(), \
+                    cpp_wrapper() if wrapper else contextlib.nullcontext():
                 outs, state = run_calls(compiled, p), state_after(model)
         except Exception as e:  # noqa: BLE001 - Inductor refusing or failing on a program
             return {**refused(e), **extra}
@@ -379,6 +405,9 @@ def run_inductor(p, eager, paths, cache):
             return cache_path(p, eager, cache)
         if path == "compile.inductor.cache.dynamic":
             return cache_dynamic_path(p, eager, cache)
+        if path == "compile.inductor.cpp_wrapper" and cpp_wrapper_available():
+            return {"status": "skipped", "skip": cpp_wrapper_available()}
         return inductor_path(p, eager, cache, freezing=path == "compile.inductor.freezing",
-                             breaks=path == "compile.inductor.breaks")
+                             breaks=path == "compile.inductor.breaks",
+                             wrapper=path == "compile.inductor.cpp_wrapper")
     return run_family(PATHS, paths, one, available())

@@ -2822,10 +2822,11 @@ if torch_compile.available() is None:
           "eager at that size: agree", r["status"] == "agree" and r["sizes"] ==
           [[[2, 2]], [[3, 3]], [[4, 4]], [[1, 1]]], str(r))
     ran = flatcheck_torch.select_paths("compile", None)
-    check("select_paths: `compile` names the five torch.compile paths and Inductor's six",
+    check("select_paths: `compile` names the five torch.compile paths and Inductor's seven",
           ran == list(torch_compile.PATHS) + ["compile.inductor", "compile.inductor.dynamic",
                                                "compile.inductor.freezing",
                                                "compile.inductor.breaks",
+                                               "compile.inductor.cpp_wrapper",
                                                "compile.inductor.cache",
                                                "compile.inductor.cache.dynamic"],
           str(ran))
@@ -2938,6 +2939,37 @@ if torch_compile.available() is None:
     check("compile.inductor.freezing: its calls run with Inductor's freezing on and grad off; "
           "compile.inductor's with freezing off", [m[0] for m in modes] ==
           [False, False, True, True] and not any(m[1] for m in modes[2:]), str(modes))
+    wrapped = []
+    for path in ("compile.inductor", "compile.inductor.cpp_wrapper"):
+        def noting_wrapper(m):
+            def call(*a):
+                wrapped.append(torch._inductor.config.cpp_wrapper)
+                return m(*a)
+            return call
+        real_why = torch_inductor.cpp_wrapper_available
+        torch_inductor.cpp_wrapper_available = lambda: None
+        try:
+            r = as_compiled(noting_wrapper, path=path)
+        finally:
+            torch_inductor.cpp_wrapper_available = real_why
+        check(f"{path}: the model itself agrees", r["status"] == "agree", str(r))
+    check("compile.inductor.cpp_wrapper: its calls (which compile) run with Inductor's C++ "
+          "wrapper on; compile.inductor's with it off", wrapped == [False, False, True, True],
+          str(wrapped))
+    real_exists = torch_inductor.os.path.exists
+    torch_inductor.os.path.exists = lambda f: "pybind11" not in f and real_exists(f)
+    try:
+        none = torch_inductor.cpp_wrapper_available()
+        prog = types.SimpleNamespace(CONFIG={"calls": 1}, INPUTS=[torch.tensor([1.0, -2.0, 3.0])],
+                                     OPS=["add"], build=_Counter, _NoRecorder=object)
+        r = torch_inductor.run_inductor(prog, torch_compare.eager_run(prog),
+                                        ["compile.inductor.cpp_wrapper"], {})
+        r = r["compile.inductor.cpp_wrapper"]
+    finally:
+        torch_inductor.os.path.exists = real_exists
+    check("compile.inductor.cpp_wrapper: without pybind11's headers skipped, saying why",
+          none is not None and "pybind11" in none and r["status"] == "skipped" and
+          r.get("skip") == none, f"{none} {r}")
     from torch._inductor import ir as inductor_ir
     plain = inductor_ir.ExpandView.make_reindexer
     r = as_compiled(lambda m: lambda *a: tuple(
@@ -3049,8 +3081,9 @@ if torch_compile.available() is None:
                                     ["compile.inductor.freezing"], {})
     f = f.get("compile.inductor.freezing", {})
     c = torch_inductor.run_inductor(prog_counter, torch_compare.eager_run(prog_counter),
-                                    ["compile.inductor.cache"], {})
-    c = c.get("compile.inductor.cache", {})
+                                    ["compile.inductor.cache", "compile.inductor.cpp_wrapper"],
+                                    {})
+    w, c = c.get("compile.inductor.cpp_wrapper", {}), c.get("compile.inductor.cache", {})
     before = counters["stats"]["unique_graphs"]
     b = torch_inductor.run_inductor(brk, torch_compare.eager_run(brk),
                                     ["compile.inductor.breaks"], {})
@@ -3064,6 +3097,13 @@ if torch_compile.available() is None:
               "rounding", r.get("status") in ("agree", "excused"), str(r))
         check("compile.inductor.freezing: the same with the parameter frozen into the kernels: "
               "agree or rounding", f.get("status") in ("agree", "excused"), str(f))
+        if torch_inductor.cpp_wrapper_available() is None:
+            check("compile.inductor.cpp_wrapper: the same with Inductor's C++ wrapper: agree or "
+                  "rounding", w.get("status") in ("agree", "excused"), str(w))
+        else:
+            check(f"compile.inductor.cpp_wrapper: skipped with the reason "
+                  f"({torch_inductor.cpp_wrapper_available()})", w.get("status") == "skipped" and
+                  w.get("skip") == torch_inductor.cpp_wrapper_available(), str(w))
         check("compile.inductor.cache: the same compiled from the FX graph and AOTAutograd "
               "caches a first compile filled: both hit; agree or rounding, as the first",
               c.get("status") in ("agree", "excused") and c.get("same_as_cold") is True and
@@ -3079,7 +3119,7 @@ if torch_compile.available() is None:
     else:
         for path, res in (("compile.inductor", r), ("compile.inductor.dynamic", d),
                           ("compile.inductor.freezing", f), ("compile.inductor.breaks", b),
-                          ("compile.inductor.cache", c),
+                          ("compile.inductor.cache", c), ("compile.inductor.cpp_wrapper", w),
                           ("compile.inductor.cache.dynamic", cd)):
             check(f"{path}: skipped with the reason ({why})",
                   res.get("status") == "skipped" and res.get("skip") == why, str(res))
