@@ -95,9 +95,7 @@ def available():
     if not (os.environ.get("CXX") or shutil.which("g++") or shutil.which("c++")):
         return ("no C++ compiler: Inductor compiles C++ kernels for the CPU (Debian: g++; "
                 "scripts/torch-root.sh installs it in the torch roots)")
-    where = (os.path.join(os.path.dirname(torch.__file__), "include"), "/usr/include",
-             "/usr/local/include")  # a wheel's own headers, or Debian's
-    if not any(os.path.exists(os.path.join(d, "c10", "util", "BFloat16.h")) for d in where):
+    if not has_header("c10", "util", "BFloat16.h"):
         return "torch's C++ headers are missing: Inductor includes them (Debian: libtorch-dev)"
     try:
         importlib.import_module("torch.utils.cpp_extension")  # Inductor loads kernels by it
@@ -106,12 +104,17 @@ def available():
     return None
 
 
+def has_header(*parts):
+    """Whether the header is among a wheel's own headers (torch/include) or the system's."""
+    where = (os.path.join(os.path.dirname(torch.__file__), "include"), "/usr/include",
+             "/usr/local/include")
+    return any(os.path.exists(os.path.join(d, *parts)) for d in where)
+
+
 def cpp_wrapper_available():
     """None where Inductor's C++ wrapper can be compiled here; else why not: it includes
     pybind11's headers (Debian: pybind11-dev, which scripts/torch-root.sh installs)."""
-    where = (os.path.join(os.path.dirname(torch.__file__), "include"), "/usr/include",
-             "/usr/local/include")
-    if not any(os.path.exists(os.path.join(d, "pybind11", "gil.h")) for d in where):
+    if not has_header("pybind11", "gil.h"):
         return ("pybind11's headers are missing: Inductor's C++ wrapper includes them (Debian: "
                 "pybind11-dev)")
     return None
@@ -314,10 +317,12 @@ def forget():
     clear_inductor_caches()
 
 
-def cache_counts():
+def cache_counts(since=None):
+    """The cache counters; with `since` (counters read before), those that moved, by how much."""
     from torch._dynamo.utils import counters
-    return {name: counters[group][name] for group, names in CACHE_COUNTERS.items()
-            for name in names}
+    now = {name: counters[group][name] for group, names in CACHE_COUNTERS.items()
+           for name in names}
+    return now if since is None else {k: v - since[k] for k, v in now.items() if v != since[k]}
 
 
 def cache_path(p, eager, cache):
@@ -334,7 +339,7 @@ def cache_path(p, eager, cache):
             forget()
             before = cache_counts()
             warm = once()
-            took = {k: v - before[k] for k, v in cache_counts().items() if v != before[k]}
+            took = cache_counts(since=before)
     except Exception as e:  # noqa: BLE001 - Inductor refusing or failing on a program
         return refused(e)
     finally:
@@ -385,8 +390,7 @@ def cache_sizes(p, eager, cache):
                 forget()
                 before = cache_counts()
                 r, _ = at_size(p, inputs, want, at, "inductor", judged, dynamic=True)
-                took.append({k: v - before[k] for k, v in cache_counts().items()
-                             if v != before[k]})
+                took.append(cache_counts(since=before))
                 if RANK.get(r["status"], 0) > RANK.get(worst["status"], 0):
                     worst = {**r, "shapes": [list(t.shape) for t in inputs],
                              "from_cache": not took_nothing(took[-1])}
