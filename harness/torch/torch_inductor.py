@@ -212,6 +212,14 @@ def frozen():
         yield
 
 
+def compiled_run(p, fullgraph=True):
+    """(outputs, the model's state after) of a fresh model compiled by Inductor with static
+    shapes; the compile happens at the first call, under the caller's settings."""
+    model = p.build()
+    compiled = torch.compile(model, backend="inductor", fullgraph=fullgraph, dynamic=False)
+    return run_calls(compiled, p), state_after(model)
+
+
 def inductor_path(p, eager, cache, freezing=False, breaks=False, wrapper=False):
     """compile.inductor (compile.inductor.freezing: with Inductor's freezing;
     compile.inductor.breaks: without fullgraph, with compile.breaks' graph breaks;
@@ -221,12 +229,9 @@ def inductor_path(p, eager, cache, freezing=False, breaks=False, wrapper=False):
         extra = {"breaks": n} if breaks else {}
         try:
             reset()
-            model = p.build()
-            compiled = torch.compile(model, backend="inductor", fullgraph=not breaks,
-                                     dynamic=False)
             with frozen() if freezing else contextlib.nullcontext(), \
                     cpp_wrapper() if wrapper else contextlib.nullcontext():
-                outs, state = run_calls(compiled, p), state_after(model)
+                outs, state = compiled_run(p, fullgraph=not breaks)
         except Exception as e:  # noqa: BLE001 - Inductor refusing or failing on a program
             return {**refused(e), **extra}
         finally:
@@ -328,17 +333,13 @@ def cache_counts(since=None):
 def cache_path(p, eager, cache):
     """compile.inductor.cache: the program compiled into empty caches, then a fresh model
     compiled from them after everything in memory is forgotten; that model's calls judged."""
-    def once():
-        model = p.build()
-        compiled = torch.compile(model, backend="inductor", fullgraph=True, dynamic=False)
-        return run_calls(compiled, p), state_after(model)
     try:
         with caches_on():
             forget()
-            cold = once()
+            cold = compiled_run(p)
             forget()
             before = cache_counts()
-            warm = once()
+            warm = compiled_run(p)
             took = cache_counts(since=before)
     except Exception as e:  # noqa: BLE001 - Inductor refusing or failing on a program
         return refused(e)

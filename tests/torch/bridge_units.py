@@ -3003,9 +3003,8 @@ if torch_compile.available() is None:
     def from_cache(second_differs, hit=True, path="compile.inductor.cache"):
         """`path` with torch.compile replaced: each compile notes the caches' settings and
         whether dynamo and Inductor's memory were emptied before it (forget()); those after the
-        first count a cache hit
-        when `hit`, and the second's outputs are 1.5x eager's when `second_differs` (in the
-        second run of four compiles too)."""
+        first count a cache hit when `hit`, and the second's outputs are 1.5x eager's when
+        `second_differs` (in the second run of four compiles too)."""
         del seen_cache[:]
 
         def wrap(m):
@@ -3043,8 +3042,8 @@ if torch_compile.available() is None:
     cdyn = "compile.inductor.cache.dynamic"
     r = from_cache(False, hit=False, path=cdyn)
     check(f"{cdyn}: no size after the first took anything from the caches: skipped, saying so; "
-          "each of the four sizes compiled in the one cache directory, dynamo and Inductor's memory "
-          "emptied before each", r["status"] == "skipped" and
+          "each of the four sizes compiled in the one cache directory, dynamo and Inductor's "
+          "memory emptied before each", r["status"] == "skipped" and
           r.get("skip", "").startswith("cache-not-taken") and len(seen_cache) == 4 and
           len(set(seen_cache)) == 1 and seen_cache[0][1:] == (True, True, True),
           f"{r} {seen_cache}")
