@@ -25,8 +25,11 @@ case "$suite" in
 esac
 # g++, libtorch-dev (torch's C++ headers) and python3-setuptools (torch 2.6's C++ extension
 # loader imports it): what Inductor needs to compile its CPU kernels (compile.inductor);
-# pybind11-dev: what its C++ wrapper includes (compile.inductor.cpp_wrapper).
-packages=(python3-torch python3-numpy g++ libtorch-dev python3-setuptools pybind11-dev)
+# pybind11-dev: what its C++ wrapper includes (compile.inductor.cpp_wrapper); libsleef-dev:
+# sleef.h, which torch's vector types include: without it Inductor finds no vector ISA it can
+# build and writes only scalar kernels (compile.inductor.scalar is then the same as the others).
+packages=(python3-torch python3-numpy g++ libtorch-dev python3-setuptools pybind11-dev
+          libsleef-dev)
 
 # The recipe: what a root built by this script depends on. A change to any of it rebuilds.
 recipe="suite=$suite packages=${packages[*]} variant=minbase script=$(sha256sum "$0" | cut -c1-16)"

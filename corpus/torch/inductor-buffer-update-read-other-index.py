@@ -7,7 +7,10 @@ updated, so y is added twice. Found by flatcheck's torch campaign on torch 2.6 (
 float64 run give 9.03e11), shrunk from 77 to 11 nodes by `flatcheck shrink`, written by hand
 from the shrink; a second shape (Outer: an outer product of the new value) from seed 123 case
 63 on 2.6, and the smallest (Transposed) from case 64; docs/found-bugs.md 70. torch 2.14.1 is
-right on all three (2.7 to 2.13 not run).
+right on all three (2.7 to 2.13 not run). The campaign found them with Inductor's scalar
+kernels (Debian's torch without Sleef preloaded builds no vector ones); at these sizes its
+vector kernels are right, so the three run with scalar kernels (cpp.simdlen = 1). With the
+default (vector) kernels Transposed is wrong from 17 x 17 on: Transposed17.
     python3 corpus/torch/inductor-buffer-update-read-other-index.py   # exit 1 while present
 """
 import sys
@@ -46,14 +49,20 @@ class Outer(torch.nn.Module):
 class Transposed(torch.nn.Module):
     """The smallest shape (seed 123 case 64, shrunk 244 -> 4 nodes): the buffer's old value read
     transposed after the update; element [1, 0] reads buf[0, 1] after its store."""
-    def __init__(self):
+    def __init__(self, n=2):
         super().__init__()
-        self.register_buffer("buf", torch.arange(4.0).reshape(2, 2))
+        self.register_buffer("buf", torch.arange(float(n * n)).reshape(n, n))
 
     def forward(self, x):
         old = self.buf.clone()
         self.buf.copy_(old + x)
         return (x + old.t(),)  # [[1, 3], [2, 4]]
+
+
+def Transposed17():
+    """Transposed at 17 x 17, with Inductor's default kernels (vector ones where it can build
+    them): 16 elements wrong on 2.6 (16 x 16 and smaller are right)."""
+    return Transposed(17)
 
 
 def run(build, inputs, compiled):
@@ -68,17 +77,23 @@ def main():
     import torch._inductor.config
     torch._inductor.config.compile_threads = 1  # no worker processes (the repro runner forks)
     wrong = 0
-    for build, inputs in ((Model, (torch.ones(1, 1, 2), torch.ones(1, 1, 2))),
-                          (Outer, (torch.tensor([1.0, 2.0]),)),
-                          (Transposed, (torch.ones(2, 2),))):
-        want, got = run(build, inputs, False), run(build, inputs, True)
+    for build, inputs, simdlen in ((Model, (torch.ones(1, 1, 2), torch.ones(1, 1, 2)), 1),
+                                   (Outer, (torch.tensor([1.0, 2.0]),), 1),
+                                   (Transposed, (torch.ones(2, 2),), 1),
+                                   (Transposed17, (torch.ones(17, 17),), None)):
+        want = run(build, inputs, False)
+        with torch._inductor.config.patch({"cpp.simdlen": simdlen}):
+            got = run(build, inputs, True)
         if got != want:
-            print(f"torch {torch.__version__}: {build.__name__}: Inductor's outputs and buffer "
-                  f"{got}, eager's {want}")
+            bad = sum(g != w for gs, ws in zip(got, want) for g, w in zip(gs, ws))
+            print(f"torch {torch.__version__}: {build.__name__}, "
+                  f"{'scalar' if simdlen else 'default'} kernels: Inductor's outputs and buffer "
+                  f"differ from eager's at {bad} elements: {got[0][:4]} for {want[0][:4]} "
+                  "(first elements of the first output)")
             wrong += 1
     if wrong:
         return 1
-    print(f"torch {torch.__version__}: Inductor agrees with eager on the three models")
+    print(f"torch {torch.__version__}: Inductor agrees with eager on the four models")
     return 0
 
 
