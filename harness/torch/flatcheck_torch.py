@@ -112,14 +112,20 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            outputs and the model's state vs torch eager on the same inputs, bit for bit
            (torch_compile.py; torch >= 2.0).
   compile.inductor, compile.inductor.dynamic, compile.inductor.freezing,
-  compile.inductor.breaks, compile.inductor.cpp_wrapper, compile.inductor.cache,
+  compile.inductor.breaks, compile.inductor.cpp_wrapper, compile.inductor.scalar,
+  compile.inductor.memory, compile.inductor.wide, compile.inductor.cache,
   compile.inductor.cache.dynamic
            torch.compile with Inductor (its C++ kernels for the CPU; needs g++ and torch's
            headers), static shapes, or (dynamic) automatic dynamic shapes at the inputs' sizes
            and then up to three others, as compile.dynamic: kernels for symbolic sizes, or
-           (freezing) with Inductor's freezing, under torch.no_grad(): state the graph does not
+           (freezing) with Inductor's freezing (the calls, as every path's, under
+           torch.no_grad()): state the graph does not
            update folded in as constants, or (breaks) with compile.breaks' graph breaks, or
            (cpp_wrapper) with Inductor's C++ wrapper code around the kernels (pybind11), or
+           (scalar) with scalar kernels only (the others use its vector kernels where it can
+           build them), or (memory) with Inductor's memory planning
+           (buffers carved from pools), or (wide) of the program with every dimension of its
+           inputs and state nine times larger, judged against eager on that program, or
            (cache) compiled into empty FX graph and AOTAutograd caches, everything in memory
            forgotten, and a fresh model compiled from those caches, or (cache.dynamic) every
            dimension symbolic, compiled so at the inputs' sizes and then from the caches at up
@@ -144,8 +150,8 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            cond: torch.jit.trace refuses torch.cond).
 --paths takes names or prefixes: `fx` is the fx path, the folder, const_fold, the two split
 paths and the rewrite path, `export` the twenty-seven export paths, `export.strict` thirteen,
-`partition` the two partition paths and their two re-export paths, `compile` the twelve
-torch.compile paths (`compile.inductor` Inductor's seven), `aoti` the two AOTInductor paths, `jit`
+`partition` the two partition paths and their two re-export paths, `compile` the fifteen
+torch.compile paths (`compile.inductor` Inductor's ten), `aoti` the two AOTInductor paths, `jit`
 the three TorchScript paths; the default is every path.
 
 --branch cond runs every path but eager with the program's branch op taken by torch.cond, as the
@@ -280,6 +286,7 @@ from torch_compile import PATHS as COMPILE_PATHS
 from torch_compile import run_compile
 from torch_inductor import PATHS as INDUCTOR_PATHS
 from torch_inductor import run_inductor
+import torch_inductor
 from torch_aoti import PATHS as AOTI_PATHS
 from torch_aoti import run_aoti
 from torch_jit import PATHS as JIT_PATHS
@@ -816,6 +823,9 @@ def main():
     summary = {"summary": True, "torch": torch.__version__, "branch": args.branch,
                "reads": args.reads, "programs": len(args.programs),
                "programs_not_run": 0, "paths": {}, "ops_per_path": {}}
+    if torch_inductor.available() is None and \
+            any(x in INDUCTOR_PATHS + AOTI_PATHS for x in paths):
+        summary["inductor_vector_isa"] = torch_inductor.vector_isa()  # None: scalar kernels
     failed, hits = 0, 0
     if args.reads != "copy":
         summary["programs_reads_change"] = 0

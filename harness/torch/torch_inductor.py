@@ -13,10 +13,10 @@ and compiles its own C++ kernels for the CPU.
                      each size vs torch eager on the same inputs, the float64 witness at that size
   compile.inductor.freezing
                      compile.inductor with Inductor's freezing (torch._inductor.config.freezing,
-                     the calls under torch.no_grad() as it needs): the parameters and buffers the
-                     graph does not update folded into the compiled graph as constants, what is
-                     computed from them alone computed once at compile time; what inference
-                     deployments turn on
+                     which needs the calls under torch.no_grad(), as every path's are): the
+                     parameters and buffers the graph does not update folded into the compiled
+                     graph as constants, what is computed from them alone computed once at
+                     compile time; what inference deployments turn on
   compile.inductor.breaks
                      compile.inductor without fullgraph, with compile.breaks' graph breaks
                      (torch_compile.breaking): each forward split into several graphs, each
@@ -27,6 +27,24 @@ and compiles its own C++ kernels for the CPU.
                      cpp_wrapper): the code that allocates the buffers, calls the kernels and
                      returns the outputs (views of buffers among them) written in C++ and
                      compiled, not Python; needs pybind11's headers
+  compile.inductor.scalar
+                     compile.inductor with vectorization off (torch._inductor.config.cpp
+                     simdlen = 1): Inductor's scalar kernels only, where the other paths run its
+                     vector kernels (at::vec::Vectorized loads and stores, masked tails)
+                     wherever it can build them; skipped where it can build none (vector_isa)
+  compile.inductor.memory
+                     compile.inductor with Inductor's memory planning (torch._inductor.config
+                     memory_planning; inference graphs only, which every path's calls, under
+                     torch.no_grad(), give): every buffer
+                     carved from a few pools at offsets planned from the buffers' lifetimes,
+                     so buffers alive at different times share storage
+  compile.inductor.wide
+                     compile.inductor of the program widened: every dimension of its inputs,
+                     parameters and buffers made 9 times larger (1 to 4 -> 9 to 36; values
+                     repeated in order), so a kernel's loops run whole vectors and tails of
+                     several lengths, where the programs' own sizes (at most 4) fit in one
+                     partial vector; judged against torch eager on the widened program (the
+                     float64 witness there); skipped where eager refuses it
   compile.inductor.cache
                      compile.inductor twice in an empty cache directory of its own, with
                      Inductor's FX graph cache and AOTAutograd's cache on (local only): the
@@ -73,17 +91,27 @@ import torch
 from torch_compare import diff_values, eager_run, judge, run_calls, strip_variants
 from torch_compile import available as compile_available
 from torch_compile import at_size, broken, dynamic_path, refused, reset, sizes_judged
-from torch_dynamic import RANK, inputs_of
+from torch_dynamic import RANK, eager_at, inputs_of, resized
 from torch_export import run_family, state_after, verdict
 
 PATHS = ("compile.inductor", "compile.inductor.dynamic", "compile.inductor.freezing",
-         "compile.inductor.breaks", "compile.inductor.cpp_wrapper", "compile.inductor.cache",
+         "compile.inductor.breaks", "compile.inductor.cpp_wrapper", "compile.inductor.scalar",
+         "compile.inductor.memory", "compile.inductor.wide", "compile.inductor.cache",
          "compile.inductor.cache.dynamic")
+# compile.inductor's variants that differ only in Inductor's settings: {path: the settings of
+# torch._inductor.config it compiles under}. Every path's calls run under torch.no_grad()
+# (torch_compare.run_calls), so Inductor compiles an inference graph: what freezing and memory
+# planning need.
+SETTINGS = {"compile.inductor.freezing": {"freezing": True},
+            "compile.inductor.cpp_wrapper": {"cpp_wrapper": True},
+            "compile.inductor.scalar": {"cpp.simdlen": 1},
+            "compile.inductor.memory": {"memory_planning": True}}
 # compile.inductor.cache: the counters of torch._dynamo.utils.counters it reads ({group: names})
 CACHE_COUNTERS = {"inductor": ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgraph_cache_bypass"),
                   "aot_autograd": ("autograd_cache_hit", "autograd_cache_miss",
                                    "autograd_cache_bypass")}
 BROADCAST = "inductor-dynamic-size-one-expression-broadcast"  # docs/found-bugs.md 71
+WIDE = 9  # compile.inductor.wide: every dimension times this (9 to 36: past a 16-lane vector)
 RATIO = 16  # the error allowed, as a multiple of torch eager's own float32 error
 SLACK = 2.0 ** -14  # and relative to the value
 
@@ -120,10 +148,32 @@ def cpp_wrapper_available():
     return None
 
 
+def vector_isa():
+    """The vector instruction set Inductor writes its CPU kernels for here ("avx512", "avx2"),
+    or None: it finds none it can build (torch's vector types include sleef.h; without it,
+    every kernel is scalar)."""
+    try:
+        from torch._inductor.cpu_vec_isa import pick_vec_isa
+    except ImportError:  # torch < 2.5
+        from torch._inductor.codecache import pick_vec_isa
+    isa = pick_vec_isa()
+    return str(isa) if isa else None
+
+
+def scalar_available():
+    """None where compile.inductor.scalar differs from compile.inductor here; else why not."""
+    if vector_isa() is None:
+        return ("Inductor builds no vector kernels here (no vector ISA it can compile for; "
+                "torch's vector types include sleef.h: Debian libsleef-dev), so every Inductor "
+                "path's kernels are already scalar")
+    return None
+
+
 @contextlib.contextmanager
-def cpp_wrapper():
+def settings(path):
+    """Inductor's settings for `path` (SETTINGS; none for the others)."""
     import torch._inductor.config
-    with torch._inductor.config.patch(cpp_wrapper=True):
+    with torch._inductor.config.patch(SETTINGS.get(path, {})):
         yield
 
 
@@ -204,14 +254,6 @@ def judged(p, outs, state, eager, cache):
     return (status, why) if status != "mismatch" else witness(p, outs, state, eager)
 
 
-@contextlib.contextmanager
-def frozen():
-    """Inductor's freezing on, and grad off (freezing applies only then)."""
-    import torch._inductor.config
-    with torch._inductor.config.patch(freezing=True), torch.no_grad():
-        yield
-
-
 def compiled_run(p, fullgraph=True):
     """(outputs, the model's state after) of a fresh model compiled by Inductor with static
     shapes; the compile happens at the first call, under the caller's settings."""
@@ -220,17 +262,16 @@ def compiled_run(p, fullgraph=True):
     return run_calls(compiled, p), state_after(model)
 
 
-def inductor_path(p, eager, cache, freezing=False, breaks=False, wrapper=False):
-    """compile.inductor (compile.inductor.freezing: with Inductor's freezing;
-    compile.inductor.breaks: without fullgraph, with compile.breaks' graph breaks;
-    compile.inductor.cpp_wrapper (`wrapper`): with the C++ wrapper): a fresh model compiled by
+def inductor_path(p, eager, cache, path="compile.inductor"):
+    """compile.inductor, and its variants: compile.inductor.breaks without fullgraph, with
+    compile.breaks' graph breaks; the others under their SETTINGS. A fresh model compiled by
     Inductor with static shapes, the calls judged."""
+    breaks = path == "compile.inductor.breaks"
     with broken(p) if breaks else contextlib.nullcontext() as n:
         extra = {"breaks": n} if breaks else {}
         try:
             reset()
-            with frozen() if freezing else contextlib.nullcontext(), \
-                    cpp_wrapper() if wrapper else contextlib.nullcontext():
+            with settings(path):
                 outs, state = compiled_run(p, fullgraph=not breaks)
         except Exception as e:  # noqa: BLE001 - Inductor refusing or failing on a program
             return {**refused(e), **extra}
@@ -279,6 +320,63 @@ def dynamic_inductor_path(p, eager, cache):
     with expand_by_value():
         again = dynamic_path(p, eager, cache, "inductor", judged)
     return broadcast_class(r, again)
+
+
+def wide_path(p, eager, cache):
+    """compile.inductor.wide: the program widened (widened), a fresh model compiled by Inductor
+    with static shapes, its calls judged against torch eager's on the widened program."""
+    own = [list(t.shape) for t in p.INPUTS]
+    shapes = [wide_shape(s) for s in own]
+    if shapes == own:
+        return {"status": "skipped", "skip": "no-wide-input: no input has a dimension"}
+    inputs = [resized(t, s) for t, s in zip(p.INPUTS, shapes)]
+    with widened(p):
+        want = eager_at(p, inputs)
+        if want is None:
+            return {"status": "skipped", "shapes": shapes,
+                    "skip": "eager-refuses-wide: torch eager does not run the widened program "
+                            "(a fixed shape in its code does not fit the new sizes)"}
+        reset()
+        try:
+            r, _ = at_size(p, inputs, want, {}, "inductor", judged, dynamic=False)
+        finally:
+            reset()
+    return {**r, "shapes": shapes}
+
+
+def wide_shape(shape):
+    """Each dimension WIDE times larger: dimensions of one size stay alike, and a size that is
+    the sum of others (a cat, a split, a chunk) still is. Size 1 becomes WIDE too, so a program
+    that broadcasts a size-1 dimension against a larger one does not run widened (about a
+    quarter of the generated programs)."""
+    return [d * WIDE for d in shape]
+
+
+@contextlib.contextmanager
+def widened(p):
+    """p.build() makes the model with every parameter and buffer widened as the inputs are
+    (wide_shape; values repeated in order); a tensor registered under several names stays one."""
+    build = p.build
+
+    def wide_build():
+        model = build()
+        new = {}
+        for module in model.modules():
+            for store in (module._parameters, module._buffers):
+                for name, t in list(store.items()):
+                    if t is None:
+                        continue
+                    if id(t) not in new:
+                        w = resized(t.detach(), wide_shape(list(t.shape)))
+                        new[id(t)] = (torch.nn.Parameter(w, requires_grad=t.requires_grad)
+                                      if isinstance(t, torch.nn.Parameter) else w)
+                    store[name] = new[id(t)]
+        return model
+    p.build = wide_build
+    try:
+        yield p
+    finally:
+        p.build = build
 
 
 def broadcast_class(r, again):
@@ -410,9 +508,11 @@ def run_inductor(p, eager, paths, cache):
             return cache_path(p, eager, cache)
         if path == "compile.inductor.cache.dynamic":
             return cache_dynamic_path(p, eager, cache)
+        if path == "compile.inductor.wide":
+            return wide_path(p, eager, cache)
         if path == "compile.inductor.cpp_wrapper" and cpp_wrapper_available():
             return {"status": "skipped", "skip": cpp_wrapper_available()}
-        return inductor_path(p, eager, cache, freezing=path == "compile.inductor.freezing",
-                             breaks=path == "compile.inductor.breaks",
-                             wrapper=path == "compile.inductor.cpp_wrapper")
+        if path == "compile.inductor.scalar" and scalar_available():
+            return {"status": "skipped", "skip": scalar_available()}
+        return inductor_path(p, eager, cache, path)
     return run_family(PATHS, paths, one, available())

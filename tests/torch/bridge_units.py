@@ -8,8 +8,10 @@ ALIAS_PROGRAMS: a folder holding tests/torch/alias/*.json as `flatcheck emit-tor
 """
 import contextlib
 import copy
+import glob
 import importlib.util
 import math
+import re
 import operator
 import os
 import sys
@@ -2822,11 +2824,14 @@ if torch_compile.available() is None:
           "eager at that size: agree", r["status"] == "agree" and r["sizes"] ==
           [[[2, 2]], [[3, 3]], [[4, 4]], [[1, 1]]], str(r))
     ran = flatcheck_torch.select_paths("compile", None)
-    check("select_paths: `compile` names the five torch.compile paths and Inductor's seven",
+    check("select_paths: `compile` names the five torch.compile paths and Inductor's ten",
           ran == list(torch_compile.PATHS) + ["compile.inductor", "compile.inductor.dynamic",
                                                "compile.inductor.freezing",
                                                "compile.inductor.breaks",
                                                "compile.inductor.cpp_wrapper",
+                                               "compile.inductor.scalar",
+                                               "compile.inductor.memory",
+                                               "compile.inductor.wide",
                                                "compile.inductor.cache",
                                                "compile.inductor.cache.dynamic"],
           str(ran))
@@ -2927,35 +2932,34 @@ if torch_compile.available() is None:
     r = as_compiled(lambda m: m, path=dyn)
     check(f"{dyn}: the model itself agrees at every size", r["status"] == "agree", str(r))
     import torch._inductor.config  # noqa: E402
-    modes = []
-    for path in ("compile.inductor", "compile.inductor.freezing"):
-        def noting(m):
-            def call(*a):
-                modes.append((torch._inductor.config.freezing, torch.is_grad_enabled()))
-                return m(*a)
-            return call
-        r = as_compiled(noting, path=path)
-        check(f"{path}: the model itself agrees", r["status"] == "agree", str(r))
-    check("compile.inductor.freezing: its calls run with Inductor's freezing on and grad off; "
-          "compile.inductor's with freezing off", [m[0] for m in modes] ==
-          [False, False, True, True] and not any(m[1] for m in modes[2:]), str(modes))
-    wrapped = []
-    for path in ("compile.inductor", "compile.inductor.cpp_wrapper"):
-        def noting_wrapper(m):
-            def call(*a):
-                wrapped.append(torch._inductor.config.cpp_wrapper)
-                return m(*a)
-            return call
-        real_why = torch_inductor.cpp_wrapper_available
-        torch_inductor.cpp_wrapper_available = lambda: None
-        try:
-            r = as_compiled(noting_wrapper, path=path)
-        finally:
-            torch_inductor.cpp_wrapper_available = real_why
-        check(f"{path}: the model itself agrees", r["status"] == "agree", str(r))
-    check("compile.inductor.cpp_wrapper: its calls (which compile) run with Inductor's C++ "
-          "wrapper on; compile.inductor's with it off", wrapped == [False, False, True, True],
-          str(wrapped))
+    # What each variant's calls see: (freezing, cpp_wrapper, cpp.simdlen, memory_planning, grad);
+    # every path's calls run under torch.no_grad() (run_calls), as freezing and memory planning
+    # need
+    want = {"compile.inductor": (False, False, None, False, False),
+            "compile.inductor.freezing": (True, False, None, False, False),
+            "compile.inductor.cpp_wrapper": (False, True, None, False, False),
+            "compile.inductor.scalar": (False, False, 1, False, False),
+            "compile.inductor.memory": (False, False, None, True, False)}
+    real_why = (torch_inductor.cpp_wrapper_available, torch_inductor.scalar_available)
+    torch_inductor.cpp_wrapper_available = torch_inductor.scalar_available = lambda: None
+    try:
+        for path, expected in want.items():
+            modes = []
+
+            def noting(m):
+                def call(*a):
+                    c = torch._inductor.config
+                    modes.append((c.freezing, c.cpp_wrapper, c.cpp.simdlen, c.memory_planning,
+                                  torch.is_grad_enabled()))
+                    return m(*a)
+                return call
+            r = as_compiled(noting, path=path)
+            check(f"{path}: the model itself agrees", r["status"] == "agree", str(r))
+            check(f"{path}: its calls (which compile) run with (freezing, cpp_wrapper, "
+                  f"cpp.simdlen, memory_planning, grad) = {expected}",
+                  modes == [expected, expected], str(modes))
+    finally:
+        torch_inductor.cpp_wrapper_available, torch_inductor.scalar_available = real_why
     real_exists = torch_inductor.os.path.exists
     torch_inductor.os.path.exists = lambda f: "pybind11" not in f and real_exists(f)
     try:
@@ -2970,6 +2974,91 @@ if torch_compile.available() is None:
     check("compile.inductor.cpp_wrapper: without pybind11's headers skipped, saying why",
           none is not None and "pybind11" in none and r["status"] == "skipped" and
           r.get("skip") == none, f"{none} {r}")
+    check("wide_shape: every dimension 9 times larger, size 1 too",
+          [torch_inductor.wide_shape(s) for s in ([2, 3], [1, 4], [])] == [[18, 27], [9, 36], []])
+    wide_seen = []
+    r = as_compiled(lambda m: lambda *a: (wide_seen.append(
+        (tuple(a[0].shape), tuple(m.n.shape), tuple(m.lin.w.shape))), m(*a))[1],
+        path="compile.inductor.wide")
+    check("compile.inductor.wide: the model itself agrees on the widened program: its input, "
+          "buffer and parameter 27 long (3 x 9), at each call",
+          r["status"] == "agree" and r.get("shapes") == [[27]] and
+          wide_seen == [((27,), (27,), (27,))] * 2, f"{r} {wide_seen}")
+    r = as_compiled(lambda m: lambda *a: tuple(o * (1.5 if a[0].shape == (27,) else 1.0)
+                                               for o in m(*a)), path="compile.inductor.wide")
+    check("compile.inductor.wide: outputs 1.5x eager's at the widened sizes are a mismatch",
+          r["status"] == "mismatch" and "beyond rounding" in r.get("first_mismatch", ""), str(r))
+
+    class _Tied(torch.nn.Module):  # one parameter under two names, a buffer, a fixed reshape
+        def __init__(self):
+            super().__init__()
+            self.a = torch.nn.Parameter(torch.tensor([1.0, 2.0]))
+            self.b = self.a
+            self.register_buffer("c", torch.ones(1, 2))
+
+        def forward(self, x):
+            return (x.reshape(2) * self.a,)
+    prog = types.SimpleNamespace(CONFIG={"calls": 1}, INPUTS=[torch.tensor([[3.0, 4.0]])],
+                                 OPS=["mul"], build=_Tied, _NoRecorder=object)
+    with torch_inductor.widened(prog):
+        m = prog.build()
+    check("widened: the parameter widened once, still one tensor under both names; the buffer "
+          "widened, its values repeated in order; build itself given back",
+          m.a is m.b and isinstance(m.a, torch.nn.Parameter) and list(m.a.shape) == [18] and
+          m.a[:4].tolist() == [1.0, 2.0, 1.0, 2.0] and list(m.c.shape) == [9, 18] and
+          prog.build is _Tied, f"{m.a.shape} {m.c.shape}")
+    r = torch_inductor.run_inductor(prog, torch_compare.eager_run(prog),
+                                    ["compile.inductor.wide"], {})["compile.inductor.wide"]
+    check("compile.inductor.wide: a program whose fixed reshape does not fit the widened sizes "
+          "is skipped, saying so", r["status"] == "skipped" and
+          r.get("skip", "").startswith("eager-refuses-wide") and r.get("shapes") == [[9, 18]],
+          str(r))
+    real_isa = torch_inductor.vector_isa
+    torch_inductor.vector_isa = lambda: None
+    try:
+        none = torch_inductor.scalar_available()
+        prog = types.SimpleNamespace(CONFIG={"calls": 1}, INPUTS=[torch.tensor([1.0, -2.0, 3.0])],
+                                     OPS=["add"], build=_Counter, _NoRecorder=object)
+        r = torch_inductor.run_inductor(prog, torch_compare.eager_run(prog),
+                                        ["compile.inductor.scalar"], {})
+        r = r["compile.inductor.scalar"]
+    finally:
+        torch_inductor.vector_isa = real_isa
+    check("compile.inductor.scalar: where Inductor builds no vector kernels, skipped, saying why",
+          none is not None and "sleef.h" in none and r["status"] == "skipped" and
+          r.get("skip") == none, f"{none} {r}")
+    sleef = glob.glob("/usr/lib/*/libsleef.so.3") and glob.glob("/usr/include/*/sleef.h")
+    if torch_inductor.available() is None and sleef:
+        check("where Sleef and its header are installed (the torch roots: scripts/in-torch-root "
+              "preloads it for Debian's torch), Inductor builds vector kernels "
+              f"({torch_inductor.vector_isa()}; LD_PRELOAD={os.environ.get('LD_PRELOAD')})",
+              torch_inductor.vector_isa() is not None)
+    if torch_inductor.available() is None:  # Inductor's code for real
+        from torch._inductor.utils import run_and_get_code  # noqa: E402
+
+        def generated(path):
+            """The code Inductor writes for a small inference graph under `path`'s settings."""
+            class Small(torch.nn.Module):
+                def forward(self, x, y):
+                    a = torch.relu(x * 2.0) + y
+                    return torch.tanh(a).sum(), a * y
+            torch._dynamo.reset()
+            with torch_inductor.settings(path):
+                compiled = torch.compile(Small(), backend="inductor", fullgraph=True,
+                                         dynamic=False)
+                _, code = run_and_get_code(compiled, torch.randn(64), torch.randn(64))
+            torch._dynamo.reset()
+            return "\n".join(code)
+        plain_code = generated("compile.inductor")
+        if torch_inductor.vector_isa() is not None:
+            check("compile.inductor: Inductor's kernels use its vector types here; "
+                  "compile.inductor.scalar's do not", "Vectorized" in plain_code and
+                  "Vectorized" not in generated("compile.inductor.scalar"), plain_code[-2000:])
+        pooled = re.compile(r"\bpool\d+ = ")  # a pool the wrapper allocates
+        check("compile.inductor.memory: buffers are taken from pools (memory planning); "
+              "compile.inductor's are not", not pooled.search(plain_code) and
+              pooled.search(generated("compile.inductor.memory")) is not None,
+              plain_code[-2000:])
     from torch._inductor import ir as inductor_ir
     plain = inductor_ir.ExpandView.make_reindexer
     r = as_compiled(lambda m: lambda *a: tuple(
@@ -3083,6 +3172,11 @@ if torch_compile.available() is None:
                                     ["compile.inductor.cache", "compile.inductor.cpp_wrapper"],
                                     {})
     w, c = c.get("compile.inductor.cpp_wrapper", {}), c.get("compile.inductor.cache", {})
+    sm = torch_inductor.run_inductor(prog_counter, torch_compare.eager_run(prog_counter),
+                                     ["compile.inductor.scalar", "compile.inductor.memory",
+                                      "compile.inductor.wide"], {})
+    sc, mem = sm.get("compile.inductor.scalar", {}), sm.get("compile.inductor.memory", {})
+    wd = sm.get("compile.inductor.wide", {})
     before = counters["stats"]["unique_graphs"]
     b = torch_inductor.run_inductor(brk, torch_compare.eager_run(brk),
                                     ["compile.inductor.breaks"], {})
@@ -3103,6 +3197,20 @@ if torch_compile.available() is None:
             check(f"compile.inductor.cpp_wrapper: skipped with the reason "
                   f"({torch_inductor.cpp_wrapper_available()})", w.get("status") == "skipped" and
                   w.get("skip") == torch_inductor.cpp_wrapper_available(), str(w))
+        if torch_inductor.scalar_available() is None:
+            check("compile.inductor.scalar: the same with Inductor's scalar kernels: agree or "
+                  "rounding", sc.get("status") in ("agree", "excused"), str(sc))
+        else:
+            check(f"compile.inductor.scalar: skipped with the reason "
+                  f"({torch_inductor.scalar_available()})", sc.get("status") == "skipped" and
+                  sc.get("skip") == torch_inductor.scalar_available(), str(sc))
+        check("compile.inductor.memory: the same with buffers from planned pools: agree or "
+              "rounding", mem.get("status") in ("agree", "excused"),
+              str(mem))
+        check("compile.inductor.wide: the same widened nine times, Inductor's kernels on whole "
+              "vectors: agree or rounding", wd.get("status") in ("agree", "excused") and
+              wd.get("shapes") == [[9 * d for d in t.shape] for t in prog_counter.INPUTS],
+              str(wd))
         check("compile.inductor.cache: the same compiled from the FX graph and AOTAutograd "
               "caches a first compile filled: both hit; agree or rounding, as the first",
               c.get("status") in ("agree", "excused") and c.get("same_as_cold") is True and
@@ -3119,7 +3227,8 @@ if torch_compile.available() is None:
         for path, res in (("compile.inductor", r), ("compile.inductor.dynamic", d),
                           ("compile.inductor.freezing", f), ("compile.inductor.breaks", b),
                           ("compile.inductor.cache", c), ("compile.inductor.cpp_wrapper", w),
-                          ("compile.inductor.cache.dynamic", cd)):
+                          ("compile.inductor.cache.dynamic", cd), ("compile.inductor.scalar", sc),
+                          ("compile.inductor.memory", mem), ("compile.inductor.wide", wd)):
             check(f"{path}: skipped with the reason ({why})",
                   res.get("status") == "skipped" and res.get("skip") == why, str(res))
 
