@@ -2960,17 +2960,21 @@ if torch_compile.available() is None:
                   modes == [expected, expected], str(modes))
     finally:
         torch_inductor.cpp_wrapper_available, torch_inductor.scalar_available = real_why
-    real_exists = torch_inductor.os.path.exists
-    torch_inductor.os.path.exists = lambda f: "pybind11" not in f and real_exists(f)
-    try:
-        none = torch_inductor.cpp_wrapper_available()
-        prog = types.SimpleNamespace(CONFIG={"calls": 1}, INPUTS=[torch.tensor([1.0, -2.0, 3.0])],
-                                     OPS=["add"], build=_Counter, _NoRecorder=object)
-        r = torch_inductor.run_inductor(prog, torch_compare.eager_run(prog),
-                                        ["compile.inductor.cpp_wrapper"], {})
-        r = r["compile.inductor.cpp_wrapper"]
-    finally:
-        torch_inductor.os.path.exists = real_exists
+    def run_without(owner, name, fake, path, why):
+        """(why(), `path`'s result on a small program) with owner.name replaced by fake."""
+        real = getattr(owner, name)
+        setattr(owner, name, fake(real))
+        try:
+            prog = types.SimpleNamespace(CONFIG={"calls": 1}, OPS=["add"], build=_Counter,
+                                         INPUTS=[torch.tensor([1.0, -2.0, 3.0])],
+                                         _NoRecorder=object)
+            return why(), torch_inductor.run_inductor(prog, torch_compare.eager_run(prog),
+                                                      [path], {})[path]
+        finally:
+            setattr(owner, name, real)
+    none, r = run_without(torch_inductor.os.path, "exists",
+                          lambda real: lambda f: "pybind11" not in f and real(f),
+                          "compile.inductor.cpp_wrapper", torch_inductor.cpp_wrapper_available)
     check("compile.inductor.cpp_wrapper: without pybind11's headers skipped, saying why",
           none is not None and "pybind11" in none and r["status"] == "skipped" and
           r.get("skip") == none, f"{none} {r}")
@@ -3013,17 +3017,8 @@ if torch_compile.available() is None:
           "is skipped, saying so", r["status"] == "skipped" and
           r.get("skip", "").startswith("eager-refuses-wide") and r.get("shapes") == [[9, 18]],
           str(r))
-    real_isa = torch_inductor.vector_isa
-    torch_inductor.vector_isa = lambda: None
-    try:
-        none = torch_inductor.scalar_available()
-        prog = types.SimpleNamespace(CONFIG={"calls": 1}, INPUTS=[torch.tensor([1.0, -2.0, 3.0])],
-                                     OPS=["add"], build=_Counter, _NoRecorder=object)
-        r = torch_inductor.run_inductor(prog, torch_compare.eager_run(prog),
-                                        ["compile.inductor.scalar"], {})
-        r = r["compile.inductor.scalar"]
-    finally:
-        torch_inductor.vector_isa = real_isa
+    none, r = run_without(torch_inductor, "vector_isa", lambda real: lambda: None,
+                          "compile.inductor.scalar", torch_inductor.scalar_available)
     check("compile.inductor.scalar: where Inductor builds no vector kernels, skipped, saying why",
           none is not None and "sleef.h" in none and r["status"] == "skipped" and
           r.get("skip") == none, f"{none} {r}")
@@ -3190,23 +3185,19 @@ if torch_compile.available() is None:
               "rounding", r.get("status") in ("agree", "excused"), str(r))
         check("compile.inductor.freezing: the same with the parameter frozen into the kernels: "
               "agree or rounding", f.get("status") in ("agree", "excused"), str(f))
-        if torch_inductor.cpp_wrapper_available() is None:
-            check("compile.inductor.cpp_wrapper: the same with Inductor's C++ wrapper: agree or "
-                  "rounding", w.get("status") in ("agree", "excused"), str(w))
-        else:
-            check(f"compile.inductor.cpp_wrapper: skipped with the reason "
-                  f"({torch_inductor.cpp_wrapper_available()})", w.get("status") == "skipped" and
-                  w.get("skip") == torch_inductor.cpp_wrapper_available(), str(w))
-        if torch_inductor.scalar_available() is None:
-            check("compile.inductor.scalar: the same with Inductor's scalar kernels: agree or "
-                  "rounding", sc.get("status") in ("agree", "excused"), str(sc))
-        else:
-            check(f"compile.inductor.scalar: skipped with the reason "
-                  f"({torch_inductor.scalar_available()})", sc.get("status") == "skipped" and
-                  sc.get("skip") == torch_inductor.scalar_available(), str(sc))
+        for path, res, why, what in (
+                ("compile.inductor.cpp_wrapper", w, torch_inductor.cpp_wrapper_available(),
+                 "Inductor's C++ wrapper"),
+                ("compile.inductor.scalar", sc, torch_inductor.scalar_available(),
+                 "Inductor's scalar kernels")):
+            if why is None:
+                check(f"{path}: the same with {what}: agree or rounding",
+                      res.get("status") in ("agree", "excused"), str(res))
+            else:
+                check(f"{path}: skipped with the reason ({why})",
+                      res.get("status") == "skipped" and res.get("skip") == why, str(res))
         check("compile.inductor.memory: the same with buffers from planned pools: agree or "
-              "rounding", mem.get("status") in ("agree", "excused"),
-              str(mem))
+              "rounding", mem.get("status") in ("agree", "excused"), str(mem))
         check("compile.inductor.wide: the same widened nine times, Inductor's kernels on whole "
               "vectors: agree or rounding", wd.get("status") in ("agree", "excused") and
               wd.get("shapes") == [[9 * d for d in t.shape] for t in prog_counter.INPUTS],
