@@ -35,9 +35,9 @@ and compiles its own C++ kernels for the CPU.
   compile.inductor.memory
                      compile.inductor with Inductor's memory planning (torch._inductor.config
                      memory_planning; inference graphs only, which every path's calls, under
-                     torch.no_grad(), give): every buffer
-                     carved from a few pools at offsets planned from the buffers' lifetimes,
-                     so buffers alive at different times share storage
+                     torch.no_grad(), give): every buffer carved from a few pools at offsets
+                     planned from the buffers' lifetimes, so buffers alive at different times
+                     share storage
   compile.inductor.wide
                      compile.inductor of the program widened: every dimension of its inputs,
                      parameters and buffers made 9 times larger (1 to 4 -> 9 to 36; values
@@ -85,6 +85,7 @@ import contextlib
 import importlib
 import os
 import shutil
+import unittest.mock
 
 import torch
 
@@ -360,7 +361,7 @@ def widened(p):
 
     def wide_build():
         model = build()
-        new = {}
+        new = {}  # id of a tensor -> (the tensor, kept alive so its id stays its own; widened)
         for module in model.modules():
             for store in (module._parameters, module._buffers):
                 for name, t in list(store.items()):
@@ -368,15 +369,12 @@ def widened(p):
                         continue
                     if id(t) not in new:
                         w = resized(t.detach(), wide_shape(list(t.shape)))
-                        new[id(t)] = (torch.nn.Parameter(w, requires_grad=t.requires_grad)
+                        new[id(t)] = (t, torch.nn.Parameter(w, requires_grad=t.requires_grad)
                                       if isinstance(t, torch.nn.Parameter) else w)
-                    store[name] = new[id(t)]
+                    store[name] = new[id(t)][1]
         return model
-    p.build = wide_build
-    try:
+    with unittest.mock.patch.object(p, "build", wide_build):
         yield p
-    finally:
-        p.build = build
 
 
 def broadcast_class(r, again):
