@@ -32,10 +32,14 @@ Node* nth_node(Module& m, size_t i) {
   return nullptr;
 }
 
-// A tensor argument of `n` with the given type, to stand in for n's value.
+// A value to stand in for n's (of type `t`): an argument of `n` of that type, else the nearest
+// earlier node of the graph with that type (a shape-changing chain, concat after split, has no
+// argument of its result's type; it defines everything after it, so the graph stays in order).
 Node* same_typed_input(Node* n, const ValueType& t) {
   for (Node* in : n->input_nodes())
     if (in->meta.val && *in->meta.val == t) return in;
+  for (Node* p = n->prev; p; p = p->prev)
+    if (p->meta.val && *p->meta.val == t) return p;
   return nullptr;
 }
 

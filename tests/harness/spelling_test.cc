@@ -202,6 +202,27 @@ TEST(SpellingTest, AReaderThatMisreadsASpellingIsCaught) {
   EXPECT_TRUE(off.empty()) << off.begin()->first;
 }
 
+// A spelling finding shrinks to a small case: its failure needs only the state and inputs a
+// document spells, and the chains of concat and split before it (no argument of a node's own
+// type to stand in for it) are dropped for an earlier value of that type. The findings of
+// seeds 2 and 3 stopped at 28, 14, 3 and 95 (of 108) nodes before that (now 18, 8, 3 and 39).
+TEST(SpellingTest, ASpellingFindingShrinks) {
+  ScopedFault f(Fault::kJsonExponentCase);
+  for (uint64_t seed : {2, 3}) {
+    CampaignOptions o;
+    o.seed = seed;
+    o.cases = 300;
+    o.out_dir = "";
+    CampaignResult r = run_campaign(o);
+    ASSERT_FALSE(r.findings.empty()) << "seed " << seed;
+    for (const Finding& found : r.findings) {
+      EXPECT_EQ(found.failure.property, "spelling") << found.failure.message;
+      EXPECT_LE(found.minimized_nodes, 48u)
+          << "seed " << seed << ": " << found.original_nodes << " nodes at first";
+    }
+  }
+}
+
 // A writer that breaks the layout the same way every time (two spaces a level) keeps
 // save(load(s)) == s; the layout checker sees it.
 TEST(SpellingTest, AWriterThatBreaksTheLayoutConsistentlyIsCaught) {
