@@ -3395,14 +3395,23 @@ if VERSION >= (2, 6):
               "(found-bugs 72), traced: remove_noop_ops counting state as inputs, it agrees",
               r["status"] == "known_torch_issue" and
               r.get("known_torch_issue") == torch_aoti.CLONE, str(r))
-        real_removal = torch_aoti.state_counted_as_inputs
-        torch_aoti.state_counted_as_inputs = contextlib.nullcontext
+        # The trace is what names it: untraced it is a mismatch, and compiled again with no
+        # cause removed it still differs (the removal, not a second compile, makes it agree).
+        # Not the whole trace without the removal: its seven compiles cost a minute.
+        real_cause = torch_aoti.cause
+        torch_aoti.cause = lambda *args, **kwargs: None
         try:
             r = through_aoti(_OldReturned, calls=1, inputs=[torch.ones(4096)])
         finally:
-            torch_aoti.state_counted_as_inputs = real_removal
-        check("aoti: the same without that removal stays a mismatch (the trace is what names it)",
-              r["status"] == "mismatch", str(r))
+            torch_aoti.cause = real_cause
+        old_prog = types.SimpleNamespace(CONFIG={"calls": 1}, OPS=["add"], build=_OldReturned,
+                                         INPUTS=[torch.ones(4096)], _NoRecorder=object)
+        with tempfile.TemporaryDirectory() as folder:
+            again = torch_aoti.removed_agrees(old_prog, torch_compare.eager_run(old_prog), {},
+                                              os.path.join(folder, "again"),
+                                              contextlib.nullcontext, {})
+        check("aoti: the same untraced is a mismatch; compiled again with no cause removed it "
+              "still differs", r["status"] == "mismatch" and again is False, str((r, again)))
         r = through_aoti(_TiedUpdate)
         check("aoti: a buffer updated under two names: the decomposition's refusal, traced "
               "(an untied copy compiles) as decomp-tied-mutated-buffer",
