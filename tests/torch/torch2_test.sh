@@ -7,10 +7,10 @@
 #   torch2_test.sh bridge FLATCHECK_BIN SOURCE_DIR SHARD SHARDS [CASES [EMIT_OPTION...]]
 #       generated cases (seed 7), emitted with the EMIT_OPTIONs (emit-torch's, such as
 #       --update-args: CTest gives shard 1 that form), and, in shard 0, the regression corpus
-#       (emitted without them), through eager, fx, the
-#       folder and const_fold paths, the two split paths, sixteen export paths (all but
-#       export.strict.hooked: torch 2.6 has no class 30 and it costs a second a program; its
-#       case checks it; but export.strict.swap and export.strict.swap_modules, whose classes
+#       (emitted without them), through eager, fx, the folder and const_fold paths, the two
+#       split paths, sixteen export paths (export.strict.preserve on every other program; all
+#       but export.strict.hooked: torch 2.6 has no class 30 and it costs a second a program;
+#       its case checks it; but export.strict.swap and export.strict.swap_modules, whose classes
 #       (31; 45 to 49) the non-strict ones and the classes' cases show; and but
 #       export.strict.dynamic, which reports what the non-strict one does on the programs seen;
 #       not export.strict.cond, below) and the two partition paths, not their re-export paths (on
@@ -142,9 +142,14 @@ if [ "$mode" = bridge ]; then
   sixteenth=$(ls "$work"/programs/*.py | awk 'NR % 16 == 10')
   c=$(echo -n "$sixteenth" | grep -c . || true)
   m=$(echo -n "$fourth" | grep -c . || true)
+  # The strict preserve path on every other program: on torch 2.6 strict export with every
+  # call signature preserved is half the time of the paths above together (up to 30 s a program
+  # of 38 modules).
+  second=$(ls "$work"/programs/*.py | awk 'NR % 2 == 1')
+  h=$(echo -n "$second" | grep -c . || true)
   set +e
-  bridge "$work"/programs/*.py --paths "eager,fx,-fx.rewrite,$others,jit" --quiet \
-    >"$work/out.jsonl"
+  bridge "$work"/programs/*.py --paths "eager,fx,-fx.rewrite,$others,-export.strict.preserve,jit" \
+    --quiet >"$work/out.jsonl"
   rc=$?
   subset() {  # subset OUT PROGRAMS PATHS: the bridge on a subset, none run where it is empty
     local out=$1 programs=$2 paths=$3
@@ -153,18 +158,19 @@ if [ "$mode" = bridge ]; then
     # shellcheck disable=SC2086 # one program a word
     bridge $programs --paths "$paths" --quiet >"$out" || rc=1
   }
+  subset "$work/preserve.jsonl" "$second" export.strict.preserve
   subset "$work/decomp.jsonl" "$fourth" "$decomp,export.nonstrict.swap_modules"
   subset "$work/dynamic.jsonl" "$quarter" \
     export.nonstrict.dynamic,export.nonstrict.functional_call,fx.rewrite
   subset "$work/cond.jsonl" "$eighth" export.nonstrict.cond
   subset "$work/compile.jsonl" "$sixteenth" compile,-compile.inductor
   set -e
-  cat "$work/out.jsonl" "$work/decomp.jsonl" "$work/dynamic.jsonl" "$work/cond.jsonl" \
-    "$work/compile.jsonl"
+  cat "$work/out.jsonl" "$work/preserve.jsonl" "$work/decomp.jsonl" "$work/dynamic.jsonl" \
+    "$work/cond.jsonl" "$work/compile.jsonl"
   # Each set: its output, its programs, its paths (a set with no program has no output, and
   # its paths count for none; fewer than 16 programs leave the compile set empty).
-  python3 - "$work/out.jsonl" "$n" 20 "$work/decomp.jsonl" "$m" 5 "$work/dynamic.jsonl" "$q" 3 \
-    "$work/cond.jsonl" "$e" 1 "$work/compile.jsonl" "$c" 5 <<'EOF'
+  python3 - "$work/out.jsonl" "$n" 19 "$work/preserve.jsonl" "$h" 1 "$work/decomp.jsonl" "$m" 5 \
+    "$work/dynamic.jsonl" "$q" 3 "$work/cond.jsonl" "$e" 1 "$work/compile.jsonl" "$c" 5 <<'EOF'
 import json, sys
 paths = want_paths = 0
 for out, want, set_paths in zip(sys.argv[1::3], sys.argv[2::3], sys.argv[3::3]):
@@ -201,10 +207,10 @@ EOF
     fi
     forms+="${forms:+, }$got with $flag"
   done
-  echo "PASS: $n programs through every path ($m through the decomposition paths and the graph"
-  echo "  swap, $q through export.nonstrict.dynamic, export.nonstrict.functional_call and"
-  echo "  fx.rewrite, $e through export.nonstrict.cond, $c through the torch.compile paths) on"
-  echo "  torch $why; emitted ${forms:-as they are}"
+  echo "PASS: $n programs through every path ($h through export.strict.preserve, $m through the"
+  echo "  decomposition paths and the graph swap, $q through export.nonstrict.dynamic,"
+  echo "  export.nonstrict.functional_call and fx.rewrite, $e through export.nonstrict.cond, $c"
+  echo "  through the torch.compile paths) on torch $why; emitted ${forms:-as they are}"
   exit 0
 fi
 
@@ -370,11 +376,32 @@ for f in "$work"/drawn/*.py; do
   bridge "$f" --paths "$path" \
     --draw "$(cat "$src/corpus/torch/cases/$(basename "$f" .py).draw")" >>"$work/cases.jsonl"
 done
+# The summary names the vector ISA Inductor builds its kernels for (as torch picks it; None:
+# scalar kernels) where an Inductor or AOTInductor path ran, and has no such field elsewhere.
+isa=$("${in_root[@]}" python3 -c 'from torch._inductor.cpu_vec_isa import pick_vec_isa as p
+print(str(p()) if p() else None)' 2>&1 | tail -n 1)
+isa_runs=0
 for f in "$work"/argsd/*.py; do
   [ -e "$f" ] || continue
   read -r -a extra <"$src/corpus/torch/cases/$(basename "$f" .py).args"
-  bridge "$f" "${extra[@]}" >>"$work/cases.jsonl"
+  bridge "$f" "${extra[@]}" >"$work/argsd.jsonl"
+  cat "$work/argsd.jsonl" >>"$work/cases.jsonl"
+  want=absent
+  if [[ " ${extra[*]} " =~ \ --paths\ (aoti|compile\.inductor) ]]; then
+    want=$isa isa_runs=$((isa_runs + 1))
+  fi
+  got=$(tail -n 1 "$work/argsd.jsonl" | python3 -c 'import json, sys
+print(json.loads(sys.stdin.read()).get("inductor_vector_isa", "absent"))' 2>&1)
+  if [ "$got" != "$want" ]; then
+    echo "FAIL: $(basename "$f") (${extra[*]}): the summary's inductor_vector_isa is $got," \
+      "expected $want"
+    fail=1
+  fi
 done
+if [ "$isa_runs" -lt 2 ]; then
+  echo "FAIL: $isa_runs runs of an Inductor path among the cases"
+  fail=1
+fi
 python3 - "$work/cases.jsonl" $torch_version "$src/corpus/torch/cases" <<'EOF' || fail=1
 import json, os, re, sys
 # Classes a later torch reports otherwise: [(from torch, the labels expected from then on; None:
