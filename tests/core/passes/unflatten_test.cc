@@ -155,8 +155,9 @@ TEST(UnflattenTest, CallsThatSkipALevelAreAttachedInsideTheIntermediateModule) {
 // FQN ends up on the path (the stand-in made before the module's own call, or a variant of it)
 // must have it. Many generated cases of the class, each through every path of the oracle.
 TEST(UnflattenTest, LevelSkippingCallsInFourDeepTreesRunLikeEager) {
+  // 500 cases (467 with such a call below the root): 1,000 were 200 s under the sanitizers.
   int checked = 0, deep_skips = 0;
-  for (uint64_t seed = 0; seed < 1000; ++seed) {
+  for (uint64_t seed = 0; seed < 500; ++seed) {
     Rng src(mix_seed(77, seed));
     SwarmConfig config = draw_swarm(src, GenOptions{});
     config.depth = 4;
@@ -174,7 +175,7 @@ TEST(UnflattenTest, LevelSkippingCallsInFourDeepTreesRunLikeEager) {
                             << r.failure->message;
     ++checked;
   }
-  EXPECT_EQ(checked, 1000);
+  EXPECT_EQ(checked, 500);
   EXPECT_GE(deep_skips, 100) << "cases with a level-skipping call below the root";
 }
 
