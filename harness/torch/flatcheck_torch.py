@@ -823,7 +823,7 @@ def main():
     summary = {"summary": True, "torch": torch.__version__, "branch": args.branch,
                "reads": args.reads, "programs": len(args.programs),
                "programs_not_run": 0, "paths": {}, "ops_per_path": {}}
-    # (asked first: available() imports torch.utils.cpp_extension, half a second on torch 2.6)
+    # The paths first: available() imports torch.utils.cpp_extension (0.5 s on torch 2.6).
     if any(x in INDUCTOR_PATHS + AOTI_PATHS for x in paths) and \
             torch_inductor.available() is None:
         summary["inductor_vector_isa"] = torch_inductor.vector_isa()  # None: scalar kernels

@@ -40,8 +40,10 @@
 #       its class shows on (LATER: as a later torch reports it; a case with a CLASS-N.draw
 #       beside it run with that as --draw, which it
 #       needs: its own draw does not fail; one with a CLASS-N.args beside it run with those
-#       bridge options and paths, such as --reads alias; one with a CLASS-N.emit beside it
-#       emitted with those emit-torch options, such as --update-args), and the split class's
+#       bridge options and paths, such as --reads alias, its summary naming the vector ISA
+#       torch picks where those are Inductor or AOTInductor paths and none elsewhere; one with
+#       a CLASS-N.emit beside it emitted with those emit-torch options, such as
+#       --update-args), and the split class's
 #       case agrees on
 #       fx.split_ordered; --pass
 #       is read by the fx and partition.splitter paths (the by-name pass fails on the
