@@ -149,10 +149,10 @@ TEST(MinimizeTest, MaxChecksBoundsTheOracleRuns) {
 // through a dotted target ("a.b" from the root) and a buffer read only by the parent ("a.buf").
 // Pruning used to drop both, every candidate then failed lint, and nothing was ever checked.
 // With a check that never holds, each applicable step is still checked.
-// The checks a minimization makes with a check that never holds (every step is tried), up to
-// `limit`: a test that asks for at least T checks gets the same verdict from any limit >= T,
-// and stopping there keeps it quick (under the sanitizers a whole run of a four-deep case is
-// minutes).
+//
+// checks_with_a_check_that_never_holds: the checks such a minimization makes, up to `limit`. A
+// test that asks for at least T checks gets the same verdict from any limit >= T, and stopping
+// there keeps it quick (a whole run of a four-deep case is minutes under the sanitizers).
 int checks_with_a_check_that_never_holds(const Case& c, int limit = 100000) {
   MinimizeOptions opts;
   opts.max_checks = limit;

@@ -3251,12 +3251,17 @@ class _OldReturned(torch.nn.Module):  # the buffer's old value, cloned, returned
         return (old,)
 
 
+def aoti_program(build, calls=2, inputs=None):
+    """A program of `build` on `inputs` ([1, -2, 3]), called `calls` times."""
+    return types.SimpleNamespace(CONFIG={"calls": calls}, OPS=["add"], build=build,
+                                 INPUTS=inputs or [torch.tensor([1.0, -2.0, 3.0])],
+                                 _NoRecorder=object)
+
+
 def through_aoti(build, wrap=None, calls=2, inputs=None):
     """The aoti path of a program of `build` on `inputs` ([1, -2, 3]); with `wrap`, the package
     replaced by wrap(the exported program's module)."""
-    prog = types.SimpleNamespace(CONFIG={"calls": calls}, OPS=["add"], build=build,
-                                 INPUTS=inputs or [torch.tensor([1.0, -2.0, 3.0])],
-                                 _NoRecorder=object)
+    prog = aoti_program(build, calls, inputs)
     real = torch_aoti.compiled
     if wrap:
         torch_aoti.compiled = lambda ep, folder: wrap(ep.module())
@@ -3404,8 +3409,7 @@ if VERSION >= (2, 6):
             r = through_aoti(_OldReturned, calls=1, inputs=[torch.ones(4096)])
         finally:
             torch_aoti.cause = real_cause
-        old_prog = types.SimpleNamespace(CONFIG={"calls": 1}, OPS=["add"], build=_OldReturned,
-                                         INPUTS=[torch.ones(4096)], _NoRecorder=object)
+        old_prog = aoti_program(_OldReturned, calls=1, inputs=[torch.ones(4096)])
         with tempfile.TemporaryDirectory() as folder:
             again = torch_aoti.removed_agrees(old_prog, torch_compare.eager_run(old_prog), {},
                                               os.path.join(folder, "again"),
