@@ -526,9 +526,44 @@ std::vector<std::string> graph_tokens(const Graph& g, GraphEq eq) {
 
 }  // namespace
 
+namespace {
+
+// Two arguments alike under `eq`: nodes at the same positions, constants of one kind with the
+// same value (floats by their bits), or, without `eq.constants`, of one kind.
+bool args_alike(const Arg& x, const Arg& y, const PtrTable<Node, size_t>& xi,
+                const PtrTable<Node, size_t>& yi, GraphEq eq) {
+  if (x.index() != y.index()) return false;
+  if (auto p = std::get_if<Node*>(&x)) {
+    const size_t* i = xi.find(*p);
+    const size_t* j = yi.find(std::get<Node*>(y));
+    return i && j && *i == *j;
+  }
+  if (!eq.constants) return true;
+  if (auto f = std::get_if<float>(&x)) return float_bits(*f) == float_bits(std::get<float>(y));
+  return x == y;
+}
+
+}  // namespace
+
+// Node by node, what graph_tokens writes for each compared without writing it.
 bool graph_equal(const Graph& a, const Graph& b, GraphEq eq) {
   if (a.size() != b.size()) return false;
-  return graph_tokens(a, eq) == graph_tokens(b, eq);
+  PtrTable<Node, size_t> ai(a.size()), bi(b.size());
+  size_t i = 0;
+  for (const Node *x = a.first(), *y = b.first(); x || y; x = x->next, y = y->next, ++i) {
+    if (!x || !y || x->op != y->op) return false;
+    if ((x->op != NodeOp::kPlaceholder || eq.names) &&
+        (x->op != NodeOp::kCallModule || eq.call_targets) && x->target != y->target)
+      return false;
+    if (eq.names && x->name != y->name) return false;
+    if (x->op == NodeOp::kPlaceholder && x->meta.val != y->meta.val) return false;
+    if (x->args.size() != y->args.size()) return false;
+    for (size_t k = 0; k < x->args.size(); ++k)
+      if (!args_alike(x->args[k], y->args[k], ai, bi, eq)) return false;
+    ai[x] = i;
+    bi[y] = i;
+  }
+  return true;
 }
 
 size_t graph_hash(const Graph& g, GraphEq eq) {

@@ -65,9 +65,18 @@ std::ostream& operator<<(std::ostream& os, const NodeAt& w) {
 // the nodes' own strings, reused by the thread's next graph (no allocation per node).
 class NameSet {
  public:
-  // Empties the set, keeping its room (insert grows it).
-  void clear() {
-    std::fill(slots_.begin(), slots_.end(), std::string_view());
+  // Empties the set, with room for `expected` names: the room kept when it is the size that
+  // many names take (at most half full), else made anew, so that one large graph does not make
+  // every later small one clear a large table.
+  void clear(size_t expected) {
+    size_t cap = 16;
+    while (cap < 2 * expected) cap <<= 1;
+    if (slots_.size() == cap) {
+      std::fill(slots_.begin(), slots_.end(), std::string_view());
+    } else {
+      slots_.assign(cap, std::string_view());
+      hashes_.assign(cap, 0);
+    }
     count_ = 0;
   }
   // False when `s` is in the set already.
@@ -122,7 +131,7 @@ void lint_call_module(const NodeAt& node, const Module* owner, const std::string
 void lint_graph(const Graph& g, const Module* owner, const std::string& where) {
   PtrTable<Node, bool> defined(g.size());
   thread_local NameSet names;
-  names.clear();
+  names.clear(g.size());
   bool seen_non_placeholder = false;
   Node* out = nullptr;
   const std::string at = "lint: " + (where.empty() ? std::string("<root>") : where) + ": ";

@@ -106,6 +106,9 @@ namespace {
 // tab, newline and carriage return are not counted.
 std::string control_in(std::string_view s, bool layout) {
   for (size_t i = 0; i < s.size(); ++i) {
+    // Only these bytes can begin a control character (control_at): the rest are skipped here.
+    auto c = static_cast<unsigned char>(s[i]);
+    if (c >= 0x20 && c != 0x7f && c != 0xC2) continue;
     int code = control_at(s, i, layout);
     if (code < 0) continue;
     char buf[8];

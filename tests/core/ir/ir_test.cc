@@ -1,7 +1,10 @@
 // The IR: graph editing, structural equality and the FX-like printer.
 #include <gtest/gtest.h>
 
+#include <dirent.h>
+
 #include <fstream>
+#include <functional>
 #include <map>
 #include <memory>
 #include <set>
@@ -15,6 +18,7 @@
 #include "core/ir/ir.h"
 #include "core/ir/namespace.h"
 #include "core/serialize/serialize.h"
+#include "generators/case.h"
 #include "tests/support/programs.h"
 
 namespace flatcheck {
@@ -91,6 +95,94 @@ TEST(GraphEqualTest, CallTargetsCountUnlessSwitchedOff) {
   b.output({b.call_module("c@1", {xb})});
   EXPECT_FALSE(graph_equal(a, b));
   EXPECT_TRUE(graph_equal(a, b, GraphEq{.call_targets = false}));
+}
+
+// graph_equal against a second form written for obviousness: each node as a line of text
+// (what it compares, under `eq`), the graphs equal when their lines are.
+std::vector<std::string> node_lines(const Graph& g, GraphEq eq) {
+  std::map<const Node*, size_t> at;
+  std::vector<std::string> lines;
+  for (const Node* n = g.first(); n; n = n->next) {
+    std::ostringstream os;
+    os << node_op_name(n->op) << " ";
+    bool target = (n->op != NodeOp::kPlaceholder || eq.names) &&
+                  (n->op != NodeOp::kCallModule || eq.call_targets);
+    os << (target ? n->target : "-") << " " << (eq.names ? n->name : "-") << " ";
+    if (n->op == NodeOp::kPlaceholder && n->meta.val) os << *n->meta.val;
+    for (const Arg& a : n->args) {
+      if (auto p = std::get_if<Node*>(&a))
+        os << " node" << (at.count(*p) ? std::to_string(at[*p]) : "?");
+      else if (auto f = std::get_if<float>(&a))
+        os << " float" << (eq.constants ? std::to_string(float_bits(*f)) : "");
+      else if (eq.constants)
+        os << " " << const_arg_kind(a) << a;
+      else
+        os << " " << const_arg_kind(a);
+    }
+    at[n] = lines.size();
+    lines.push_back(os.str());
+  }
+  return lines;
+}
+
+// Every graph of the regression corpus against copies with one thing changed (a name, a target,
+// a constant, a wire, a placeholder's type), under every combination of GraphEq's switches.
+TEST(GraphEqualTest, AgreesWithTheNodeLinesOnEveryEditOfCorpusGraphs) {
+  std::string dir = std::string(FLATCHECK_SOURCE_DIR) + "/corpus/regression";
+  std::vector<std::function<bool(Graph&, Node*)>> edits = {
+      [](Graph&, Node* n) { return (n->name += "_x", true); },
+      [](Graph&, Node* n) { return n->op != NodeOp::kOutput && (n->target += "x", true); },
+      [](Graph&, Node* n) {
+        for (Arg& a : n->args) {
+          if (auto f = std::get_if<float>(&a)) return (*f = -*f, true);  // 0.0 -> -0.0 too
+          if (auto i = std::get_if<int64_t>(&a)) return (++*i, true);
+          if (auto b = std::get_if<bool>(&a)) return (*b = !*b, true);
+          if (auto l = std::get_if<std::vector<int64_t>>(&a)) return (l->push_back(1), true);
+        }
+        return false;
+      },
+      [](Graph& g, Node* n) {  // the first node argument rewired to the graph's first node
+        for (Arg& a : n->args)
+          if (auto p = std::get_if<Node*>(&a); p && *p != g.first()) return (*p = g.first(), true);
+        return false;
+      },
+      [](Graph&, Node* n) {
+        if (n->op != NodeOp::kPlaceholder || !n->meta.val) return false;
+        n->meta.val = ValueType::scalar(n->meta.val->kind == ValueType::kInt ? ValueType::kBool
+                                                                              : ValueType::kInt);
+        return true;
+      }};
+  size_t checked = 0, unequal = 0;
+  DIR* d = opendir(dir.c_str());
+  ASSERT_NE(d, nullptr) << dir;
+  while (dirent* e = readdir(d)) {
+    std::string file = e->d_name;
+    if (file.size() < 5 || file.substr(file.size() - 5) != ".json") continue;
+    Case c = load_case_file(dir + "/" + file);
+    for_each_module(*c.module, [&](const std::string&, Module& m) {
+      size_t position = 0;
+      for (Node* n = m.graph.first(); n; n = n->next, ++position) {
+        for (size_t k = 0; k < edits.size(); ++k) {
+          Graph copy = m.graph;
+          Node* at = copy.first();
+          for (size_t i = 0; i < position; ++i) at = at->next;
+          if (!edits[k](copy, at)) continue;
+          for (int bits = 0; bits < 8; ++bits) {
+            GraphEq eq{(bits & 1) != 0, (bits & 2) != 0, (bits & 4) != 0};
+            bool want = node_lines(m.graph, eq) == node_lines(copy, eq);
+            ASSERT_EQ(graph_equal(m.graph, copy, eq), want)
+                << file << ": node " << n->name << ", edit " << k << ", GraphEq bits " << bits;
+            ASSERT_TRUE(graph_equal(copy, copy, eq));
+            ++checked;
+            unequal += !want;
+          }
+        }
+      }
+    });
+  }
+  closedir(d);
+  EXPECT_GE(checked, 2000u);
+  EXPECT_GE(unequal, 500u);  // the edits are seen, not only where a switch hides them
 }
 
 TEST(GraphTest, CopyKeepsNamesAndNamespace) {

@@ -48,6 +48,24 @@ TEST(LintTest, RejectsDuplicateNames) {
   EXPECT_NE(lint_error(m).find("duplicate node name 'add'"), std::string::npos) << lint_error(m);
 }
 
+// lint's name set is kept between graphs and sized to each: graphs of many sizes one after
+// another, small after large and large after small, each with and without a duplicate name.
+TEST(LintTest, FindsDuplicateNamesInGraphsOfEverySizeInAnyOrder) {
+  auto chain = [](int n, bool duplicate) {
+    Module m;
+    Node* v = m.graph.placeholder("x", ValueType::tensor({2}));
+    for (int i = 0; i < n; ++i) v = m.graph.call_function(OpCode::kRelu, {v});
+    m.graph.output({v});
+    if (duplicate) v->name = "x";  // the last node takes the placeholder's name
+    return m;
+  };
+  for (int n : {1000, 2, 300, 1, 40, 5000, 3, 17, 1000}) {
+    EXPECT_EQ(lint_error(chain(n, false)), "") << n << " nodes";
+    EXPECT_NE(lint_error(chain(n, true)).find("duplicate node name 'x'"), std::string::npos)
+        << n << " nodes";
+  }
+}
+
 TEST(LintTest, RejectsDanglingGetAttrAndCallModuleTargets) {
   Module m = small_module();
   {
