@@ -513,9 +513,22 @@ class LayoutChecker {
   // The rule: a container whose one-line form (", " and ": " separators) is at most 100
   // characters is written so; any other has each item on its own line, indented one space
   // more than the line of its opening bracket, and the closing bracket on its own line.
+  // one_line(t).size() when it is at most `limit`; otherwise some size over `limit` (the count
+  // stops there, so that render does not write out every container's one-line form: quadratic
+  // in the depth).
+  static size_t one_line_size(const Tok& t, size_t limit) {
+    if (t.kind == Tok::kScalar) return t.raw.size();
+    size_t n = 2;  // the brackets
+    for (size_t i = 0; i < t.items.size() && n <= limit; ++i) {
+      if (i) n += 2;  // ", "
+      if (t.kind == Tok::kObject) n += t.keys[i].size() + 2;  // ": "
+      n += one_line_size(t.items[i], limit);
+    }
+    return n;
+  }
+
   static std::string render(const Tok& t, size_t depth) {
-    std::string one = one_line(t);
-    if (t.kind == Tok::kScalar || one.size() <= kWidth) return one;
+    if (t.kind == Tok::kScalar || one_line_size(t, kWidth) <= kWidth) return one_line(t);
     std::string s(1, t.kind == Tok::kObject ? '{' : '[');
     for (size_t i = 0; i < t.items.size(); ++i) {
       s += i ? ",\n" : "\n";

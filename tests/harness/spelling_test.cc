@@ -147,6 +147,35 @@ TEST(SpellingTest, TheWritersDocumentsKeepTheCanonicalLayout) {
   EXPECT_GT(engines, 10u);
 }
 
+// The width rule at its edge (a one-line form of 99, 100, 101 and 102 characters), for a
+// container on its own and inside another, of one long item or of many short ones: the one
+// layout the rule gives is accepted and the other refused.
+TEST(SpellingTest, TheLayoutRuleSplitsAContainerJustPastOneHundredCharacters) {
+  for (size_t width = 99; width <= 102; ++width) {
+    SCOPED_TRACE(width);
+    std::string s = "\"" + std::string(width - 4, 'x') + "\"";  // ["xx..x"] is `width` long
+    bool fits = width <= 100;
+    std::string one = "[" + s + "]", split = "[\n " + s + "\n]";
+    EXPECT_FALSE(canonical_layout_breach((fits ? one : split) + "\n"));
+    EXPECT_TRUE(canonical_layout_breach((fits ? split : one) + "\n"));
+    // Inside an object, whose own one-line form is longer still: it is split in any case.
+    std::string inner_split = "[\n  " + s + "\n ]";
+    EXPECT_FALSE(canonical_layout_breach("{\n \"k\": " + (fits ? one : inner_split) + "\n}\n"));
+    EXPECT_TRUE(canonical_layout_breach("{\n \"k\": " + (fits ? inner_split : one) + "\n}\n"));
+  }
+  for (size_t items : {33, 34}) {  // [1, 1, ...]: 3 * items characters (99, 102)
+    std::string one = "[", split = "[";
+    for (size_t i = 0; i < items; ++i) {
+      one += i ? ", 1" : "1";
+      split += i ? ",\n 1" : "\n 1";
+    }
+    one += "]";
+    split += "\n]";
+    EXPECT_FALSE(canonical_layout_breach((items == 33 ? one : split) + "\n")) << items;
+    EXPECT_TRUE(canonical_layout_breach((items == 33 ? split : one) + "\n")) << items;
+  }
+}
+
 TEST(SpellingTest, LayoutBreachesAreNamed) {
   EXPECT_FALSE(canonical_layout_breach("{\"a\": 1.5, \"b\": [1, 2], \"c\": {}}\n"));
   EXPECT_FALSE(canonical_layout_breach("{\"x\": [1e-07, 100000.0, 0.0001, -0.0, 1e+16]}\n"));
