@@ -201,8 +201,7 @@ uint32_t Namespace::Table::find(std::string_view s, size_t h) const {
   }
 }
 
-uint32_t Namespace::Table::intern(std::string_view s) {
-  const size_t h = hash_of(s);
+uint32_t Namespace::Table::intern(std::string_view s, size_t h) {
   if (uint32_t at = find(s, h); at != kNone) return at;
   auto empty = [](uint32_t at) { return at == 0; };
   if (2 * (items.size() + 1) > slots.size()) {
@@ -259,11 +258,16 @@ void Namespace::mark_used(Table& t, std::string_view name) {
   std::string_view base, digits;
   bool suffixed = split_suffix(name, &base, &digits);
   // "a_01" is not "a_1": only canonical suffixes enter the base's index.
-  if (suffixed && !(digits.size() > 1 && digits[0] == '0')) {
-    int64_t j = to_int(digits);
-    t.add_taken(t.intern(base), j, j + 1);
-  }
-  Entry& e = t.items[t.intern(name)].e;
+  if (suffixed && !(digits.size() > 1 && digits[0] == '0'))
+    mark_used(t, name, Table::hash_of(name), t.intern(base), to_int(digits));
+  else
+    mark_used(t, name, Table::hash_of(name), Table::kNone, -1);
+}
+
+void Namespace::mark_used(Table& t, std::string_view name, size_t h, uint32_t base_item,
+                          int64_t j) {
+  if (j >= 0) t.add_taken(base_item, j, j + 1);
+  Entry& e = t.items[t.intern(name, h)].e;
   if (!e.used) ++t.used;
   e.used = true;
 }
@@ -273,9 +277,7 @@ bool Namespace::used_in(const Table& t, std::string_view name) {
   return at != Table::kNone && t.items[at].e.used;
 }
 
-int64_t Namespace::next_free(Table& t, std::string_view base, int64_t k) {
-  uint32_t b = t.find(base);
-  if (b == Table::kNone) return k;
+int64_t Namespace::next_free(Table& t, uint32_t b, int64_t k) {
   // Find the root, then point every suffix on the way at it (two passes: no path stored).
   int64_t root = k;
   for (Taken* at = t.find_taken(b, root); at; at = t.find_taken(b, root)) root = at->next;
@@ -297,33 +299,48 @@ std::string Namespace::create_name(std::string_view raw) {
     return candidate;
   }
 
+  // Each string is hashed once: the candidate (again only when it changes) and its base.
   std::string_view base_view, digits;
   bool has_num = split_suffix(candidate, &base_view, &digits);
   std::string base(has_num ? base_view : std::string_view(candidate));
+  size_t h = Table::hash_of(candidate);
+  const size_t base_hash = has_num ? Table::hash_of(base) : h;
   int64_t num = 0;
-  uint32_t known = t.find(candidate);
+  uint32_t known = t.find(candidate, h);
   bool used = known != Table::kNone && t.items[known].e.used;
+  // The name handed out is "<base>_<num>" unless it is the candidate itself without a suffix.
+  bool suffixed = has_num;
   if (!has_num || used) {
     // torch.fx counts from the count of the candidate's *base* ("max" for "max_2"): current
     // PyTorch (#177217, torch 2.14); before it, the count of the candidate itself.
-    uint32_t counted = has_num ? t.find(base) : known;
+    uint32_t counted = has_num ? t.find(base, base_hash) : known;
     num = counted != Table::kNone && t.items[counted].e.counted ? t.items[counted].e.count : 0;
     if (is_reserved_name(candidate)) {
       ++num;
       candidate = base + "_" + std::to_string(num);
+      h = Table::hash_of(candidate);
       used = used_in(t, candidate);
+      suffixed = true;
     }
   } else {
     num = to_int(digits);
   }
+  uint32_t b = t.intern(base, base_hash);
   if (used) {
-    num = next_free(t, base, num + 1);
+    num = next_free(t, b, num + 1);
     candidate = base + "_" + std::to_string(num);
+    h = Table::hash_of(candidate);
+    suffixed = true;
   }
-  mark_used(t, candidate);
-  Entry& b = t.items[t.intern(base)].e;
-  b.counted = true;
-  b.count = num;
+  // The name's split is the base's and num unless it has none or a suffix mark_used does not
+  // index ("a_01", or more than 18 digits).
+  std::string_view split_base, split_digits;
+  bool indexed = suffixed && split_suffix(candidate, &split_base, &split_digits) &&
+                 !(split_digits.size() > 1 && split_digits[0] == '0');
+  mark_used(t, candidate, h, b, indexed ? to_int(split_digits) : -1);
+  Entry& e = t.items[b].e;
+  e.counted = true;
+  e.count = num;
   return candidate;
 }
 

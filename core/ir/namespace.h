@@ -77,7 +77,8 @@ class Namespace {
     static constexpr uint32_t kNone = UINT32_MAX;
     uint32_t find(std::string_view s, size_t h) const;
     uint32_t find(std::string_view s) const { return find(s, hash_of(s)); }
-    uint32_t intern(std::string_view s);  // the item of `s`, made when missing
+    uint32_t intern(std::string_view s) { return intern(s, hash_of(s)); }
+    uint32_t intern(std::string_view s, size_t h);  // the item of `s`, made when missing
     Taken* find_taken(uint32_t base, int64_t j);
     void add_taken(uint32_t base, int64_t j, int64_t next);  // unless (base, j) is there
     static size_t hash_of(std::string_view s) { return std::hash<std::string_view>()(s); }
@@ -87,9 +88,12 @@ class Namespace {
   // (a graph copied to be run never copies its names).
   Table& writable();
   static void mark_used(Table& t, std::string_view name);
+  // The same for a name create_name made: `base` and `j` are its split (j < 0: not suffixed, or
+  // not canonically), `base_item` the base's item; `h` is the name's hash.
+  static void mark_used(Table& t, std::string_view name, size_t h, uint32_t base_item, int64_t j);
   static bool used_in(const Table& t, std::string_view name);
-  // The smallest j >= k such that "<base>_<j>" is not used.
-  static int64_t next_free(Table& t, std::string_view base, int64_t k);
+  // The smallest j >= k such that "<base>_<j>" is not used (b: the base's item).
+  static int64_t next_free(Table& t, uint32_t b, int64_t k);
 
   std::shared_ptr<Table> table_;
 };

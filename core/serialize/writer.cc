@@ -1,5 +1,6 @@
 #include "core/serialize/writer.h"
 
+#include <array>
 #include <charconv>
 #include <cmath>
 #include <stdexcept>
@@ -15,9 +16,15 @@ namespace {
 constexpr size_t kInlineWidth = 100;
 
 // Bytes nlohmann writes as they are (printable ASCII other than the quote and the backslash).
+constexpr std::array<bool, 256> kPlain = [] {
+  std::array<bool, 256> t{};
+  for (int c = 0x20; c <= 0x7e; ++c) t[static_cast<size_t>(c)] = c != '"' && c != '\\';
+  return t;
+}();
+
 bool plain(std::string_view s) {
   for (unsigned char c : s)
-    if (c < 0x20 || c > 0x7e || c == '"' || c == '\\') return false;
+    if (!kPlain[c]) return false;
   return true;
 }
 
