@@ -31,8 +31,11 @@ CliRun run_cli_tty(const std::string& args) {
       "", "script -qec \"" + std::string(FLATCHECK_BIN) + " " + args + "\" /dev/null; exit $?; ");
 }
 
+// A folder of this test's own: ctest runs each test in a process of its own, two at a time, so
+// a folder shared by name between tests is emptied under another one's feet.
 std::string scratch(const std::string& name) {
-  std::string dir = testing::TempDir() + "/" + name;
+  const testing::TestInfo* t = testing::UnitTest::GetInstance()->current_test_info();
+  std::string dir = testing::TempDir() + "/" + name + "-" + (t ? t->name() : "none");
   std::filesystem::remove_all(dir);
   std::filesystem::create_directories(dir);
   return dir;
