@@ -743,6 +743,20 @@ def pin_draws(draws):
         torch_rewrite.PINNED = list(patterns)
 
 
+def records_stream():
+    """The stream the bridge's records go to: its stdout, which from here on holds them alone.
+    What torch or a pass writes to stdout while the paths run (torch 2.14.1's unflatten prints a
+    debug line, docs/found-bugs.md 74), by print or to file descriptor 1, goes to stderr."""
+    try:
+        out = sys.stdout.fileno()
+    except (AttributeError, OSError, ValueError):  # stdout is no file (an embedding caller's)
+        return sys.stdout
+    sys.stdout.flush()
+    records = os.fdopen(os.dup(out), "w")
+    os.dup2(sys.stderr.fileno(), out)
+    return records
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("programs", nargs="+", help="programs written by flatcheck emit-torch")
@@ -827,6 +841,7 @@ def main():
     if any(x in INDUCTOR_PATHS + AOTI_PATHS for x in paths) and \
             torch_inductor.available() is None:
         summary["inductor_vector_isa"] = torch_inductor.vector_isa()  # None: scalar kernels
+    records = records_stream()
     failed, hits = 0, 0
     if args.reads != "copy":
         summary["programs_reads_change"] = 0
@@ -838,7 +853,7 @@ def main():
         try:
             p = load_program(path)
         except Exception as e:  # noqa: BLE001 - an unreadable program is bad input
-            print(json.dumps({"program": path, "error": str(e)}))
+            print(json.dumps({"program": path, "error": str(e)}), file=records, flush=True)
             return 2
         ops = program_ops(p)
         reset_compile_caches()
@@ -864,7 +879,7 @@ def main():
                 want[2] in json.dumps([r.get(k, "") for k in ("first_mismatch", "skip",
                                                                "known_torch_issue")])
             if not args.quiet or bad:
-                print(json.dumps(r), flush=True)
+                print(json.dumps(r), file=records, flush=True)
     summary["nodes_per_op"] = counts
     for sig in (signal.SIGTERM, signal.SIGINT):  # the checking is over: exit with the summary
         signal.signal(sig, signal.SIG_IGN)
@@ -872,7 +887,7 @@ def main():
         summary["stopped"] = STOP["signal"]
         print(f"flatcheck_torch: stopped by {STOP['signal']}: {summary['programs_not_run']} "
               f"programs not run", file=sys.stderr)
-    print(json.dumps(summary, sort_keys=True), flush=True)
+    print(json.dumps(summary, sort_keys=True), file=records, flush=True)
     if want:
         return 0 if hits else 1
     return 1 if failed else 0

@@ -622,6 +622,30 @@ then
   echo "FAIL: the bridge did not run under PYTHONHASHSEED=0, or hashed a string two ways"
   fail=1
 fi
+# The bridge's stdout holds its records alone: what a pass (or torch: 2.14.1's unflatten,
+# docs/found-bugs.md 74) prints while the paths run, by print or to file descriptor 1, goes to
+# stderr.
+cat >"$work/noisy_pass.py" <<EOF
+import os
+from torch_fx import flatten_by_position
+def flatten(split):
+    print("{noisy pass: print")
+    os.write(1, b"{noisy pass: fd 1\\n")
+    return flatten_by_position(split)
+EOF
+"${bridge_cmd[@]}" "$one" --paths fx --pass "$work/noisy_pass.py:flatten" \
+  >"$work/noisy.jsonl" 2>"$work/noisy.err"
+if ! python3 -c 'import json, sys
+lines = open(sys.argv[1]).read().splitlines()
+sys.exit(0 if lines and all(isinstance(json.loads(l), dict) for l in lines) else 1)' \
+     "$work/noisy.jsonl" 2>/dev/null ||
+   ! grep -q '"path": "fx"' "$work/noisy.jsonl" || ! grep -q '{noisy pass: print' "$work/noisy.err" ||
+   ! grep -q '{noisy pass: fd 1' "$work/noisy.err"; then
+  cat "$work/noisy.jsonl" "$work/noisy.err"
+  echo "FAIL: what a pass printed reached the bridge's stdout, or its records or the printed"
+  echo "  lines were lost"
+  fail=1
+fi
 # SIGTERM (a campaign's time limit) stops the program under way: a --pass that returns at once
 # on the first program and sleeps on the second; SIGTERM then gives, within seconds, the first
 # program's result and a summary counting the second not run, "stopped": "SIGTERM", exit 0.
