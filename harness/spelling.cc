@@ -520,8 +520,9 @@ class LayoutChecker {
     if (t.kind == Tok::kScalar) return t.raw.size();
     size_t n = 2;  // the brackets
     for (size_t i = 0; i < t.items.size() && n <= limit; ++i) {
-      if (i) n += 2;  // ", "
-      if (t.kind == Tok::kObject) n += t.keys[i].size() + 2;  // ": "
+      // ", " before every item but the first, and an object's key with ": "
+      if (i) n += 2;
+      if (t.kind == Tok::kObject) n += t.keys[i].size() + 2;
       n += one_line_size(t.items[i], limit);
     }
     return n;

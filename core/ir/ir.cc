@@ -491,7 +491,8 @@ std::ostream& operator<<(std::ostream& os, const Module& m) {
 
 namespace {
 
-// A canonical token list for a graph; equality and hashing both use it.
+// A canonical token list for a graph, for graph_hash (graph_equal compares the same fields
+// node by node).
 std::vector<std::string> graph_tokens(const Graph& g, GraphEq eq) {
   std::unordered_map<const Node*, size_t> index;
   std::vector<std::string> toks;

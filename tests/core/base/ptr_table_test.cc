@@ -76,8 +76,9 @@ RC_GTEST_PROP(PtrTableProperty, OwningValuesSurviveGrowthAndMoves, ()) {
     const char* key = &storage[k];
     auto [value, fresh] = t.emplace(key);
     RC_ASSERT(fresh == !want.count(key));
-    RC_ASSERT(!fresh || value->empty());  // a new key's value starts empty
-    *value += std::string(40, static_cast<char>('a' + v % 26));  // past the small-string room
+    // A new key's value starts empty; each value grows past the small-string room.
+    RC_ASSERT(!fresh || value->empty());
+    *value += std::string(40, static_cast<char>('a' + v % 26));
     want[key] += std::string(40, static_cast<char>('a' + v % 26));
   }
   PtrTable<char, std::string> moved(std::move(t));

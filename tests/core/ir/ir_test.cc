@@ -149,7 +149,7 @@ TEST(GraphEqualTest, AgreesWithTheNodeLinesOnEveryEditOfCorpusGraphs) {
       [](Graph&, Node* n) {
         if (n->op != NodeOp::kPlaceholder || !n->meta.val) return false;
         n->meta.val = ValueType::scalar(n->meta.val->kind == ValueType::kInt ? ValueType::kBool
-                                                                              : ValueType::kInt);
+                                                                             : ValueType::kInt);
         return true;
       }};
   size_t checked = 0, unequal = 0;
