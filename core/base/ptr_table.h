@@ -73,7 +73,8 @@ class PtrTable {
   struct Raw {
     alignas(V) unsigned char bytes[sizeof(V)];
   };
-  V* value(size_t i) const { return std::launder(reinterpret_cast<V*>(values_[i].bytes)); }
+  static V* held(Raw& r) { return std::launder(reinterpret_cast<V*>(r.bytes)); }
+  V* value(size_t i) const { return held(values_[i]); }
   // The slot holding `key`, or the empty slot where it would go (a slot is always empty).
   size_t probe(const K* key) const {
     size_t mask = keys_.size() - 1;
@@ -98,7 +99,7 @@ class PtrTable {
     reset(old_keys.size() * 2);
     for (size_t i = 0; i < old_keys.size(); ++i) {
       if (!old_keys[i]) continue;
-      V* v = std::launder(reinterpret_cast<V*>(old_values[i].bytes));
+      V* v = held(old_values[i]);
       size_t j = probe(old_keys[i]);
       new (&values_[j]) V(std::move(*v));
       v->~V();
