@@ -20,6 +20,11 @@ QDIR/ID.err (stdout and stderr) and then QDIR/ID.rc (its exit status, as above).
 one at a time in name order. The server runs until it is killed or the process that started it
 has ended. Start it under PYTHONHASHSEED=0 where SCRIPT would restart itself so: each run
 inherits this process's hash seed.
+
+Both forms warm torch up before the first fork (warm_up(): one small export, strict and
+non-strict, and its decomposition): torch.export's first call in a process builds its tracing
+machinery (about 1.2 s of CPU on torch 2.6, then 0.05 s a call), which each child would
+otherwise build again.
 """
 import importlib
 import os
@@ -30,6 +35,44 @@ import time
 import traceback
 
 import torch  # noqa: F401 - imported before the fork: what the children share
+import warnings
+
+
+def warm_up():
+    """torch.export's machinery built once, in this process: a module of two ops (no state, so
+    no path of export's that reports or remembers something) exported strict and non-strict,
+    and decomposed. Nothing it prints reaches this process's output (fds 1 and 2 point at
+    /dev/null meanwhile), its warnings are dropped, and a torch without torch.export (1.x) or
+    one where this fails is left as it is: the children then build it themselves."""
+    export = getattr(torch, "export", None)
+    if export is None or not hasattr(export, "export"):
+        return
+
+    class Warm(torch.nn.Module):
+        def forward(self, x):
+            return torch.relu(x) + 1
+
+    sys.stdout.flush()
+    sys.stderr.flush()
+    saved = [os.dup(1), os.dup(2)]
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.dup2(null, 2)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            example = (torch.zeros(2),)
+            for strict in (True, False):
+                export.export(Warm(), example, strict=strict).run_decompositions()
+    except Exception:  # noqa: BLE001 - a warm-up only: the children still run as they would
+        pass
+    finally:
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os.dup2(saved[0], 1)
+        os.dup2(saved[1], 2)
+        for fd in saved + [null]:
+            os.close(fd)
 
 
 def exit_code(e):
@@ -96,6 +139,7 @@ def serve(qdir, script):
         importlib.import_module("torch._dynamo")
     except ImportError:  # torch 1.x
         pass
+    warm_up()
     starter = os.getppid()
     while os.getppid() == starter:
         requests = sorted(f for f in os.listdir(qdir) if f.endswith(".req"))
@@ -118,6 +162,7 @@ def main():
               "       run_repros.py --serve QDIR SCRIPT", file=sys.stderr)
         return 2
     outdir = sys.argv[1]
+    warm_up()
     for path in sys.argv[2:]:
         base = os.path.join(outdir, os.path.splitext(os.path.basename(path))[0])
         run_forked([path], base + ".out", base + ".out", base + ".rc")
