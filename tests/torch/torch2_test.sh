@@ -8,16 +8,15 @@
 #       generated cases (seed 7), emitted with the EMIT_OPTIONs (emit-torch's, such as
 #       --update-args: CTest gives shard 1 that form), and, in shard 0, the regression corpus
 #       (emitted without them), through eager, fx, the folder and const_fold paths, the two
-#       split paths, sixteen export paths (export.strict.preserve on every other program; all
+#       split paths, sixteen export paths (export.strict.preserve on every fourth program; all
 #       but export.strict.hooked: torch 2.6 has no class 30 and it costs a second a program;
 #       its case checks it; but export.strict.swap and export.strict.swap_modules, whose classes
 #       (31; 45 to 49) the non-strict ones and the classes' cases show; and but
 #       export.strict.dynamic, which reports what the non-strict one does on the programs seen;
 #       not export.strict.cond, below) and the two partition paths, not their re-export paths (on
 #       2.6 nearly every program is reexport-partitioned-no-module-stack; class 32's case and
-#       repro check them), the three TorchScript paths (jit); the four decomposition paths and
-#       export.nonstrict.swap_modules on
-#       every fourth program,
+#       repro check them), the three TorchScript paths (jit); the four decomposition paths on
+#       every eighth program, export.nonstrict.swap_modules,
 #       export.nonstrict.dynamic, export.nonstrict.functional_call and fx.rewrite on every
 #       fourth (not export.strict.functional_call: its classes show on the non-strict one, and
 #       the classes' cases and bridge_units.py check both; the main run leaves fx.rewrite out
@@ -128,11 +127,14 @@ if [ "$mode" = bridge ]; then
   done
   n=$(ls "$work"/programs/*.py | wc -l)
   # Every path on every program (the three TorchScript paths about 0.3 s a program together)
-  # but the four decomposition paths and the non-strict graph
-  # swap, which run on every fourth program (the decomposition paths cost as much as the other
-  # eleven together; the graph swap about 0.2 s a program on torch 2.6; every other program
-  # until the default test run passed 15 minutes), and the paths below.
+  # but the four decomposition paths, which run on every eighth program (on torch 2.6 about 9 s
+  # a program for the four, more than the other fifteen together; every other program until
+  # the default test run passed 15 minutes, then every fourth until it passed 15 again), the
+  # non-strict graph swap, on every fourth (about 0.2 s a program on torch 2.6), and the paths
+  # below.
   fourth=$(ls "$work"/programs/*.py | awk 'NR % 4 == 0')
+  decomp_set=$(ls "$work"/programs/*.py | awk 'NR % 8 == 0')
+  d=$(echo -n "$decomp_set" | grep -c . || true)
   # The non-strict dynamic and functional-call paths and the rewrite path on every fourth
   # program (on torch 2.6 about 1.4 s, 0.5 s and 0.4 s a program), the non-strict cond path on
   # every eighth (a traced class costs it a few seconds), the torch.compile paths on every
@@ -144,10 +146,11 @@ if [ "$mode" = bridge ]; then
   sixteenth=$(ls "$work"/programs/*.py | awk 'NR % 16 == 10')
   c=$(echo -n "$sixteenth" | grep -c . || true)
   m=$(echo -n "$fourth" | grep -c . || true)
-  # The strict preserve path on every other program: on torch 2.6 strict export with every
-  # call signature preserved is half the time of the paths above together (up to 30 s a program
-  # of 38 modules).
-  second=$(ls "$work"/programs/*.py | awk 'NR % 2 == 1')
+  # The strict preserve path on every fourth program: on torch 2.6 strict export with every
+  # call signature preserved is about 4 s a program, as much as the fifteen paths of the main
+  # run together (up to 30 s a program of 38 modules; every other program until the default
+  # test run passed 15 minutes).
+  second=$(ls "$work"/programs/*.py | awk 'NR % 4 == 1')
   h=$(echo -n "$second" | grep -c . || true)
   set +e
   bridge "$work"/programs/*.py --paths "eager,fx,-fx.rewrite,$others,-export.strict.preserve,jit" \
@@ -161,18 +164,20 @@ if [ "$mode" = bridge ]; then
     bridge $programs --paths "$paths" --quiet >"$out" || rc=1
   }
   subset "$work/preserve.jsonl" "$second" export.strict.preserve
-  subset "$work/decomp.jsonl" "$fourth" "$decomp,export.nonstrict.swap_modules"
+  subset "$work/decomp.jsonl" "$decomp_set" "$decomp"
+  subset "$work/swap.jsonl" "$fourth" export.nonstrict.swap_modules
   subset "$work/dynamic.jsonl" "$quarter" \
     export.nonstrict.dynamic,export.nonstrict.functional_call,fx.rewrite
   subset "$work/cond.jsonl" "$eighth" export.nonstrict.cond
   subset "$work/compile.jsonl" "$sixteenth" compile,-compile.inductor
   set -e
-  cat "$work/out.jsonl" "$work/preserve.jsonl" "$work/decomp.jsonl" "$work/dynamic.jsonl" \
-    "$work/cond.jsonl" "$work/compile.jsonl"
+  cat "$work/out.jsonl" "$work/preserve.jsonl" "$work/decomp.jsonl" "$work/swap.jsonl" \
+    "$work/dynamic.jsonl" "$work/cond.jsonl" "$work/compile.jsonl"
   # Each set: its output, its programs, its paths (a set with no program has no output, and
   # its paths count for none; fewer than 16 programs leave the compile set empty).
-  python3 - "$work/out.jsonl" "$n" 19 "$work/preserve.jsonl" "$h" 1 "$work/decomp.jsonl" "$m" 5 \
-    "$work/dynamic.jsonl" "$q" 3 "$work/cond.jsonl" "$e" 1 "$work/compile.jsonl" "$c" 5 <<'EOF'
+  python3 - "$work/out.jsonl" "$n" 19 "$work/preserve.jsonl" "$h" 1 "$work/decomp.jsonl" "$d" 4 \
+    "$work/swap.jsonl" "$m" 1 "$work/dynamic.jsonl" "$q" 3 "$work/cond.jsonl" "$e" 1 \
+    "$work/compile.jsonl" "$c" 5 <<'EOF'
 import json, sys
 paths = want_paths = 0
 for out, want, set_paths in zip(sys.argv[1::3], sys.argv[2::3], sys.argv[3::3]):
@@ -209,8 +214,8 @@ EOF
     fi
     forms+="${forms:+, }$got with $flag"
   done
-  echo "PASS: $n programs through every path ($h through export.strict.preserve, $m through the"
-  echo "  decomposition paths and the graph swap, $q through export.nonstrict.dynamic,"
+  echo "PASS: $n programs through every path ($h through export.strict.preserve, $d through the"
+  echo "  decomposition paths, $m through the graph swap, $q through export.nonstrict.dynamic,"
   echo "  export.nonstrict.functional_call and fx.rewrite, $e through export.nonstrict.cond, $c"
   echo "  through the torch.compile paths) on torch $why; emitted ${forms:-as they are}"
   exit 0
