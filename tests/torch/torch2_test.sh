@@ -318,11 +318,37 @@ done
 # through theirs, strict export's cond operands' (39) through the
 # strict preserve path with --branch cond, the no_grad blocks' (40, 41, 42, and 36's no_grad
 # form) through the unflatten, strict preserve, non-strict decomp_preserve and pipeline paths
-# with --branch nograd, every other case through the other export paths and the partition
-# paths.
+# with --branch nograd; the other classes' cases through the export or partition paths their
+# class shows on (by_class below: on torch 2.6 and 2.14.1, 2026-12-02), and a case of any other
+# class through every other export path and the partition paths.
 other_cases=$(ls "$work"/cases/*.py |
   grep -v '/decomp-\|/split-\|/fx-to-folder-\|/const-fold-\|/pipeline-\|/export-bound-\|/export-strict-bound-\|/unflatten-preserve-dead-input-\|/reexport-partitioned-\|/unflatten-later-call-first-\|/unflatten-drops-shape-guards-\|/unflatten-cond-\|/cond-\|/export-strict-cond-\|/export-load-dead-grad-\|/export-strict-grad-\|grad-region-\|/swap-modules-\|/functional-call-\|/rewrite-')
-bridge $other_cases --paths "$others" >"$work/cases.jsonl"
+: >"$work/cases.jsonl"
+preserving=export.strict.preserve,export.nonstrict.preserve
+unflattening=export.strict.unflatten,export.nonstrict.unflatten,export.nonstrict.reexport
+unflattening+=,export.nonstrict.hooked
+by_class=(  # "NAME-PREFIX PATHS": the cases whose file name starts so, through those paths
+  "capability- partition.splitter,partition.capability"
+  "preserve- $preserving"
+  "export-strict-preserve- $preserving"
+  "reexport-variant- export.nonstrict.reexport"
+  "unflatten-strict-keys- export.strict.unflatten,export.strict.preserve"
+  "unflatten-preserve-entry-without-module $preserving,export.nonstrict.swap"
+  "unflatten-dedup- $unflattening"
+  "unflatten-reorder- $unflattening"
+)
+for entry in "${by_class[@]}"; do
+  prefix=${entry%% *} paths=${entry#* }
+  chosen=$(echo "$other_cases" | grep "/$prefix" || true)
+  other_cases=$(echo "$other_cases" | grep -v "/$prefix" || true)
+  if [ -z "$chosen" ]; then
+    echo "FAIL: no corpus/torch case's name starts with $prefix (by_class is out of date)"
+    fail=1
+    continue
+  fi
+  bridge $chosen --paths "$paths" >>"$work/cases.jsonl"
+done
+[ -z "$other_cases" ] || bridge $other_cases --paths "$others" >>"$work/cases.jsonl"
 bridge $(ls "$work"/cases/decomp-*.py | grep -v grad-region-) --paths "$decomp" \
   >>"$work/cases.jsonl"
 bridge "$work"/cases/split-*.py --paths fx.split,fx.split_ordered >>"$work/cases.jsonl"
