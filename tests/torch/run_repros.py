@@ -33,9 +33,9 @@ import signal
 import sys
 import time
 import traceback
+import warnings
 
 import torch  # noqa: F401 - imported before the fork: what the children share
-import warnings
 
 
 def warm_up():

@@ -150,8 +150,8 @@ if [ "$mode" = bridge ]; then
   # call signature preserved is about 4 s a program, as much as the fifteen paths of the main
   # run together (up to 30 s a program of 38 modules; every other program until the default
   # test run passed 15 minutes).
-  second=$(ls "$work"/programs/*.py | awk 'NR % 4 == 1')
-  h=$(echo -n "$second" | grep -c . || true)
+  preserve_set=$(ls "$work"/programs/*.py | awk 'NR % 4 == 1')
+  h=$(echo -n "$preserve_set" | grep -c . || true)
   set +e
   bridge "$work"/programs/*.py --paths "eager,fx,-fx.rewrite,$others,-export.strict.preserve,jit" \
     --quiet >"$work/out.jsonl"
@@ -163,7 +163,7 @@ if [ "$mode" = bridge ]; then
     # shellcheck disable=SC2086 # one program a word
     bridge $programs --paths "$paths" --quiet >"$out" || rc=1
   }
-  subset "$work/preserve.jsonl" "$second" export.strict.preserve
+  subset "$work/preserve.jsonl" "$preserve_set" export.strict.preserve
   subset "$work/decomp.jsonl" "$decomp_set" "$decomp"
   subset "$work/swap.jsonl" "$fourth" export.nonstrict.swap_modules
   subset "$work/dynamic.jsonl" "$quarter" \
