@@ -958,6 +958,11 @@ def input_updates_inplaced():
     torch's pass does since pytorch/pytorch#149206, written here from its description."""
     module = sys.modules["torch.export.unflatten"]
     original = module._inplace_buffer_mutations
+    if getattr(original, "__module__", None) != module.__name__:
+        # another removal wraps the pass already (updates_read_as_values): replacing the
+        # wrapper would drop that removal without a word, so the order of TRACES is wrong
+        raise RuntimeError("flatcheck bridge: input_updates_inplaced entered inside another "
+                           "removal that wraps _inplace_buffer_mutations; enter it first")
 
     def with_inputs(graph, graph_signature):
         output = next(iter(reversed(graph.nodes)))
@@ -1072,8 +1077,10 @@ TRACES = [
     (DISPATCH_UNDER_VARIANT, lambda ep: ep, calls_dispatched_under_variants),
     (UNREAD_ARGUMENT, lambda ep: ep, unread_arguments_returned),
     (UPDATE_READ_OUTSIDE, updates_read_as_buffer, contextlib.nullcontext),
-    (SIGNATURE_UPDATE, lambda ep: ep, updates_read_as_values),
+    # before SIGNATURE_UPDATE: its removal replaces the pass that SIGNATURE_UPDATE's wraps, and
+    # the contexts are entered in this order (input_updates_inplaced refuses to come second)
     (INPUT_UPDATES_KEPT, lambda ep: ep, input_updates_inplaced),
+    (SIGNATURE_UPDATE, lambda ep: ep, updates_read_as_values),
 ]
 
 
