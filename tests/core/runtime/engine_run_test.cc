@@ -4,6 +4,7 @@
 #include <cmath>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -120,6 +121,31 @@ TEST(EngineTest, ANodeReadingAValueTheEngineLacksIsRefused) {
     EXPECT_NE(std::string(e.what()).find("engine e: node %total reads a value the engine lacks"),
               std::string::npos)
         << e.what();
+  }
+}
+
+// Every engine input that is not a tensor (untyped, a scalar of each kind, a tuple) is refused
+// by the engine's and the input's names, never compiled into a slot of no shape.
+TEST(EngineTest, AnInputThatIsNotATensorIsRefused) {
+  std::vector<std::optional<ValueType>> kinds = {
+      std::nullopt, ValueType::scalar(ValueType::kInt), ValueType::scalar(ValueType::kBool),
+      ValueType::scalar(ValueType::kFloat), ValueType::tuple({{4}, {4}})};
+  for (const auto& kind : kinds) {
+    Module m;
+    Node* x = m.graph.placeholder("x", ValueType::tensor({4}));
+    Node* k = m.graph.placeholder("k", ValueType::tensor({4}));
+    k->meta.val = kind;
+    Node* t = m.graph.call_function(OpCode::kTanh, {x});
+    t->meta.val = ValueType::tensor({4});
+    m.graph.output({t});
+    try {
+      compile_engine(m, "e", {});
+      ADD_FAILURE() << "an engine with input %k of kind "
+                    << (kind ? std::string(value_kind_name(kind->kind)) : "none") << " compiled";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find("engine e: input %k is not a tensor"), std::string::npos)
+          << e.what();
+    }
   }
 }
 
