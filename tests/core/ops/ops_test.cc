@@ -35,6 +35,13 @@ TEST(OpTableTest, SignaturesAcceptTheirKindsAndNameWhatIsWrong) {
   EXPECT_EQ(check_signature(OpCode::kAdd, std::string_view(kinds, 1)),
             "argument 1 must be of kind 'T'");
   EXPECT_EQ(check_signature(OpCode::kAdd, std::string_view(kinds, 2)), "");
+  // So does a repeated kind's run (concat's "T+i"): the tensors past the view are not counted.
+  const char more[] = "TTTTi";
+  for (size_t n = 1; n <= 3; ++n)
+    EXPECT_EQ(check_signature(OpCode::kConcat, std::string_view(more, n)),
+              "argument " + std::to_string(n) + " must be of kind 'i'")
+        << n << " tensors";
+  EXPECT_EQ(check_signature(OpCode::kConcat, std::string_view(more, 5)), "");
 }
 
 // reshape's dims are each 0..2^24: a negative dim (whose product could still equal the input's

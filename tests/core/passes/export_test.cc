@@ -3,6 +3,7 @@
 #include <rapidcheck/gtest.h>
 
 #include <algorithm>
+#include <memory>
 #include <sstream>
 
 #include "core/base/check.h"
@@ -52,6 +53,44 @@ TEST(ExportTest, AMutationOutputMustNameABufferInput) {
       ADD_FAILURE() << "a mutation of '" << target << "' accepted";
     } catch (const InputError& e) {
       EXPECT_NE(std::string(e.what()).find("is not a buffer input"), std::string::npos) << e.what();
+    }
+  }
+}
+
+// A root output that is not a tensor value is refused before anything is exported: an int,
+// bool or float constant by the module's lint, a child's result that is a tuple (of two or of
+// three tensors) by export itself; never put in the signature.
+TEST(ExportTest, ARootOutputThatIsNotATensorIsRefused) {
+  for (int form = 0; form < 5; ++form) {
+    Module root;
+    root.type = "Model";
+    Node* x = root.graph.placeholder("x", ValueType::tensor({2}));
+    Node* t = root.graph.call_function(OpCode::kTanh, {x});
+    t->meta.val = ValueType::tensor({2});
+    if (form < 3) {
+      Arg constant = form == 0 ? Arg(int64_t{3}) : form == 1 ? Arg(true) : Arg(0.5f);
+      root.graph.output({t, constant});
+    } else {
+      auto child = std::make_shared<Module>();
+      child->type = "Pair";
+      Node* a = child->graph.placeholder("a", ValueType::tensor({2}));
+      Node* n = child->graph.call_function(OpCode::kNeg, {a});
+      n->meta.val = ValueType::tensor({2});
+      std::vector<Arg> outs = {a, n};
+      if (form == 4) outs.push_back(n);
+      child->graph.output(outs);
+      root.children["pair"] = child;
+      root.graph.output({root.graph.call_module("pair", {t})});
+    }
+    const char* want = form < 3 ? "lint: <root>: node %output: outputs must be tensors"
+                                : "export: root outputs must be tensors";
+    try {
+      Program p = export_program(root);
+      ADD_FAILURE() << "form " << form << ": a root output that is not a tensor exported, "
+                    << p.sig.outputs.size() << " outputs";
+    } catch (const InputError& e) {
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos)
+          << "form " << form << ": " << e.what();
     }
   }
 }
