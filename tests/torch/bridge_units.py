@@ -1154,6 +1154,8 @@ for build, decompose, want in ((_InputUpdate.Model, True, ["x"]),
           ("; with the removal it agrees, the input updated" if want_here else ""),
           (found == want_here or unknown and found in (want, [])) and fails == bool(found) and
           fine, str((found, fails, fine)))
+
+
 def _updating_input(base):
     """`base` (a model of entry 66) that also updates its input in place (entry 68's cause)
     once its result is made."""
@@ -1175,6 +1177,14 @@ def _updating_input(base):
 rows = {row[0]: row for row in torch_export.TRACES}
 both = [row for row in torch_export.TRACES
         if row[0] in (torch_export.INPUT_UPDATES_KEPT, torch_export.SIGNATURE_UPDATE)]
+refused = None  # 68's removal entered inside 66's; 2.6 only (it replaces 2.6's pass)
+if VERSION < (2, 7):
+    try:
+        with torch_export.updates_read_as_values(), torch_export.input_updates_inplaced():
+            pass
+        refused = False
+    except RuntimeError:
+        refused = True
 for build, preserve, updates in (
         (_updating_input(_Functional.Taker), "head", [("head", "takes add")]),
         (_updating_input(_Functional.Model), "block", [("block", "returns add")]),
@@ -1200,12 +1210,6 @@ for build, preserve, updates in (
 
     found = (torch_export.input_updates_kept(ep), sorted(torch_export.signature_updates(ep)))
     if VERSION < (2, 7):
-        try:
-            with torch_export.updates_read_as_values(), torch_export.input_updates_inplaced():
-                pass
-            refused = False
-        except RuntimeError:
-            refused = True
         check(f"TRACES: {build.__name__}: 66 and 68 found; 68's removal entered before 66's, "
               "together they agree (buffers and input); 68's alone does not; the other order "
               "refused", found == (["x"], updates) and agrees(both) and
