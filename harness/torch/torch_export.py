@@ -1553,6 +1553,10 @@ def reexport_path(p, mode, eager, cache):
         if fixed not in ("mismatch", "error"):
             return {"status": "known_torch_issue", "known_torch_issue": REEXPORT_CLASS,
                     "stage": "reexport", "detail": why[:300]}
+        known = trace_reexported(p, mode, fresh, eager, cache)
+        if known:
+            return {"status": "known_torch_issue", "known_torch_issue": known,
+                    "stage": "reexport", "detail": why[:300]}
         if u is None:
             return failure(error, "reexport")
     r = verdict(status, why)
@@ -1599,6 +1603,29 @@ def reexport(p, mode, fresh, eager, cache, rename_variants_first=False):
     state = {fqn.replace(VARIANT_MARK, "@"): t for fqn, t in state_after(u).items()}
     status, why = judge(p, outs, state, eager, cache)
     return status, why, u
+
+
+def trace_reexported(p, mode, fresh, eager, cache):
+    """The unflatten paths' trace (trace_unflatten) on the re-exported program, whose unflatten
+    (the second) failed: the re-export carries the module tree, call variants (`c@1`) included,
+    into its program, and with it unflatten's classes (docs/found-bugs.md 4 on torch 2.6: a
+    variant's child looked up under a path that keeps `@1`). None where the re-export itself
+    fails, where the program the trace is given unflattens right as it is (no removal could
+    be told from no cause), or where no combination agrees."""
+    def export():
+        return torch.export.export(torch.export.unflatten(fresh()),
+                                   tuple(t.clone() for t in p.INPUTS), strict=(mode == "strict"))
+
+    try:
+        again = fresh_exports(export)
+    except Exception:  # noqa: BLE001 - the re-export failing: nothing to unflatten
+        return None
+    try:
+        u = torch.export.unflatten(again())
+        right = judge(p, run_calls(u, p), state_after(u), eager, cache)[0] != "mismatch"
+    except Exception:  # noqa: BLE001 - the failure the trace looks for
+        right = False
+    return None if right else trace_unflatten(p, again, eager, cache)
 
 
 def verdict(status, why):

@@ -40,6 +40,7 @@ STALE = "reexport-partitioned-stale-module-stack"  # docs/found-bugs.md 32
 # torch 2.6 (not 2.14.1): export records no nn_module_stack for some nodes of the partitioned
 # module, and unflatten refuses the program (docs/found-bugs.md 32).
 NO_STACK = "reexport-partitioned-no-module-stack"
+NO_STACK_MESSAGE = "Unable to find nn_module_stack for node"
 
 
 def segmented_keys(ep):
@@ -109,7 +110,9 @@ def trace_reexport(split, p, refs, initial, eager, cache):
     unflatten paths' trace (torch_export.trace_unflatten) on the re-exported program: the
     earlier stacks carry the module tree, and with it the unflatten classes, into it. First
     UNLINKED (docs/found-bugs.md 43), where the re-exported graph's use lists are wrong and the
-    re-export with that cause removed (users_relinked) agrees. Where they are wrong and that
+    re-export with that cause removed (users_relinked) agrees, and NO_STACK joined with it
+    where that re-export's unflatten refuses a node without a module stack (torch 2.6: the
+    wrong lists fail unflatten's dead code elimination before). Where they are wrong and that
     is not all, the rest of the trace runs on re-exports with the lists mended, and what it
     finds is joined with UNLINKED (unflatten's dead code elimination fails on such a graph
     before any other cause shows; and mended, the program can be copied, not exported again
@@ -121,7 +124,9 @@ def trace_reexport(split, p, refs, initial, eager, cache):
         try:
             with mended():
                 status, _ = unflatten_judged(split, p, refs, initial, eager, cache)
-        except Exception:  # noqa: BLE001 - not (only) this cause
+        except Exception as e:  # noqa: BLE001 - not (only) this cause
+            if NO_STACK_MESSAGE in str(e):  # torch 2.6: the refusal the wrong lists hid
+                return f"{NO_STACK}{also}: with the use lists mended, {str(e)[:200]}"
             status = "mismatch"
         if status != "mismatch":
             return f"{UNLINKED}: the re-exported graph's use lists are wrong; with them " \
@@ -171,7 +176,7 @@ def reexport_path(p, kind, eager, cache):
         error = None
     except Exception as e:  # noqa: BLE001 - a cause below, or a new failure
         error, why = e, f"{type(e).__name__}: {e}"
-    if "Unable to find nn_module_stack for node" in why:
+    if NO_STACK_MESSAGE in why:
         return {"status": "known_torch_issue", "stage": "unflatten", "detail": why[:300],
                 "known_torch_issue": f"{NO_STACK}: {why[:200]}"}
     known = trace_reexport(split, p, refs, initial, eager, cache)

@@ -425,6 +425,73 @@ plain, traced = reexported_agrees(False), reexported_agrees(True)
 check("trace rename_variants: the re-export of a module with call variants (17)",
       not plain and traced, f"untraced agrees: {plain}, traced agrees: {traced}")
 
+
+class _GradFlag(torch.nn.Module):  # one value, a graph for each flag, in a no_grad block
+    def forward(self, x, flag: bool):
+        with torch.no_grad():
+            y = x * 2.0 if flag else x + x
+        return y.relu()
+
+
+class _PlainFlag(torch.nn.Module):  # _GradFlag without the block
+    def forward(self, x, flag: bool):
+        return (x * 2.0 if flag else x + x).relu()
+
+
+def _leaf_twice(leaf, depth):
+    """Seed 144 case 6's shape, shrunk: a wrapper of `leaf` called twice, one flag each way
+    (`depth` modules below the root). The first unflatten keeps `w.leaf` and `w.leaf@1`."""
+    class Wrap(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.leaf = leaf()
+
+        def forward(self, x, flag: bool):
+            return self.leaf(x, flag) - 1.0
+
+    class Twice(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = Wrap()
+
+        def forward(self, x):
+            return self.w(x, False), self.w(x, True)
+
+    class Deeper(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.t = Twice()
+
+        def forward(self, x):
+            a, b = self.t(x)
+            return a * b
+    return Twice if depth == 1 else Deeper
+
+
+# Entry 4 on the re-export's unflatten (seed 144, cases 6 and 18): a variant holding its no_grad
+# blocks' graphs (`w.leaf@1.submod_1`) is looked up under a path that keeps `@1`. On 2.6 the
+# path traces the second unflatten (trace_reexported) and names the class; untraced it is an
+# error. The same shape without the block agrees on both torches, traced or not.
+for leaf, depth in ((_GradFlag, 1), (_GradFlag, 2), (_PlainFlag, 1)):
+    prog = types.SimpleNamespace(CONFIG={"calls": 2}, INPUTS=[torch.tensor([1.0, -2.0, 3.0])],
+                                 OPS=["add"], build=_leaf_twice(leaf, depth), _NoRecorder=object)
+    prog_eager = eager_run(prog)
+    got = torch_export.reexport_path(prog, "nonstrict", prog_eager, {})
+    untraced, torch_export.trace_reexported = torch_export.trace_reexported, lambda *a: None
+    try:
+        alone = torch_export.reexport_path(prog, "nonstrict", prog_eager, {})
+    finally:
+        torch_export.trace_reexported = untraced
+    name = f"reexport_path: {leaf.__name__} twice, {depth} below the root"
+    if VERSION < (2, 7) and leaf is _GradFlag:
+        check(f"{name}: the second unflatten's KeyError is entry 4 (traced), an error untraced",
+              got.get("known_torch_issue") == "unflatten-reorder-keyerror" and
+              got["stage"] == "reexport" and alone["status"] == "error" and
+              "KeyError" in alone["first_mismatch"], f"{got} {alone}")
+    elif VERSION < (2, 7) or VERSION >= NEWER:
+        check(f"{name}: agrees, traced or not", got["status"] == alone["status"] == "agree",
+              f"{got} {alone}")
+
 import torch_decomp  # noqa: E402
 
 
