@@ -286,13 +286,22 @@ for repro in "$src"/corpus/torch/*.py; do
   fi
 done
 "$bin" emit-torch "$src/corpus/torch/cases" -o "$work/cases" >/dev/null
+# emit-torch names a case's program after its file with each '+' (classes joined) as '_':
+# the program of a case's side file (CLASS-N.SUFFIX), and the side file of a program.
+emitted() { echo "$work/cases/$(basename "$1" "$2" | tr + _).py"; }
+side_file() {
+  local s
+  for s in "$src"/corpus/torch/cases/*"$2"; do
+    [ "$(basename "$s" "$2" | tr + _)" = "$(basename "$1" .py)" ] && { echo "$s"; return; }
+  done
+}
 # A case whose class shows only in a program emitted with options of its own (CLASS-N.emit:
 # emit-torch's options on one line, such as --update-args) is emitted again with them.
 for e in "$src"/corpus/torch/cases/*.emit; do
   [ -e "$e" ] || continue
   read -r -a opts <"$e"
   "$bin" emit-torch "${e%.emit}.json" "${opts[@]}" -o "$work/cases" >/dev/null || fail=1
-  grep -q '"update_args": True' "$work/cases/$(basename "$e" .emit).py" ||
+  grep -q '"update_args": True' "$(emitted "$e" .emit)" ||
     [[ " ${opts[*]} " != *" --update-args "* ]] || { echo "FAIL: $e: not emitted so"; fail=1; }
 done
 # A case whose class shows only on a draw of its own (CLASS-N.draw: the --draw JSON) runs on
@@ -300,7 +309,7 @@ done
 mkdir -p "$work/drawn"
 for d in "$src"/corpus/torch/cases/*.draw; do
   [ -e "$d" ] || continue
-  mv "$work/cases/$(basename "$d" .draw).py" "$work/drawn/" || fail=1
+  mv "$(emitted "$d" .draw)" "$work/drawn/" || fail=1
 done
 # A case whose class shows only with bridge options of its own (CLASS-N.args: its paths and
 # options on one line, such as --reads alias, which the classes of state read as the buffer
@@ -308,7 +317,7 @@ done
 mkdir -p "$work/argsd"
 for a in "$src"/corpus/torch/cases/*.args; do
   [ -e "$a" ] || continue
-  mv "$work/cases/$(basename "$a" .args).py" "$work/argsd/" || fail=1
+  mv "$(emitted "$a" .args)" "$work/argsd/" || fail=1
 done
 # Each class's cases through the paths its class shows on (all of them on every case would
 # double the run): the decomposition classes' through the decomposition paths, split_module's
@@ -407,7 +416,7 @@ for f in "$work"/drawn/*.py; do
     *) path=export.nonstrict.hooked ;;
   esac
   bridge "$f" --paths "$path" \
-    --draw "$(cat "$src/corpus/torch/cases/$(basename "$f" .py).draw")" >>"$work/cases.jsonl"
+    --draw "$(cat "$(side_file "$f" .draw)")" >>"$work/cases.jsonl"
 done
 # The summary names the vector ISA Inductor builds its kernels for (as torch picks it; None:
 # scalar kernels) where an Inductor or AOTInductor path ran, and has no such field elsewhere.
@@ -416,7 +425,7 @@ print(str(p()) if p() else None)' 2>&1 | tail -n 1)
 isa_runs=0
 for f in "$work"/argsd/*.py; do
   [ -e "$f" ] || continue
-  read -r -a extra <"$src/corpus/torch/cases/$(basename "$f" .py).args"
+  read -r -a extra <"$(side_file "$f" .args)"
   bridge "$f" "${extra[@]}" >"$work/argsd.jsonl"
   cat "$work/argsd.jsonl" >>"$work/cases.jsonl"
   want=absent
