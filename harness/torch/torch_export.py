@@ -1593,16 +1593,21 @@ def reexport(p, mode, fresh, eager, cache, rename_variants_first=False):
     """unflatten of `fresh()`, torch.export.export of it, unflatten of that, the calls: (status,
     why, the module); with `rename_variants_first`, the variants renamed before the re-export
     (the cause of REEXPORT_CLASS removed) and their state named back for the judge."""
-    first = torch.export.unflatten(fresh())
-    if rename_variants_first:
-        rename_variants(first)
-    again = torch.export.export(first, tuple(t.clone() for t in p.INPUTS),
-                                strict=(mode == "strict"))
-    u = torch.export.unflatten(again)
+    u = torch.export.unflatten(export_unflattened(p, mode, fresh, rename_variants_first))
     outs = run_calls(u, p)
     state = {fqn.replace(VARIANT_MARK, "@"): t for fqn, t in state_after(u).items()}
     status, why = judge(p, outs, state, eager, cache)
     return status, why, u
+
+
+def export_unflattened(p, mode, fresh, rename_variants_first=False):
+    """torch.export.export (in `mode`) of the unflatten of `fresh()`, its variants renamed first
+    with `rename_variants_first`."""
+    first = torch.export.unflatten(fresh())
+    if rename_variants_first:
+        rename_variants(first)
+    return torch.export.export(first, tuple(t.clone() for t in p.INPUTS),
+                               strict=(mode == "strict"))
 
 
 def trace_reexported(p, mode, fresh, eager, cache):
@@ -1612,12 +1617,8 @@ def trace_reexported(p, mode, fresh, eager, cache):
     variant's child looked up under a path that keeps `@1`). None where the re-export itself
     fails, where the program the trace is given unflattens right as it is (no removal could
     be told from no cause), or where no combination agrees."""
-    def export():
-        return torch.export.export(torch.export.unflatten(fresh()),
-                                   tuple(t.clone() for t in p.INPUTS), strict=(mode == "strict"))
-
     try:
-        again = fresh_exports(export)
+        again = fresh_exports(lambda: export_unflattened(p, mode, fresh))
     except Exception:  # noqa: BLE001 - the re-export failing: nothing to unflatten
         return None
     try:
