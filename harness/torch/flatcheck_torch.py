@@ -114,7 +114,7 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
   compile.inductor, compile.inductor.dynamic, compile.inductor.freezing,
   compile.inductor.breaks, compile.inductor.cpp_wrapper, compile.inductor.scalar,
   compile.inductor.memory, compile.inductor.wide, compile.inductor.cache,
-  compile.inductor.cache.dynamic
+  compile.inductor.cache.dynamic, compile.inductor.parallel, compile.inductor.loop_order
            torch.compile with Inductor (its C++ kernels for the CPU; needs g++ and torch's
            headers), static shapes, or (dynamic) automatic dynamic shapes at the inputs' sizes
            and then up to three others, as compile.dynamic: kernels for symbolic sizes, or
@@ -129,7 +129,9 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            (cache) compiled into empty FX graph and AOTAutograd caches, everything in memory
            forgotten, and a fresh model compiled from those caches, or (cache.dynamic) every
            dimension symbolic, compiled so at the inputs' sizes and then from the caches at up
-           to three others;
+           to three others, or (parallel) as wide with every loop split across four threads
+           however short, or (loop_order) with loop ordering after fusion the other way from
+           this torch's setting;
            outputs and state vs torch eager bit for bit, or else each differing element
            within rounding of a float64 eager run at that size (torch_inductor.py).
   aoti     AOTInductor: torch.export.export (non-strict) of a fresh model compiled by

@@ -64,6 +64,18 @@ and compiles its own C++ kernels for the CPU.
                      Each size is judged against torch eager at that size (the float64 witness
                      at that size); the result says what each size took from the caches;
                      skipped when no size after the first took anything
+  compile.inductor.parallel
+                     compile.inductor.wide with every loop Inductor can parallelize split across
+                     THREADS OpenMP threads however short (torch._inductor.config.cpp
+                     min_chunk_size = 1, threads = 4): the kernels' parallel loops, a reduction
+                     split in per-thread partial results combined after, where the programs'
+                     sizes never reach Inductor's threshold (4,096 elements in torch 2.6, 512
+                     in 2.14); at the program's own sizes where torch eager refuses it widened
+  compile.inductor.loop_order
+                     compile.inductor with loop ordering after fusion
+                     (torch._inductor.config.loop_ordering_after_fusion) the other way from
+                     this torch's setting: on in torch 2.6 (off by default), off in 2.14 (on by
+                     default): fused nodes' loops reordered to match their memory access
 
 Inductor's kernels round differently from torch's (fused loops, other summation orders, its own
 vectorized exp and tanh), so bit for bit is not the judge. What is: a float64 witness. The
@@ -98,7 +110,9 @@ from torch_export import run_family, state_after, verdict
 PATHS = ("compile.inductor", "compile.inductor.dynamic", "compile.inductor.freezing",
          "compile.inductor.breaks", "compile.inductor.cpp_wrapper", "compile.inductor.scalar",
          "compile.inductor.memory", "compile.inductor.wide", "compile.inductor.cache",
-         "compile.inductor.cache.dynamic")
+         "compile.inductor.cache.dynamic", "compile.inductor.parallel",
+         "compile.inductor.loop_order")
+THREADS = 4  # compile.inductor.parallel: the threads its kernels' parallel loops are split for
 # compile.inductor's variants that differ only in Inductor's settings: {path: the settings of
 # torch._inductor.config it compiles under}. Every path's calls run under torch.no_grad()
 # (torch_compare.run_calls), so Inductor compiles an inference graph: what freezing and memory
@@ -106,7 +120,8 @@ PATHS = ("compile.inductor", "compile.inductor.dynamic", "compile.inductor.freez
 SETTINGS = {"compile.inductor.freezing": {"freezing": True},
             "compile.inductor.cpp_wrapper": {"cpp_wrapper": True},
             "compile.inductor.scalar": {"cpp.simdlen": 1},
-            "compile.inductor.memory": {"memory_planning": True}}
+            "compile.inductor.memory": {"memory_planning": True},
+            "compile.inductor.parallel": {"cpp.min_chunk_size": 1, "cpp.threads": THREADS}}
 # compile.inductor.cache: the counters of torch._dynamo.utils.counters it reads ({group: names})
 CACHE_COUNTERS = {"inductor": ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgraph_cache_bypass"),
                   "aot_autograd": ("autograd_cache_hit", "autograd_cache_miss",
@@ -172,9 +187,13 @@ def scalar_available():
 
 @contextlib.contextmanager
 def settings(path):
-    """Inductor's settings for `path` (SETTINGS; none for the others)."""
-    import torch._inductor.config
-    with torch._inductor.config.patch(SETTINGS.get(path, {})):
+    """Inductor's settings for `path` (SETTINGS; for compile.inductor.loop_order, loop ordering
+    after fusion the other way from this torch's setting; none for the others)."""
+    import torch._inductor.config as config
+    want = SETTINGS.get(path, {})
+    if path == "compile.inductor.loop_order":
+        want = {"loop_ordering_after_fusion": not config.loop_ordering_after_fusion}
+    with config.patch(want):
         yield
 
 
@@ -345,6 +364,17 @@ def wide_path(p, eager, cache):
     return {**r, "shapes": shapes}
 
 
+def parallel_path(p, eager, cache):
+    """compile.inductor.parallel: compile.inductor.wide under its SETTINGS (every loop split
+    across THREADS threads however short); at the program's own sizes where torch eager refuses
+    it widened."""
+    with settings("compile.inductor.parallel"):
+        r = wide_path(p, eager, cache)
+    if r["status"] != "skipped" or r["skip"].startswith("no-wide-input"):
+        return r
+    return {**inductor_path(p, eager, cache, "compile.inductor.parallel"), "shapes": None}
+
+
 def wide_shape(shape):
     """Each dimension WIDE times larger: dimensions of one size stay alike, and a size that is
     the sum of others (a cat, a split, a chunk) still is. Size 1 becomes WIDE too, so a program
@@ -508,6 +538,8 @@ def run_inductor(p, eager, paths, cache):
             return cache_dynamic_path(p, eager, cache)
         if path == "compile.inductor.wide":
             return wide_path(p, eager, cache)
+        if path == "compile.inductor.parallel":
+            return parallel_path(p, eager, cache)
         if path == "compile.inductor.cpp_wrapper" and cpp_wrapper_available():
             return {"status": "skipped", "skip": cpp_wrapper_available()}
         if path == "compile.inductor.scalar" and scalar_available():

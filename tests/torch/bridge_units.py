@@ -2836,6 +2836,36 @@ class _Counter(torch.nn.Module):  # updates its buffer each call; a shared child
         return self.n * self.lin.w, self.n.clone() - x
 
 
+class _FixedShape(torch.nn.Module):  # reshapes to a fixed shape: eager refuses it widened
+    def forward(self, x):
+        return ((x.reshape(3, 1) * x).sum(0),)
+
+
+@contextlib.contextmanager
+def output_code():
+    """The lines Inductor logs as output_code (the wrapper and its kernels' C++ source) while
+    inside, as a list."""
+    import logging
+
+    class Keep(logging.Handler):
+        def emit(self, record):
+            lines.append(record.getMessage())
+    lines, keep = [], Keep()
+    torch._logging.set_logs(output_code=True)
+    # torch's handlers, which would print the code on standard error: set_logs puts them on
+    # each logger it registers (torch, torch._inductor, ...), which propagate no further
+    own = {name: log.handlers[:] for name, log in logging.root.manager.loggerDict.items()
+           if name.split(".")[0] == "torch" and isinstance(log, logging.Logger) and log.handlers}
+    for name in own:
+        logging.getLogger(name).handlers = [keep]
+    try:
+        yield lines
+    finally:
+        for name, handlers in own.items():
+            logging.getLogger(name).handlers = handlers
+        torch._logging.set_logs()
+
+
 def compiled(build, inputs, backend, calls=2):
     prog = types.SimpleNamespace(CONFIG={"calls": calls}, INPUTS=inputs, OPS=["add"],
                                  build=build, _NoRecorder=object)
@@ -2958,7 +2988,7 @@ if torch_compile.available() is None:
           "eager at that size: agree", r["status"] == "agree" and r["sizes"] ==
           [[[2, 2]], [[3, 3]], [[4, 4]], [[1, 1]]], str(r))
     ran = flatcheck_torch.select_paths("compile", None)
-    check("select_paths: `compile` names the five torch.compile paths and Inductor's ten",
+    check("select_paths: `compile` names the five torch.compile paths and Inductor's twelve",
           ran == list(torch_compile.PATHS) + ["compile.inductor", "compile.inductor.dynamic",
                                                "compile.inductor.freezing",
                                                "compile.inductor.breaks",
@@ -2967,7 +2997,9 @@ if torch_compile.available() is None:
                                                "compile.inductor.memory",
                                                "compile.inductor.wide",
                                                "compile.inductor.cache",
-                                               "compile.inductor.cache.dynamic"],
+                                               "compile.inductor.cache.dynamic",
+                                               "compile.inductor.parallel",
+                                               "compile.inductor.loop_order"],
           str(ran))
     ran = flatcheck_torch.select_paths(flatcheck_torch.DEFAULT_PATHS, None)
     check("select_paths: the default --paths is every path (aoti and jit included)",
@@ -3066,14 +3098,19 @@ if torch_compile.available() is None:
     r = as_compiled(lambda m: m, path=dyn)
     check(f"{dyn}: the model itself agrees at every size", r["status"] == "agree", str(r))
     import torch._inductor.config  # noqa: E402
-    # What each variant's calls see: (freezing, cpp_wrapper, cpp.simdlen, memory_planning, grad);
-    # every path's calls run under torch.no_grad() (run_calls), as freezing and memory planning
-    # need
-    want = {"compile.inductor": (False, False, None, False, False),
-            "compile.inductor.freezing": (True, False, None, False, False),
-            "compile.inductor.cpp_wrapper": (False, True, None, False, False),
-            "compile.inductor.scalar": (False, False, 1, False, False),
-            "compile.inductor.memory": (False, False, None, True, False)}
+    # What each variant's calls see: (freezing, cpp_wrapper, cpp.simdlen, memory_planning, grad,
+    # cpp.min_chunk_size, cpp.threads, loop_ordering_after_fusion); every path's calls run under
+    # torch.no_grad() (run_calls), as freezing and memory planning need
+    c = torch._inductor.config
+    chunk, order = c.cpp.min_chunk_size, c.loop_ordering_after_fusion  # this torch's own
+    plain = (False, False, None, False, False, chunk, -1, order)
+    want = {"compile.inductor": plain,
+            "compile.inductor.freezing": (True,) + plain[1:],
+            "compile.inductor.cpp_wrapper": plain[:1] + (True,) + plain[2:],
+            "compile.inductor.scalar": plain[:2] + (1,) + plain[3:],
+            "compile.inductor.memory": plain[:3] + (True,) + plain[4:],
+            "compile.inductor.parallel": plain[:5] + (1, 4, order),
+            "compile.inductor.loop_order": plain[:7] + (not order,)}
     real_why = (torch_inductor.cpp_wrapper_available, torch_inductor.scalar_available)
     torch_inductor.cpp_wrapper_available = torch_inductor.scalar_available = lambda: None
     try:
@@ -3084,13 +3121,15 @@ if torch_compile.available() is None:
                 def call(*a):
                     c = torch._inductor.config
                     modes.append((c.freezing, c.cpp_wrapper, c.cpp.simdlen, c.memory_planning,
-                                  torch.is_grad_enabled()))
+                                  torch.is_grad_enabled(), c.cpp.min_chunk_size, c.cpp.threads,
+                                  c.loop_ordering_after_fusion))
                     return m(*a)
                 return call
             r = as_compiled(noting, path=path)
             check(f"{path}: the model itself agrees", r["status"] == "agree", str(r))
             check(f"{path}: its calls (which compile) run with (freezing, cpp_wrapper, "
-                  f"cpp.simdlen, memory_planning, grad) = {expected}",
+                  f"cpp.simdlen, memory_planning, grad, cpp.min_chunk_size, cpp.threads, "
+                  f"loop_ordering_after_fusion) = {expected}",
                   modes == [expected, expected], str(modes))
     finally:
         torch_inductor.cpp_wrapper_available, torch_inductor.scalar_available = real_why
@@ -3306,6 +3345,16 @@ if torch_compile.available() is None:
                                       "compile.inductor.wide"], {})
     sc, mem = sm.get("compile.inductor.scalar", {}), sm.get("compile.inductor.memory", {})
     wd = sm.get("compile.inductor.wide", {})
+    with output_code() as code:  # the kernels' C++ source, as TORCH_LOGS=output_code logs it
+        pl = torch_inductor.run_inductor(prog_counter, torch_compare.eager_run(prog_counter),
+                                         ["compile.inductor.parallel",
+                                          "compile.inductor.loop_order"], {})
+    par, lo = pl.get("compile.inductor.parallel", {}), pl.get("compile.inductor.loop_order", {})
+    prog = types.SimpleNamespace(CONFIG={"calls": 1}, INPUTS=[torch.tensor([1.0, -2.0, 3.0])],
+                                 OPS=["add"], build=_FixedShape, _NoRecorder=object)
+    fixed = torch_inductor.run_inductor(prog, torch_compare.eager_run(prog),
+                                        ["compile.inductor.parallel"], {})
+    fixed = fixed.get("compile.inductor.parallel", {})
     before = counters["stats"]["unique_graphs"]
     b = torch_inductor.run_inductor(brk, torch_compare.eager_run(brk),
                                     ["compile.inductor.breaks"], {})
@@ -3336,6 +3385,15 @@ if torch_compile.available() is None:
               "vectors: agree or rounding", wd.get("status") in ("agree", "excused") and
               wd.get("shapes") == [[9 * d for d in t.shape] for t in prog_counter.INPUTS],
               str(wd))
+        check("compile.inductor.parallel: the same widened, its kernels' loops split across "
+              "four threads (#pragma omp parallel num_threads(4) in the code): agree or rounding",
+              par.get("status") in ("agree", "excused") and par.get("shapes") == [[27]] and
+              "num_threads(4)" in "\n".join(code), f"{par} ({len(code)} lines of code logged)")
+        check("compile.inductor.parallel: a program torch eager refuses widened runs at its own "
+              "sizes: agree or rounding", fixed.get("status") in ("agree", "excused") and
+              "shapes" in fixed and fixed["shapes"] is None, str(fixed))
+        check("compile.inductor.loop_order: the same with loop ordering after fusion the other "
+              "way: agree or rounding", lo.get("status") in ("agree", "excused"), str(lo))
         check("compile.inductor.cache: the same compiled from the FX graph and AOTAutograd "
               "caches a first compile filled: both hit; agree or rounding, as the first",
               c.get("status") in ("agree", "excused") and c.get("same_as_cold") is True and
@@ -3353,7 +3411,9 @@ if torch_compile.available() is None:
                           ("compile.inductor.freezing", f), ("compile.inductor.breaks", b),
                           ("compile.inductor.cache", c), ("compile.inductor.cpp_wrapper", w),
                           ("compile.inductor.cache.dynamic", cd), ("compile.inductor.scalar", sc),
-                          ("compile.inductor.memory", mem), ("compile.inductor.wide", wd)):
+                          ("compile.inductor.memory", mem), ("compile.inductor.wide", wd),
+                          ("compile.inductor.parallel", par), ("compile.inductor.parallel", fixed),
+                          ("compile.inductor.loop_order", lo)):
             check(f"{path}: skipped with the reason ({why})",
                   res.get("status") == "skipped" and res.get("skip") == why, str(res))
 
