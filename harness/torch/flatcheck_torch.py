@@ -114,7 +114,8 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
   compile.inductor, compile.inductor.dynamic, compile.inductor.freezing,
   compile.inductor.breaks, compile.inductor.cpp_wrapper, compile.inductor.scalar,
   compile.inductor.memory, compile.inductor.wide, compile.inductor.cache,
-  compile.inductor.cache.dynamic, compile.inductor.parallel, compile.inductor.loop_order
+  compile.inductor.cache.dynamic, compile.inductor.parallel, compile.inductor.loop_order,
+  compile.inductor.padding
            torch.compile with Inductor (its C++ kernels for the CPU; needs g++ and torch's
            headers), static shapes, or (dynamic) automatic dynamic shapes at the inputs' sizes
            and then up to three others, as compile.dynamic: kernels for symbolic sizes, or
@@ -131,7 +132,8 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            dimension symbolic, compiled so at the inputs' sizes and then from the caches at up
            to three others, or (parallel) as wide with every loop split across four threads
            however short, or (loop_order) with loop ordering after fusion the other way from
-           this torch's setting;
+           this torch's setting, or (padding) as wide with every buffer's rows padded to 128
+           bytes (Inductor's stride padding, on the CPU and at every size);
            outputs and state vs torch eager bit for bit, or else each differing element
            within rounding of a float64 eager run at that size (torch_inductor.py).
   aoti     AOTInductor: torch.export.export (non-strict) of a fresh model compiled by

@@ -76,6 +76,13 @@ and compiles its own C++ kernels for the CPU.
                      (torch._inductor.config.loop_ordering_after_fusion) the other way from
                      this torch's setting: on in torch 2.6 (off by default), off in 2.14 (on by
                      default): fused nodes' loops reordered to match their memory access
+  compile.inductor.padding
+                     compile.inductor.wide with Inductor's stride padding on the CPU and for
+                     every size (torch._inductor.config disable_padding_cpu = False,
+                     comprehensive_padding, padding_stride_threshold = 0, pad_outputs): each
+                     buffer's rows start at 128-byte boundaries, outputs too, so the kernels
+                     index rows by padded strides and a view or reshape of a buffer must see
+                     the gaps; at the program's own sizes where torch eager refuses it widened
 
 Inductor's kernels round differently from torch's (fused loops, other summation orders, its own
 vectorized exp and tanh), so bit for bit is not the judge. What is: a float64 witness. The
@@ -111,7 +118,7 @@ PATHS = ("compile.inductor", "compile.inductor.dynamic", "compile.inductor.freez
          "compile.inductor.breaks", "compile.inductor.cpp_wrapper", "compile.inductor.scalar",
          "compile.inductor.memory", "compile.inductor.wide", "compile.inductor.cache",
          "compile.inductor.cache.dynamic", "compile.inductor.parallel",
-         "compile.inductor.loop_order")
+         "compile.inductor.loop_order", "compile.inductor.padding")
 THREADS = 4  # compile.inductor.parallel: the threads its kernels' parallel loops are split for
 # compile.inductor's variants that differ only in Inductor's settings: {path: the settings of
 # torch._inductor.config it compiles under}. Every path's calls run under torch.no_grad()
@@ -121,7 +128,12 @@ SETTINGS = {"compile.inductor.freezing": {"freezing": True},
             "compile.inductor.cpp_wrapper": {"cpp_wrapper": True},
             "compile.inductor.scalar": {"cpp.simdlen": 1},
             "compile.inductor.memory": {"memory_planning": True},
-            "compile.inductor.parallel": {"cpp.min_chunk_size": 1, "cpp.threads": THREADS}}
+            "compile.inductor.parallel": {"cpp.min_chunk_size": 1, "cpp.threads": THREADS},
+            "compile.inductor.padding": {"disable_padding_cpu": False,
+                                         "comprehensive_padding": True,
+                                         "padding_stride_threshold": 0, "pad_outputs": True}}
+# The paths run widened (at the program's own sizes where torch eager refuses it widened)
+WIDE_SETTINGS = ("compile.inductor.parallel", "compile.inductor.padding")
 # compile.inductor.cache: the counters of torch._dynamo.utils.counters it reads ({group: names})
 CACHE_COUNTERS = {"inductor": ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgraph_cache_bypass"),
                   "aot_autograd": ("autograd_cache_hit", "autograd_cache_miss",
@@ -364,15 +376,14 @@ def wide_path(p, eager, cache):
     return {**r, "shapes": shapes}
 
 
-def parallel_path(p, eager, cache):
-    """compile.inductor.parallel: compile.inductor.wide under its SETTINGS (every loop split
-    across THREADS threads however short); at the program's own sizes where torch eager refuses
-    it widened."""
-    with settings("compile.inductor.parallel"):
+def wide_settings_path(p, eager, cache, path):
+    """compile.inductor.parallel, compile.inductor.padding: compile.inductor.wide under the
+    path's SETTINGS; at the program's own sizes where torch eager refuses it widened."""
+    with settings(path):
         r = wide_path(p, eager, cache)
     if r["status"] != "skipped" or r["skip"].startswith("no-wide-input"):
         return r
-    return {**inductor_path(p, eager, cache, "compile.inductor.parallel"), "shapes": None}
+    return {**inductor_path(p, eager, cache, path), "shapes": None}
 
 
 def wide_shape(shape):
@@ -538,8 +549,8 @@ def run_inductor(p, eager, paths, cache):
             return cache_dynamic_path(p, eager, cache)
         if path == "compile.inductor.wide":
             return wide_path(p, eager, cache)
-        if path == "compile.inductor.parallel":
-            return parallel_path(p, eager, cache)
+        if path in WIDE_SETTINGS:
+            return wide_settings_path(p, eager, cache, path)
         if path == "compile.inductor.cpp_wrapper" and cpp_wrapper_available():
             return {"status": "skipped", "skip": cpp_wrapper_available()}
         if path == "compile.inductor.scalar" and scalar_available():

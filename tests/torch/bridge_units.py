@@ -2841,6 +2841,12 @@ class _FixedShape(torch.nn.Module):  # reshapes to a fixed shape: eager refuses 
         return ((x.reshape(3, 1) * x).sum(0),)
 
 
+class _Rows(torch.nn.Module):  # rows, a transpose and a reduction of a 2-d input
+    def forward(self, x):
+        y = x * 2.0 + 1.0
+        return y, (y.t() * x).sum(1), y.t().reshape(-1)
+
+
 @contextlib.contextmanager
 def output_code():
     """The lines Inductor logs as output_code (the wrapper and its kernels' C++ source) while
@@ -2988,7 +2994,7 @@ if torch_compile.available() is None:
           "eager at that size: agree", r["status"] == "agree" and r["sizes"] ==
           [[[2, 2]], [[3, 3]], [[4, 4]], [[1, 1]]], str(r))
     ran = flatcheck_torch.select_paths("compile", None)
-    check("select_paths: `compile` names the five torch.compile paths and Inductor's twelve",
+    check("select_paths: `compile` names the five torch.compile paths and Inductor's thirteen",
           ran == list(torch_compile.PATHS) + ["compile.inductor", "compile.inductor.dynamic",
                                                "compile.inductor.freezing",
                                                "compile.inductor.breaks",
@@ -2999,7 +3005,8 @@ if torch_compile.available() is None:
                                                "compile.inductor.cache",
                                                "compile.inductor.cache.dynamic",
                                                "compile.inductor.parallel",
-                                               "compile.inductor.loop_order"],
+                                               "compile.inductor.loop_order",
+                                               "compile.inductor.padding"],
           str(ran))
     ran = flatcheck_torch.select_paths(flatcheck_torch.DEFAULT_PATHS, None)
     check("select_paths: the default --paths is every path (aoti and jit included)",
@@ -3099,18 +3106,22 @@ if torch_compile.available() is None:
     check(f"{dyn}: the model itself agrees at every size", r["status"] == "agree", str(r))
     import torch._inductor.config  # noqa: E402
     # What each variant's calls see: (freezing, cpp_wrapper, cpp.simdlen, memory_planning, grad,
-    # cpp.min_chunk_size, cpp.threads, loop_ordering_after_fusion); every path's calls run under
-    # torch.no_grad() (run_calls), as freezing and memory planning need
+    # cpp.min_chunk_size, cpp.threads, loop_ordering_after_fusion, and the padding settings:
+    # disable_padding_cpu, comprehensive_padding, padding_stride_threshold, pad_outputs); every
+    # path's calls run under torch.no_grad() (run_calls), as freezing and memory planning need
     c = torch._inductor.config
     chunk, order = c.cpp.min_chunk_size, c.loop_ordering_after_fusion  # this torch's own
-    plain = (False, False, None, False, False, chunk, -1, order)
+    pad = (c.disable_padding_cpu, c.comprehensive_padding, c.padding_stride_threshold,
+           c.pad_outputs)
+    plain = (False, False, None, False, False, chunk, -1, order) + pad
     want = {"compile.inductor": plain,
             "compile.inductor.freezing": (True,) + plain[1:],
             "compile.inductor.cpp_wrapper": plain[:1] + (True,) + plain[2:],
             "compile.inductor.scalar": plain[:2] + (1,) + plain[3:],
             "compile.inductor.memory": plain[:3] + (True,) + plain[4:],
-            "compile.inductor.parallel": plain[:5] + (1, 4, order),
-            "compile.inductor.loop_order": plain[:7] + (not order,)}
+            "compile.inductor.parallel": plain[:5] + (1, 4) + plain[7:],
+            "compile.inductor.loop_order": plain[:7] + (not order,) + pad,
+            "compile.inductor.padding": plain[:8] + (False, True, 0, True)}
     real_why = (torch_inductor.cpp_wrapper_available, torch_inductor.scalar_available)
     torch_inductor.cpp_wrapper_available = torch_inductor.scalar_available = lambda: None
     try:
@@ -3122,14 +3133,17 @@ if torch_compile.available() is None:
                     c = torch._inductor.config
                     modes.append((c.freezing, c.cpp_wrapper, c.cpp.simdlen, c.memory_planning,
                                   torch.is_grad_enabled(), c.cpp.min_chunk_size, c.cpp.threads,
-                                  c.loop_ordering_after_fusion))
+                                  c.loop_ordering_after_fusion, c.disable_padding_cpu,
+                                  c.comprehensive_padding, c.padding_stride_threshold,
+                                  c.pad_outputs))
                     return m(*a)
                 return call
             r = as_compiled(noting, path=path)
             check(f"{path}: the model itself agrees", r["status"] == "agree", str(r))
             check(f"{path}: its calls (which compile) run with (freezing, cpp_wrapper, "
                   f"cpp.simdlen, memory_planning, grad, cpp.min_chunk_size, cpp.threads, "
-                  f"loop_ordering_after_fusion) = {expected}",
+                  f"loop_ordering_after_fusion, disable_padding_cpu, comprehensive_padding, "
+                  f"padding_stride_threshold, pad_outputs) = {expected}",
                   modes == [expected, expected], str(modes))
     finally:
         torch_inductor.cpp_wrapper_available, torch_inductor.scalar_available = real_why
@@ -3355,6 +3369,12 @@ if torch_compile.available() is None:
     fixed = torch_inductor.run_inductor(prog, torch_compare.eager_run(prog),
                                         ["compile.inductor.parallel"], {})
     fixed = fixed.get("compile.inductor.parallel", {})
+    prog = types.SimpleNamespace(CONFIG={"calls": 1}, INPUTS=[torch.arange(9.0).reshape(3, 3)],
+                                 OPS=["add"], build=_Rows, _NoRecorder=object)
+    with output_code() as pad_code:
+        pd = torch_inductor.run_inductor(prog, torch_compare.eager_run(prog),
+                                         ["compile.inductor.padding"], {})
+    pd = pd.get("compile.inductor.padding", {})
     before = counters["stats"]["unique_graphs"]
     b = torch_inductor.run_inductor(brk, torch_compare.eager_run(brk),
                                     ["compile.inductor.breaks"], {})
@@ -3392,6 +3412,10 @@ if torch_compile.available() is None:
         check("compile.inductor.parallel: a program torch eager refuses widened runs at its own "
               "sizes: agree or rounding", fixed.get("status") in ("agree", "excused") and
               "shapes" in fixed and fixed["shapes"] is None, str(fixed))
+        check("compile.inductor.padding: rows of 27 floats widened, each buffer's rows padded "
+              "to 32 (strides (32, 1) in the code): agree or rounding",
+              pd.get("status") in ("agree", "excused") and pd.get("shapes") == [[27, 27]] and
+              "(32, 1)" in "\n".join(pad_code), f"{pd} ({len(pad_code)} lines of code logged)")
         check("compile.inductor.loop_order: the same with loop ordering after fusion the other "
               "way: agree or rounding", lo.get("status") in ("agree", "excused"), str(lo))
         check("compile.inductor.cache: the same compiled from the FX graph and AOTAutograd "
@@ -3413,7 +3437,7 @@ if torch_compile.available() is None:
                           ("compile.inductor.cache.dynamic", cd), ("compile.inductor.scalar", sc),
                           ("compile.inductor.memory", mem), ("compile.inductor.wide", wd),
                           ("compile.inductor.parallel", par), ("compile.inductor.parallel", fixed),
-                          ("compile.inductor.loop_order", lo)):
+                          ("compile.inductor.loop_order", lo), ("compile.inductor.padding", pd)):
             check(f"{path}: skipped with the reason ({why})",
                   res.get("status") == "skipped" and res.get("skip") == why, str(res))
 
