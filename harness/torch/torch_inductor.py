@@ -381,7 +381,7 @@ def wide_settings_path(p, eager, cache, path):
     path's SETTINGS; at the program's own sizes where torch eager refuses it widened."""
     with settings(path):
         r = wide_path(p, eager, cache)
-    if r["status"] != "skipped" or r["skip"].startswith("no-wide-input"):
+    if not r.get("skip", "").startswith("eager-refuses-wide"):
         return r
     return {**inductor_path(p, eager, cache, path), "shapes": None}
 
