@@ -33,6 +33,11 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            torch.fx: symbolic_trace, then torch.fx.subgraph_rewriter.replace_pattern of each
            pattern drawn from the trace (one to three connected ops) by an identical copy of
            itself; the calls; vs torch eager, bit for bit (torch_rewrite.py).
+  fx.make_fx, fx.reinplace
+           make_fx(torch.func.functionalize(...)) of the model called by functional_call, its
+           state graph inputs: the functional ATen graph AOTAutograd traces; then (reinplace)
+           torch.fx.passes.reinplace over it; the calls; vs torch eager, bit for bit
+           (torch_reinplace.py).
   export.strict.module, export.strict.unflatten, export.strict.preserve,
   export.nonstrict.module, export.nonstrict.unflatten, export.nonstrict.preserve,
   export.nonstrict.reexport
@@ -286,6 +291,8 @@ from torch_split import PATHS as SPLIT_PATHS
 from torch_split import run_split
 from torch_rewrite import PATHS as REWRITE_PATHS
 from torch_rewrite import run_rewrite
+from torch_reinplace import PATHS as REINPLACE_PATHS
+from torch_reinplace import run_reinplace
 from torch_compile import PATHS as COMPILE_PATHS
 from torch_compile import run_compile
 from torch_inductor import PATHS as INDUCTOR_PATHS
@@ -297,6 +304,7 @@ from torch_jit import PATHS as JIT_PATHS
 from torch_jit import run_jit
 
 ALL_PATHS = ("eager", "fx") + FOLDER_PATHS + FOLD_PATHS + SPLIT_PATHS + REWRITE_PATHS + \
+    REINPLACE_PATHS + \
     EXPORT_PATHS + HOOKED_PATHS + SWAP_PATHS + SWAP_MODULES_PATHS + FUNCTIONAL_PATHS + \
     DYNAMIC_PATHS + COND_PATHS + PARTITION_PATHS + REEXPORT_PATHS + PIPELINE_PATHS + \
     COMPILE_PATHS + INDUCTOR_PATHS + AOTI_PATHS + JIT_PATHS
@@ -641,6 +649,7 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
                 (FOLD_PATHS, lambda w: run_fold(p, eager, w, cache)),
                 (SPLIT_PATHS, lambda w: run_split(p, eager, w, cache)),
                 (REWRITE_PATHS, lambda w: run_rewrite(p, eager, w, cache)),
+                (REINPLACE_PATHS, lambda w: run_reinplace(p, eager, w, cache)),
                 (EXPORT_PATHS, lambda w: run_export(p, eager, w, cache)),
                 (HOOKED_PATHS, lambda w: run_hooked(p, eager, w, cache)),
                 (SWAP_PATHS, lambda w: run_swap(p, eager, w, cache)),

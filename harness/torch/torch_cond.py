@@ -197,7 +197,7 @@ def with_class(r, cls):
     return {"status": "known_torch_issue", "known_torch_issue": cls, "stage": "export",
             "detail": "torch.cond refuses branches whose values differ only in a size-1 "
                       "dimension's stride; with them cloned in contiguous strides the path "
-                      f"{r['status']}s"}
+                      f"{'agrees' if r['status'] == 'agree' else 'is excused'}"}
 
 
 def cond_path(p, mode, eager, cache):

@@ -4277,6 +4277,112 @@ check("run_jit: with --branch cond every path is skipped, saying why",
       all(r["status"] == "skipped" and "torch.cond" in r["skip"] for r in skipped.values()),
       str(skipped))
 
+# The functional-trace paths (torch_reinplace.py): make_fx(functionalize) of the model's
+# functional_call, then torch.fx.passes.reinplace; judged against eager, state included.
+import torch_reinplace  # noqa: E402
+
+
+def reinplace_program(build, inputs, calls=2):
+    return types.SimpleNamespace(CONFIG={"calls": calls}, INPUTS=inputs, OPS=["add"],
+                                 build=build, _NoRecorder=object)
+
+
+class _UpdatesTied(torch.nn.Module):
+    """A buffer updated in place from an intermediate, a parameter held under two names."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("buf", torch.tensor([1.0, 2.0, 3.0]))
+        self.w = torch.nn.Parameter(torch.tensor([0.5, -1.0, 2.0]))
+        self.inner = torch.nn.Module()
+        self.inner.w = self.w
+
+    def forward(self, x):
+        a = x * 2.0
+        b = (a + self.inner.w).relu()
+        before = self.buf * 1.0
+        self.buf.mul_(b + 1.0)
+        return b.tanh(), before
+
+
+if torch_reinplace.available() is None:
+    _overlap = repro_module("reinplace-overlapping-argument")
+    _bcast = repro_module("reinplace-broadcast-self")
+    _square = torch.tensor([[1.0, 2.0, 3.0], [4.0, 6.0, 8.0], [5.0, 7.0, 9.0]])
+    _plain = reinplace_program(_UpdatesTied, [torch.tensor([1.0, -2.0, 0.5])])
+    _plain_eager = eager_run(_plain)
+    got = torch_reinplace.run_reinplace(_plain, _plain_eager, torch_reinplace.PATHS, {})
+    check("run_reinplace: a buffer updated from an intermediate, a tied parameter: both paths "
+          "agree over two calls, the pass made nodes in-place",
+          got["fx.make_fx"]["status"] == "agree" and got["fx.reinplace"]["status"] == "agree" and
+          got["fx.reinplace"]["reinplaced"] >= 1, str(got))
+    _once = reinplace_program(_UpdatesTied, [torch.tensor([1.0, -2.0, 0.5])], calls=1)
+    _once_eager = eager_run(_once)
+    _traced = torch_reinplace.Traced(_once)
+    check("Traced: a tied parameter is one graph input; every name of it read back",
+          len(_traced.state) == 2 and sorted(_traced.slot) == ["buf", "inner.w", "w"] and
+          _traced.slot["w"] == _traced.slot["inner.w"], str(_traced.slot))
+    for n in list(_traced.gm.graph.nodes):
+        if n.op == "call_function" and n.target is torch.ops.aten.copy_.default:
+            _traced.gm.graph.erase_node(n)  # the buffer update dropped
+    _traced.gm.recompile()
+    dropped = torch_compare.judge(_once, torch_compare.run_calls(_traced, _once),
+                                  _traced.state_after(), _once_eager, {})
+    check("Traced: one call whose outputs do not show it, the graph without its buffer update: "
+          "a mismatch of the final state",
+          dropped[0] == "mismatch" and dropped[1].startswith("final state buf"), str(dropped))
+    for name, prog, cls in (
+            ("a - a[:, :1]", reinplace_program(_overlap.RelativeToFirst, [_square]),
+             torch_reinplace.OVERLAPPING),
+            ("a + a.t()", reinplace_program(_overlap.PlusTranspose, [_square]),
+             torch_reinplace.OVERLAPPING),
+            ("[3] + [1, 3]", reinplace_program(_bcast.Model, [torch.tensor([1.0, -2.0, 3.0]),
+                                                             torch.tensor([[0.5, 0.25, 2.0]])]),
+             torch_reinplace.BROADCAST)):
+        prog_eager = eager_run(prog)
+        got = torch_reinplace.run_reinplace(prog, prog_eager, torch_reinplace.PATHS, {})
+        check(f"run_reinplace: {name}: the trace agrees, the pass is {cls} (75, 76)",
+              got["fx.make_fx"]["status"] == "agree" and
+              got["fx.reinplace"]["status"] == "known_torch_issue" and
+              got["fx.reinplace"]["known_torch_issue"].split(":")[0] == cls, str(got))
+        untraced, torch_reinplace.causes = torch_reinplace.causes, lambda *a: {}
+        try:
+            bare = torch_reinplace.run_reinplace(prog, prog_eager, ["fx.reinplace"], {})
+        finally:
+            torch_reinplace.causes = untraced
+        check(f"run_reinplace: {name}: without the trace, a mismatch or an error, the trace "
+              "said to agree", bare["fx.reinplace"]["status"] in ("mismatch", "error") and
+              bare["fx.reinplace"]["traced_graph"] == "agrees", str(bare))
+    _first = reinplace_program(_overlap.RelativeToFirst, [_square])
+    _targets = []
+    for keep in ((), {"sub"}):
+        _kept = torch_reinplace.Traced(_first)
+        _before = torch_reinplace.reinplaced(_first, _kept, keep=keep)
+        _targets.append((_before["sub"], {n.name: n.target for n in _kept.gm.graph.nodes}))
+    check("kept_out_of_place: a node the pass makes in-place, kept, stays out of place (its own "
+          "op again after the pass)",
+          _targets[0][0] is torch.ops.aten.sub.Tensor and
+          _targets[0][1]["sub"] is torch.ops.aten.sub_.Tensor and
+          _targets[1][1]["sub"] is torch.ops.aten.sub.Tensor, str(_targets))
+    if torch_export.available() is None:  # `strides`: entry 35's shape, above
+        _strides_eager = eager_run(strides)
+        with torch_cond.branch_by(strides, torch_cond.cond_branch):
+            got = torch_reinplace.run_reinplace(strides, _strides_eager, torch_reinplace.PATHS,
+                                                {})
+        # torch.cond refuses them on 2.14.1; on 2.6 its eager form and export take them, but
+        # its make_fx trace compares the branches' strides (CondOpArgsMismatchError)
+        check("traced_of: branches by torch.cond differing in a size-1 dimension's stride: "
+              "class 35 at the trace, the contiguous trace agreeing",
+              set(got) == set(torch_reinplace.PATHS) and
+              all(r["status"] == "known_torch_issue" and r["stage"] == "trace" and
+                  r["known_torch_issue"] == torch_cond.STRIDES and "agrees" in r["detail"]
+                  for r in got.values()), str(got))
+    ran = flatcheck_torch.select_paths("fx", None)
+    check("select_paths: `fx` names fx.make_fx and fx.reinplace",
+          "fx.make_fx" in ran and "fx.reinplace" in ran, str(ran))
+else:
+    print("skip: the functional-trace checks (" + torch_reinplace.available() + ")")
+
 # within(): a path runner that lets an exception out (seed 117's functional_call trace did: its
 # bridge process died and the campaign stopped at its second program) is an error of each path
 # of its group, stage "bridge", naming the exception and where it was raised; a runner that

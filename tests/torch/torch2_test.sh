@@ -8,8 +8,9 @@
 #       generated cases (seed 7), emitted with the EMIT_OPTIONs (emit-torch's, such as
 #       --update-args: CTest gives shard 1 that form), and, in shard 0, the regression corpus
 #       (emitted without them), through eager, fx, the folder and const_fold paths, the two
-#       split paths, sixteen export paths (export.strict.preserve on every fourth program; all
-#       but export.strict.hooked: torch 2.6 has no class 30 and it costs a second a program;
+#       split paths, the two functional-trace paths (fx.make_fx, fx.reinplace), sixteen
+#       export paths (export.strict.preserve on every fourth program; all but
+#       export.strict.hooked: torch 2.6 has no class 30 and it costs a second a program;
 #       its case checks it; but export.strict.swap and export.strict.swap_modules, whose classes
 #       (31; 45 to 49) the non-strict ones and the classes' cases show; and but
 #       export.strict.dynamic, which reports what the non-strict one does on the programs seen;
@@ -331,7 +332,7 @@ done
 # class shows on (by_class below: on torch 2.6 and 2.14.1, 2026-12-02), and a case of any other
 # class through every other export path and the partition paths.
 other_cases=$(ls "$work"/cases/*.py |
-  grep -v '/decomp-\|/split-\|/fx-to-folder-\|/const-fold-\|/pipeline-\|/export-bound-\|/export-strict-bound-\|/unflatten-preserve-dead-input-\|/reexport-partitioned-\|/unflatten-later-call-first-\|/unflatten-drops-shape-guards-\|/unflatten-cond-\|/cond-\|/export-strict-cond-\|/export-load-dead-grad-\|/export-strict-grad-\|grad-region-\|/swap-modules-\|/functional-call-\|/rewrite-')
+  grep -v '/decomp-\|/split-\|/fx-to-folder-\|/const-fold-\|/pipeline-\|/export-bound-\|/export-strict-bound-\|/unflatten-preserve-dead-input-\|/reexport-partitioned-\|/unflatten-later-call-first-\|/unflatten-drops-shape-guards-\|/unflatten-cond-\|/cond-\|/export-strict-cond-\|/export-load-dead-grad-\|/export-strict-grad-\|grad-region-\|/swap-modules-\|/functional-call-\|/rewrite-\|/reinplace-')
 : >"$work/cases.jsonl"
 preserving=export.strict.preserve,export.nonstrict.preserve
 unflattening=export.strict.unflatten,export.nonstrict.unflatten,export.nonstrict.reexport
@@ -364,6 +365,8 @@ bridge "$work"/cases/split-*.py --paths fx.split,fx.split_ordered >>"$work/cases
 bridge "$work"/cases/fx-to-folder-*.py --paths fx.folder >>"$work/cases.jsonl"
 bridge "$work"/cases/const-fold-*.py --paths fx.const_fold >>"$work/cases.jsonl"
 bridge "$work"/cases/rewrite-*.py --paths fx.rewrite >>"$work/cases.jsonl"  # (52, 53)
+bridge "$work"/cases/reinplace-*.py --paths fx.make_fx,fx.reinplace \
+  >>"$work/cases.jsonl"  # (75, 76)
 bridge $(ls "$work"/cases/pipeline-*.py | grep -v grad-region-) --paths pipeline \
   >>"$work/cases.jsonl"
 for f in "$work"/cases/export-bound-*.py; do

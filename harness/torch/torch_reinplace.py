@@ -1,0 +1,294 @@
+"""The bridge's functional-trace paths (docs/torch.md): the model traced to a functional ATen
+graph by make_fx(functionalize(...)), as AOTAutograd traces a model before a backend sees it,
+then torch.fx.passes.reinplace over that graph, the pass that turns out-of-place ops back into
+in-place ones where no later use can see the difference.
+
+  fx.make_fx     make_fx(torch.func.functionalize(f)) of f(*state, *inputs) =
+                 torch.func.functional_call(model, state, inputs): every parameter and buffer a
+                 graph input (one per tensor: a tied or shared tensor is one input), every
+                 in-place update of a buffer or an input a copy_ into that input at the graph's
+                 end, every view a view op or a view-scatter
+  fx.reinplace   the same graph after torch.fx.passes.reinplace.reinplace(gm, *sample_args), the
+                 pass's documented input ("a functional, ATen graph ... make_fx(functionalize(f))")
+
+Each runs CONFIG["calls"] calls from the initial state: the state tensors are the graph's
+inputs, kept from call to call (a buffer update is the graph's copy_ into them), the inputs
+fresh copies each call. Outputs, the inputs after the call (--update-inputs) and the state after
+the calls must equal torch eager's bit for bit. The traces are of fresh copies of the initial
+state and inputs (tracing with real tensors runs the program's updates on them).
+
+fx.reinplace's result counts the nodes the pass made in-place (`reinplaced`) and the view-scatter
+nodes it removed (`scatters_removed`): a program where it changed nothing checks nothing of it
+beyond the trace. A mismatch or error of fx.reinplace where fx.make_fx of the same program
+agrees is the pass's (the result says so: `"traced_graph": "agrees"`).
+
+A failure is traced by its causes, read from the graph the pass made (its own FakeTensor
+results): a node it made in-place that has one counts only when the pass run again with those
+nodes kept out of place (each given to the pass behind a plain function, which it leaves alone)
+agrees:
+  reinplace-overlapping-argument (docs/found-bugs.md 75)
+      another argument of the node is a view of its first argument (`a - a[:, :1]`,
+      `a + a.t()`): the in-place op writes memory it still reads, so the kernel refuses it
+      (a partial overlap) or, where the overlap is too hard for it to see (a strided view),
+      reads values it already wrote: a silent wrong result. The pass refuses only the same
+      node twice (`mul(a, a)`), not an alias of it
+  reinplace-broadcast-self (docs/found-bugs.md 76)
+      the node's first argument has its result's number of elements but another shape (`[2]`
+      against a `[1, 2]` result): the in-place op cannot broadcast its output and raises. The
+      pass compares the number of elements and the dtype only
+"""
+import contextlib
+
+import torch
+
+from torch_compare import judge, run_calls, tensors_of
+from torch_cond import STRIDES, cond_branch, size_one_strides, with_class, with_cond
+from torch_export import failure, verdict
+
+PATHS = ("fx.make_fx", "fx.reinplace")
+OVERLAPPING = "reinplace-overlapping-argument"
+BROADCAST = "reinplace-broadcast-self"
+
+
+def available():
+    """None when torch has make_fx, torch.func.functionalize and the reinplace pass."""
+    try:
+        import torch.fx.experimental.proxy_tensor  # noqa: F401
+        import torch.fx.passes.reinplace  # noqa: F401
+    except ImportError as e:
+        return f"torch {torch.__version__}: {e}"
+    if not hasattr(getattr(torch, "func", None), "functionalize"):
+        return f"torch {torch.__version__} has no torch.func.functionalize"
+    return None
+
+
+class Traced:
+    """A functional trace of program `p`'s model, called as the model is: `traced(*inputs)` runs
+    the graph on the state it holds (updated in place by the graph's copy_ nodes) and the
+    inputs."""
+
+    def __init__(self, p):
+        from torch.fx.experimental.proxy_tensor import make_fx
+        model = p.build()
+        first = {}  # id(tensor) -> (its first FQN, the tensor): one graph input per tensor
+        for fqn, t in tensors_of(model).items():
+            first.setdefault(id(t), (fqn, t))
+        self.fqns = [fqn for fqn, _ in first.values()]
+        self.slot = {fqn: list(first).index(id(t)) for fqn, t in tensors_of(model).items()}
+        self.state = [t.detach().clone() for _, t in first.values()]
+        k = len(self.fqns)
+
+        def f(*flat):
+            return torch.func.functional_call(model, dict(zip(self.fqns, flat[:k])),
+                                              tuple(flat[k:]))
+        with torch.no_grad():
+            self.gm = make_fx(torch.func.functionalize(f))(*self.sample(p))
+
+    def sample(self, p):
+        """Fresh copies of the initial state and of the inputs."""
+        return [t.clone() for t in self.state] + [t.clone() for t in p.INPUTS]
+
+    def __call__(self, *inputs):
+        return self.gm(*self.state, *inputs)
+
+    def state_after(self):
+        """{FQN: tensor} for every name the model holds a tensor under."""
+        return {fqn: self.state[i].detach().clone() for fqn, i in self.slot.items()}
+
+
+def traced_of(p):
+    """(Traced(p), None); or, where that trace fails with the branch op taken by torch.cond
+    (--branch cond) and a branch's two values differ only in a size-1 dimension's stride, the
+    trace with the branches' values cloned in contiguous strides, and the class that removed
+    (cond-size-one-stride-rejected, docs/found-bugs.md 35: torch 2.6's make_fx of torch.cond
+    compares the branches' strides too). The first error stands where that trace fails too."""
+    try:
+        return Traced(p), None
+    except Exception as e:  # noqa: BLE001 - traced below, or the path's error
+        if getattr(p, "_branch", None) is not cond_branch or not size_one_strides(p):
+            raise
+        try:
+            with with_cond(p, torch.contiguous_format):
+                return Traced(p), STRIDES
+        except Exception:  # noqa: BLE001 - not (only) that cause: the first error stands
+            raise e from None
+
+
+def classed(r, cls):
+    """with_class, the class's stage named as this path's: the trace."""
+    out = with_class(r, cls)
+    return {**out, "stage": "trace"} if cls and r["status"] in ("agree", "excused") else out
+
+
+def inplace_counts(before, gm):
+    """(nodes whose target the pass made in-place, nodes it removed): `before` maps each node's
+    name to its target before the pass."""
+    now = {n.name: n.target for n in gm.graph.nodes}
+    changed = sum(1 for name, target in now.items()
+                  if name in before and before[name] is not target)
+    return changed, sum(1 for name in before if name not in now)
+
+
+def trace_path(p, eager, cache):
+    stage = "trace"
+    try:
+        traced, cls = traced_of(p)
+        result = {"nodes": sum(1 for n in traced.gm.graph.nodes if n.op == "call_function")}
+        stage = "run"
+        status, why = judge(p, run_calls(traced, p), traced.state_after(), eager, cache)
+    except Exception as e:  # noqa: BLE001 - torch refusing a program
+        return failure(e, stage)
+    return classed({**result, **verdict(status, why)}, cls)
+
+
+def element_span(t):
+    """(first, last) element of `t`'s storage it can reach."""
+    reach = sum((n - 1) * abs(st) for n, st in zip(t.shape, t.stride()))
+    return t.storage_offset(), t.storage_offset() + reach
+
+
+def overlaps(a, b):
+    """Whether tensors `a` and `b` may share an element: one storage, spans that meet (an
+    interleaving of two strided views counts)."""
+    if not (isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor)) or \
+            not a.numel() or not b.numel() or \
+            a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr():
+        return False
+    (a0, a1), (b0, b1) = element_span(a), element_span(b)
+    return a0 <= b1 and b0 <= a1
+
+
+class Causes(torch.fx.Interpreter):
+    """Runs the graph the pass made on real tensors and reads, before each node it made
+    in-place (its target differs from `before`'s), the causes of the module's docstring from
+    the node's real arguments. Such a node with a cause runs as its out-of-place op, the result
+    copied into its first argument where the shapes allow (what the in-place op means), so the
+    run goes on to later nodes. `found`: {node name: [cause, ...]}."""
+
+    def __init__(self, gm, before):
+        super().__init__(gm)
+        self.before, self.found = before, {}
+
+    def run_node(self, n):
+        op = self.before.get(n.name, n.target)
+        if n.op != "call_function" or op is n.target or not n.args:
+            return super().run_node(n)
+        args, kwargs = self.fetch_args_kwargs_from_env(n)
+        own = args[0]
+        if not isinstance(own, torch.Tensor):
+            return super().run_node(n)
+        why = [OVERLAPPING] if any(overlaps(own, a) for a in args[1:]) else []
+        out = op(*args, **kwargs)
+        if isinstance(out, torch.Tensor) and out.shape != own.shape:
+            why.append(BROADCAST)
+        if not why:
+            return super().run_node(n)
+        self.found[n.name] = why
+        if isinstance(out, torch.Tensor) and out.shape == own.shape and out.dtype == own.dtype:
+            own.copy_(out)
+            return own
+        return out
+
+
+def causes(p, traced, before):
+    """{node name: [cause, ...]} of the graph the pass made (Causes), run from the initial
+    state on the inputs; {} when that run fails (the failure has another cause)."""
+    finder = Causes(traced.gm, before)
+    try:
+        with torch.no_grad():
+            finder.run(*traced.sample(p))
+    except Exception:  # noqa: BLE001 - nothing to trace the failure by
+        return {}
+    return finder.found
+
+
+@contextlib.contextmanager
+def kept_out_of_place(gm, names):
+    """The nodes of `gm` named in `names` behind a plain function while the pass runs (it makes
+    only an OpOverload in-place), their own targets again after."""
+    held = {}
+    for n in gm.graph.nodes:
+        if n.name in names:
+            op = n.target
+            held[n.name] = op
+            n.target = lambda *args, _op=op, **kwargs: _op(*args, **kwargs)
+    try:
+        yield
+    finally:
+        for n in gm.graph.nodes:
+            if n.name in held:
+                n.target = held[n.name]
+        gm.recompile()
+
+
+def reinplaced(p, traced, keep=()):
+    """Each node's target before the pass, after running it over the trace `traced` of `p` (the
+    nodes named in `keep` kept out of place)."""
+    from torch.fx.passes.reinplace import reinplace
+    before = {n.name: n.target for n in traced.gm.graph.nodes}
+    with kept_out_of_place(traced.gm, keep), torch.no_grad():
+        reinplace(traced.gm, *traced.sample(p))
+    return before
+
+
+def traced_causes(p, eager, cache, found):
+    """The known classes of a failure whose graph has the causes `found` (causes()): the pass
+    run again with their nodes kept out of place must agree; else None."""
+    try:
+        traced, _ = traced_of(p)
+        reinplaced(p, traced, keep=set(found))
+        status, _ = judge(p, run_calls(traced, p), traced.state_after(), eager, cache)
+    except Exception:  # noqa: BLE001 - the failure has another cause too
+        return None
+    if status == "mismatch":
+        return None
+    classes = sorted({c for why in found.values() for c in why})
+    nodes = ", ".join(f"{name} ({', '.join(why)})" for name, why in sorted(found.items()))
+    return f"{'; '.join(classes)}: made in-place: {nodes}; kept out of place, the graph agrees"
+
+
+def reinplace_path(p, eager, cache, traced_status):
+    stage = "trace"
+    found, cls = {}, None
+    try:
+        traced, cls = traced_of(p)
+        stage = "reinplace"
+        before = reinplaced(p, traced)
+        changed, removed = inplace_counts(before, traced.gm)
+        found = causes(p, traced, before)
+        result = {"reinplaced": changed, "scatters_removed": removed}
+        stage = "run"
+        status, why = judge(p, run_calls(traced, p), traced.state_after(), eager, cache)
+    except Exception as e:  # noqa: BLE001 - torch refusing a program
+        out = failure(e, stage)
+        known = traced_causes(p, eager, cache, found) if found and \
+            out["status"] == "error" else None
+        if known:
+            return classed({"status": "known_torch_issue", "known_torch_issue": known,
+                               "stage": stage, "detail": out["first_mismatch"][:300]}, cls)
+        return {**out, "traced_graph": traced_status} if stage != "trace" else out
+    out = {**result, **verdict(status, why)}
+    if status != "mismatch":
+        return classed(out, cls)
+    known = traced_causes(p, eager, cache, found) if found else None
+    if known:
+        return classed({**result, "status": "known_torch_issue", "known_torch_issue": known,
+                           "detail": why}, cls)
+    return {**out, "traced_graph": traced_status}
+
+
+def run_reinplace(p, eager, paths, cache):
+    """Every requested functional-trace path of one program: {path: result}."""
+    why = available()
+    if why:
+        return {path: {"status": "skipped", "skip": why} for path in PATHS if path in paths}
+    out = {}
+    traced = trace_path(p, eager, cache)
+    if "fx.make_fx" in paths:
+        out["fx.make_fx"] = traced
+    if "fx.reinplace" in paths:
+        status = traced["status"]
+        said = "agrees" if status in ("agree", "excused") else \
+            f"{status}: {traced.get('first_mismatch', traced.get('skip', ''))}"[:300]
+        out["fx.reinplace"] = reinplace_path(p, eager, cache, said)
+    return out
