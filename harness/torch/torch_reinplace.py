@@ -74,7 +74,8 @@ class Traced:
         for fqn, t in tensors_of(model).items():
             first.setdefault(id(t), (fqn, t))
         self.fqns = [fqn for fqn, _ in first.values()]
-        self.slot = {fqn: list(first).index(id(t)) for fqn, t in tensors_of(model).items()}
+        position = {key: i for i, key in enumerate(first)}
+        self.slot = {fqn: position[id(t)] for fqn, t in tensors_of(model).items()}
         self.state = [t.detach().clone() for _, t in first.values()]
         k = len(self.fqns)
 
