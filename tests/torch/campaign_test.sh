@@ -224,11 +224,13 @@ def summary(not_run, **more):
                       "programs_not_run": not_run, "ops_per_path": {},
                       "paths": {"stand-in": {"agree": len(progs) - not_run}}, **more}),
           flush=True)
-print(json.dumps({"path": "stand-in", "status": "agree", "program": progs[0]}), flush=True)
 def on_term(signum, frame):
     summary(len(progs) - 1, stopped="SIGTERM")
     sys.exit(0)
+# The handler before the first record: the test signals once it sees that record (a signal
+# between the two under load killed the stand-in before it could answer).
 signal.signal(signal.SIGTERM, on_term if mode == "answers" else signal.SIG_DFL)
+print(json.dumps({"path": "stand-in", "status": "agree", "program": progs[0]}), flush=True)
 if mode == "exits":
     summary(0)
 time.sleep(60)
@@ -236,10 +238,11 @@ PY
 for how in answers:TERM answers:INT exits:TERM; do
   mode=${how%:*} sig=${how#*:}
   python3 "$src/harness/torch/torch_campaign.py" --cases 2 --jobs 1 --flatcheck "$bin" \
-    --out "$work/stop-$mode" --markdown "$work/stop-$mode.md" \
+    --out "$work/stop-$mode-$sig" --markdown "$work/stop-$mode-$sig.md" \
     --python "python3 $work/stoppable.py $mode" >"$work/log-stop" 2>&1 &
   campaign=$!
-  for _ in $(seq 1 100); do [ -s "$work/stop-$mode/bridge-0.jsonl" ] && break; sleep 0.2; done
+  # Each run its own folder: the wait below is for this run's bridge, not an earlier one's.
+  for _ in $(seq 1 100); do [ -s "$work/stop-$mode-$sig/bridge-0.jsonl" ] && break; sleep 0.2; done
   sleep 0.5
   stop_start=$SECONDS
   kill -"$sig" "$campaign"
@@ -254,9 +257,9 @@ for how in answers:TERM answers:INT exits:TERM; do
   fi
   stopped=$([ "$mode" = answers ] && echo "\"stopped\": \"SIG$sig\"" || echo '"torch"')
   if [ "$rc" -ne 0 ] || [ $((SECONDS - stop_start)) -gt 30 ] || ! grep -qF "$want" "$work/log-stop" ||
-     ! tail -n 1 "$work/stop-$mode/results.jsonl" | grep -qF "$saved" ||
-     ! tail -n 1 "$work/stop-$mode/results.jsonl" | grep -qF "$stopped" ||
-     { [ "$mode" = answers ] && ! grep -qF "$want" "$work/stop-$mode.md"; }; then
+     ! tail -n 1 "$work/stop-$mode-$sig/results.jsonl" | grep -qF "$saved" ||
+     ! tail -n 1 "$work/stop-$mode-$sig/results.jsonl" | grep -qF "$stopped" ||
+     { [ "$mode" = answers ] && ! grep -qF "$want" "$work/stop-$mode-$sig.md"; }; then
     cat "$work/log-stop"
     echo "FAIL: SIG$sig to the campaign ($mode): exit $rc after $((SECONDS - stop_start)) s, expected"
     echo "  0 within 30 s, '$want' in the summary and the markdown, and results.jsonl's"
