@@ -1,5 +1,6 @@
 // The builder's op steps (generators/builder.h): one op over the pool, graph breaks, int dims,
 // parameters.
+#include <algorithm>
 #include <cmath>
 
 #include "core/base/names.h"
@@ -142,7 +143,21 @@ bool Builder::op_step(Module& m, std::vector<Val>& pool, Node* scale_ph) {
   if (sig == "Tf") {
     Node* s = scalar_arg(scale_ph);
     Arg sa = s ? Arg(s) : Arg(scalar_const());
-    add(g.call_function(op, {a.node, sa}, hint(op_info(op).name)), a.shape);
+    // A zero constant gets its twin of the other sign on the same operand: the two compare
+    // equal as Python floats (and hash alike) but differ in their results (x * 0.0 against
+    // x * -0.0; x / 0.0 against x / -0.0, infinities of two signs), the shape a
+    // common-subexpression pass that keys constants by value merges into one. Half of them
+    // divide, where every nonzero x tells the two apart. Only a case that draws a zero
+    // constant here draws more: the others are unchanged.
+    const float* k = std::get_if<float>(&sa);
+    bool twin = k && *k == 0.0f;
+    if (twin && src_.chance(1, 2) &&
+        std::find(sw_.ops.begin(), sw_.ops.end(), OpCode::kDivScalar) != sw_.ops.end())
+      op = OpCode::kDivScalar;
+    Node* x = a.node;
+    Shape xs = a.shape;  // `a` lives in the pool, which add grows
+    add(g.call_function(op, {x, sa}, hint(op_info(op).name)), xs);
+    if (twin) add(g.call_function(op, {x, -*k}, hint(op_info(op).name)), xs);
     return true;
   }
   switch (op) {

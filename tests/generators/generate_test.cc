@@ -3,6 +3,7 @@
 #include <rapidcheck/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <set>
 
@@ -235,6 +236,43 @@ TEST(GenerateTest, DeadCodeSwitchIsRead) {
     }
   EXPECT_GT(dead[1], 3 * dead[0]) << "ops without a user: " << dead[0] << " with dead_code off, "
                                   << dead[1] << " on";
+}
+
+// A zero scalar constant gets its twin of the other sign on the same operand, right after it
+// (x * 0.0 beside x * -0.0: equal as Python floats, different results), half of them divides;
+// a common-subexpression pass that keys constants by value merges the two (docs/found-bugs.md
+// 77). Checked on the trees of generated cases with special values on.
+TEST(GenerateTest, AZeroConstantHasItsTwinOfTheOtherSign) {
+  int pairs = 0, divides = 0, zeros = 0;
+  for (uint64_t seed = 0; seed < 400; ++seed) {
+    Rng src(seed);
+    SwarmConfig config = draw_swarm(src, GenOptions{});
+    config.special_values = true;
+    Case c = build_case(src, config, GenOptions{});
+    for_each_module(*c.module, [&](const std::string&, Module& m) {
+      for (Node* n = m.graph.first(); n; n = n->next) {
+        const float* k = n->op == NodeOp::kCallFunction && n->args.size() == 2
+                             ? std::get_if<float>(&n->args[1])
+                             : nullptr;
+        if (!k || *k != 0.0f || !std::signbit(*k)) continue;
+        ++zeros;
+        for (Node* t : {n->prev, n->next}) {
+          const float* tk = t && t->op == NodeOp::kCallFunction && t->fn == n->fn &&
+                                    t->args.size() == 2 && t->args[0] == n->args[0]
+                                ? std::get_if<float>(&t->args[1])
+                                : nullptr;
+          if (tk && *tk == 0.0f && !std::signbit(*tk)) {
+            ++pairs;
+            divides += n->fn == OpCode::kDivScalar;
+          }
+        }
+      }
+    });
+  }
+  // Other steps draw -0.0 too (a graph break's scale), without a twin.
+  EXPECT_GT(pairs, 10) << pairs << " twins of " << zeros << " -0.0 constants";
+  EXPECT_GT(divides, pairs / 4) << divides << " of " << pairs << " twins divide";
+  EXPECT_LT(divides, pairs) << "every twin divides";
 }
 
 // The nodes a module stands for with every call expanded, counted on the tree (not by export).
