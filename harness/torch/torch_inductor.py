@@ -113,6 +113,7 @@ from torch_compile import available as compile_available
 from torch_compile import at_size, broken, dynamic_path, refused, reset, sizes_judged
 from torch_dynamic import RANK, eager_at, inputs_of, resized
 from torch_export import run_family, state_after, verdict
+from torch_reinplace import EQUAL_CONSTANTS, exact_cse
 
 PATHS = ("compile.inductor", "compile.inductor.dynamic", "compile.inductor.freezing",
          "compile.inductor.breaks", "compile.inductor.cpp_wrapper", "compile.inductor.scalar",
@@ -309,7 +310,32 @@ def inductor_path(p, eager, cache, path="compile.inductor"):
             return {**refused(e), **extra}
         finally:
             reset()
-    return {**verdict(*judged(p, outs, state, eager, cache)), **extra}
+    out = {**verdict(*judged(p, outs, state, eager, cache)), **extra}
+    if path != "compile.inductor.freezing" or out["status"] != "mismatch":
+        return out
+    return cse_class(p, eager, cache, out)
+
+
+def cse_class(p, eager, cache, r):
+    """`r`, a mismatch of compile.inductor.freezing, as entry 77's class when the path run again
+    with its cause removed (exact_cse: fx_graph_cse keeps apart nodes whose constants differ in
+    bits or type) kept some nodes apart and agrees or is rounding; else `r`."""
+    found = set()
+    try:
+        reset()
+        with exact_cse(found), settings("compile.inductor.freezing"):
+            outs, state = compiled_run(p)
+        again, _ = judged(p, outs, state, eager, cache)
+    except Exception:  # noqa: BLE001 - the mismatch has another cause too
+        return r
+    finally:
+        reset()
+    if not found or again not in ("agree", "excused"):
+        return r
+    return {"status": "known_torch_issue", "known_torch_issue": EQUAL_CONSTANTS, "stage": "run",
+            "detail": (f"{r.get('first_mismatch')}; with fx_graph_cse keeping apart "
+                       f"{', '.join(sorted(found))} (constants equal in Python, not in bits or "
+                       "type), it agrees or is rounding")[:500]}
 
 
 @contextlib.contextmanager

@@ -14,17 +14,30 @@ TorchScript path and mobile deployment start from, and its own save format.
 
 The model's branch ops run as the bridge's --branch makes them; a torch.cond is not traceable
 by torch.jit, so with --branch cond the paths are skipped.
+
+A mismatch is traced to a known class by its cause removed:
+  jit-constant-pooling-signed-zero (docs/found-bugs.md 78)
+      TorchScript's constant pooling (and CSE) compares float constants with ==, so a graph's
+      0.0 and -0.0 become one constant: x / 0.0 beside x / -0.0 gives one infinity twice (in
+      the traced graph, or in the executor's optimized graph from the second call on). Traced
+      when the program has float zero constants of both signs in its add, sub, mul and div and,
+      run with every one of them +0.0 (torch eager and the path alike: one_signed_zeros), the
+      path agrees
 """
 import contextlib
 import io
+import math
 
 import torch
 
-from torch_compare import Eager, judge, run_calls, tensors_of
+from torch_compare import Eager, eager_run, judge, run_calls, tensors_of
 from torch_export import failure, state_after, verdict
 from torch_partition import reset_state
 
 PATHS = ("jit.trace", "jit.save", "jit.freeze")
+POOLED_ZERO = "jit-constant-pooling-signed-zero"
+# The ops a program gives a float constant to (emit-torch: add_scalar ... div_scalar)
+SCALAR_OPS = ("add", "sub", "mul", "div")
 
 
 def available():
@@ -96,8 +109,62 @@ def held_only(eager, state):
     return Eager(eager.outs, final, eager.initial, eager.groups)
 
 
-def jit_path(p, path, eager, cache):
-    """One TorchScript path of one program: the result dict."""
+class OneSignedZeros:
+    """Stands for the torch module in a program's globals: its SCALAR_OPS get every float zero
+    constant as +0.0; `seen` counts the zero constants they were given by sign (-1, 1)."""
+
+    def __init__(self):
+        self.seen = {-1.0: 0, 1.0: 0}
+
+    def __getattr__(self, name):
+        fn = getattr(torch, name)
+        if name not in SCALAR_OPS:
+            return fn
+
+        def signed(*args, **kwargs):
+            return fn(*(self.plus(a) for a in args), **kwargs)
+        return signed
+
+    def plus(self, a):
+        if type(a) is not float or a != 0.0:
+            return a
+        self.seen[math.copysign(1.0, a)] += 1
+        return 0.0
+
+
+@contextlib.contextmanager
+def one_signed_zeros(p):
+    """Program `p` with every float zero constant of its SCALAR_OPS +0.0 inside
+    (OneSignedZeros, which it yields)."""
+    zeros, real = OneSignedZeros(), p.torch
+    p.torch = zeros
+    try:
+        yield zeros
+    finally:
+        p.torch = real
+
+
+def pooled_zero_class(p, path, r):
+    """`r`, a mismatch of `path`, as POOLED_ZERO when the program gives zero constants of both
+    signs and, with them all +0.0, the path agrees with torch eager (or is excused); else
+    `r`."""
+    try:
+        with one_signed_zeros(p) as zeros:
+            again = jit_path(p, path, eager_run(p), {}, traced_classes=False)
+    except Exception:  # noqa: BLE001 - no such run to compare with
+        return r
+    minus, plus = zeros.seen[-1.0], zeros.seen[1.0]
+    if not (minus and plus) or again["status"] not in ("agree", "excused"):
+        return r
+    return {"status": "known_torch_issue", "known_torch_issue": POOLED_ZERO, "stage": "run",
+            "detail": (f"{r.get('first_mismatch')}; with every float zero constant +0.0 (the "
+                       f"program gave {minus} of -0.0 and {plus} of 0.0), the path "
+                       "agrees")[:500]}
+
+
+def jit_path(p, path, eager, cache, traced_classes=True):
+    """One TorchScript path of one program: the result dict; a mismatch traced to its known
+    class where `traced_classes`."""
     stage = "trace"
     try:
         module = traced(p)
@@ -118,6 +185,8 @@ def jit_path(p, path, eager, cache):
     except Exception as e:  # noqa: BLE001 - torch refusing a program
         return failure(e, stage)
     r = verdict(status, why)
+    if status == "mismatch" and traced_classes:
+        r = pooled_zero_class(p, path, r)
     if path == "jit.freeze":
         r["state_held"] = len(want.final)
     return r

@@ -1,7 +1,8 @@
 """The bridge's functional-trace paths (docs/torch.md): the model traced to a functional ATen
 graph by make_fx(functionalize(...)), as AOTAutograd traces a model before a backend sees it,
-then torch.fx.passes.reinplace over that graph, the pass that turns out-of-place ops back into
-in-place ones where no later use can see the difference.
+then two public passes over that graph: torch.fx.passes.reinplace, which turns out-of-place ops
+back into in-place ones where no later use can see the difference, and the common-subexpression
+pass torch.fx.passes.dialect.common.cse_pass.CSEPass.
 
   fx.make_fx     make_fx(torch.func.functionalize(f)) of f(*state, *inputs) =
                  torch.func.functional_call(model, state, inputs): every parameter and buffer a
@@ -10,6 +11,9 @@ in-place ones where no later use can see the difference.
                  end, every view a view op or a view-scatter
   fx.reinplace   the same graph after torch.fx.passes.reinplace.reinplace(gm, *sample_args), the
                  pass's documented input ("a functional, ATen graph ... make_fx(functionalize(f))")
+  fx.cse         the same graph after CSEPass(banned_ops=get_CSE_banned_ops()), the pass's
+                 documented use (its example traces by make_fx; "for functional dialects, user
+                 would only need to specify the random ops in ban list")
 
 Each runs CONFIG["calls"] calls from the initial state: the state tensors are the graph's
 inputs, kept from call to call (a buffer update is the graph's copy_ into them), the inputs
@@ -18,9 +22,10 @@ the calls must equal torch eager's bit for bit. The traces are of fresh copies o
 state and inputs (tracing with real tensors runs the program's updates on them).
 
 fx.reinplace's result counts the nodes the pass made in-place (`reinplaced`) and the view-scatter
-nodes it removed (`scatters_removed`): a program where it changed nothing checks nothing of it
-beyond the trace. A mismatch or error of fx.reinplace where fx.make_fx of the same program
-agrees is the pass's (the result says so: `"traced_graph": "agrees"`).
+nodes it removed (`scatters_removed`), fx.cse's the nodes it merged into an earlier one
+(`merged`): a program where the pass changed nothing checks nothing of it beyond the trace. A
+mismatch or error of either where fx.make_fx of the same program agrees is the pass's (the
+result says so: `"traced_graph": "agrees"`).
 
 A failure is traced by its causes, read from the graph the pass made (its own FakeTensor
 results): a node it made in-place that has one counts only when the pass run again with those
@@ -36,8 +41,18 @@ agrees:
       the node's first argument has its result's number of elements but another shape (`[2]`
       against a `[1, 2]` result): the in-place op cannot broadcast its output and raises. The
       pass compares the number of elements and the dtype only
+and for fx.cse, read from the trace by CSEPass's own key (a node merged into an earlier one of
+the same target whose arguments compare equal as Python values): a node merged whose arguments
+differ from its partner's in a constant's type or bits counts only when the pass run again with
+those nodes kept apart (each behind its own plain function) agrees:
+  cse-equal-constants (docs/found-bugs.md 77)
+      the constants compare equal in Python but are not the same value: 0.0 and -0.0
+      (x * 0.0 against x * -0.0, x / 0.0 against x / -0.0), 1 and 1.0 and True. The pass keys
+      nodes by hash((args, kwargs)) and confirms by ==, so it merges them and one of the two
+      results is lost
 """
 import contextlib
+import struct
 
 import torch
 
@@ -45,15 +60,17 @@ from torch_compare import judge, run_calls, tensors_of
 from torch_cond import STRIDES, cond_branch, size_one_strides, with_class, with_cond
 from torch_export import failure, verdict
 
-PATHS = ("fx.make_fx", "fx.reinplace")
+PATHS = ("fx.make_fx", "fx.reinplace", "fx.cse")
 OVERLAPPING = "reinplace-overlapping-argument"
 BROADCAST = "reinplace-broadcast-self"
+EQUAL_CONSTANTS = "cse-equal-constants"
 
 
 def available():
-    """None when torch has make_fx, torch.func.functionalize and the reinplace pass."""
+    """None when torch has make_fx, torch.func.functionalize and the two passes."""
     try:
         import torch.fx.experimental.proxy_tensor  # noqa: F401
+        import torch.fx.passes.dialect.common.cse_pass  # noqa: F401
         import torch.fx.passes.reinplace  # noqa: F401
     except ImportError as e:
         return f"torch {torch.__version__}: {e}"
@@ -204,22 +221,29 @@ def causes(p, traced, before):
 
 
 @contextlib.contextmanager
-def kept_out_of_place(gm, names):
-    """The nodes of `gm` named in `names` behind a plain function while the pass runs (it makes
-    only an OpOverload in-place), their own targets again after."""
+def kept_out_of_place(graph, names):
+    """The nodes of `graph` named in `names` behind a plain function while a pass runs, their
+    own targets again after (its module recompiled): reinplace makes only an OpOverload
+    in-place, and a CSE pass merges only nodes of one target (each node gets a function of its
+    own, which names the op it runs as `kept_op`)."""
     held = {}
-    for n in gm.graph.nodes:
+    for n in graph.nodes:
         if n.name in names:
             op = n.target
             held[n.name] = op
-            n.target = lambda *args, _op=op, **kwargs: _op(*args, **kwargs)
+
+            def kept(*args, _op=op, **kwargs):
+                return _op(*args, **kwargs)
+            kept.kept_op = op
+            n.target = kept
     try:
         yield
     finally:
-        for n in gm.graph.nodes:
+        for n in graph.nodes:
             if n.name in held:
                 n.target = held[n.name]
-        gm.recompile()
+        if graph.owning_module is not None:
+            graph.owning_module.recompile()
 
 
 def reinplaced(p, traced, keep=()):
@@ -227,17 +251,99 @@ def reinplaced(p, traced, keep=()):
     nodes named in `keep` kept out of place)."""
     from torch.fx.passes.reinplace import reinplace
     before = {n.name: n.target for n in traced.gm.graph.nodes}
-    with kept_out_of_place(traced.gm, keep), torch.no_grad():
+    with kept_out_of_place(traced.gm.graph, keep), torch.no_grad():
         reinplace(traced.gm, *traced.sample(p))
     return before
 
 
-def traced_causes(p, eager, cache, found):
-    """The known classes of a failure whose graph has the causes `found` (causes()): the pass
-    run again with their nodes kept out of place must agree; else None."""
+def exact(v):
+    """A constant as a key that tells apart what Python's == does not: its type, and a float's
+    or complex's bits (0.0 and -0.0; 1, 1.0 and True)."""
+    if isinstance(v, float):
+        return ("float", struct.pack(">d", v))
+    if isinstance(v, complex):
+        return ("complex", struct.pack(">dd", v.real, v.imag))
+    if isinstance(v, (bool, int)):
+        return (type(v).__name__, v)
+    return v
+
+
+def merged_unequal(graph, banned):
+    """{node name: [EQUAL_CONSTANTS]} for each node of `graph` a CSE pass keyed as CSEPass is
+    (and torch 2.6's fx_graph_cse) would merge into an earlier one of the same target whose
+    arguments equal its own by Python's == (flattened arguments and their structure) but not by
+    `exact`."""
+    from torch.utils._pytree import tree_flatten
+    env, first, found = {}, {}, {}
+    for n in graph.nodes:
+        target = getattr(n.target, "overloadpacket", n.target)
+        if n.op in ("placeholder", "output", "get_attr") or target in banned:
+            continue
+        flat, spec = tree_flatten((n.args, n.kwargs))
+        flat = tuple(env.get(a, a) if isinstance(a, torch.fx.Node) else a for a in flat)
+        key = (n.target, flat, str(spec))
+        try:
+            hash(key)
+        except TypeError:
+            continue
+        exact_key = (n.target, tuple(exact(a) for a in flat), str(spec))
+        if key not in first:
+            first[key] = (n, exact_key)
+            continue
+        env[n] = first[key][0]
+        if first[key][1] != exact_key:
+            found[n.name] = [EQUAL_CONSTANTS]
+    return found
+
+
+def csed(traced, keep=()):
+    """Runs CSEPass over the trace `traced` (the nodes named in `keep` kept apart) and puts the
+    graph it made in the trace's place. Returns (nodes merged, {node name: [cause]} read from
+    the trace before the pass: merged_unequal)."""
+    from torch.fx.passes.dialect.common.cse_pass import CSEPass, get_CSE_banned_ops
+    banned = get_CSE_banned_ops()
+    found = merged_unequal(traced.gm.graph, banned)
+    count = len(traced.gm.graph.nodes)
+    with kept_out_of_place(traced.gm.graph, keep), torch.no_grad():
+        gm = CSEPass(banned_ops=banned)(traced.gm).graph_module
+    traced.gm = gm
+    return count - len(gm.graph.nodes), found
+
+
+@contextlib.contextmanager
+def exact_cse(found):
+    """torch.compile's fx_graph_cse, where Inductor's freezing calls it, with docs/found-bugs.md
+    77 removed: the nodes merged_unequal finds kept apart while it runs (kept_out_of_place),
+    their own ops again in the graph it makes; their names added to the set `found`.
+    Inductor's caches off inside, so that no graph compiled without the change is taken."""
+    import torch._functorch.compile_utils as compile_utils
+    import torch._inductor.config
+    import torch._inductor.freezing as freezing
+    real = freezing.fx_graph_cse
+
+    def cse(fx_g, *args, **kwargs):
+        apart = merged_unequal(fx_g, getattr(compile_utils, "rand_ops", ()))
+        found.update(apart)
+        with kept_out_of_place(fx_g, apart):
+            new = real(fx_g, *args, **kwargs)
+        for n in new.nodes:
+            n.target = getattr(n.target, "kept_op", n.target)
+        return new
+    freezing.fx_graph_cse = cse
+    try:
+        with torch._inductor.config.patch(force_disable_caches=True):
+            yield
+    finally:
+        freezing.fx_graph_cse = real
+
+
+def traced_causes(p, eager, cache, found, apply, what):
+    """The known classes of a failure whose graph has the causes `found`: the pass run again
+    (`apply(traced, keep)`) with their nodes kept out of its reach must agree; else None.
+    `what`: (what the pass did to them, how they were kept)."""
     try:
         traced, _ = traced_of(p)
-        reinplaced(p, traced, keep=set(found))
+        apply(traced, set(found))
         status, _ = judge(p, run_calls(traced, p), traced.state_after(), eager, cache)
     except Exception:  # noqa: BLE001 - the failure has another cause too
         return None
@@ -245,24 +351,45 @@ def traced_causes(p, eager, cache, found):
         return None
     classes = sorted({c for why in found.values() for c in why})
     nodes = ", ".join(f"{name} ({', '.join(why)})" for name, why in sorted(found.items()))
-    return f"{'; '.join(classes)}: made in-place: {nodes}; kept out of place, the graph agrees"
+    return f"{'; '.join(classes)}: {what[0]}: {nodes}; {what[1]}, the graph agrees"
 
 
-def reinplace_path(p, eager, cache, traced_status):
+def reinplaced_counts(p, traced):
+    """reinplace over `traced`: (the result's counts, the causes read from its graph)."""
+    before = reinplaced(p, traced)
+    changed, removed = inplace_counts(before, traced.gm)
+    return {"reinplaced": changed, "scatters_removed": removed}, causes(p, traced, before)
+
+
+def csed_counts(_, traced):
+    """CSEPass over `traced`: (the result's counts, the causes read from the trace)."""
+    merged, found = csed(traced)
+    return {"merged": merged}, found
+
+
+# A pass path: (its stage's name, run(p, traced), again(p) -> apply(traced, keep) for the
+# confirmation, (what the pass did to the nodes of a cause, how they were kept)).
+REINPLACE = ("reinplace", reinplaced_counts,
+             lambda p: lambda traced, keep: reinplaced(p, traced, keep),
+             ("made in-place", "kept out of place"))
+CSE = ("cse", csed_counts, lambda _: csed,
+       ("merged into a node of other constants", "kept apart"))
+
+
+def pass_path(p, eager, cache, traced_status, which):
+    """One pass over the trace (`which`: REINPLACE or CSE), judged, a failure traced."""
+    name, run_pass, again, what = which
     stage = "trace"
     found, cls = {}, None
     try:
         traced, cls = traced_of(p)
-        stage = "reinplace"
-        before = reinplaced(p, traced)
-        changed, removed = inplace_counts(before, traced.gm)
-        found = causes(p, traced, before)
-        result = {"reinplaced": changed, "scatters_removed": removed}
+        stage = name
+        result, found = run_pass(p, traced)
         stage = "run"
         status, why = judge(p, run_calls(traced, p), traced.state_after(), eager, cache)
     except Exception as e:  # noqa: BLE001 - torch refusing a program
         out = failure(e, stage)
-        known = traced_causes(p, eager, cache, found) if found and \
+        known = traced_causes(p, eager, cache, found, again(p), what) if found and \
             out["status"] == "error" else None
         if known:
             return classed({"status": "known_torch_issue", "known_torch_issue": known,
@@ -271,7 +398,7 @@ def reinplace_path(p, eager, cache, traced_status):
     out = {**result, **verdict(status, why)}
     if status != "mismatch":
         return classed(out, cls)
-    known = traced_causes(p, eager, cache, found) if found else None
+    known = traced_causes(p, eager, cache, found, again(p), what) if found else None
     if known:
         return classed({**result, "status": "known_torch_issue", "known_torch_issue": known,
                            "detail": why}, cls)
@@ -287,9 +414,10 @@ def run_reinplace(p, eager, paths, cache):
     traced = trace_path(p, eager, cache)
     if "fx.make_fx" in paths:
         out["fx.make_fx"] = traced
-    if "fx.reinplace" in paths:
-        status = traced["status"]
-        said = "agrees" if status in ("agree", "excused") else \
-            f"{status}: {traced.get('first_mismatch', traced.get('skip', ''))}"[:300]
-        out["fx.reinplace"] = reinplace_path(p, eager, cache, said)
+    status = traced["status"]
+    said = "agrees" if status in ("agree", "excused") else \
+        f"{status}: {traced.get('first_mismatch', traced.get('skip', ''))}"[:300]
+    for path, which in (("fx.reinplace", REINPLACE), ("fx.cse", CSE)):
+        if path in paths:
+            out[path] = pass_path(p, eager, cache, said, which)
     return out

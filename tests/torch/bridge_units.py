@@ -4277,6 +4277,78 @@ check("run_jit: with --branch cond every path is skipped, saying why",
       all(r["status"] == "skipped" and "torch.cond" in r["skip"] for r in skipped.values()),
       str(skipped))
 
+# TorchScript's constant pooling of 0.0 and -0.0 (docs/found-bugs.md 78), traced by the cause
+# removed: every float zero constant +0.0.
+_zeros_sign = torch_jit.OneSignedZeros()
+check("OneSignedZeros: -0.0 and 0.0 become 0.0, counted by sign; other constants as they are",
+      [repr(_zeros_sign.plus(v)) for v in (-0.0, 0.0, 0, 2.5, -1.0)] ==
+      ["0.0", "0.0", "0", "2.5", "-1.0"] and _zeros_sign.seen == {-1.0: 1, 1.0: 1},
+      str(_zeros_sign.seen))
+
+
+class _TwoZeros(torch.nn.Module):
+    """x / 0.0 and x / -0.0 by the program's `torch`, as emit-torch's programs call their ops
+    (torch.div(x, 0.0)), which one_signed_zeros stands in for."""
+
+    def forward(self, x):
+        return _pooled_prog.torch.div(x, 0.0), _pooled_prog.torch.div(x, -0.0)
+
+
+_pooled_prog = types.SimpleNamespace(CONFIG={"calls": 2}, INPUTS=[torch.tensor([1.0, -2.0])],
+                                     OPS=["div_scalar"], build=_TwoZeros, torch=torch)
+_pooled_eager = eager_run(_pooled_prog)
+got = torch_jit.run_jit(_pooled_prog, _pooled_eager, torch_jit.PATHS, {})
+check("run_jit: x / 0.0 beside x / -0.0: every path jit-constant-pooling-signed-zero (78)",
+      all(r["status"] == "known_torch_issue" and
+          r["known_torch_issue"] == torch_jit.POOLED_ZERO for r in got.values()), str(got))
+bare = torch_jit.jit_path(_pooled_prog, "jit.trace", _pooled_eager, {}, traced_classes=False)
+check("jit_path: x / 0.0 beside x / -0.0, not traced: a mismatch",
+      bare["status"] == "mismatch", str(bare))
+
+
+class _MinusZeroOnly(torch.nn.Module):
+    def forward(self, x):
+        return _minus_prog.torch.div(x, -0.0), _minus_prog.torch.mul(x, -0.0)
+
+
+_minus_prog = types.SimpleNamespace(CONFIG={"calls": 2}, INPUTS=[torch.tensor([1.0, -2.0])],
+                                    OPS=["div_scalar"], build=_MinusZeroOnly, torch=torch)
+got = torch_jit.run_jit(_minus_prog, eager_run(_minus_prog), torch_jit.PATHS, {})
+check("run_jit: -0.0 constants alone (nothing to pool them with): every path agrees",
+      all(r["status"] == "agree" for r in got.values()), str(got))
+
+
+class _DivByMinusOne(torch.nn.Module):
+    """Zeros of both signs, and a value that no zero constant touches."""
+
+    def forward(self, x):
+        t = _other_prog.torch
+        return t.div(x, 0.0), t.div(x, -0.0), t.add(x, 1.0)
+
+
+class _OffByOne(torch.nn.Module):
+    """A traced module made wrong in a way no zero constant explains: its last output + 1."""
+
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x):
+        a, b, c = self.inner(x)
+        return a, b, c + 1.0
+
+
+_other_prog = types.SimpleNamespace(CONFIG={"calls": 1}, INPUTS=[torch.tensor([1.0, -2.0])],
+                                    OPS=["div_scalar"], build=_DivByMinusOne, torch=torch)
+_real_traced = torch_jit.traced
+torch_jit.traced = lambda p: _OffByOne(_real_traced(p))
+try:
+    got = torch_jit.jit_path(_other_prog, "jit.trace", eager_run(_other_prog), {})
+finally:
+    torch_jit.traced = _real_traced
+check("jit_path: a path wrong in another way, zeros of both signs pooled too: a mismatch (the "
+      "run with +0.0 alone still differs)", got["status"] == "mismatch", str(got))
+
 # The functional-trace paths (torch_reinplace.py): make_fx(functionalize) of the model's
 # functional_call, then torch.fx.passes.reinplace; judged against eager, state included.
 import torch_reinplace  # noqa: E402
@@ -4377,9 +4449,69 @@ if torch_reinplace.available() is None:
               all(r["status"] == "known_torch_issue" and r["stage"] == "trace" and
                   r["known_torch_issue"] == torch_cond.STRIDES and "agrees" in r["detail"]
                   for r in got.values()), str(got))
+    # fx.cse: CSEPass over the trace; docs/found-bugs.md 77
+    check("exact: 0.0 and -0.0, 1 and 1.0 and True told apart; equal constants alike",
+          torch_reinplace.exact(0.0) != torch_reinplace.exact(-0.0) and
+          len({torch_reinplace.exact(v) for v in (1, 1.0, True)}) == 3 and
+          torch_reinplace.exact(-0.0) == torch_reinplace.exact(-0.0) and
+          torch_reinplace.exact(2) == torch_reinplace.exact(2), "")
+    _zeros = repro_module("cse-equal-constants")
+    _signed = reinplace_program(_zeros.Model, [torch.tensor([1.0, 0.5, 0.25])])
+    _signed_eager = eager_run(_signed)
+    got = torch_reinplace.run_reinplace(_signed, _signed_eager, ["fx.make_fx", "fx.cse"], {})
+    check("run_reinplace: y * 0.0 and y * -0.0: the trace agrees, fx.cse merges them and is "
+          "cse-equal-constants (77)",
+          got["fx.make_fx"]["status"] == "agree" and
+          got["fx.cse"]["status"] == "known_torch_issue" and got["fx.cse"]["merged"] >= 1 and
+          got["fx.cse"]["known_torch_issue"].split(":")[0] == torch_reinplace.EQUAL_CONSTANTS,
+          str(got))
+    unread, torch_reinplace.merged_unequal = torch_reinplace.merged_unequal, lambda *a: {}
+    try:
+        bare = torch_reinplace.run_reinplace(_signed, _signed_eager, ["fx.cse"], {})
+    finally:
+        torch_reinplace.merged_unequal = unread
+    check("run_reinplace: y * 0.0 and y * -0.0 without the trace: a mismatch, the trace said "
+          "to agree", bare["fx.cse"]["status"] == "mismatch" and
+          bare["fx.cse"]["traced_graph"] == "agrees", str(bare))
+
+    class _SameTwice(torch.nn.Module):
+        def forward(self, x):
+            return 1 / (x * 0.5), 1 / (x * 0.5), x * -0.0 + 1 / (x * -0.0)
+
+    _twice = reinplace_program(_SameTwice, [torch.tensor([1.0, -0.5, 0.0])])
+    got = torch_reinplace.run_reinplace(_twice, eager_run(_twice), ["fx.cse"], {})
+    check("run_reinplace: constants equal to the bit merged: fx.cse agrees, merged counted",
+          got["fx.cse"]["status"] == "agree" and got["fx.cse"]["merged"] >= 2, str(got))
+    _trace = torch_reinplace.Traced(_signed)
+    _found = torch_reinplace.merged_unequal(_trace.gm.graph, set())
+    check("merged_unequal: the -0.0 node (traced after the 0.0 one) is found, nothing else",
+          len(_found) == 1 and all(v == [torch_reinplace.EQUAL_CONSTANTS]
+                                   for v in _found.values()), str(_found))
     ran = flatcheck_torch.select_paths("fx", None)
-    check("select_paths: `fx` names fx.make_fx and fx.reinplace",
-          "fx.make_fx" in ran and "fx.reinplace" in ran, str(ran))
+    check("select_paths: `fx` names fx.make_fx, fx.reinplace and fx.cse",
+          "fx.make_fx" in ran and "fx.reinplace" in ran and "fx.cse" in ran, str(ran))
+    if torch_inductor.available() is None:
+        # compile.inductor.freezing runs fx_graph_cse: torch 2.6 keys constants by ==, torch
+        # 2.14.1 by their bits (pytorch#191173)
+        import torch._functorch.compile_utils as _cu
+        _fixed = hasattr(_cu, "_normalize_cse_arg")
+        got = torch_inductor.inductor_path(_signed, _signed_eager, {},
+                                           "compile.inductor.freezing")
+        check("inductor_path: freezing with y * 0.0 and y * -0.0: class 77 where fx_graph_cse "
+              "keys by ==, else agrees",
+              got["status"] in ("agree", "excused") if _fixed else
+              got["status"] == "known_torch_issue" and
+              got["known_torch_issue"] == torch_reinplace.EQUAL_CONSTANTS, str(got))
+        if not _fixed:
+            real_exact_cse = torch_inductor.exact_cse
+            torch_inductor.exact_cse = lambda found: contextlib.nullcontext()
+            try:
+                bare = torch_inductor.inductor_path(_signed, _signed_eager, {},
+                                                    "compile.inductor.freezing")
+            finally:
+                torch_inductor.exact_cse = real_exact_cse
+            check("inductor_path: freezing with the cause left in the rerun: a mismatch",
+                  bare["status"] == "mismatch", str(bare))
 else:
     print("skip: the functional-trace checks (" + torch_reinplace.available() + ")")
 

@@ -8,7 +8,7 @@
 #       generated cases (seed 7), emitted with the EMIT_OPTIONs (emit-torch's, such as
 #       --update-args: CTest gives shard 1 that form), and, in shard 0, the regression corpus
 #       (emitted without them), through eager, fx, the folder and const_fold paths, the two
-#       split paths, the two functional-trace paths (fx.make_fx, fx.reinplace), sixteen
+#       split paths, the three functional-trace paths (fx.make_fx, fx.reinplace, fx.cse), sixteen
 #       export paths (export.strict.preserve on every fourth program; all but
 #       export.strict.hooked: torch 2.6 has no class 30 and it costs a second a program;
 #       its case checks it; but export.strict.swap and export.strict.swap_modules, whose classes
@@ -176,7 +176,7 @@ if [ "$mode" = bridge ]; then
     "$work/dynamic.jsonl" "$work/cond.jsonl" "$work/compile.jsonl"
   # Each set: its output, its programs, its paths (a set with no program has no output, and
   # its paths count for none; fewer than 16 programs leave the compile set empty).
-  python3 - "$work/out.jsonl" "$n" 21 "$work/preserve.jsonl" "$h" 1 "$work/decomp.jsonl" "$d" 4 \
+  python3 - "$work/out.jsonl" "$n" 22 "$work/preserve.jsonl" "$h" 1 "$work/decomp.jsonl" "$d" 4 \
     "$work/swap.jsonl" "$m" 1 "$work/dynamic.jsonl" "$q" 3 "$work/cond.jsonl" "$e" 1 \
     "$work/compile.jsonl" "$c" 5 <<'EOF'
 import json, sys
@@ -322,7 +322,8 @@ for a in "$src"/corpus/torch/cases/*.args; do
 done
 # Each class's cases through the paths its class shows on (all of them on every case would
 # double the run): the decomposition classes' through the decomposition paths, split_module's
-# through the split paths, to_folder's, const_fold's, the rewriter's (52, 53), pipelining's,
+# through the split paths, to_folder's, const_fold's, the rewriter's (52, 53), the functional
+# trace's passes' (75 to 77), TorchScript's (78), pipelining's,
 # the hooked export's, the swap's (entry 31), the graph swap's (45 to 49), the partitioned
 # module's re-export's (32, 44), the dynamic export's (33) and the cond export's (34, 35)
 # through theirs, strict export's cond operands' (39) through the
@@ -332,7 +333,7 @@ done
 # class shows on (by_class below: on torch 2.6 and 2.14.1, 2026-12-02), and a case of any other
 # class through every other export path and the partition paths.
 other_cases=$(ls "$work"/cases/*.py |
-  grep -v '/decomp-\|/split-\|/fx-to-folder-\|/const-fold-\|/pipeline-\|/export-bound-\|/export-strict-bound-\|/unflatten-preserve-dead-input-\|/reexport-partitioned-\|/unflatten-later-call-first-\|/unflatten-drops-shape-guards-\|/unflatten-cond-\|/cond-\|/export-strict-cond-\|/export-load-dead-grad-\|/export-strict-grad-\|grad-region-\|/swap-modules-\|/functional-call-\|/rewrite-\|/reinplace-')
+  grep -v '/decomp-\|/split-\|/fx-to-folder-\|/const-fold-\|/pipeline-\|/export-bound-\|/export-strict-bound-\|/unflatten-preserve-dead-input-\|/reexport-partitioned-\|/unflatten-later-call-first-\|/unflatten-drops-shape-guards-\|/unflatten-cond-\|/cond-\|/export-strict-cond-\|/export-load-dead-grad-\|/export-strict-grad-\|grad-region-\|/swap-modules-\|/functional-call-\|/rewrite-\|/reinplace-\|/cse-\|/jit-')
 : >"$work/cases.jsonl"
 preserving=export.strict.preserve,export.nonstrict.preserve
 unflattening=export.strict.unflatten,export.nonstrict.unflatten,export.nonstrict.reexport
@@ -367,6 +368,8 @@ bridge "$work"/cases/const-fold-*.py --paths fx.const_fold >>"$work/cases.jsonl"
 bridge "$work"/cases/rewrite-*.py --paths fx.rewrite >>"$work/cases.jsonl"  # (52, 53)
 bridge "$work"/cases/reinplace-*.py --paths fx.make_fx,fx.reinplace \
   >>"$work/cases.jsonl"  # (75, 76)
+bridge "$work"/cases/cse-*.py --paths fx.make_fx,fx.cse >>"$work/cases.jsonl"  # (77)
+bridge "$work"/cases/jit-*.py --paths jit >>"$work/cases.jsonl"  # (78)
 bridge $(ls "$work"/cases/pipeline-*.py | grep -v grad-region-) --paths pipeline \
   >>"$work/cases.jsonl"
 for f in "$work"/cases/export-bound-*.py; do
