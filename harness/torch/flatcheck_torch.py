@@ -301,6 +301,8 @@ import torch_inductor
 from torch_aoti import PATHS as AOTI_PATHS
 from torch_aoti import run_aoti
 from torch_jit import PATHS as JIT_PATHS
+from torch_vmap import PATHS as VMAP_PATHS
+from torch_vmap import run_vmap
 from torch_jit import run_jit
 import torch_jit
 
@@ -308,8 +310,8 @@ ALL_PATHS = ("eager", "fx") + FOLDER_PATHS + FOLD_PATHS + SPLIT_PATHS + REWRITE_
     REINPLACE_PATHS + \
     EXPORT_PATHS + HOOKED_PATHS + SWAP_PATHS + SWAP_MODULES_PATHS + FUNCTIONAL_PATHS + \
     DYNAMIC_PATHS + COND_PATHS + PARTITION_PATHS + REEXPORT_PATHS + PIPELINE_PATHS + \
-    COMPILE_PATHS + INDUCTOR_PATHS + AOTI_PATHS + JIT_PATHS
-DEFAULT_PATHS = "eager,fx,export,partition,pipeline,compile,aoti,jit"  # every path (bridge_units)
+    COMPILE_PATHS + INDUCTOR_PATHS + AOTI_PATHS + JIT_PATHS + VMAP_PATHS
+DEFAULT_PATHS = "eager,fx,export,partition,pipeline,compile,aoti,jit,func"  # every path (bridge_units)
 STATUSES = ("agree", "excused", "mismatch", "error", "skipped", "known_torch_issue")
 
 
@@ -673,7 +675,8 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
                 (COMPILE_PATHS, lambda w: run_compile(p, eager, w, cache)),
                 (INDUCTOR_PATHS, lambda w: run_inductor(p, eager, w, cache)),
                 (AOTI_PATHS, lambda w: run_aoti(p, eager, w, cache)),
-                (JIT_PATHS, lambda w: run_jit(p, eager, w, cache, branch))]
+                (JIT_PATHS, lambda w: run_jit(p, eager, w, cache, branch)),
+                (VMAP_PATHS, lambda w: run_vmap(p, eager, w, cache))]
     for family, run in families:
         for group in path_groups([x for x in paths if x in family]):
             results += [{"path": path, **r} for path, r in within(path_time, group, run).items()]

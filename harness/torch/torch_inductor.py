@@ -223,7 +223,7 @@ def in_float64(p):
         p.build = build
 
 
-def rounding_only(got, want, wide):
+def rounding_only(got, want, wide, name="inductor"):
     """(True, worst ratio of error to bound) when `got` differs from torch eager's float32
     `want` only as rounding does against the float64 witness `wide`; else (False, the first
     element beyond: its index and the three values)."""
@@ -242,11 +242,11 @@ def rounding_only(got, want, wide):
         ratio = torch.where(finite & torch.isfinite(w), err / bound, torch.zeros_like(err))
         return True, float(ratio.max()) if ratio.numel() else 0.0
     i = int((~ok).nonzero()[0])
-    return False, (f"element {i}: inductor {float(g[i])!r}, torch eager {float(a[i])!r}, "
+    return False, (f"element {i}: {name} {float(g[i])!r}, torch eager {float(a[i])!r}, "
                    f"float64 {float(w[i])!r}")
 
 
-def witness(p, outs, state, eager):
+def witness(p, outs, state, eager, name="inductor"):
     """("excused", why) when every value differing from torch eager's is rounding against the
     float64 witness (rounding_only), else ("mismatch", where and what)."""
     with in_float64(p):
@@ -256,7 +256,7 @@ def witness(p, outs, state, eager):
         got, want, w = pick(where, outs, state, eager, wide)
         if got is None:
             return "mismatch", f"{where}: no float64 witness to judge it by"
-        ok, what = rounding_only(got, want, w)
+        ok, what = rounding_only(got, want, w, name)
         if not ok:
             return "mismatch", f"{where}: beyond rounding (float64 witness): {what}"
         worst = max(worst, what)
@@ -280,11 +280,11 @@ def pick(where, outs, state, eager, wide):
     return None, None, None
 
 
-def judged(p, outs, state, eager, cache):
+def judged(p, outs, state, eager, cache, name="inductor"):
     """Inductor's results against torch eager's on p.INPUTS: bit for bit agree, else the float64
-    witness decides (status, why)."""
+    witness decides (status, why); `name` names the path's values in its text."""
     status, why = judge(p, outs, state, eager, cache)
-    return (status, why) if status != "mismatch" else witness(p, outs, state, eager)
+    return (status, why) if status != "mismatch" else witness(p, outs, state, eager, name)
 
 
 def compiled_run(p, fullgraph=True):

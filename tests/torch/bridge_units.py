@@ -4542,6 +4542,73 @@ check("forget_program: the program leaves sys.modules; a traced module's class l
       torch.equal(_traced_before(torch.arange(3.0)), torch.arange(3.0) * 2 + 1),
       _qualified)
 
+# func.vmap, func.vmap.last (torch_vmap.py): each batch element judged against torch eager on
+# its own inputs; a module held under two paths with its buffer updated in place (the shape of
+# pytorch#164759, which functional_call's tie_weights would leave swapped).
+import torch_vmap  # noqa: E402
+
+
+class _VmapLeaf(torch.nn.Module):
+    def __init__(self, buf):
+        super().__init__()
+        self.register_buffer("b", buf)
+
+    def forward(self, x):
+        self.b.copy_(self.b * 0.5 + x.sum(0))
+        return x.t() @ self.b.reshape(2, 1)
+
+
+class _VmapModel(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        buf = torch.tensor([1.0, -2.0])
+        self.p = _VmapLeaf(buf)
+        self.q = self.p  # one module object under two paths
+        self.r = _VmapLeaf(buf)  # the same buffer in another module
+        self.w = torch.nn.Parameter(torch.tensor([[0.5, 2.0]]), requires_grad=False)
+
+    def forward(self, x):
+        return self.q(self.p(x) * self.w + x), self.r(x * 3)
+
+
+if torch_vmap.available() is None:
+    _vm = reinplace_program(_VmapModel, [torch.tensor([[1.0, 2.0], [3.0, -4.0]])], calls=3)
+    _vm_eager = eager_run(_vm)
+    got = torch_vmap.run_vmap(_vm, _vm_eager, torch_vmap.PATHS, {})
+    check("run_vmap: a module held under two paths, its buffer another module's too, both "
+          "updating it in place: every element agrees on both paths",
+          all(got[x]["status"] == "agree" for x in torch_vmap.PATHS), str(got))
+    _seen_dims = []
+    _real_vmap = torch.func.vmap
+
+    def _spy_vmap(f, in_dims=0, out_dims=0):
+        _seen_dims.append(in_dims[1])
+        return _real_vmap(f, in_dims=in_dims, out_dims=out_dims)
+
+    torch.func.vmap = _spy_vmap
+    try:
+        torch_vmap.run_vmap(_vm, _vm_eager, ["func.vmap"], {})
+        torch_vmap.run_vmap(_vm, _vm_eager, ["func.vmap.last"], {})
+    finally:
+        torch.func.vmap = _real_vmap
+    check("run_vmap: func.vmap batches the inputs along dimension 0, func.vmap.last along the "
+          "last", _seen_dims == [0, 0, 0, 2, 2, 2], str(_seen_dims))
+    _real_calls = torch_vmap.vmapped_calls
+
+    def _swapped(p, batches, last):  # elements 1 and 2 exchanged: a batching mix-up
+        outs, finals = _real_calls(p, batches, last)
+        return [outs[0], outs[2], outs[1]], [finals[0], finals[2], finals[1]]
+
+    torch_vmap.vmapped_calls = _swapped
+    try:
+        got = torch_vmap.run_vmap(_vm, _vm_eager, torch_vmap.PATHS, {})
+    finally:
+        torch_vmap.vmapped_calls = _real_calls
+    check("run_vmap: another element's values are a mismatch naming the element",
+          all(got[x]["status"] == "mismatch" and
+              got[x]["first_mismatch"].startswith("batch element 1: ")
+              for x in torch_vmap.PATHS), str(got))
+
 # within(): a path runner that lets an exception out (seed 117's functional_call trace did: its
 # bridge process died and the campaign stopped at its second program) is an error of each path
 # of its group, stage "bridge", naming the exception and where it was raised; a runner that
