@@ -17,16 +17,45 @@ batched one and a reduction over a dimension into one over a stacked tensor, who
 sum in another order: an element that is not bit-identical is judged by the float64 witness
 (torch_inductor.witness, on that element's inputs), so rounding is excused and a wrong value
 (another element's, a stale buffer) is a mismatch naming the element.
+
+A failure (an exception or a mismatch) is traced to a known cause when removing it makes the
+path agree:
+  cond-vmap-expanded-branch-output (docs/found-bugs.md 79; with --branch cond)
+      torch.cond's vmap batch rule, its predicate unbatched, vmaps each branch; a branch whose
+      result comes from unbatched operands alone gets it back expanded (batch stride 0), and
+      cond's check that both branches' outputs have one stride order refuses the pair (torch
+      2.14.1: "The sorted order of strides of the two branches' output doesn't match");
+      removed: each vmapped branch's outputs copied densely inside the batch rule
+      (materialized_branches)
+  cond-vmap-unbatched-operands (docs/found-bugs.md 80; with --branch cond)
+      the same batch rule, no operand (nor the predicate) batched, vmaps each branch with every
+      in_dims None, which vmap refuses ("vmap: Expected at least one Tensor to vmap over"; torch
+      2.6 and 2.14.1): a cond on values of parameters alone cannot run under vmap; removed: such
+      a branch run once, its results expanded along the batch (unbatched_branches)
+  cond-size-one-stride-rejected (docs/found-bugs.md 35; with --branch cond)
+      torch.cond refuses two branch values differing only in the stride of a dimension of
+      size 1 (or 0), which a batch dimension that is not the first leaves (torch 2.6 under
+      vmap: "Expect branches to return tensors with same metadata"); removed: the branches
+      clone into contiguous strides (dense_branches)
+Each alone, then each pair, then all. Without a trace that agrees, a class may still be read
+from the message (torch_export.KNOWN_ERRORS), as every path does.
 """
+import contextlib
+import importlib
+import itertools
+
 import torch
 
 from torch_compare import outputs_of, tensors_of
 from torch_dynamic import eager_at, inputs_of
 from torch_export import failure, verdict
 from torch_functional import one_per_slot
+import torch_cond
 import torch_inductor
 
 PATHS = ("func.vmap", "func.vmap.last")
+EXPANDED = "cond-vmap-expanded-branch-output"
+UNBATCHED = "cond-vmap-unbatched-operands"
 ELEMENTS = (lambda v: v + 1, lambda v: v * 2)  # the batch's elements after the program's own
 BATCH = 1 + len(ELEMENTS)
 
@@ -94,12 +123,24 @@ def judged(p, inputs, outs, state, eager, cache):
         return torch_inductor.judged(p, outs, state, eager, cache, "vmap")
 
 
+def eager_alone(p, inputs):
+    """torch eager's results on one element's inputs, the branch op taken as torch eager's own
+    run takes it: in Python, its value cloned where state is read as aliases (alias_reads); the
+    bridge's --branch changes the paths' branch op, not eager's."""
+    if not hasattr(p, "_branch"):  # a program without the branch op
+        return eager_at(p, inputs)
+    own = torch_cond.clone_branch if getattr(p, "READS_ALIAS", False) else \
+        torch_cond.python_branch
+    with torch_cond.branch_by(p, own):
+        return eager_at(p, inputs)
+
+
 def vmap_path(p, eager, cache, last):
     batches = [[t.clone() for t in p.INPUTS]] + [[f(t) for t in p.INPUTS] for f in ELEMENTS]
     outs, finals = vmapped_calls(p, batches, last)
     worst = None
     for k in range(BATCH):
-        want = eager if k == 0 else eager_at(p, batches[k])
+        want = eager if k == 0 else eager_alone(p, batches[k])
         if want is None:
             return {"status": "skipped", "skip": f"vmap: torch eager refuses batch element {k}"}
         status, why = judged(p, batches[k], outs[k], finals[k], want, cache if k == 0 else {})
@@ -110,7 +151,130 @@ def vmap_path(p, eager, cache, last):
     return verdict("excused", worst) if worst else verdict("agree", None)
 
 
+@contextlib.contextmanager
+def materialized_branches():
+    """torch.cond's vmap batch rule with every branch it vmaps returning dense copies (the
+    cause of EXPANDED removed)."""
+    def dense(t):  # a copy with the default strides: an empty tensor's too (contiguous()
+        # keeps an expanded empty tensor's 0 stride)
+        return t.clone(memory_format=torch.contiguous_format)
+
+    def contiguous(fn):
+        def run(*args):
+            out = fn(*args)
+            if isinstance(out, (tuple, list)):
+                return type(out)(dense(o) for o in out)
+            return dense(out)
+        return run
+
+    with batch_rule_vmap(lambda plain, interpreter: lambda fn, *a, **k:
+                         contiguous(plain(fn, *a, **k))):
+        yield
+
+
+@contextlib.contextmanager
+def batch_rule_vmap(make):
+    """torch.cond's vmap batch rule with the torch.vmap it calls replaced by make(torch.vmap,
+    interpreter) while it runs. Inert where this torch has no such rule."""
+    cond = importlib.import_module("torch._higher_order_ops.cond")
+    table = getattr(getattr(cond, "cond_op", None), "functorch_table", {})
+    key = torch._C._functorch.TransformType.Vmap
+    rule = table.get(key)
+    if rule is None:
+        yield
+        return
+
+    def patched(interpreter, pred, true_fn, false_fn, inputs):
+        plain = torch.vmap
+        torch.vmap = make(plain, interpreter)
+        try:
+            return rule(interpreter, pred, true_fn, false_fn, inputs)
+        finally:
+            torch.vmap = plain
+
+    table[key] = patched
+    try:
+        yield
+    finally:
+        table[key] = rule
+
+
+@contextlib.contextmanager
+def unbatched_branches():
+    """torch.cond's vmap batch rule running a branch whose operands are all unbatched once,
+    its results expanded along the batch (the cause of UNBATCHED removed: vmap refuses a
+    function none of whose arguments it maps)."""
+    def make(plain, interpreter):
+        def vmap(fn, in_dims=0, *a, **k):
+            dims = in_dims if isinstance(in_dims, tuple) else None
+            if dims is None or any(d is not None for d in dims):
+                return plain(fn, in_dims, *a, **k)
+
+            def run(*args):
+                out = fn(*args)
+                many = isinstance(out, (tuple, list))
+                size = interpreter.batch_size()
+                got = [o.unsqueeze(0).expand(size, *o.shape).clone(
+                    memory_format=torch.contiguous_format) for o in (out if many else (out,))]
+                return type(out)(got) if many else got[0]
+            return run
+        return vmap
+
+    with batch_rule_vmap(make):
+        yield
+
+
+@contextlib.contextmanager
+def dense_branches():
+    """The bridge's torch.cond branches cloning their value in contiguous strides (the cause of
+    torch_cond.STRIDES removed: values differing only in a size-1 or empty dimension's stride,
+    as vmap's batch dimension can leave them)."""
+    torch_cond._FORMAT[0] = torch.contiguous_format
+    try:
+        yield
+    finally:
+        torch_cond._FORMAT[0] = torch.preserve_format
+
+
+REMOVE = {torch_cond.STRIDES: dense_branches, EXPANDED: materialized_branches,
+          UNBATCHED: unbatched_branches}
+REMOVALS = tuple(c for k in (1, 2, 3) for c in itertools.combinations(REMOVE, k))
+
+
+def reset():
+    """dynamo's caches emptied: eager torch.cond compiles its branches with dynamo, and a cond
+    compiled under a removal (or by the other path) must not stand in for the next run."""
+    dynamo = getattr(torch, "_dynamo", None)
+    if dynamo is not None:
+        dynamo.reset()
+
+
+def traced(p, eager, cache, last, r):
+    """The result `r` of a failing path, or known_torch_issue with the classes (REMOVALS: each
+    alone, then each pair, then all) whose causes removed make the path agree; only where the
+    program takes its branch op by torch.cond (--branch cond), where the causes live."""
+    if getattr(p, "_branch", None) is not torch_cond.cond_branch:
+        return r
+    for classes in REMOVALS:
+        reset()
+        try:
+            with contextlib.ExitStack() as stack:
+                for cls in classes:
+                    stack.enter_context(REMOVE[cls]())
+                again = vmap_path(p, eager, cache, last)
+        except Exception:  # noqa: BLE001 - the causes removed, the path still fails
+            continue
+        finally:
+            reset()
+        if again["status"] in ("agree", "excused"):
+            return {"status": "known_torch_issue", "known_torch_issue": "+".join(classes),
+                    "stage": r.get("stage", "vmap"),
+                    "detail": (r.get("first_mismatch") or r.get("detail") or "")[:300]}
+    return r
+
+
 def run_vmap(p, eager, paths, cache):
+    """Every requested vmap path of one program: {path: result}."""
     why = available()
     results = {}
     for path in PATHS:
@@ -119,8 +283,16 @@ def run_vmap(p, eager, paths, cache):
         if why:
             results[path] = {"status": "skipped", "skip": why}
             continue
+        last = path.endswith(".last")
+        reset()
         try:
-            results[path] = vmap_path(p, eager, cache, last=path.endswith(".last"))
-        except Exception as e:  # noqa: BLE001 - torch refusing the program: one path's error
-            results[path] = failure(e, path)
+            r = vmap_path(p, eager, cache, last)
+        except Exception as e:  # noqa: BLE001 - torch refusing the program: traced, else one
+            # path's error or a class read from the message
+            r = traced(p, eager, cache, last, {"status": "error", "stage": path,
+                                                "first_mismatch": f"{type(e).__name__}: {e}"})
+            r = failure(e, path) if r["status"] == "error" else r
+        if r["status"] == "mismatch":
+            r = traced(p, eager, cache, last, r)
+        results[path] = r
     return results

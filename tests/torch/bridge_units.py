@@ -4609,6 +4609,86 @@ if torch_vmap.available() is None:
               got[x]["first_mismatch"].startswith("batch element 1: ")
               for x in torch_vmap.PATHS), str(got))
 
+# eager_alone: torch eager on a batch element takes the branch op as torch eager's own run did:
+# in Python, or cloned where state is read as aliases (alias_reads); never the paths' --branch.
+_alone_seen = []
+_real_eager_at = torch_vmap.eager_at
+torch_vmap.eager_at = lambda p, inputs: _alone_seen.append(p._branch)
+try:
+    for _aliased in (False, True):
+        torch_vmap.eager_alone(types.SimpleNamespace(_branch=torch_cond.cond_branch,
+                                                     READS_ALIAS=_aliased), [])
+finally:
+    torch_vmap.eager_at = _real_eager_at
+check("eager_alone: a batch element's eager run takes the branch op in Python, or cloned with "
+      "--reads alias, not the paths' torch.cond",
+      _alone_seen == [torch_cond.python_branch, torch_cond.clone_branch], str(_alone_seen))
+
+# The vmap paths' trace with --branch cond (docs/found-bugs.md 79): a branch op taking a value
+# of the parameter alone (unbatched under vmap) or one of the input (batched).
+def _vmap_without(cls, p, eager):
+    """The vmap paths of `p` with the trace's removal for class `cls` a no-op."""
+    removal = torch_vmap.REMOVE[cls]
+    torch_vmap.REMOVE[cls] = contextlib.nullcontext
+    try:
+        return torch_vmap.run_vmap(p, eager, torch_vmap.PATHS, {})
+    finally:
+        torch_vmap.REMOVE[cls] = removal
+
+
+if torch_vmap.available() is None:
+    _cv = types.SimpleNamespace(CONFIG={"calls": 2}, INPUTS=[torch.tensor([1.0, 2.0, 3.0])],
+                                OPS=["add"], _NoRecorder=object,
+                                _branch=torch_cond.python_branch)
+
+    class _CondVmap(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.tensor([1.0, -2.0, 3.0]), requires_grad=False)
+
+        def forward(self, x):
+            return _cv._branch(True, self.w * 2, x + self.w)
+
+    _cv.build = _CondVmap
+    _cv_eager = eager_run(_cv)
+    _cv._branch = torch_cond.cond_branch
+    _cv_present = tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (2, 14)
+    got = torch_vmap.run_vmap(_cv, _cv_eager, torch_vmap.PATHS, {})
+    _want = {"known_torch_issue": torch_vmap.EXPANDED} if _cv_present else {"status": "agree"}
+    # (func.vmap.last's batch strides happen to keep one order here: it agrees on both)
+    check(f"run_vmap --branch cond: a branch value of the parameter alone against one of the "
+          f"input: func.vmap {_want} on torch {torch.__version__} (79)",
+          all(got["func.vmap"].get(k) == v for k, v in _want.items()) and
+          got["func.vmap.last"]["status"] == "agree", str(got))
+    if _cv_present:
+        got = _vmap_without(torch_vmap.EXPANDED, _cv, _cv_eager)
+        check("run_vmap --branch cond: with the batch rule's removal a no-op, func.vmap is not "
+              "class 79", got["func.vmap"].get("known_torch_issue") != torch_vmap.EXPANDED and
+              got["func.vmap"]["status"] != "agree", str(got))
+    _cv._branch = torch_cond.python_branch
+
+    class _CondOfWeights(torch.nn.Module):  # the branch op between two values of the parameter
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.tensor([1.0, -2.0, 3.0]), requires_grad=False)
+
+        def forward(self, x):
+            return x + _cw._branch(True, self.w * 2, self.w - 1)
+
+    _cw = types.SimpleNamespace(CONFIG={"calls": 2}, INPUTS=[torch.tensor([1.0, 2.0, 3.0])],
+                                OPS=["add"], _NoRecorder=object, build=_CondOfWeights,
+                                _branch=torch_cond.python_branch)
+    _cw_eager = eager_run(_cw)
+    _cw._branch = torch_cond.cond_branch
+    got = torch_vmap.run_vmap(_cw, _cw_eager, torch_vmap.PATHS, {})
+    check("run_vmap --branch cond: a branch op between two values of a parameter: class 80 on "
+          "both paths", all(got[x].get("known_torch_issue") == torch_vmap.UNBATCHED
+                            for x in torch_vmap.PATHS), str(got))
+    got = _vmap_without(torch_vmap.UNBATCHED, _cw, _cw_eager)
+    check("run_vmap --branch cond: with that removal a no-op, an error, not class 80",
+          all(got[x]["status"] == "error" for x in torch_vmap.PATHS), str(got))
+    _cw._branch = torch_cond.python_branch
+
 # within(): a path runner that lets an exception out (seed 117's functional_call trace did: its
 # bridge process died and the campaign stopped at its second program) is an error of each path
 # of its group, stage "bridge", naming the exception and where it was raised; a runner that

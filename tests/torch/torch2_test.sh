@@ -505,6 +505,10 @@ LATER = {"preserve-tied-buffer-update": [((2, 11), None)],
          # torch 2.6's torch.cond takes a size-1 dimension's stride as it comes
          "cond-size-one-stride-rejected":
              [((0, 0), None), ((2, 14), {"cond-size-one-stride-rejected"})],
+         # (79) torch 2.6's cond merges no strides: func.vmap agrees there (func.vmap.last shows
+         # 35 under vmap's metadata check); 2.7 to 2.13 not run
+         "cond-vmap-expanded-branch-output":
+             [((0, 0), None), ((2, 14), {"cond-vmap-expanded-branch-output"})],
          "reexport-partitioned-stale-module-stack":
              [((0, 0), {"reexport-partitioned-no-module-stack"}),
               ((2, 14), {"reexport-partitioned-stale-module-stack"})],
