@@ -4689,6 +4689,29 @@ if torch_vmap.available() is None:
           all(got[x]["status"] == "error" for x in torch_vmap.PATHS), str(got))
     _cw._branch = torch_cond.python_branch
 
+    # The trace's removal for 35: seed 158 case 12 as shrunk (79's case), the branch op between
+    # cat([x, x]) and x, both empty: on 2.6 func.vmap.last fails under vmap's metadata check
+    # and agrees with the branches cloned into contiguous strides (2.14.1 shows 79 instead).
+    _ce = types.SimpleNamespace(CONFIG={"calls": 1}, INPUTS=[torch.zeros(0), torch.zeros(0)],
+                                OPS=["add"], _NoRecorder=object,
+                                _branch=torch_cond.python_branch)
+
+    class _CatOfEmpty(torch.nn.Module):
+        def forward(self, x, y):
+            return x + _ce._branch(True, torch.cat([x, x], dim=0), x)
+
+    _ce.build = _CatOfEmpty
+    _ce_eager = eager_run(_ce)
+    _ce._branch = torch_cond.cond_branch
+    if not _cv_present:
+        got = torch_vmap.run_vmap(_ce, _ce_eager, ["func.vmap.last"], {})
+        bare = _vmap_without(torch_cond.STRIDES, _ce, _ce_eager)
+        check("run_vmap --branch cond: empty branch values on func.vmap.last: class 35 by its "
+              "removal, an error with the removal a no-op",
+              got["func.vmap.last"].get("known_torch_issue") == torch_cond.STRIDES and
+              bare["func.vmap.last"]["status"] == "error", f"{got} {bare}")
+    _ce._branch = torch_cond.python_branch
+
 # within(): a path runner that lets an exception out (seed 117's functional_call trace did: its
 # bridge process died and the campaign stopped at its second program) is an error of each path
 # of its group, stage "bridge", naming the exception and where it was raised; a runner that
