@@ -289,15 +289,17 @@ TEST_P(FaultSelfTestProperty, IsDetectedWithinTheBudget) {
   o.cases = kSelfTestBudget;
   o.stop_at_first = true;
   o.out_dir = "";
+  o.minimize = false;  // minimized once, below (twice was most of the time under sanitizers)
   CampaignResult r = run_campaign(o);
   ASSERT_FALSE(r.findings.empty())
       << GetParam().name << " not found in " << kSelfTestBudget << " cases";
   const Finding& found = r.findings.front();
-  EXPECT_LE(found.minimized_nodes, found.original_nodes);
   // The minimized repro fails with the fault and passes without it.
   Case repro = generate_case_for_seed(found.case_seed);
   MinimizeResult m = minimize(repro, found.failure);
-  EXPECT_EQ(m.failure.signature(), found.failure.signature());
+  EXPECT_LE(case_size(m.reduced), case_size(repro));
+  // The minimizer keeps the failure's kind; its module may change as the case shrinks.
+  EXPECT_EQ(m.failure.kind(), found.failure.kind());
   EXPECT_TRUE(check_case(m.reduced).failure.has_value());
   set_active_fault(Fault::kNone);
   EXPECT_FALSE(check_case(m.reduced).failure.has_value());
