@@ -118,20 +118,26 @@ def vmapped_calls(p, batches, last):
 
 def judged(p, inputs, outs, state, eager, cache):
     """One element's verdict: bit for bit, else rounding against the float64 witness on its
-    inputs."""
-    with inputs_of(p, inputs):
+    inputs, the witness a torch eager run (its branch op as eager_branch gives it, never the
+    paths' torch.cond)."""
+    with inputs_of(p, inputs), eager_branch(p):
         return torch_inductor.judged(p, outs, state, eager, cache, "vmap")
 
 
-def eager_alone(p, inputs):
-    """torch eager's results on one element's inputs, the branch op taken as torch eager's own
-    run takes it: in Python, its value cloned where state is read as aliases (alias_reads); the
-    bridge's --branch changes the paths' branch op, not eager's."""
-    if not hasattr(p, "_branch"):  # a program without the branch op
-        return eager_at(p, inputs)
+def eager_branch(p):
+    """The branch op as torch eager's own run takes it: in Python, its value cloned where state
+    is read as aliases (alias_reads); the bridge's --branch changes the paths' branch op, not
+    eager's. A no-op for a program without the branch op."""
+    if not hasattr(p, "_branch"):
+        return contextlib.nullcontext()
     own = torch_cond.clone_branch if getattr(p, "READS_ALIAS", False) else \
         torch_cond.python_branch
-    with torch_cond.branch_by(p, own):
+    return torch_cond.branch_by(p, own)
+
+
+def eager_alone(p, inputs):
+    """torch eager's results on one element's inputs, the branch op as eager_branch gives it."""
+    with eager_branch(p):
         return eager_at(p, inputs)
 
 

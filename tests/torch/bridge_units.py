@@ -4624,6 +4624,23 @@ check("eager_alone: a batch element's eager run takes the branch op in Python, o
       "--reads alias, not the paths' torch.cond",
       _alone_seen == [torch_cond.python_branch, torch_cond.clone_branch], str(_alone_seen))
 
+# judged: a batch element's float64 witness is torch eager's run, its branch op taken so too:
+# in Python, or cloned with --reads alias; never the paths' torch.cond (whose faults it would
+# otherwise share).
+_judged_seen = []
+_real_judged = torch_vmap.torch_inductor.judged
+torch_vmap.torch_inductor.judged = \
+    lambda p, *rest: _judged_seen.append(p._branch) or ("agree", None)
+try:
+    for _aliased in (False, True):
+        torch_vmap.judged(types.SimpleNamespace(_branch=torch_cond.cond_branch, INPUTS=[],
+                                                READS_ALIAS=_aliased), [], [], {}, None, {})
+finally:
+    torch_vmap.torch_inductor.judged = _real_judged
+check("judged: a batch element's float64 witness runs the branch op in Python, or cloned with "
+      "--reads alias, not the paths' torch.cond",
+      _judged_seen == [torch_cond.python_branch, torch_cond.clone_branch], str(_judged_seen))
+
 # The vmap paths' trace with --branch cond (docs/found-bugs.md 79): a branch op taking a value
 # of the parameter alone (unbatched under vmap) or one of the input (batched).
 def _vmap_without(cls, p, eager):
