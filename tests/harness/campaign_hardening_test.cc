@@ -290,8 +290,8 @@ TEST(CampaignHardeningTest, ResumeReadsOnlyItsStateNotOtherFilesInTheFolder) {
   foreign["expect"] = {{"property", "lint"}, {"stage", "flattened"}, {"op", "-"}};
   std::ofstream(dir + "/foreign.json") << foreign.dump();
   std::ofstream(dir + "/hostile.json") << std::string(1 << 20, '[');
-  CliRun r = run_cli("fuzz --resume " + dir +
-                     " --cases 300 --inject inline-by-name --no-minimize --json");
+  CliRun r =
+      run_cli("fuzz --resume " + dir + " --cases 300 --inject inline-by-name --no-minimize --json");
   EXPECT_EQ(r.code, 1) << r.out;
   EXPECT_NE(r.out.find("\"signature\":\"lint:flattened"), std::string::npos) << r.out;
   EXPECT_EQ(r.out.find("hostile.json"), std::string::npos) << r.out;
