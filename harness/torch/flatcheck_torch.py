@@ -5,7 +5,7 @@
         [--paths eager,fx,export,partition,pipeline,compile,aoti,jit]
         [--pass MODULE:FUNCTION] [--quiet] [--device cpu|cuda]
         [--branch python|cond|nograd] [--reads copy|alias|changed]
-        [--time SECONDS] [--path-time SECONDS]
+        [--time SECONDS] [--path-time SECONDS] [--progress SECONDS]
 
 Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
   eager    torch's eager run vs flatcheck's eager reference, node by node in every call:
@@ -192,7 +192,8 @@ A path's status: agree; excused (only NaN payloads differ, and exactly as a NaN 
 its payload explains: torch_compare.judge); mismatch; error (torch raised); skipped (with its
 class and reason); known_torch_issue (docs/torch.md, "Found in torch"). One JSON line per
 program and path (--quiet: only mismatches and errors), then a summary line with counts per path
-and per op. Exit 1 on any mismatch or error, 2 on bad usage or an unreadable program.
+and per op; on stderr, a progress line once a program ends --progress SECONDS (default 30)
+after the last one. Exit 1 on any mismatch or error, 2 on bad usage or an unreadable program.
 """
 import argparse
 import contextlib
@@ -818,6 +819,10 @@ def main():
     ap.add_argument("--path-time", type=float, metavar="SECONDS",
                     help="stop a path (export.MODE.module and .unflatten: together) that runs "
                          "longer on one program and report it skipped, reason \"time limit\"")
+    ap.add_argument("--progress", type=float, default=30, metavar="SECONDS",
+                    help="a line on stderr (programs checked, results failing, seconds) after "
+                         "the first program that ends SECONDS or more after the last line "
+                         "(default 30; 0: none)")
     ap.add_argument("--draw", metavar="JSON",
                     help="the per-program draws fixed instead of drawn, as a result reports "
                          "them: {\"pipeline\": {FQN: \"BEGINNING\"|\"END\"}, "
@@ -845,6 +850,8 @@ def main():
         ap.error("--time: SECONDS must not be negative")
     if args.path_time is not None and not args.path_time > 0:
         ap.error("--path-time: SECONDS must be positive")
+    if not args.progress >= 0:
+        ap.error("--progress: SECONDS must not be negative")
     want = None
     if args.interesting:
         want = (args.interesting.split(":", 2) + [""])[:3]
@@ -872,6 +879,7 @@ def main():
     if args.reads != "copy":
         summary["programs_reads_change"] = 0
     start = time.monotonic()
+    shown = start
     for i, path in enumerate(args.programs):
         if STOP["signal"] or args.time is not None and time.monotonic() - start >= args.time:
             summary["programs_not_run"] = len(args.programs) - i
@@ -907,6 +915,10 @@ def main():
                                                                "known_torch_issue")])
             if not args.quiet or bad:
                 print(json.dumps(r), file=records, flush=True)
+        if args.progress and time.monotonic() - shown >= args.progress:
+            shown = time.monotonic()
+            print(f"flatcheck_torch: {i + 1}/{len(args.programs)} programs, {failed} results "
+                  f"failing, {shown - start:.0f} s", file=sys.stderr, flush=True)
     summary["nodes_per_op"] = counts
     for sig in (signal.SIGTERM, signal.SIGINT):  # the checking is over: exit with the summary
         signal.signal(sig, signal.SIG_IGN)

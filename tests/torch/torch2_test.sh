@@ -655,6 +655,20 @@ if [ "$(grep -c '"status": "skipped", "skip": "time limit: ran past --path-time 
   echo "FAIL: --path-time 0.001 did not stop the two paths"
   fail=1
 fi
+# --progress is read: with a limit every program meets, a line on stderr after each of the two
+# programs; with 0, none; a negative limit is bad usage.
+two=$(ls "$work"/named-py/*.py | head -n 2)
+bridge $two --paths eager --quiet --progress 0.000001 2>"$work/progress.err" >/dev/null
+bridge $two --paths eager --quiet --progress 0 2>"$work/noprogress.err" >/dev/null
+bridge "$one" --progress -1 >/dev/null 2>&1
+prc=$?
+if ! grep -q '^flatcheck_torch: 1/2 programs, 0 results failing, [0-9]* s$' "$work/progress.err" ||
+   ! grep -q '^flatcheck_torch: 2/2 programs, 0 results failing' "$work/progress.err" ||
+   grep -q 'programs,' "$work/noprogress.err" || [ "$prc" -ne 2 ]; then
+  cat "$work/progress.err" "$work/noprogress.err"
+  echo "FAIL: --progress is not read (two lines at 0.000001, none at 0, exit 2 at -1; got $prc)"
+  fail=1
+fi
 # A bridge started as a user starts it runs under PYTHONHASHSEED=0 (it starts itself again so,
 # before torch's import: pipelining's results depend on string hashing): a --pass that records
 # the seed and a string's hash, in two such runs, sees "0" and the same hash both times.
