@@ -33,11 +33,12 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            torch.fx: symbolic_trace, then torch.fx.subgraph_rewriter.replace_pattern of each
            pattern drawn from the trace (one to three connected ops) by an identical copy of
            itself; the calls; vs torch eager, bit for bit (torch_rewrite.py).
-  fx.make_fx, fx.reinplace, fx.cse
+  fx.make_fx, fx.reinplace, fx.cse, fx.cse_inplace
            make_fx(torch.func.functionalize(...)) of the model called by functional_call, its
            state graph inputs: the functional ATen graph AOTAutograd traces; then (reinplace)
            torch.fx.passes.reinplace or (cse) the common-subexpression pass CSEPass over it;
-           the calls; vs torch eager, bit for bit (torch_reinplace.py).
+           (cse_inplace) CSEPass over make_fx's trace without functionalize, the program's
+           in-place ops kept; the calls; vs torch eager, bit for bit (torch_reinplace.py).
   export.strict.module, export.strict.unflatten, export.strict.preserve,
   export.nonstrict.module, export.nonstrict.unflatten, export.nonstrict.preserve,
   export.nonstrict.reexport

@@ -14,18 +14,25 @@ pass torch.fx.passes.dialect.common.cse_pass.CSEPass.
   fx.cse         the same graph after CSEPass(banned_ops=get_CSE_banned_ops()), the pass's
                  documented use (its example traces by make_fx; "for functional dialects, user
                  would only need to specify the random ops in ban list")
+  fx.cse_inplace CSEPass(banned_ops=get_CSE_banned_ops()) over make_fx(f) of the same f, no
+                 functionalize: the graph of the pass's docstring example, which keeps the
+                 program's in-place ops (a buffer update is a copy_ where the program makes it,
+                 reads after it take copy_'s result); the ban list's in-place ops are there
+                 for such graphs
 
 Each runs CONFIG["calls"] calls from the initial state: the state tensors are the graph's
 inputs, kept from call to call (a buffer update is the graph's copy_ into them), the inputs
-fresh copies each call. Outputs, the inputs after the call (--update-inputs) and the state after
-the calls must equal torch eager's bit for bit. The traces are of fresh copies of the initial
+fresh copies each call (fx.cse_inplace's graph updates them where the program does). Outputs,
+the inputs after the call (--update-inputs) and the state after the calls must equal torch
+eager's bit for bit. The traces are of fresh copies of the initial
 state and inputs (tracing with real tensors runs the program's updates on them).
 
 fx.reinplace's result counts the nodes the pass made in-place (`reinplaced`) and the view-scatter
-nodes it removed (`scatters_removed`), fx.cse's the nodes it merged into an earlier one
-(`merged`): a program where the pass changed nothing checks nothing of it beyond the trace. A
-mismatch or error of either where fx.make_fx of the same program agrees is the pass's (the
-result says so: `"traced_graph": "agrees"`).
+nodes it removed (`scatters_removed`), fx.cse's and fx.cse_inplace's the nodes it merged into an
+earlier one (`merged`): a program where the pass changed nothing checks nothing of it beyond the
+trace. A mismatch or error of one where its trace of the same program agrees (fx.make_fx's;
+for fx.cse_inplace the in-place trace, run as fx.make_fx is) is the pass's (the result says so:
+`"traced_graph": "agrees"`).
 
 A failure is traced by its causes, read from the graph the pass made (its own FakeTensor
 results): a node it made in-place that has one counts only when the pass run again with those
@@ -41,15 +48,22 @@ agrees:
       the node's first argument has its result's number of elements but another shape (`[2]`
       against a `[1, 2]` result): the in-place op cannot broadcast its output and raises. The
       pass compares the number of elements and the dtype only
-and for fx.cse, read from the trace by CSEPass's own key (a node merged into an earlier one of
-the same target whose arguments compare equal as Python values): a node merged whose arguments
-differ from its partner's in a constant's type or bits counts only when the pass run again with
-those nodes kept apart (each behind its own plain function) agrees:
+and for fx.cse and fx.cse_inplace, read from the trace by CSEPass's own key (a node merged into
+an earlier one of the same target whose arguments compare equal as Python values): a node
+merged so counts only when the pass run again with those nodes kept apart (each behind its own
+plain function) agrees:
   cse-equal-constants (docs/found-bugs.md 77)
-      the constants compare equal in Python but are not the same value: 0.0 and -0.0
-      (x * 0.0 against x * -0.0, x / 0.0 against x / -0.0), 1 and 1.0 and True. The pass keys
-      nodes by hash((args, kwargs)) and confirms by ==, so it merges them and one of the two
-      results is lost
+      its arguments differ from its partner's in a constant's type or bits: they compare equal
+      in Python but are not the same value: 0.0 and -0.0 (x * 0.0 against x * -0.0, x / 0.0
+      against x / -0.0), 1 and 1.0 and True. The pass keys nodes by hash((args, kwargs)) and
+      confirms by ==, so it merges them and one of the two results is lost
+  cse-across-write (docs/found-bugs.md 81)
+      a node between its partner and it writes memory (an op whose schema marks an argument
+      written: copy_, add_, ...), or it writes itself: the same op on the same argument node
+      reads other values after the write when that node is a view of what was written (a view
+      taken before a buffer's update, read again after it), and a merged write is lost. The
+      ban list keeps the listed in-place ops themselves (not copy_ or neg_) and no read past
+      a write
 """
 import contextlib
 import struct
@@ -60,10 +74,11 @@ from torch_compare import judge, run_calls, tensors_of
 from torch_cond import STRIDES, cond_branch, size_one_strides, with_class, with_cond
 from torch_export import failure, verdict
 
-PATHS = ("fx.make_fx", "fx.reinplace", "fx.cse")
+PATHS = ("fx.make_fx", "fx.reinplace", "fx.cse", "fx.cse_inplace")
 OVERLAPPING = "reinplace-overlapping-argument"
 BROADCAST = "reinplace-broadcast-self"
 EQUAL_CONSTANTS = "cse-equal-constants"
+ACROSS_WRITE = "cse-across-write"
 
 
 def available():
@@ -80,11 +95,11 @@ def available():
 
 
 class Traced:
-    """A functional trace of program `p`'s model, called as the model is: `traced(*inputs)` runs
-    the graph on the state it holds (updated in place by the graph's copy_ nodes) and the
-    inputs."""
+    """A functional trace of program `p`'s model (without `functional`: make_fx's trace of the
+    model's own in-place ops), called as the model is: `traced(*inputs)` runs the graph on the
+    state it holds (updated in place by the graph's copy_ nodes) and the inputs."""
 
-    def __init__(self, p):
+    def __init__(self, p, functional=True):
         from torch.fx.experimental.proxy_tensor import make_fx
         model = p.build()
         first = {}  # id(tensor) -> (its first FQN, the tensor): one graph input per tensor
@@ -100,7 +115,7 @@ class Traced:
             return torch.func.functional_call(model, dict(zip(self.fqns, flat[:k])),
                                               tuple(flat[k:]))
         with torch.no_grad():
-            self.gm = make_fx(torch.func.functionalize(f))(*self.sample(p))
+            self.gm = make_fx(torch.func.functionalize(f) if functional else f)(*self.sample(p))
 
     def sample(self, p):
         """Fresh copies of the initial state and of the inputs."""
@@ -114,20 +129,20 @@ class Traced:
         return {fqn: self.state[i].detach().clone() for fqn, i in self.slot.items()}
 
 
-def traced_of(p):
+def traced_of(p, functional=True):
     """(Traced(p), None); or, where that trace fails with the branch op taken by torch.cond
     (--branch cond) and a branch's two values differ only in a size-1 dimension's stride, the
     trace with the branches' values cloned in contiguous strides, and the class that removed
     (cond-size-one-stride-rejected, docs/found-bugs.md 35: torch 2.6's make_fx of torch.cond
     compares the branches' strides too). The first error stands where that trace fails too."""
     try:
-        return Traced(p), None
+        return Traced(p, functional), None
     except Exception as e:  # noqa: BLE001 - traced below, or the path's error
         if getattr(p, "_branch", None) is not cond_branch or not size_one_strides(p):
             raise
         try:
             with with_cond(p, torch.contiguous_format):
-                return Traced(p), STRIDES
+                return Traced(p, functional), STRIDES
         except Exception:  # noqa: BLE001 - not (only) that cause: the first error stands
             raise e from None
 
@@ -147,10 +162,10 @@ def inplace_counts(before, gm):
     return changed, sum(1 for name in before if name not in now)
 
 
-def trace_path(p, eager, cache):
+def trace_path(p, eager, cache, functional=True):
     stage = "trace"
     try:
-        traced, cls = traced_of(p)
+        traced, cls = traced_of(p, functional)
         result = {"nodes": sum(1 for n in traced.gm.graph.nodes if n.op == "call_function")}
         stage = "run"
         status, why = judge(p, run_calls(traced, p), traced.state_after(), eager, cache)
@@ -268,16 +283,27 @@ def exact(v):
     return v
 
 
+def writes(n):
+    """Whether node `n` runs an op whose schema marks an argument written (copy_, add_, an
+    out= overload)."""
+    schema = getattr(n.target, "_schema", None)
+    return n.op == "call_function" and schema is not None and any(
+        a.alias_info is not None and a.alias_info.is_write for a in schema.arguments)
+
+
 def merged_unequal(graph, banned):
-    """{node name: [EQUAL_CONSTANTS]} for each node of `graph` a CSE pass keyed as CSEPass is
-    (and torch 2.6's fx_graph_cse) would merge into an earlier one of the same target whose
-    arguments equal its own by Python's == (flattened arguments and their structure) but not by
-    `exact`."""
+    """{node name: [cause, ...]} for each node of `graph` a CSE pass keyed as CSEPass is (and
+    torch 2.6's fx_graph_cse) would merge into an earlier one of the same target whose
+    arguments equal its own by Python's == (flattened arguments and their structure): the
+    causes of the module's docstring, EQUAL_CONSTANTS where they differ by `exact`,
+    ACROSS_WRITE where a node between the two writes memory or the node does."""
     from torch.utils._pytree import tree_flatten
     env, first, found = {}, {}, {}
+    written = 0  # nodes so far that write memory, merged or not
     for n in graph.nodes:
         target = getattr(n.target, "overloadpacket", n.target)
         if n.op in ("placeholder", "output", "get_attr") or target in banned:
+            written += writes(n)
             continue
         flat, spec = tree_flatten((n.args, n.kwargs))
         flat = tuple(env.get(a, a) if isinstance(a, torch.fx.Node) else a for a in flat)
@@ -285,23 +311,34 @@ def merged_unequal(graph, banned):
         try:
             hash(key)
         except TypeError:
+            written += writes(n)
             continue
         exact_key = (n.target, tuple(exact(a) for a in flat), str(spec))
         if key not in first:
-            first[key] = (n, exact_key)
+            written += writes(n)
+            first[key] = (n, exact_key, written)
             continue
         env[n] = first[key][0]
-        if first[key][1] != exact_key:
-            found[n.name] = [EQUAL_CONSTANTS]
+        why = [EQUAL_CONSTANTS] if first[key][1] != exact_key else []
+        if written > first[key][2] or writes(n):
+            why.append(ACROSS_WRITE)
+        if why:
+            found[n.name] = why
     return found
+
+
+def get_banned_ops():
+    """The ops the CSE paths ban, as CSEPass's docstring uses it: get_CSE_banned_ops()."""
+    from torch.fx.passes.dialect.common.cse_pass import get_CSE_banned_ops
+    return get_CSE_banned_ops()
 
 
 def csed(traced, keep=()):
     """Runs CSEPass over the trace `traced` (the nodes named in `keep` kept apart) and puts the
     graph it made in the trace's place. Returns (nodes merged, {node name: [cause]} read from
     the trace before the pass: merged_unequal)."""
-    from torch.fx.passes.dialect.common.cse_pass import CSEPass, get_CSE_banned_ops
-    banned = get_CSE_banned_ops()
+    from torch.fx.passes.dialect.common.cse_pass import CSEPass
+    banned = get_banned_ops()
     found = merged_unequal(traced.gm.graph, banned)
     count = len(traced.gm.graph.nodes)
     with kept_out_of_place(traced.gm.graph, keep), torch.no_grad():
@@ -337,12 +374,13 @@ def exact_cse(found):
         freezing.fx_graph_cse = real
 
 
-def traced_causes(p, eager, cache, found, apply, what):
+def traced_causes(p, eager, cache, found, apply, what, functional=True):
     """The known classes of a failure whose graph has the causes `found`: the pass run again
-    (`apply(traced, keep)`) with their nodes kept out of its reach must agree; else None.
-    `what`: (what the pass did to them, how they were kept)."""
+    (`apply(traced, keep)`, over the trace traced_of(p, functional)) with their nodes kept out
+    of its reach must agree; else None. `what`: (what the pass did to them, how they were
+    kept)."""
     try:
-        traced, _ = traced_of(p)
+        traced, _ = traced_of(p, functional)
         apply(traced, set(found))
         status, _ = judge(p, run_calls(traced, p), traced.state_after(), eager, cache)
     except Exception:  # noqa: BLE001 - the failure has another cause too
@@ -368,28 +406,32 @@ def csed_counts(_, traced):
 
 
 # A pass path: (its stage's name, run(p, traced), again(p) -> apply(traced, keep) for the
-# confirmation, (what the pass did to the nodes of a cause, how they were kept)).
+# confirmation, (what the pass did to the nodes of a cause, how they were kept)[, whether the
+# trace is functional: by default it is]).
 REINPLACE = ("reinplace", reinplaced_counts,
              lambda p: lambda traced, keep: reinplaced(p, traced, keep),
              ("made in-place", "kept out of place"))
-CSE = ("cse", csed_counts, lambda _: csed,
-       ("merged into a node of other constants", "kept apart"))
+CSE = ("cse", csed_counts, lambda _: csed, ("merged into an earlier node", "kept apart"))
+# fx.cse_inplace: the same pass over the in-place trace (`functional` False)
+CSE_INPLACE = CSE + (False,)
 
 
 def pass_path(p, eager, cache, traced_status, which):
-    """One pass over the trace (`which`: REINPLACE or CSE), judged, a failure traced."""
-    name, run_pass, again, what = which
+    """One pass over the trace (`which`: REINPLACE, CSE or CSE_INPLACE), judged, a failure
+    traced."""
+    name, run_pass, again, what = which[:4]
+    functional = which[4] if len(which) > 4 else True
     stage = "trace"
     found, cls = {}, None
     try:
-        traced, cls = traced_of(p)
+        traced, cls = traced_of(p, functional)
         stage = name
         result, found = run_pass(p, traced)
         stage = "run"
         status, why = judge(p, run_calls(traced, p), traced.state_after(), eager, cache)
     except Exception as e:  # noqa: BLE001 - torch refusing a program
         out = failure(e, stage)
-        known = traced_causes(p, eager, cache, found, again(p), what) if found and \
+        known = traced_causes(p, eager, cache, found, again(p), what, functional) if found and \
             out["status"] == "error" else None
         if known:
             return classed({"status": "known_torch_issue", "known_torch_issue": known,
@@ -398,7 +440,7 @@ def pass_path(p, eager, cache, traced_status, which):
     out = {**result, **verdict(status, why)}
     if status != "mismatch":
         return classed(out, cls)
-    known = traced_causes(p, eager, cache, found, again(p), what) if found else None
+    known = traced_causes(p, eager, cache, found, again(p), what, functional) if found else None
     if known:
         return classed({**result, "status": "known_torch_issue", "known_torch_issue": known,
                            "detail": why}, cls)
@@ -411,13 +453,22 @@ def run_reinplace(p, eager, paths, cache):
     if why:
         return {path: {"status": "skipped", "skip": why} for path in PATHS if path in paths}
     out = {}
-    traced = trace_path(p, eager, cache)
+    said = {}  # per trace (functional or not), how it fared on its own
+
+    def traced_status(functional):
+        if functional not in said:
+            traced = trace_path(p, eager, cache, functional)
+            if functional and "fx.make_fx" in paths:
+                out["fx.make_fx"] = traced
+            status = traced["status"]
+            said[functional] = "agrees" if status in ("agree", "excused") else \
+                f"{status}: {traced.get('first_mismatch', traced.get('skip', ''))}"[:300]
+        return said[functional]
     if "fx.make_fx" in paths:
-        out["fx.make_fx"] = traced
-    status = traced["status"]
-    said = "agrees" if status in ("agree", "excused") else \
-        f"{status}: {traced.get('first_mismatch', traced.get('skip', ''))}"[:300]
-    for path, which in (("fx.reinplace", REINPLACE), ("fx.cse", CSE)):
+        traced_status(True)
+    for path, which in (("fx.reinplace", REINPLACE), ("fx.cse", CSE),
+                        ("fx.cse_inplace", CSE_INPLACE)):
         if path in paths:
-            out[path] = pass_path(p, eager, cache, said, which)
+            out[path] = pass_path(p, eager, cache, traced_status(which is not CSE_INPLACE),
+                                  which)
     return out

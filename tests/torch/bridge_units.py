@@ -1567,10 +1567,16 @@ if torch_export.available() is None:
     def strict_export(group):
         return {"x": torch.export.export(Twice(), (torch.ones(2),), strict=True)}
 
-    stopped = flatcheck_torch.within(0.001, ["x"], strict_export)
+    # Up to three tries: once (of many runs, 2.14.1, three processes on two cores) the export
+    # ran to its end past the limit, the alarm's handler never raising into it.
+    for _ in range(3):
+        stopped = flatcheck_torch.within(0.001, ["x"], strict_export)
+        if isinstance(stopped["x"], dict):
+            break
     after = flatcheck_torch.within(None, ["x"], strict_export)["x"]  # a result dict if it failed
     check("within: a strict export stopped mid-way, then one runs and is right",
-          stopped["x"]["status"] == "skipped" and not isinstance(after, dict) and
+          isinstance(stopped["x"], dict) and stopped["x"]["status"] == "skipped" and
+          not isinstance(after, dict) and
           torch.equal(after.module()(torch.ones(2)), torch.full((2,), 2.0)),
           f"{stopped}; then {after if isinstance(after, dict) else 'exported'}")
 
@@ -4487,9 +4493,44 @@ if torch_reinplace.available() is None:
     check("merged_unequal: the -0.0 node (traced after the 0.0 one) is found, nothing else",
           len(_found) == 1 and all(v == [torch_reinplace.EQUAL_CONSTANTS]
                                    for v in _found.values()), str(_found))
+    # fx.cse_inplace: CSEPass over make_fx's trace without functionalize; docs/found-bugs.md 81
+    _across = reinplace_program(repro_module("cse-across-write").Model,
+                                [torch.tensor([1.0, 2.0, 3.0])])
+    _across_eager = eager_run(_across)
+    got = torch_reinplace.run_reinplace(_across, _across_eager, torch_reinplace.PATHS, {})
+    check("run_reinplace: a view's op before and after its base's update: the functional trace "
+          "and fx.cse agree, fx.cse_inplace merges them and is cse-across-write (81)",
+          got["fx.make_fx"]["status"] == "agree" and got["fx.cse"]["status"] == "agree" and
+          got["fx.cse_inplace"]["status"] == "known_torch_issue" and
+          got["fx.cse_inplace"]["merged"] == 1 and
+          got["fx.cse_inplace"]["known_torch_issue"].split(":")[0] ==
+          torch_reinplace.ACROSS_WRITE, str(got))
+    unread, torch_reinplace.merged_unequal = torch_reinplace.merged_unequal, lambda *a: {}
+    try:
+        bare = torch_reinplace.run_reinplace(_across, _across_eager, ["fx.cse_inplace"], {})
+    finally:
+        torch_reinplace.merged_unequal = unread
+    check("run_reinplace: cse-across-write without the trace: a mismatch, the in-place trace "
+          "said to agree", bare["fx.cse_inplace"]["status"] == "mismatch" and
+          bare["fx.cse_inplace"]["traced_graph"] == "agrees" and "fx.make_fx" not in bare,
+          str(bare))
+    _inplace = torch_reinplace.Traced(_across, functional=False)
+    _found = torch_reinplace.merged_unequal(_inplace.gm.graph,
+                                            torch_reinplace.get_banned_ops())
+    _kinds = {n.name: torch_reinplace.writes(n) for n in _inplace.gm.graph.nodes}
+    check("merged_unequal: the read after the write is found (cse-across-write alone); "
+          "writes: copy_ writes, view and sigmoid do not",
+          _found == {"sigmoid_1": [torch_reinplace.ACROSS_WRITE]} and
+          _kinds.get("copy_") is True and _kinds.get("view") is False and
+          _kinds.get("sigmoid") is False, f"{_found} {_kinds}")
+    got = torch_reinplace.run_reinplace(_signed, _signed_eager, ["fx.cse_inplace"], {})
+    check("run_reinplace: y * 0.0 and y * -0.0 through fx.cse_inplace: cse-equal-constants (77) "
+          "alone", got["fx.cse_inplace"]["status"] == "known_torch_issue" and
+          got["fx.cse_inplace"]["known_torch_issue"].split(":")[0] ==
+          torch_reinplace.EQUAL_CONSTANTS, str(got))
     ran = flatcheck_torch.select_paths("fx", None)
-    check("select_paths: `fx` names fx.make_fx, fx.reinplace and fx.cse",
-          "fx.make_fx" in ran and "fx.reinplace" in ran and "fx.cse" in ran, str(ran))
+    check("select_paths: `fx` names fx.make_fx, fx.reinplace, fx.cse and fx.cse_inplace",
+          all(x in ran for x in torch_reinplace.PATHS), str(ran))
     if torch_inductor.available() is None:
         # compile.inductor.freezing runs fx_graph_cse: torch 2.6 keys constants by ==, torch
         # 2.14.1 by their bits (pytorch#191173)

@@ -8,9 +8,9 @@
 #       generated cases (seed 7), emitted with the EMIT_OPTIONs (emit-torch's, such as
 #       --update-args: CTest gives shard 1 that form), and, in shard 0, the regression corpus
 #       (emitted without them), through eager, fx, the folder and const_fold paths, the two
-#       split paths, the three functional-trace paths (fx.make_fx, fx.reinplace, fx.cse), sixteen
-#       export paths (export.strict.preserve on every fourth program; all but
-#       export.strict.hooked: torch 2.6 has no class 30 and it costs a second a program;
+#       split paths, the four functional-trace paths (fx.make_fx, fx.reinplace, fx.cse,
+#       fx.cse_inplace), sixteen export paths (export.strict.preserve on every fourth program;
+#       all but export.strict.hooked: torch 2.6 has no class 30 and it costs a second a program;
 #       its case checks it; but export.strict.swap and export.strict.swap_modules, whose classes
 #       (31; 45 to 49) the non-strict ones and the classes' cases show; and but
 #       export.strict.dynamic, which reports what the non-strict one does on the programs seen;
@@ -368,7 +368,8 @@ bridge "$work"/cases/const-fold-*.py --paths fx.const_fold >>"$work/cases.jsonl"
 bridge "$work"/cases/rewrite-*.py --paths fx.rewrite >>"$work/cases.jsonl"  # (52, 53)
 bridge "$work"/cases/reinplace-*.py --paths fx.make_fx,fx.reinplace \
   >>"$work/cases.jsonl"  # (75, 76)
-bridge "$work"/cases/cse-*.py --paths fx.make_fx,fx.cse >>"$work/cases.jsonl"  # (77)
+bridge "$work"/cases/cse-*.py --paths fx.make_fx,fx.cse,fx.cse_inplace \
+  >>"$work/cases.jsonl"  # (77; 81's case, which reads its buffer as itself, is in argsd)
 bridge "$work"/cases/jit-*.py --paths jit >>"$work/cases.jsonl"  # (78)
 bridge $(ls "$work"/cases/pipeline-*.py | grep -v grad-region-) --paths pipeline \
   >>"$work/cases.jsonl"
