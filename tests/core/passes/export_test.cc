@@ -95,6 +95,45 @@ TEST(ExportTest, ARootOutputThatIsNotATensorIsRefused) {
   }
 }
 
+// A branch's flag must be a static bool where export meets it: an int or float constant, a
+// tensor, or a child's placeholder given a tensor, an int or a float is refused, never read as
+// some bool and one side taken. Lint refuses each (a flag is a bool constant in the graph
+// itself), so export's own check of the flag is a second line no case reaches.
+TEST(ExportTest, ABranchFlagThatIsNoStaticBoolIsRefused) {
+  for (int form = 0; form < 6; ++form) {
+    Module root;
+    root.type = "Model";
+    Node* x = root.graph.placeholder("x", ValueType::tensor({2}));
+    Node* a = root.graph.call_function(OpCode::kTanh, {x});
+    Node* b = root.graph.call_function(OpCode::kNeg, {x});
+    a->meta.val = b->meta.val = ValueType::tensor({2});
+    if (form < 3) {
+      Arg flag = form == 0 ? Arg(int64_t{1}) : form == 1 ? Arg(0.5f) : Arg(x);
+      root.graph.output({root.graph.call_function(OpCode::kBranch, {flag, a, b})});
+    } else {
+      auto child = std::make_shared<Module>();
+      child->type = "Choose";
+      Graph& g = child->graph;
+      Node* f = g.placeholder("flag", ValueType{});
+      Node* ca = g.placeholder("a", ValueType::tensor({2}));
+      Node* cb = g.placeholder("b", ValueType::tensor({2}));
+      g.output({g.call_function(OpCode::kBranch, {f, ca, cb})});
+      root.children["choose"] = child;
+      Arg flag = form == 3 ? Arg(x) : form == 4 ? Arg(int64_t{0}) : Arg(1.0f);
+      root.graph.output({root.graph.call_module("choose", {flag, a, b})});
+    }
+    try {
+      Program p = export_program(root);
+      ADD_FAILURE() << "form " << form << ": a branch on a flag that is no static bool exported";
+    } catch (const InputError& e) {
+      std::string what = e.what();
+      EXPECT_TRUE(what.find("branch: argument 0 must be of kind 'B'") != std::string::npos ||
+                  what.find("needs a static bool") != std::string::npos)
+          << "form " << form << ": " << what;
+    }
+  }
+}
+
 // The text form's signature: state inputs and mutation outputs show their target, user inputs
 // and user outputs do not.
 TEST(ExportTest, TheSignatureTextShowsTargetsOfStateOnly) {

@@ -92,6 +92,27 @@ TEST(SerializeTest, AStatePathOverTheLengthLimitIsRefused) {
   }
 }
 
+// A program document holds its own keys only: a key it does not have, at the top or in the
+// signature, is refused at that key's path (each object of the document checks its keys; the
+// top's check was once dropped by a source mutant and nothing noticed).
+TEST(SerializeTest, AProgramWithAnUnknownKeyIsRefused) {
+  const auto doc = nlohmann::json::parse(save_program(export_program(*quickstart_example())));
+  ASSERT_NO_THROW(load_program(doc.dump()));
+  for (const char* where : {"", "signature", "module"}) {
+    for (const char* key : {"extra", "Module", "states"}) {
+      auto bad = doc;
+      (*where ? bad.at(where) : bad)[key] = 1;
+      std::string path = (*where ? "/" + std::string(where) : std::string()) + "/" + key;
+      try {
+        load_program(bad.dump());
+        ADD_FAILURE() << "a program with the key " << path << " loaded";
+      } catch (const InputError& e) {
+        EXPECT_EQ(std::string(e.what()).rfind(path + ": unknown key", 0), 0u) << e.what();
+      }
+    }
+  }
+}
+
 TEST(SerializeTest, SpecialFloatsSurviveBitForBit) {
   const std::vector<uint32_t> bits = {0x80000000u, 0x7fc12345u, 0xffc00001u, 0x7f800000u,
                                       0xff800000u, 0x00000001u, 0x807fffffu, 0x7f7fffffu};
