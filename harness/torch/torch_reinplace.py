@@ -377,19 +377,27 @@ def exact_cse(found):
 def traced_causes(p, eager, cache, found, apply, what, functional=True):
     """The known classes of a failure whose graph has the causes `found`: the pass run again
     (`apply(traced, keep)`, over the trace traced_of(p, functional)) with their nodes kept out
-    of its reach must agree; else None. `what`: (what the pass did to them, how they were
+    of its reach must agree; else None. Where the causes are of several classes, the nodes of
+    one class alone are tried first, class by class: the first that suffices is the failure's
+    class (a cause read from the graph may be harmless: a read merged across a write to other
+    memory); else all of them together. `what`: (what the pass did to them, how they were
     kept)."""
-    try:
-        traced, _ = traced_of(p, functional)
-        apply(traced, set(found))
-        status, _ = judge(p, run_calls(traced, p), traced.state_after(), eager, cache)
-    except Exception:  # noqa: BLE001 - the failure has another cause too
-        return None
-    if status == "mismatch":
-        return None
     classes = sorted({c for why in found.values() for c in why})
-    nodes = ", ".join(f"{name} ({', '.join(why)})" for name, why in sorted(found.items()))
-    return f"{'; '.join(classes)}: {what[0]}: {nodes}; {what[1]}, the graph agrees"
+    tries = [{n: [c] for n, why in found.items() if c in why} for c in classes] \
+        if len(classes) > 1 else []
+    for keep in tries + [found]:
+        try:
+            traced, _ = traced_of(p, functional)
+            apply(traced, set(keep))
+            status, _ = judge(p, run_calls(traced, p), traced.state_after(), eager, cache)
+        except Exception:  # noqa: BLE001 - the failure has another cause too
+            continue
+        if status == "mismatch":
+            continue
+        shown = sorted({c for why in keep.values() for c in why})
+        nodes = ", ".join(f"{name} ({', '.join(why)})" for name, why in sorted(keep.items()))
+        return f"{'; '.join(shown)}: {what[0]}: {nodes}; {what[1]}, the graph agrees"
+    return None
 
 
 def reinplaced_counts(p, traced):

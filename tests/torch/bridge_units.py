@@ -4528,6 +4528,29 @@ if torch_reinplace.available() is None:
           "alone", got["fx.cse_inplace"]["status"] == "known_torch_issue" and
           got["fx.cse_inplace"]["known_torch_issue"].split(":")[0] ==
           torch_reinplace.EQUAL_CONSTANTS, str(got))
+
+    class _HarmlessAcross(torch.nn.Module):  # x's read merged across a write to b: harmless
+        def __init__(self):
+            super().__init__()
+            self.register_buffer("b", torch.zeros(3))
+
+        def forward(self, x):
+            a = x.sigmoid()
+            self.b.copy_(x)
+            y = x.sigmoid() * self.b
+            return a, 1 / (y * 0.0), 1 / (y * -0.0)
+
+    _both = reinplace_program(_HarmlessAcross, [torch.tensor([1.0, -0.5, 2.0])])
+    _both_found = torch_reinplace.merged_unequal(
+        torch_reinplace.Traced(_both, functional=False).gm.graph, torch_reinplace.get_banned_ops())
+    got = torch_reinplace.run_reinplace(_both, eager_run(_both), ["fx.cse_inplace"], {})
+    check("traced_causes: causes of two classes read (a harmless read merged across a write, and "
+          "-0.0 merged into 0.0): the class whose nodes alone suffice, cse-equal-constants, alone",
+          sorted({c for why in _both_found.values() for c in why}) ==
+          [torch_reinplace.ACROSS_WRITE, torch_reinplace.EQUAL_CONSTANTS] and
+          got["fx.cse_inplace"]["status"] == "known_torch_issue" and
+          got["fx.cse_inplace"]["known_torch_issue"].startswith(
+              torch_reinplace.EQUAL_CONSTANTS + ": "), f"{_both_found} {got}")
     ran = flatcheck_torch.select_paths("fx", None)
     check("select_paths: `fx` names fx.make_fx, fx.reinplace, fx.cse and fx.cse_inplace",
           all(x in ran for x in torch_reinplace.PATHS), str(ran))
