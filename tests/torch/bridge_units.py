@@ -4471,11 +4471,13 @@ if torch_reinplace.available() is None:
           got["fx.cse"]["status"] == "known_torch_issue" and got["fx.cse"]["merged"] >= 1 and
           got["fx.cse"]["known_torch_issue"].split(":")[0] == torch_reinplace.EQUAL_CONSTANTS,
           str(got))
-    unread, torch_reinplace.merged_unequal = torch_reinplace.merged_unequal, lambda *a: {}
-    try:
-        bare = torch_reinplace.run_reinplace(_signed, _signed_eager, ["fx.cse"], {})
-    finally:
-        torch_reinplace.merged_unequal = unread
+    def untraced(prog, prog_eager, path):  # the path with no cause read from the trace
+        unread, torch_reinplace.merged_unequal = torch_reinplace.merged_unequal, lambda *a: {}
+        try:
+            return torch_reinplace.run_reinplace(prog, prog_eager, [path], {})
+        finally:
+            torch_reinplace.merged_unequal = unread
+    bare = untraced(_signed, _signed_eager, "fx.cse")
     check("run_reinplace: y * 0.0 and y * -0.0 without the trace: a mismatch, the trace said "
           "to agree", bare["fx.cse"]["status"] == "mismatch" and
           bare["fx.cse"]["traced_graph"] == "agrees", str(bare))
@@ -4505,11 +4507,7 @@ if torch_reinplace.available() is None:
           got["fx.cse_inplace"]["merged"] == 1 and
           got["fx.cse_inplace"]["known_torch_issue"].split(":")[0] ==
           torch_reinplace.ACROSS_WRITE, str(got))
-    unread, torch_reinplace.merged_unequal = torch_reinplace.merged_unequal, lambda *a: {}
-    try:
-        bare = torch_reinplace.run_reinplace(_across, _across_eager, ["fx.cse_inplace"], {})
-    finally:
-        torch_reinplace.merged_unequal = unread
+    bare = untraced(_across, _across_eager, "fx.cse_inplace")
     check("run_reinplace: cse-across-write without the trace: a mismatch, the in-place trace "
           "said to agree", bare["fx.cse_inplace"]["status"] == "mismatch" and
           bare["fx.cse_inplace"]["traced_graph"] == "agrees" and "fx.make_fx" not in bare,
