@@ -24,8 +24,8 @@ Each runs CONFIG["calls"] calls from the initial state: the state tensors are th
 inputs, kept from call to call (a buffer update is the graph's copy_ into them), the inputs
 fresh copies each call (fx.cse_inplace's graph updates them where the program does). Outputs,
 the inputs after the call (--update-inputs) and the state after the calls must equal torch
-eager's bit for bit. The traces are of fresh copies of the initial
-state and inputs (tracing with real tensors runs the program's updates on them).
+eager's bit for bit. The traces are of fresh copies of the initial state and inputs (tracing
+with real tensors runs the program's updates on them).
 
 fx.reinplace's result counts the nodes the pass made in-place (`reinplaced`) and the view-scatter
 nodes it removed (`scatters_removed`), fx.cse's and fx.cse_inplace's the nodes it merged into an
@@ -414,21 +414,20 @@ def csed_counts(_, traced):
 
 
 # A pass path: (its stage's name, run(p, traced), again(p) -> apply(traced, keep) for the
-# confirmation, (what the pass did to the nodes of a cause, how they were kept)[, whether the
-# trace is functional: by default it is]).
+# confirmation, (what the pass did to the nodes of a cause, how they were kept), whether the
+# trace is functional).
 REINPLACE = ("reinplace", reinplaced_counts,
              lambda p: lambda traced, keep: reinplaced(p, traced, keep),
-             ("made in-place", "kept out of place"))
-CSE = ("cse", csed_counts, lambda _: csed, ("merged into an earlier node", "kept apart"))
-# fx.cse_inplace: the same pass over the in-place trace (`functional` False)
-CSE_INPLACE = CSE + (False,)
+             ("made in-place", "kept out of place"), True)
+CSE = ("cse", csed_counts, lambda _: csed, ("merged into an earlier node", "kept apart"), True)
+# fx.cse_inplace: the same pass over the in-place trace
+CSE_INPLACE = CSE[:4] + (False,)
 
 
 def pass_path(p, eager, cache, traced_status, which):
     """One pass over the trace (`which`: REINPLACE, CSE or CSE_INPLACE), judged, a failure
     traced."""
-    name, run_pass, again, what = which[:4]
-    functional = which[4] if len(which) > 4 else True
+    name, run_pass, again, what, functional = which
     stage = "trace"
     found, cls = {}, None
     try:
@@ -477,6 +476,5 @@ def run_reinplace(p, eager, paths, cache):
     for path, which in (("fx.reinplace", REINPLACE), ("fx.cse", CSE),
                         ("fx.cse_inplace", CSE_INPLACE)):
         if path in paths:
-            out[path] = pass_path(p, eager, cache, traced_status(which is not CSE_INPLACE),
-                                  which)
+            out[path] = pass_path(p, eager, cache, traced_status(which[4]), which)
     return out
