@@ -25,6 +25,10 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            torch.fx: symbolic_trace, torch.fx.experimental.const_fold.split_const_subgraphs
            (computations on parameters and buffers alone run once and kept), the calls; vs
            torch eager, bit for bit (torch_fold.py).
+  fx.merge_matmul
+           torch.fx: symbolic_trace, torch.fx.experimental.merge_matmul.merge_matmul (the
+           matmuls sharing a right-hand operand merged into one), the calls; vs torch eager,
+           bit for bit (torch_merge.py).
   fx.split, fx.split_ordered
            torch.fx: symbolic_trace, then torch's split_module into partitions drawn per
            program (acyclic; seeded by the traced graph), in its default order or with
@@ -158,11 +162,12 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            (its kernels round differently); outputs and state (a frozen module's: the tensors
            it still holds) vs torch eager, bit for bit (torch_jit.py; skipped with --branch
            cond: torch.jit.trace refuses torch.cond).
---paths takes names or prefixes: `fx` is the fx path, the folder, const_fold, the two split
-paths and the rewrite path, `export` the twenty-seven export paths, `export.strict` thirteen,
-`partition` the two partition paths and their two re-export paths, `compile` the fifteen
-torch.compile paths (`compile.inductor` Inductor's ten), `aoti` the two AOTInductor paths, `jit`
-the three TorchScript paths; the default is every path.
+--paths takes names or prefixes: `fx` is the fx path, the folder, const_fold, merge_matmul, the
+two split paths, the rewrite path and the four functional-trace paths, `export` the
+twenty-seven export paths, `export.strict` thirteen, `partition` the two partition paths and
+their two re-export paths, `compile` the fifteen torch.compile paths (`compile.inductor`
+Inductor's ten), `aoti` the two AOTInductor paths, `jit` the three TorchScript paths; the
+default is every path.
 
 --branch cond runs every path but eager with the program's branch op taken by torch.cond, as the
 cond paths take it (torch_cond.py); each such result says "branch": "cond". --branch nograd
@@ -294,6 +299,8 @@ from torch_split import run_split
 from torch_rewrite import PATHS as REWRITE_PATHS
 from torch_rewrite import run_rewrite
 from torch_reinplace import PATHS as REINPLACE_PATHS
+from torch_merge import PATHS as MERGE_PATHS
+from torch_merge import run_merge
 from torch_reinplace import run_reinplace
 from torch_compile import PATHS as COMPILE_PATHS
 from torch_compile import run_compile
@@ -308,8 +315,8 @@ from torch_vmap import run_vmap
 from torch_jit import run_jit
 import torch_jit
 
-ALL_PATHS = ("eager", "fx") + FOLDER_PATHS + FOLD_PATHS + SPLIT_PATHS + REWRITE_PATHS + \
-    REINPLACE_PATHS + \
+ALL_PATHS = ("eager", "fx") + FOLDER_PATHS + FOLD_PATHS + MERGE_PATHS + SPLIT_PATHS + \
+    REWRITE_PATHS + REINPLACE_PATHS + \
     EXPORT_PATHS + HOOKED_PATHS + SWAP_PATHS + SWAP_MODULES_PATHS + FUNCTIONAL_PATHS + \
     DYNAMIC_PATHS + COND_PATHS + PARTITION_PATHS + REEXPORT_PATHS + PIPELINE_PATHS + \
     COMPILE_PATHS + INDUCTOR_PATHS + AOTI_PATHS + JIT_PATHS + VMAP_PATHS
@@ -661,6 +668,7 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
     families = [(("fx",), fx),
                 (FOLDER_PATHS, lambda w: run_folder(p, eager, w, cache)),
                 (FOLD_PATHS, lambda w: run_fold(p, eager, w, cache)),
+                (MERGE_PATHS, lambda w: run_merge(p, eager, w, cache)),
                 (SPLIT_PATHS, lambda w: run_split(p, eager, w, cache)),
                 (REWRITE_PATHS, lambda w: run_rewrite(p, eager, w, cache)),
                 (REINPLACE_PATHS, lambda w: run_reinplace(p, eager, w, cache)),

@@ -4791,6 +4791,77 @@ if torch_vmap.available() is None:
               bare["func.vmap.last"]["status"] == "error", f"{got} {bare}")
     _ce._branch = torch_cond.python_branch
 
+# fx.merge_matmul: torch.fx.experimental.merge_matmul over the fx trace; docs/found-bugs.md 82
+# (two groups: the second's matmuls are nodes of the Graph legalize_graph replaced) and 83 (a
+# merged matmul moved past an in-place update of its operand).
+import torch_merge  # noqa: E402
+
+if torch_merge.available() is None:
+    _stale = reinplace_program(repro_module("merge-matmul-stale-graph").Model,
+                               repro_module("merge-matmul-stale-graph").INPUTS)
+    got = torch_merge.run_merge(_stale, eager_run(_stale), ["fx.merge_matmul"], {})
+    _kept = torch_merge.merged(torch_fx.trace(_stale), stale_removed=True)
+    check("run_merge: two right-hand operands each shared by two matmuls: merge-matmul-stale-graph "
+          "(82); merged with the sort kept in the same Graph, the four matmuls are two",
+          got["fx.merge_matmul"]["status"] == "known_torch_issue" and
+          got["fx.merge_matmul"]["known_torch_issue"].split(":")[0] == torch_merge.STALE and
+          "from wrong graph" in got["fx.merge_matmul"]["detail"] and
+          sum(n.target is torch.matmul for n in _kept.graph.nodes) == 2, str(got))
+    _across = reinplace_program(repro_module("merge-matmul-across-update").Model,
+                                repro_module("merge-matmul-across-update").INPUTS)
+    _across_eager = eager_run(_across)
+    got = torch_merge.run_merge(_across, _across_eager, ["fx.merge_matmul"], {})
+    check("run_merge: an operand updated in place between two merged matmuls: "
+          "merge-matmul-across-update (83)",
+          got["fx.merge_matmul"]["status"] == "known_torch_issue" and
+          got["fx.merge_matmul"]["known_torch_issue"].split(":")[0] == torch_merge.ACROSS, str(got))
+    _all_merged = torch_merge.after_updates
+    torch_merge.after_updates = lambda independent: independent  # the removal without its rule
+    try:
+        bare = torch_merge.run_merge(_across, _across_eager, ["fx.merge_matmul"], {})
+    finally:
+        torch_merge.after_updates = _all_merged
+    check("run_merge: 83 with every group merged in the removal run: a mismatch",
+          bare["fx.merge_matmul"]["status"] == "mismatch", str(bare))
+
+    class _OneGroup(torch.nn.Module):  # one right-hand operand shared, no update: merged, right
+        def __init__(self):
+            super().__init__()
+            self.w = torch.nn.Parameter(torch.tensor([[1.0, -2.0], [0.5, 3.0]]))
+
+        def forward(self, a, b):
+            return torch.matmul(a, self.w).relu(), torch.matmul(b, self.w) * 2.0
+
+    _one = reinplace_program(_OneGroup, [torch.tensor([[1.0, 2.0]]), torch.tensor([[3.0, -1.0]])])
+    got = torch_merge.run_merge(_one, eager_run(_one), ["fx.merge_matmul"], {})
+    _m = torch_merge.merged(torch_fx.trace(_one))
+    check("run_merge: one shared right-hand operand, no update: merged into one matmul, agrees",
+          got["fx.merge_matmul"]["status"] == "agree" and
+          sum(n.target is torch.matmul for n in _m.graph.nodes) == 1, str(got))
+
+    # Emitted programs whose buffers are read (as copies: clone) and updated: traced again with
+    # symbolic_trace (the pass's own first step) a read becomes a constant (entry 2's
+    # mechanism); the path hands the pass the fx trace as it is.
+    _retraced = {}
+    for _name in ("update-after-every-read", "update-from-own-view"):
+        _prog = flatcheck_torch.load_program(os.path.join(sys.argv[1], _name + ".py"))
+        _gm = torch_fx.trace(_prog)
+        _consts = [[n.target for n in g.graph.nodes if n.op == "get_attr" and
+                    str(n.target).startswith("_tensor_constant")]
+                   for g in (torch.fx.symbolic_trace(_gm), torch_merge.as_traced(_gm))]
+        got = torch_merge.run_merge(_prog, eager_run(_prog), ["fx.merge_matmul"], {})
+        _kept, torch_merge.as_traced = torch_merge.as_traced, torch.fx.symbolic_trace
+        try:
+            _retraced = torch_merge.run_merge(_prog, eager_run(_prog), ["fx.merge_matmul"], {})
+        finally:
+            torch_merge.as_traced = _kept
+        check(f"run_merge on {_name}: agrees; traced again, a buffer read is a constant and the "
+              "path a mismatch; as_traced keeps the read a node",
+              got["fx.merge_matmul"]["status"] == "agree" and _consts[0] and not _consts[1] and
+              _retraced["fx.merge_matmul"]["status"] == "mismatch", f"{got} {_retraced} {_consts}")
+    check("select_paths: `fx` names fx.merge_matmul",
+          "fx.merge_matmul" in flatcheck_torch.select_paths("fx", None), "")
+
 # within(): a path runner that lets an exception out (seed 117's functional_call trace did: its
 # bridge process died and the campaign stopped at its second program) is an error of each path
 # of its group, stage "bridge", naming the exception and where it was raised; a runner that

@@ -7,8 +7,8 @@
 #   torch2_test.sh bridge FLATCHECK_BIN SOURCE_DIR SHARD SHARDS [CASES [EMIT_OPTION...]]
 #       generated cases (seed 7), emitted with the EMIT_OPTIONs (emit-torch's, such as
 #       --update-args: CTest gives shard 1 that form), and, in shard 0, the regression corpus
-#       (emitted without them), through eager, fx, the folder and const_fold paths, the two
-#       split paths, the four functional-trace paths (fx.make_fx, fx.reinplace, fx.cse,
+#       (emitted without them), through eager, fx, the folder, const_fold and merge_matmul
+#       paths, the two split paths, the four functional-trace paths (fx.make_fx, fx.reinplace, fx.cse,
 #       fx.cse_inplace), sixteen export paths (export.strict.preserve on every fourth program;
 #       all but export.strict.hooked: torch 2.6 has no class 30 and it costs a second a program;
 #       its case checks it; but export.strict.swap and export.strict.swap_modules, whose classes
@@ -176,7 +176,7 @@ if [ "$mode" = bridge ]; then
     "$work/dynamic.jsonl" "$work/cond.jsonl" "$work/compile.jsonl"
   # Each set: its output, its programs, its paths (a set with no program has no output, and
   # its paths count for none; fewer than 16 programs leave the compile set empty).
-  python3 - "$work/out.jsonl" "$n" 23 "$work/preserve.jsonl" "$h" 1 "$work/decomp.jsonl" "$d" 4 \
+  python3 - "$work/out.jsonl" "$n" 24 "$work/preserve.jsonl" "$h" 1 "$work/decomp.jsonl" "$d" 4 \
     "$work/swap.jsonl" "$m" 1 "$work/dynamic.jsonl" "$q" 3 "$work/cond.jsonl" "$e" 1 \
     "$work/compile.jsonl" "$c" 5 <<'EOF'
 import json, sys
