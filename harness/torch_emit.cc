@@ -124,7 +124,8 @@ class Emitter {
        << ", \"update_inputs\": " << (options_.update_inputs ? "True" : "False")
        << ", \"kwargs\": " << (options_.kwargs ? "True" : "False")
        << ", \"dict_outputs\": " << (options_.dict_outputs ? "True" : "False")
-       << ", \"packed_args\": " << (options_.packed_args ? "True" : "False") << "}\n\n";
+       << ", \"packed_args\": " << (options_.packed_args ? "True" : "False")
+       << ", \"op_kwargs\": " << (options_.op_kwargs ? "True" : "False") << "}\n\n";
     state(os);
     std::ostringstream body;
     classes(body);
@@ -287,45 +288,44 @@ class Emitter {
     return out && out->args.size() != 1;
   }
 
+  // An addition, subtraction or division of x and y (--op-kwargs: x + y as x - (-1) y and
+  // x - y as x + (-1) y, exact; x / y with its default rounding mode spelled out).
+  std::string arith_expr(OpCode fn, const std::string& x, const std::string& y) const {
+    const bool kw = options_.op_kwargs;
+    if (fn == OpCode::kDiv || fn == OpCode::kDivScalar)
+      return "torch.div(" + x + ", " + y + (kw ? ", rounding_mode=None)" : ")");
+    const bool add = fn == OpCode::kAdd || fn == OpCode::kAddScalar;
+    if (kw) return std::string(add ? "torch.sub(" : "torch.add(") + x + ", " + y + ", alpha=-1)";
+    return std::string(add ? "torch.add(" : "torch.sub(") + x + ", " + y + ")";
+  }
+
   std::string call_expr(const Module& m, const Node& n) {
     auto a = [&](size_t i) { return arg(n.args.at(i)); };
     switch (n.fn) {
       case OpCode::kAdd:
-        return "torch.add(" + a(0) + ", " + a(1) + ")";
       case OpCode::kSub:
-        return "torch.sub(" + a(0) + ", " + a(1) + ")";
+      case OpCode::kDiv:
+      case OpCode::kAddScalar:
+      case OpCode::kSubScalar:
+      case OpCode::kDivScalar:
+        return arith_expr(n.fn, a(0), a(1));
       case OpCode::kMul:
         return "torch.mul(" + a(0) + ", " + a(1) + ")";
-      case OpCode::kDiv:
-        return "torch.div(" + a(0) + ", " + a(1) + ")";
       case OpCode::kMaximum:
         return "torch.maximum(" + a(0) + ", " + a(1) + ")";
       case OpCode::kMinimum:
         return "torch.minimum(" + a(0) + ", " + a(1) + ")";
       case OpCode::kNeg:
-        return "torch.neg(" + a(0) + ")";
       case OpCode::kRelu:
-        return "torch.relu(" + a(0) + ")";
       case OpCode::kAbs:
-        return "torch.abs(" + a(0) + ")";
       case OpCode::kExp:
-        return "torch.exp(" + a(0) + ")";
       case OpCode::kTanh:
-        return "torch.tanh(" + a(0) + ")";
       case OpCode::kSigmoid:
-        return "torch.sigmoid(" + a(0) + ")";
       case OpCode::kSqrt:
-        return "torch.sqrt(" + a(0) + ")";
       case OpCode::kClone:
-        return "torch.clone(" + a(0) + ")";
-      case OpCode::kAddScalar:
-        return "torch.add(" + a(0) + ", " + a(1) + ")";
-      case OpCode::kSubScalar:
-        return "torch.sub(" + a(0) + ", " + a(1) + ")";
+        return "torch." + n.target + "(" + a(0) + ")";  // the op's name is torch's
       case OpCode::kMulScalar:
         return "torch.mul(" + a(0) + ", " + a(1) + ")";
-      case OpCode::kDivScalar:
-        return "torch.div(" + a(0) + ", " + a(1) + ")";
       case OpCode::kMatmul:
         return "torch.matmul(" + a(0) + ", " + a(1) + ")";
       case OpCode::kSum:

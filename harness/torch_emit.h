@@ -45,6 +45,12 @@ struct EmitOptions {
   // _args)`, unpacked first), its callers packing them: the same eager results; torch sees a
   // tuple argument in module calls (a preserved call's in_spec holds a nested tuple).
   bool packed_args = false;
+  // Each op spelled with keyword arguments that keep its result bit for bit: an addition as
+  // the subtraction of the other with alpha=-1 (`torch.sub(a, b, alpha=-1)`), a subtraction as
+  // `torch.add(a, b, alpha=-1)` (tensor and scalar forms alike), a division with
+  // `rounding_mode=None`: the same eager results (alpha=-1 negates exactly); torch sees keyword
+  // arguments of ops, and a pass that drops them changes the results.
+  bool op_kwargs = false;
 };
 
 // The Python source for `c`. `source` names where the case came from (a file, a seed).

@@ -29,6 +29,11 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            torch.fx: symbolic_trace, torch.fx.experimental.merge_matmul.merge_matmul (the
            matmuls sharing a right-hand operand merged into one), the calls; vs torch eager,
            bit for bit (torch_merge.py).
+  fx.normalize_args, fx.normalize_ops
+           torch.fx: symbolic_trace, torch.fx.experimental.normalize's NormalizeArgs (calls'
+           arguments by keyword) or NormalizeOperators (torch.add and the other binary
+           functions made Python operators), the calls; vs torch eager, bit for bit
+           (torch_normalize.py).
   fx.split, fx.split_ordered
            torch.fx: symbolic_trace, then torch's split_module into partitions drawn per
            program (acyclic; seeded by the traced graph), in its default order or with
@@ -163,7 +168,7 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            it still holds) vs torch eager, bit for bit (torch_jit.py; skipped with --branch
            cond: torch.jit.trace refuses torch.cond).
 --paths takes names or prefixes: `fx` is the fx path, the folder, const_fold, merge_matmul, the
-two split paths, the rewrite path and the four functional-trace paths, `export` the
+two normalize paths, the two split paths, the rewrite path and the four functional-trace paths, `export` the
 twenty-seven export paths, `export.strict` thirteen, `partition` the two partition paths and
 their two re-export paths, `compile` the fifteen torch.compile paths (`compile.inductor`
 Inductor's ten), `aoti` the two AOTInductor paths, `jit` the three TorchScript paths; the
@@ -301,6 +306,8 @@ from torch_rewrite import run_rewrite
 from torch_reinplace import PATHS as REINPLACE_PATHS
 from torch_merge import PATHS as MERGE_PATHS
 from torch_merge import run_merge
+from torch_normalize import PATHS as NORMALIZE_PATHS
+from torch_normalize import run_normalize
 from torch_reinplace import run_reinplace
 from torch_compile import PATHS as COMPILE_PATHS
 from torch_compile import run_compile
@@ -315,7 +322,7 @@ from torch_vmap import run_vmap
 from torch_jit import run_jit
 import torch_jit
 
-ALL_PATHS = ("eager", "fx") + FOLDER_PATHS + FOLD_PATHS + MERGE_PATHS + SPLIT_PATHS + \
+ALL_PATHS = ("eager", "fx") + FOLDER_PATHS + FOLD_PATHS + MERGE_PATHS + NORMALIZE_PATHS + SPLIT_PATHS + \
     REWRITE_PATHS + REINPLACE_PATHS + \
     EXPORT_PATHS + HOOKED_PATHS + SWAP_PATHS + SWAP_MODULES_PATHS + FUNCTIONAL_PATHS + \
     DYNAMIC_PATHS + COND_PATHS + PARTITION_PATHS + REEXPORT_PATHS + PIPELINE_PATHS + \
@@ -669,6 +676,7 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
                 (FOLDER_PATHS, lambda w: run_folder(p, eager, w, cache)),
                 (FOLD_PATHS, lambda w: run_fold(p, eager, w, cache)),
                 (MERGE_PATHS, lambda w: run_merge(p, eager, w, cache)),
+                (NORMALIZE_PATHS, lambda w: run_normalize(p, eager, w, cache)),
                 (SPLIT_PATHS, lambda w: run_split(p, eager, w, cache)),
                 (REWRITE_PATHS, lambda w: run_rewrite(p, eager, w, cache)),
                 (REINPLACE_PATHS, lambda w: run_reinplace(p, eager, w, cache)),
@@ -694,7 +702,7 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
         r.update({"update_args": True} if getattr(p, "CONFIG", {}).get("update_args") else {})
         r.update({"update_inputs": True} if getattr(p, "CONFIG", {}).get("update_inputs")
                  else {})
-        for form in ("kwargs", "dict_outputs", "packed_args"):  # emit-torch's call forms
+        for form in ("kwargs", "dict_outputs", "packed_args", "op_kwargs"):  # emit-torch's call forms
             r.update({form: True} if getattr(p, "CONFIG", {}).get(form) else {})
         if r["path"] != "eager":
             r.update({"branch": branch} if branch != "python" else {})

@@ -3756,7 +3756,7 @@ if len(sys.argv) > 1 and VERSION >= (2, 0):
           and "call 1 input 0 after the call" in got["fx.const_fold"].get("detail", "") and
           got["export.nonstrict.module"].get("update_inputs") is True, str(got))
     # The call forms a program was emitted with (CONFIG) label each of its results.
-    forms = ("kwargs", "dict_outputs", "packed_args")
+    forms = ("kwargs", "dict_outputs", "packed_args", "op_kwargs")
     upd.CONFIG.update({f: True for f in forms})
     try:
         labelled = flatcheck_torch.check_program(upd, ["eager"], flatten_by_position, "", {})
@@ -4861,6 +4861,48 @@ if torch_merge.available() is None:
               _retraced["fx.merge_matmul"]["status"] == "mismatch", f"{got} {_retraced} {_consts}")
     check("select_paths: `fx` names fx.merge_matmul",
           "fx.merge_matmul" in flatcheck_torch.select_paths("fx", None), "")
+
+# fx.normalize_args, fx.normalize_ops: torch.fx.experimental.normalize over the fx trace;
+# docs/found-bugs.md 85 (NormalizeOperators drops the keyword arguments of the calls it maps).
+import torch_normalize  # noqa: E402
+
+if torch_normalize.available() is None:
+    _norm_paths = list(torch_normalize.PATHS)
+    _drops = reinplace_program(repro_module("normalize-ops-drops-kwargs").Model,
+                               repro_module("normalize-ops-drops-kwargs").INPUTS)
+    _drops_eager = eager_run(_drops)
+    got = torch_normalize.run_normalize(_drops, _drops_eager, _norm_paths, {})
+    check("run_normalize: sub/add with alpha, div with rounding_mode: fx.normalize_ops is "
+          "normalize-ops-drops-kwargs (85), 3 calls; fx.normalize_args agrees",
+          got["fx.normalize_ops"]["status"] == "known_torch_issue" and
+          got["fx.normalize_ops"]["known_torch_issue"].startswith(torch_normalize.DROPS + ": 3 ")
+          and got["fx.normalize_args"]["status"] == "agree", str(got))
+    _normalized = torch_normalize.normalized
+    torch_normalize.normalized = lambda gm, path, kwargs_kept=False: _normalized(gm, path)
+    try:
+        bare = torch_normalize.run_normalize(_drops, _drops_eager, ["fx.normalize_ops"], {})
+    finally:
+        torch_normalize.normalized = _normalized
+    check("run_normalize: 85 with the keyword calls mapped in the removal run too: a mismatch",
+          bare["fx.normalize_ops"]["status"] == "mismatch", str(bare))
+
+    class _Positional(torch.nn.Module):  # positional calls only: mapped to operators, right
+        def forward(self, x, y):
+            return torch.clone(torch.sub(torch.add(x, y), 0.5)), torch.div(x, y)
+
+    _pos = reinplace_program(_Positional, [torch.tensor([1.0, -2.5]), torch.tensor([3.0, 0.5])])
+    got = torch_normalize.run_normalize(_pos, eager_run(_pos), _norm_paths, {})
+    _ops = torch_normalize.normalized(torch_fx.trace(_pos), "fx.normalize_ops")
+    _args = torch_normalize.normalized(torch_fx.trace(_pos), "fx.normalize_args")
+    check("run_normalize: positional calls: both paths agree; NormalizeOperators made "
+          "operator.add/sub/truediv of them, NormalizeArgs gave clone its input by keyword",
+          [got[p]["status"] for p in _norm_paths] == ["agree", "agree"] and
+          {operator.add, operator.sub, operator.truediv} <=
+          {n.target for n in _ops.graph.nodes} and
+          any(n.target is torch.clone and "input" in n.kwargs for n in _args.graph.nodes),
+          f"{got} {_ops.graph} {_args.graph}")
+    check("select_paths: `fx` names both normalize paths",
+          set(_norm_paths) <= set(flatcheck_torch.select_paths("fx", None)), "")
 
 # within(): a path runner that lets an exception out (seed 117's functional_call trace did: its
 # bridge process died and the campaign stopped at its second program) is an error of each path

@@ -176,7 +176,7 @@ if [ "$mode" = bridge ]; then
     "$work/dynamic.jsonl" "$work/cond.jsonl" "$work/compile.jsonl"
   # Each set: its output, its programs, its paths (a set with no program has no output, and
   # its paths count for none; fewer than 16 programs leave the compile set empty).
-  python3 - "$work/out.jsonl" "$n" 24 "$work/preserve.jsonl" "$h" 1 "$work/decomp.jsonl" "$d" 4 \
+  python3 - "$work/out.jsonl" "$n" 26 "$work/preserve.jsonl" "$h" 1 "$work/decomp.jsonl" "$d" 4 \
     "$work/swap.jsonl" "$m" 1 "$work/dynamic.jsonl" "$q" 3 "$work/cond.jsonl" "$e" 1 \
     "$work/compile.jsonl" "$c" 5 <<'EOF'
 import json, sys

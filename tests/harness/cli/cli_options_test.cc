@@ -295,6 +295,27 @@ TEST(CliEmitTorchTest, PackedArgsPassesAChildsArgumentsAsOneTuple) {
   EXPECT_NE(py.find("\"packed_args\": False"), std::string::npos);
 }
 
+TEST(CliEmitTorchTest, OpKwargsSpellsAdditionSubtractionAndDivisionWithKeywords) {
+  // fault-mangled-fqn-collision holds additions of tensors and of a scalar, a division and a
+  // subtraction of a scalar; fault-inline-by-name a subtraction of tensors.
+  std::string py = emitted("fault-mangled-fqn-collision", " --op-kwargs");
+  for (const char* form :
+       {"torch.sub(v_getitem_4, v_getitem_3, alpha=-1)", "torch.sub(v_getitem_6, 0.5, alpha=-1)",
+        "torch.div(v_getitem_12, v_relu_2, rounding_mode=None)",
+        "torch.add(v_concat_1, 10.0, alpha=-1)", "\"op_kwargs\": True"})
+    EXPECT_NE(py.find(form), std::string::npos) << form << "\n" << py;
+  EXPECT_EQ(py.find("torch.add(v_getitem_4, v_getitem_3)"), std::string::npos) << py;
+  EXPECT_NE(emitted("fault-inline-by-name", " --op-kwargs")
+                .find("torch.add(v_getitem_4, v_getitem, alpha=-1)"),
+            std::string::npos);
+  py = emitted("fault-mangled-fqn-collision");
+  for (const char* form :
+       {"torch.add(v_getitem_4, v_getitem_3)", "torch.add(v_getitem_6, 0.5)",
+        "torch.div(v_getitem_12, v_relu_2)", "torch.sub(v_concat_1, 10.0)", "\"op_kwargs\": False"})
+    EXPECT_NE(py.find(form), std::string::npos) << form << "\n" << py;
+  EXPECT_EQ(py.find("alpha="), std::string::npos) << py;
+}
+
 TEST(CliShrinkPredicateTest, MinimizesAgainstAnExternalCommand) {
   std::string dir = scratch("pred");
   std::string src = std::string(FLATCHECK_SOURCE_DIR) + "/corpus/regression/seed-graph-break.json";
