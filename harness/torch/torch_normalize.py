@@ -37,7 +37,7 @@ def normalized(gm, path, kwargs_kept=False):
 
     class KwargsKept(normalize.NormalizeOperators):
         def call_function(self, target, args, kwargs):
-            if kwargs:  # the base Transformer's call: target, args and kwargs as they are
+            if kwargs:  # the parent's call (AnnotateTypesWithSchema): the call unmapped
                 return super(normalize.NormalizeOperators, self).call_function(target, args,
                                                                                kwargs)
             return super().call_function(target, args, kwargs)
