@@ -125,7 +125,8 @@ class Emitter {
        << ", \"kwargs\": " << (options_.kwargs ? "True" : "False")
        << ", \"dict_outputs\": " << (options_.dict_outputs ? "True" : "False")
        << ", \"packed_args\": " << (options_.packed_args ? "True" : "False")
-       << ", \"op_kwargs\": " << (options_.op_kwargs ? "True" : "False") << "}\n\n";
+       << ", \"op_kwargs\": " << (options_.op_kwargs ? "True" : "False")
+       << ", \"hostile_names\": " << (options_.hostile_names ? "True" : "False") << "}\n\n";
     state(os);
     std::ostringstream body;
     classes(body);
@@ -234,8 +235,15 @@ class Emitter {
          << "])\n";
     std::vector<std::string> params;
     std::vector<std::string> ph_names;
+    if (options_.hostile_names) {
+      const auto pool = hostile_pool(*c_.module, m);
+      const auto& phs = m.graph.placeholders();
+      const uint64_t start = fnv1a64(name);
+      for (size_t i = 0; i < phs.size() && phs.size() <= pool.size(); ++i)
+        spelled_[phs[i]] = pool[(start + i) % pool.size()];
+    }
     for (Node* n : m.graph.placeholders()) {
-      params.push_back(var(n->name));
+      params.push_back(local(n));
       ph_names.push_back(py_str(n->name));
     }
     os << "\n    def forward(self";
@@ -258,8 +266,15 @@ class Emitter {
     os << "\n\n";
   }
 
+  // The Python name of node `n`'s value in its module's forward: "v_<name>", or a parameter's
+  // name drawn from the hostile pool (--hostile-names).
+  std::string local(const Node* n) const {
+    auto it = spelled_.find(n);
+    return it == spelled_.end() ? var(n->name) : it->second;
+  }
+
   std::string arg(const Arg& a) {
-    if (auto p = std::get_if<Node*>(&a)) return var((*p)->name);
+    if (auto p = std::get_if<Node*>(&a)) return local(*p);
     if (auto b = std::get_if<bool>(&a)) return *b ? "True" : "False";
     if (auto i = std::get_if<int64_t>(&a)) return std::to_string(*i);
     if (auto f = std::get_if<float>(&a)) return float_expr(*f, consts_);
@@ -412,7 +427,7 @@ class Emitter {
         }
         if (options_.update_inputs && &m == c_.module.get()) {
           std::string inputs = "(";
-          for (Node* ph : m.graph.placeholders()) inputs += var(ph->name) + ", ";
+          for (Node* ph : m.graph.placeholders()) inputs += local(ph) + ", ";
           os << ind << "return _update_inputs(" << inputs << "), _R.end(" << inputs_of(n) << ", "
              << value << "))\n";
           return;
@@ -445,7 +460,7 @@ class Emitter {
     if (pack) {
       names += "\"_args\", ";
     } else {
-      for (Node* ph : child.graph.placeholders()) names += py_str(var(ph->name)) + ", ";
+      for (Node* ph : child.graph.placeholders()) names += py_str(local(ph)) + ", ";
     }
     for (size_t i = 0; i < update_args(child).size(); ++i)
       names += "\"_u" + std::to_string(i) + "\", ";
@@ -585,6 +600,7 @@ class Emitter {
   std::unordered_map<const Tensor*, int> storage_;
   std::unordered_map<const Module*, std::string> class_of_;
   std::vector<const Module*> order_;
+  std::unordered_map<const Node*, std::string> spelled_;  // --hostile-names: parameters
   std::map<std::string, std::string> consts_;  // module-level float constants: name -> definition
 };
 

@@ -1,6 +1,13 @@
 // The Python text emit-torch writes around each program (harness/torch_emit_text.h).
 #include "harness/torch_emit_text.h"
 
+#include <array>
+#include <functional>
+#include <set>
+#include <string_view>
+
+#include "core/ir/namespace.h"
+
 namespace flatcheck {
 
 const char* const kTorchPrelude = R"PY(import base64
@@ -131,5 +138,49 @@ def main():
 if __name__ == "__main__":
     sys.exit(main())
 )PY";
+
+namespace {
+
+// --hostile-names: names torch makes for nodes and placeholders (torch.fx, torch.export,
+// AOTAutograd, dynamo), Python builtins and the globals torch.fx's code imports. None is a
+// keyword, a name the emitted forward reads (torch, getattr, self, _R, _call, _update_inputs,
+// _args, _u<i>, _F<bits>), a "v_" local, nan or inf (EmitOptions::hostile_names).
+// clang-format off
+constexpr std::array<std::string_view, 40> kHostileNames = {
+    "x", "output", "input", "args", "kwargs", "operator", "builtins", "math", "fx_pytree",
+    "pytree", "device", "dtype", "sum", "max", "len", "int", "float", "list", "type", "print",
+    "getitem", "getitem_1", "add", "add_1", "mul", "relu", "_tensor_constant0",
+    "_param_constant0", "c_lifted_tensor_0", "arg0_1", "primals_1", "L_x_", "l_x_", "L_self_",
+    "self_1", "forward", "training", "_", "inputs", "result"};
+// clang-format on
+
+// A node's name the pool may hold: an identifier, no keyword or builtin, neither private
+// ("_", which the program's own globals start with) nor a "v_" local.
+bool usable(const std::string& name) {
+  return !name.empty() && name[0] != '_' && name.rfind("v_", 0) != 0 && is_identifier(name) &&
+         !is_reserved_name(name);
+}
+
+}  // namespace
+
+// The sorted pool module `m` draws its parameters' names from under --hostile-names: the fixed
+// names, "p_"/"b_" + the case's parameter and buffer FQNs (torch.export's placeholder names),
+// the case's placeholders' own names (the generator's confusing names: getitem, p_w, ...) and
+// the names of `m`'s own nodes that are not placeholders.
+std::vector<std::string> hostile_pool(const Module& root, const Module& m) {
+  std::set<std::string> pool(kHostileNames.begin(), kHostileNames.end());
+  std::function<void(const Module&, const std::string&)> walk = [&](const Module& at,
+                                                                    const std::string& prefix) {
+    for (const auto& [k, t] : at.params) pool.insert(sanitize_name("p_" + prefix + k));
+    for (const auto& [k, t] : at.buffers) pool.insert(sanitize_name("b_" + prefix + k));
+    for (const auto& [k, ch] : at.children) walk(*ch, prefix + k + "_");
+    for (Node* ph : at.graph.placeholders())
+      if (usable(ph->name)) pool.insert(ph->name);
+  };
+  walk(root, "");
+  for (Node* n = m.graph.first(); n; n = n->next)
+    if (n->op != NodeOp::kPlaceholder && usable(n->name)) pool.insert(n->name);
+  return {pool.begin(), pool.end()};
+}
 
 }  // namespace flatcheck

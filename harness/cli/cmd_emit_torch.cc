@@ -54,6 +54,7 @@ int cmd_emit_torch(int argc, char** argv) {
   options.dict_outputs = a.flag("--dict-outputs");
   options.packed_args = a.flag("--packed-args");
   options.op_kwargs = a.flag("--op-kwargs");
+  options.hostile_names = a.flag("--hostile-names");
   for (const auto& path : case_files(a.positional())) {
     Case c = load_case_file(path);
     std::string text;

@@ -3756,7 +3756,7 @@ if len(sys.argv) > 1 and VERSION >= (2, 0):
           and "call 1 input 0 after the call" in got["fx.const_fold"].get("detail", "") and
           got["export.nonstrict.module"].get("update_inputs") is True, str(got))
     # The call forms a program was emitted with (CONFIG) label each of its results.
-    forms = ("kwargs", "dict_outputs", "packed_args", "op_kwargs")
+    forms = ("kwargs", "dict_outputs", "packed_args", "op_kwargs", "hostile_names")
     upd.CONFIG.update({f: True for f in forms})
     try:
         labelled = flatcheck_torch.check_program(upd, ["eager"], flatten_by_position, "", {})

@@ -156,8 +156,9 @@ if [ "$rc" -ne 2 ] || ! grep -q "path-time must be positive" "$work/log-zero" ||
   exit 1
 fi
 echo "PASS: --path-time 0 is refused"
-# --update-args, --update-inputs, --kwargs, --dict-outputs, --packed-args and --op-kwargs: the
-# campaign's programs are emitted so (each says "update_args": True, ..., "op_kwargs": True),
+# --update-args, --update-inputs, --kwargs, --dict-outputs, --packed-args, --op-kwargs and
+# --hostile-names: the campaign's programs are emitted so (each says "update_args": True, ...,
+# "hostile_names": True),
 # and so are a shrink's candidates; without them, neither (stand-ins that name the path after the form of the programs they are given, and record it when run as
 # a shrink's test).
 cat >"$work/form.py" <<'PY'
@@ -170,7 +171,8 @@ form = "+".join(f for f, key in (("args", '"update_args": True'),
                                  ("kwargs", '"kwargs": True'),
                                  ("dicts", '"dict_outputs": True'),
                                  ("packed", '"packed_args": True'),
-                                 ("opkw", '"op_kwargs": True'))
+                                 ("opkw", '"op_kwargs": True'),
+                                 ("hostile", '"hostile_names": True'))
                 if texts and all(key in t for t in texts)) or "plain"
 if "--interesting" in args:
     open(sys.argv[1], "a").write(form + "\n")
@@ -183,10 +185,11 @@ print(json.dumps({"summary": True, "torch": "stand-in", "programs": len(progs),
                   "paths": {f"form.{form}": {"mismatch": len(progs)}}}))
 sys.exit(1)
 PY
-for form in plain args inputs kwargs dicts packed opkw; do
+for form in plain args inputs kwargs dicts packed opkw hostile; do
   flag=$(case $form in args) echo --update-args ;; inputs) echo --update-inputs ;;
                        kwargs) echo --kwargs ;; dicts) echo --dict-outputs ;;
-                       packed) echo --packed-args ;; opkw) echo --op-kwargs ;; esac)
+                       packed) echo --packed-args ;; opkw) echo --op-kwargs ;;
+                       hostile) echo --hostile-names ;; esac)
   python3 "$src/harness/torch/torch_campaign.py" --cases 2 --jobs 1 --flatcheck "$bin" \
     --out "$work/form-$form" --max-checks 2 --max-shrinks 1 $flag \
     --python "python3 $work/form.py $work/form-pred-$form" >"$work/log-$form" 2>&1
@@ -197,6 +200,7 @@ for form in plain args inputs kwargs dicts packed opkw; do
   said_dicts=$(grep -c "children's results returned as dicts" "$work/log-$form")
   said_packed=$(grep -c "children's arguments packed in a tuple" "$work/log-$form")
   said_opkw=$(grep -c "ops spelled with keyword arguments" "$work/log-$form")
+  said_hostile=$(grep -c "parameters named as torch names its own" "$work/log-$form")
   if [ "$rc" -ne 1 ] || ! grep -q "form\.$form " "$work/log-$form" ||
      [ "$(sort -u "$work/form-pred-$form" 2>/dev/null)" != "$form" ] ||
      [ "$said" -ne "$([ "$form" = args ] && echo 1 || echo 0)" ] ||
@@ -204,15 +208,16 @@ for form in plain args inputs kwargs dicts packed opkw; do
      [ "$said_kwargs" -ne "$([ "$form" = kwargs ] && echo 1 || echo 0)" ] ||
      [ "$said_dicts" -ne "$([ "$form" = dicts ] && echo 1 || echo 0)" ] ||
      [ "$said_packed" -ne "$([ "$form" = packed ] && echo 1 || echo 0)" ] ||
-     [ "$said_opkw" -ne "$([ "$form" = opkw ] && echo 1 || echo 0)" ]; then
+     [ "$said_opkw" -ne "$([ "$form" = opkw ] && echo 1 || echo 0)" ] ||
+     [ "$said_hostile" -ne "$([ "$form" = hostile ] && echo 1 || echo 0)" ]; then
     cat "$work/log-$form" "$work/form-pred-$form"
     echo "FAIL: with${flag:+ $flag}${flag:-out --update-args}, the programs or a shrink's"
     echo "  candidates were not emitted as '$form' (exit $rc)"
     exit 1
   fi
 done
-echo "PASS: --update-args, --update-inputs, --kwargs, --dict-outputs, --packed-args and"
-echo "  --op-kwargs emit"
+echo "PASS: --update-args, --update-inputs, --kwargs, --dict-outputs, --packed-args,"
+echo "  --op-kwargs and --hostile-names emit"
 echo "  the campaign's programs and a shrink's candidates so"
 # SIGTERM or SIGINT to the campaign (a time limit around it, Ctrl-C) reaches each bridge
 # process, whose summary counts the programs it did not run; the campaign then writes its

@@ -5,10 +5,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <set>
 #include <string>
+#include <vector>
 
 #include "core/base/check.h"
 #include "core/base/faults.h"
+#include "core/ir/namespace.h"
 #include "core/runtime/cuda/cuda_backend.h"
 #include "core/serialize/serialize.h"
 #include "generators/examples.h"
@@ -314,6 +317,75 @@ TEST(CliEmitTorchTest, OpKwargsSpellsAdditionSubtractionAndDivisionWithKeywords)
         "torch.div(v_getitem_12, v_relu_2)", "torch.sub(v_concat_1, 10.0)", "\"op_kwargs\": False"})
     EXPECT_NE(py.find(form), std::string::npos) << form << "\n" << py;
   EXPECT_EQ(py.find("alpha="), std::string::npos) << py;
+}
+
+// The parameter names of each `def forward(self, ...)` line of `py`, in order.
+std::vector<std::vector<std::string>> forward_params(const std::string& py) {
+  std::vector<std::vector<std::string>> out;
+  const std::string head = "    def forward(self";
+  for (size_t at = py.find(head); at != std::string::npos; at = py.find(head, at + 1)) {
+    std::string list = py.substr(at + head.size(), py.find("):", at) - at - head.size());
+    std::vector<std::string> names;
+    for (size_t i = 0; i < list.size();) {
+      size_t end = list.find(',', i + 1);
+      std::string name = list.substr(i, end == std::string::npos ? end : end - i);
+      name.erase(0, name.find_first_not_of(", "));
+      if (!name.empty() && name.find('=') == std::string::npos) names.push_back(name);
+      i = end == std::string::npos ? list.size() : end;
+    }
+    out.push_back(names);
+  }
+  return out;
+}
+
+TEST(CliEmitTorchTest, HostileNamesGivesParametersNamesTorchMakesOrReads) {
+  // seed-quickstart: the root takes x, its child `block` (x, scale). With --hostile-names no
+  // parameter is v_<node>; every name is a Python identifier none of the program's own code
+  // reads, distinct within its signature, and the same on every emit; --kwargs calls the child
+  // by those names.
+  std::string py = emitted("seed-quickstart", " --hostile-names --kwargs");
+  EXPECT_EQ(py, emitted("seed-quickstart", " --hostile-names --kwargs"));
+  EXPECT_NE(py.find("\"hostile_names\": True"), std::string::npos);
+  auto sigs = forward_params(py);
+  ASSERT_EQ(sigs.size(), 2u) << py;
+  const std::set<std::string> own = {"torch",          "getattr", "self", "_R",  "_call", "_branch",
+                                     "_update_inputs", "_args",   "nan",  "inf", "None"};
+  for (const auto& names : sigs) {
+    EXPECT_EQ(std::set<std::string>(names.begin(), names.end()).size(), names.size()) << py;
+    for (const auto& n : names) {
+      EXPECT_TRUE(is_identifier(n)) << n;
+      EXPECT_NE(n.rfind("v_", 0), 0u) << n;
+      EXPECT_EQ(own.count(n), 0u) << n;
+    }
+  }
+  const auto& child = sigs[0].size() == 2 ? sigs[0] : sigs[1];
+  const auto& root = sigs[0].size() == 2 ? sigs[1] : sigs[0];
+  ASSERT_EQ(child.size(), 2u);
+  ASSERT_EQ(root.size(), 1u);
+  EXPECT_NE(py.find("_call(self.block, 0, (\"" + child[0] + "\", \"" + child[1] + "\", ), "),
+            std::string::npos)
+      << py;
+  EXPECT_NE(py.find("), " + root[0] + ", 1.0), (\"x\", ))"), std::string::npos) << py;
+  EXPECT_EQ(py.find("v_x"), std::string::npos) << py;
+  EXPECT_EQ(py.find("v_scale"), std::string::npos) << py;
+  // Across cases the pool's parts show: export's placeholder names (p_/b_ + FQN), the module's
+  // own node names, and fixed names (builtins, the names torch.fx and AOTAutograd make).
+  std::set<std::string> seen;
+  for (const char* name :
+       {"seed-quickstart", "fault-mangled-fqn-collision", "fault-swap-by-name",
+        "fault-inline-by-name", "seed-graph-break", "unflatten-dotted-call-target",
+        "found-variants-of-two-input-shapes", "fault-reload-renames"})
+    for (const auto& names : forward_params(emitted(name, " --hostile-names")))
+      seen.insert(names.begin(), names.end());
+  bool state_name = false;
+  for (const auto& n : seen) state_name |= n.rfind("p_", 0) == 0 || n.rfind("b_", 0) == 0;
+  EXPECT_GT(seen.size(), 10u);
+  EXPECT_TRUE(state_name);
+  // Without the flag the parameters are v_<node>.
+  py = emitted("seed-quickstart");
+  EXPECT_NE(py.find("    def forward(self, v_x, v_scale):\n"), std::string::npos) << py;
+  EXPECT_NE(py.find("    def forward(self, v_x):\n"), std::string::npos) << py;
+  EXPECT_NE(py.find("\"hostile_names\": False"), std::string::npos);
 }
 
 TEST(CliShrinkPredicateTest, MinimizesAgainstAnExternalCommand) {
