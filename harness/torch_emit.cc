@@ -27,25 +27,6 @@
 namespace flatcheck {
 namespace {
 
-std::string b64(const Tensor& t) {
-  std::string bytes(t.data.size() * 4, '\0');
-  for (size_t i = 0; i < t.data.size(); ++i) {
-    uint32_t u = float_bits(t.data[i]);
-    for (int k = 0; k < 4; ++k) bytes[i * 4 + k] = static_cast<char>((u >> (8 * k)) & 0xff);
-  }
-  return base64_encode(bytes);
-}
-
-std::string shape_list(const Shape& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
-std::string tensor_expr(const Tensor& t) {
-  return "_t(\"" + b64(t) + "\", " + shape_list(t.shape) + ")";
-}
-
 std::string py_str(const std::string& s) {
   std::string out = "\"";
   for (char c : s) {

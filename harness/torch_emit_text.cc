@@ -6,7 +6,9 @@
 #include <set>
 #include <string_view>
 
+#include "core/base/tensor.h"
 #include "core/ir/namespace.h"
+#include "core/serialize/serialize.h"
 
 namespace flatcheck {
 
@@ -181,6 +183,29 @@ std::vector<std::string> hostile_pool(const Module& root, const Module& m) {
   for (Node* n = m.graph.first(); n; n = n->next)
     if (n->op != NodeOp::kPlaceholder && usable(n->name)) pool.insert(n->name);
   return {pool.begin(), pool.end()};
+}
+
+namespace {
+
+std::string b64(const Tensor& t) {
+  std::string bytes(t.data.size() * 4, '\0');
+  for (size_t i = 0; i < t.data.size(); ++i) {
+    uint32_t u = float_bits(t.data[i]);
+    for (int k = 0; k < 4; ++k) bytes[i * 4 + k] = static_cast<char>((u >> (8 * k)) & 0xff);
+  }
+  return base64_encode(bytes);
+}
+
+std::string shape_list(const Shape& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+}  // namespace
+
+std::string tensor_expr(const Tensor& t) {
+  return "_t(\"" + b64(t) + "\", " + shape_list(t.shape) + ")";
 }
 
 }  // namespace flatcheck

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/base/tensor.h"
 #include "core/ir/ir.h"
 
 namespace flatcheck {
@@ -17,6 +18,9 @@ namespace flatcheck {
 // placeholder names), the case's placeholders' own names and the names of `m`'s own nodes that
 // are not placeholders.
 std::vector<std::string> hostile_pool(const Module& root, const Module& m);
+
+// `t` as Python text: `_t("<base64 of its float32 bits, little-endian>", [shape])`, bit-exact.
+std::string tensor_expr(const Tensor& t);
 
 extern const char* const kTorchPrelude;
 extern const char* const kTorchMain;
