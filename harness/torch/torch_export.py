@@ -106,6 +106,14 @@ KNOWN_ERRORS = [
     # is named wrap_with_set_grad_enabled.
     (r"^SpecViolationError: Node\.meta wrap_with_set_grad_enabled\w* is missing val field",
      "export-load-dead-grad-region"),
+    # torch.export names a user input's placeholder after the forward's parameter even when the
+    # name is a global torch.fx's generated code reads (pytree, fx_pytree, torch): the exported
+    # module's code then asks the tensor for the module's function (torch 2.6 and 2.14.1;
+    # found-bugs 87, corpus/torch/export-input-named-as-codegen-global.py; met with emit-torch
+    # --hostile-names). Read from the message: a tensor is asked for tree_unflatten,
+    # tree_flatten_spec or ops only where such a name shadows the module it stands for.
+    (r"^AttributeError: 'Tensor' object has no attribute '(tree_unflatten|tree_flatten_spec|ops)'$",
+     "export-input-named-as-codegen-global"),
 ]
 
 
@@ -991,6 +999,46 @@ def input_updates_inplaced():
 # to `leaf`, but it finds the graph's calls of the module by a path built from the calling
 # module's own name: a call inside a variant of an unpreserved ancestor (`mid@1`'s call of
 # `leaf@1`, path `mid@1.leaf`) is not renamed, and `leaf@1` was removed.
+SINK_BY_NAME = "unflatten-sink-params-kwarg-named-as-state"  # docs/found-bugs.md 86
+RENAMED = "_flatcheck_"  # the prefix no program's name has (emit-torch: hostile names too)
+
+
+def kwarg_state_collisions(ep):
+    """The keyword arguments of preserved calls named as one of the program's state placeholders
+    (export names a parameter's placeholder p_<FQN>, a buffer's b_<FQN>). A preserved call's
+    graph takes its keyword arguments as placeholders named by their keys, the state's copies
+    are renamed around them (p_c_w_1), and _sink_params replaces the placeholders whose *names*
+    are in inputs_to_state with the state: the argument becomes the parameter and the renamed
+    parameter placeholder takes the argument's value (docs/found-bugs.md 86)."""
+    state = {s.arg.name for s in ep.graph_signature.input_specs
+             if s.kind.name != "USER_INPUT" and hasattr(s.arg, "name")}
+    found = []
+    for entry in ep.module_call_graph:
+        spec = entry.signature.in_spec if entry.signature is not None else None
+        kids = getattr(spec, "children_specs", None) or []
+        keys = kids[1].context if len(kids) == 2 and isinstance(kids[1].context, list) else []
+        found += [(entry.fqn, k) for k in keys if k in state]
+    return found
+
+
+def state_renamed(ep):
+    """`ep` with SINK_BY_NAME's cause removed: every state placeholder (and its input spec)
+    renamed RENAMED + its name, which no keyword argument is."""
+    specs = [s for s in ep.graph_signature.input_specs
+             if s.kind.name != "USER_INPUT" and hasattr(s.arg, "name")]
+    new = {}
+    for n in ep.graph.nodes:
+        if n.op == "placeholder" and n.name in {s.arg.name for s in specs}:
+            old = n.name
+            n._rename(RENAMED + old)
+            n.target = n.name
+            new[old] = n.name
+    for s in specs:
+        s.arg.name = new.get(s.arg.name, s.arg.name)
+    ep.graph_module.recompile()
+    return ep
+
+
 DISPATCH_UNDER_VARIANT = "unflatten-dispatch-misses-call-under-variant"
 
 
@@ -1081,6 +1129,7 @@ TRACES = [
     # the contexts are entered in this order (input_updates_inplaced refuses to come second)
     (INPUT_UPDATES_KEPT, lambda ep: ep, input_updates_inplaced),
     (SIGNATURE_UPDATE, lambda ep: ep, updates_read_as_values),
+    (SINK_BY_NAME, state_renamed, contextlib.nullcontext),
 ]
 
 
@@ -1128,7 +1177,8 @@ def trace_unflatten(p, fresh, eager, cache, excuse=None):
                   LATER_FIRST: calls_out_of_order, STACKLESS: stackless_nodes,
                   DISPATCH_UNDER_VARIANT: dispatched_under_variants,
                   UNREAD_ARGUMENT: unread_arguments, UPDATE_READ_OUTSIDE: updates_read_outside,
-                  SIGNATURE_UPDATE: signature_updates, INPUT_UPDATES_KEPT: input_updates_kept}
+                  SIGNATURE_UPDATE: signature_updates, INPUT_UPDATES_KEPT: input_updates_kept,
+                  SINK_BY_NAME: kwarg_state_collisions}
     first = fresh() if any(t[0] in only_where for t in TRACES) else None
     traces = [t for t in TRACES if t[0] not in only_where or only_where[t[0]](first)]
     for size in range(0 if excuse else 1, len(traces) + 1):

@@ -97,7 +97,8 @@ def forward_by_class(module, around):
         "forward": forward, "__qualname__": base.__qualname__, "__module__": base.__module__})
 
 
-def passthrough(forward, *args, **kwargs):
+def passthrough(forward, /, *args, **kwargs):
+    # `forward` positional-only: a keyword argument of the module may be named "forward" too
     return forward(*args, **kwargs)
 
 

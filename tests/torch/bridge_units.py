@@ -4904,6 +4904,65 @@ if torch_normalize.available() is None:
     check("select_paths: `fx` names both normalize paths",
           set(_norm_paths) <= set(flatcheck_torch.select_paths("fx", None)), "")
 
+# docs/found-bugs.md 86: a preserved module's keyword argument named as a parameter's
+# placeholder (p_<FQN>) trades places with the parameter in unflatten (_sink_params by name).
+_sink = repro_module("unflatten-sink-params-kwarg-named-as-state")
+
+
+def _sink_export(model_class=_sink.Model):
+    return torch.export.export(model_class(), _sink.INPUTS, preserve_module_call_signature=("c",))
+
+
+class _SinkOtherChild(_sink.Child):
+    def forward(self, x, other):
+        return x * self.w + other
+
+
+class _SinkOther(torch.nn.Module):  # the same call, the keyword argument named otherwise
+    def __init__(self):
+        super().__init__()
+        self.c = _SinkOtherChild()
+
+    def forward(self, x, y):
+        return self.c(x=x, other=y)
+
+
+_sink_want = _sink.Model()(*_sink.INPUTS)
+_sink_wrong = torch.export.unflatten(_sink_export())(*_sink.INPUTS)
+_sink_fixed = torch.export.unflatten(torch_export.state_renamed(_sink_export()))(*_sink.INPUTS)
+check("86: the repro's keyword argument p_c_w is found as a state placeholder's name; unflatten "
+      "differs from eager, and with the state placeholders renamed (the removal) it agrees",
+      torch_export.kwarg_state_collisions(_sink_export()) == [("c", "p_c_w")] and
+      not torch.equal(_sink_wrong, _sink_want) and torch.equal(_sink_fixed, _sink_want),
+      f"{torch_export.kwarg_state_collisions(_sink_export())} {_sink_wrong} {_sink_fixed}")
+_sink_prog = reinplace_program(_sink.Model, list(_sink.INPUTS), calls=1)
+check("86: trace_unflatten names the class on the repro's program",
+      torch_export.trace_unflatten(_sink_prog, _sink_export, eager_run(_sink_prog), {}) ==
+      torch_export.SINK_BY_NAME, "")
+check("86: a program without such a keyword argument has no collision (the class is not tried)",
+      torch_export.kwarg_state_collisions(_sink_export(_SinkOther)) == [], "")
+# docs/found-bugs.md 87: an input named as a global of torch.fx's generated code, read from the
+# message; any other missing attribute is not the class.
+check("87: classify reads the class from a tensor asked for tree_unflatten, tree_flatten_spec "
+      "or ops, and from nothing else",
+      [torch_export.classify(AttributeError(f"'Tensor' object has no attribute '{a}'"))
+       for a in ("tree_unflatten", "tree_flatten_spec", "ops", "op")] ==
+      [("known_torch_issue", "export-input-named-as-codegen-global")] * 3 + [None], "")
+_named = repro_module("export-input-named-as-codegen-global")
+try:
+    torch.export.export(_named.model("pytree"), (_named.X,)).module()(_named.X)
+    _named_got = None
+except Exception as e:  # noqa: BLE001 - the failure classified
+    _named_got = torch_export.failure(e, "module")
+check("87: the repro's input named pytree fails, and failure() names the class",
+      _named_got is not None and _named_got["status"] == "known_torch_issue" and
+      _named_got["known_torch_issue"] == "export-input-named-as-codegen-global", str(_named_got))
+# The hooked paths' wrapper passes a keyword argument named "forward" on (--hostile-names).
+import torch_hooked  # noqa: E402
+
+check("torch_hooked.passthrough: a keyword argument named forward reaches the wrapped call",
+      torch_hooked.passthrough(lambda **kw: kw, forward=1, x=2) == {"forward": 1, "x": 2}, "")
+
 # within(): a path runner that lets an exception out (seed 117's functional_call trace did: its
 # bridge process died and the campaign stopped at its second program) is an error of each path
 # of its group, stage "bridge", naming the exception and where it was raised; a runner that
