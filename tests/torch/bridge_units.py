@@ -4947,7 +4947,9 @@ check("87: classify reads the class from a tensor asked for tree_unflatten, tree
       "or ops, and from nothing else",
       [torch_export.classify(AttributeError(f"'Tensor' object has no attribute '{a}'"))
        for a in ("tree_unflatten", "tree_flatten_spec", "ops", "op")] ==
-      [("known_torch_issue", "export-input-named-as-codegen-global")] * 3 + [None], "")
+      [("known_torch_issue", "export-input-named-as-codegen-global")] * 3 + [None] and
+      torch_export.classify(AttributeError("'Tensor' object has no attribute 'tree_flatten_spec'"
+                                           "\n\nWhile executing %submod_0")) is not None, "")
 _named = repro_module("export-input-named-as-codegen-global")
 try:
     torch.export.export(_named.model("pytree"), (_named.X,)).module()(_named.X)
