@@ -268,6 +268,7 @@ import torch  # noqa: E402 - after the restart above
 from torch_compare import (Eager, Verdict, bit_equal, compare_node, diff_values, eager_run,
                            first_difference, inputs_after, outputs_of, state_of,
                            storage_groups)
+import torch_names
 from torch_export import PATHS as EXPORT_PATHS
 from torch_export import failure, run_export
 import torch_export
@@ -697,7 +698,8 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
                 (VMAP_PATHS, lambda w: run_vmap(p, eager, w, cache))]
     for family, run in families:
         for group in path_groups([x for x in paths if x in family]):
-            results += [{"path": path, **r} for path, r in within(path_time, group, run).items()]
+            got = torch_names.traced(p, group, run, within(path_time, group, run))
+            results += [{"path": path, **r} for path, r in got.items()]
     for r in results:
         r.update({"update_args": True} if getattr(p, "CONFIG", {}).get("update_args") else {})
         r.update({"update_inputs": True} if getattr(p, "CONFIG", {}).get("update_inputs")

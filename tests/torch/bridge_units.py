@@ -4965,6 +4965,48 @@ import torch_hooked  # noqa: E402
 check("torch_hooked.passthrough: a keyword argument named forward reaches the wrapped call",
       torch_hooked.passthrough(lambda **kw: kw, forward=1, x=2) == {"forward": 1, "x": 2}, "")
 
+# docs/found-bugs.md 88: torch.fx's code reads a renamed parameter (sum -> sum_1) through
+# another parameter's name (sum_1); traced by renaming every forward's parameters.
+import torch_names  # noqa: E402
+
+_chain = repro_module("fx-placeholder-rename-chain")
+_chain_prog = types.SimpleNamespace(Model=_chain.Model)
+_chain_want = _chain.Model()(*_chain.INPUTS)
+_chain_bad = torch.fx.symbolic_trace(_chain.Model())(*_chain.INPUTS)
+with torch_names.parameters_renamed(_chain_prog):
+    _chain_fixed = torch.fx.symbolic_trace(_chain.Model())(*_chain.INPUTS)
+check("88: the repro's forward (sum, sum_1) is a chain; its fx trace differs from eager and, "
+      "with the parameters renamed, agrees; the names come back after",
+      torch_names.chains(_chain_prog) == [("Model", "sum", "sum_1")] and
+      not torch.equal(_chain_bad, _chain_want) and torch.equal(_chain_fixed, _chain_want) and
+      torch_names.parameters(_chain.Model.forward) == ["sum", "sum_1"],
+      f"{torch_names.chains(_chain_prog)} {_chain_bad} {_chain_fixed}")
+
+
+def _chain_run(group):  # a stand-in path: agrees exactly when the parameters are renamed
+    named = torch_names.parameters(_chain.Model.forward)[0].startswith(torch_names.RENAMED)
+    return {x: {"status": "agree" if named else "mismatch"} for x in group}
+
+
+_traced = torch_names.traced(_chain_prog, ["fx", "jit.trace"], _chain_run,
+                             {"fx": {"status": "mismatch"}, "jit.trace": {"status": "agree"}})
+_untraced = torch_names.traced(_chain_prog, ["fx"], lambda g: {"fx": {"status": "mismatch"}},
+                               {"fx": {"status": "mismatch"}})
+
+
+class _NoChain(torch.nn.Module):
+    def forward(self, sum, x):  # noqa: A002 - renamed sum_1, no other parameter's name
+        return sum + x
+
+
+_plain = torch_names.traced(types.SimpleNamespace(M=_NoChain), ["fx"], _chain_run,
+                            {"fx": {"status": "mismatch"}})
+check("88: traced() names the class where the renamed run agrees, keeps a mismatch that stays, "
+      "and leaves a program without a chain alone",
+      _traced["fx"]["known_torch_issue"] == torch_names.CHAIN and
+      _traced["jit.trace"] == {"status": "agree"} and _untraced["fx"]["status"] == "mismatch"
+      and _plain["fx"]["status"] == "mismatch", f"{_traced} {_untraced} {_plain}")
+
 # within(): a path runner that lets an exception out (seed 117's functional_call trace did: its
 # bridge process died and the campaign stopped at its second program) is an error of each path
 # of its group, stage "bridge", naming the exception and where it was raised; a runner that
