@@ -1243,7 +1243,9 @@ def names_differ(p, ep):
     that suffixes a taken name with the first free number (2.6; suffix_counting_naming), a
     state name both suffix is not compared: flatcheck numbers as current PyTorch does."""
     want = getattr(p, "EXPORT_NAMES", None)
-    if want is None:
+    if want is None or getattr(p, "CONFIG", {}).get("hostile_names"):
+        # emit-torch --hostile-names: the root's arguments are not named as flatcheck's export
+        # names its user inputs, so its state names (suffixed around those) cannot compare
         return None
     got = {s.target: s.arg.name for s in ep.graph_signature.input_specs
            if s.kind.name in ("PARAMETER", "BUFFER")}

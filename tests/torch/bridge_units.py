@@ -739,6 +739,10 @@ check("names_differ: flatcheck's names agree; a wrong suffix is reported where t
       (torch_export.names_differ(wrong, ep) is not None) == counting and
       "0.W: flatcheck p_0_w_4, torch p_0_w" in (torch_export.names_differ(unsuffixed, ep) or ""),
       f"{torch_export.names_differ(wrong, ep)}; {torch_export.names_differ(unsuffixed, ep)}")
+hostile = types.SimpleNamespace(EXPORT_NAMES=unsuffixed.EXPORT_NAMES,
+                                CONFIG={"hostile_names": True})
+check("names_differ: not compared on a program emitted with --hostile-names (its arguments are "
+      "not flatcheck's user input names)", torch_export.names_differ(hostile, ep) is None, "")
 
 class _Holder(torch.nn.Module):  # docs/found-bugs.md 69's shape: state of a module named `name`
     def __init__(self, name, param=False):
