@@ -54,12 +54,12 @@ struct EmitOptions {
   // Each forward's parameters named from names torch itself makes or reads, not "v_<node>":
   // the names torch.fx and torch.export give nodes and placeholders (add, getitem_1, output,
   // _tensor_constant0, arg0_1, L_x_, p_<param FQN>, b_<buffer FQN>, the case's placeholders'
-  // own names, the module's own node names), Python builtins and the globals torch.fx's generated code imports (input, sum,
-  // operator, fx_pytree, device): placeholder i of a module takes pool[(fnv1a64(its class
-  // name) + i) % size] of one sorted pool. The same eager results; torch must rename what
-  // collides. Left out: nan and inf (the constants torch.fx's code spells as bare names; a
-  // parameter so named shadows them, a known upstream class) and the names the program's own
-  // code reads (torch, getattr, self, _R, ...).
+  // own names, the module's own node names), Python builtins and the globals torch.fx's generated
+  // code imports (input, sum, operator, fx_pytree, device): placeholder i of a module takes
+  // pool[(fnv1a64(its class name) + i) % size] of one sorted pool. The same eager results; torch
+  // must rename what collides. Left out: nan and inf (the constants torch.fx's code spells as bare
+  // names; a parameter so named shadows them, a known upstream class) and the names the program's
+  // own code reads (torch, getattr, self, _R, ...).
   bool hostile_names = false;
 };
 
