@@ -994,11 +994,6 @@ def input_updates_inplaced():
         module._inplace_buffer_mutations = original
 
 
-# docs/found-bugs.md 62: unflatten replaces the call variants of a module whose call signature is
-# preserved by one dispatcher (_dispatch_modules) and renames each call of `leaf@N` in a graph
-# to `leaf`, but it finds the graph's calls of the module by a path built from the calling
-# module's own name: a call inside a variant of an unpreserved ancestor (`mid@1`'s call of
-# `leaf@1`, path `mid@1.leaf`) is not renamed, and `leaf@1` was removed.
 SINK_BY_NAME = "unflatten-sink-params-kwarg-named-as-state"  # docs/found-bugs.md 86
 RENAMED = "_flatcheck_"  # the prefix no program's name has (emit-torch: hostile names too)
 
@@ -1010,8 +1005,7 @@ def kwarg_state_collisions(ep):
     are renamed around them (p_c_w_1), and _sink_params replaces the placeholders whose *names*
     are in inputs_to_state with the state: the argument becomes the parameter and the renamed
     parameter placeholder takes the argument's value (docs/found-bugs.md 86)."""
-    state = {s.arg.name for s in ep.graph_signature.input_specs
-             if s.kind.name != "USER_INPUT" and hasattr(s.arg, "name")}
+    state = lifted_state(ep)
     found = []
     for entry in ep.module_call_graph:
         spec = entry.signature.in_spec if entry.signature is not None else None
@@ -1024,11 +1018,11 @@ def kwarg_state_collisions(ep):
 def state_renamed(ep):
     """`ep` with SINK_BY_NAME's cause removed: every state placeholder (and its input spec)
     renamed RENAMED + its name, which no keyword argument is."""
-    specs = [s for s in ep.graph_signature.input_specs
-             if s.kind.name != "USER_INPUT" and hasattr(s.arg, "name")]
+    names = lifted_state(ep)
+    specs = [s for s in ep.graph_signature.input_specs if getattr(s.arg, "name", None) in names]
     new = {}
     for n in ep.graph.nodes:
-        if n.op == "placeholder" and n.name in {s.arg.name for s in specs}:
+        if n.op == "placeholder" and n.name in names:
             old = n.name
             n._rename(RENAMED + old)
             n.target = n.name
@@ -1039,6 +1033,11 @@ def state_renamed(ep):
     return ep
 
 
+# docs/found-bugs.md 62: unflatten replaces the call variants of a module whose call signature is
+# preserved by one dispatcher (_dispatch_modules) and renames each call of `leaf@N` in a graph
+# to `leaf`, but it finds the graph's calls of the module by a path built from the calling
+# module's own name: a call inside a variant of an unpreserved ancestor (`mid@1`'s call of
+# `leaf@1`, path `mid@1.leaf`) is not renamed, and `leaf@1` was removed.
 DISPATCH_UNDER_VARIANT = "unflatten-dispatch-misses-call-under-variant"
 
 
