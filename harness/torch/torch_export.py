@@ -1033,6 +1033,51 @@ def state_renamed(ep):
     return ep
 
 
+# docs/found-bugs.md 89: a preserved call signature names its arguments by the exported graph's
+# node names, and unflatten (a deepcopy of the graph) and _swap_modules (ep.module()'s copy) look
+# them up by those names in a copy, where torch.fx's namespace has renamed a placeholder export
+# named after a builtin (`float` -> `float_1`) and the placeholders after it around it
+# (`float_1` -> `float_2`): an argument named `float` is not found (None is passed), one named
+# `float_1` finds the input `float`.
+COPY_RENAMED = "export-signature-input-renamed-by-graph-copy"
+
+
+def copy_renamed(ep):
+    """[(name, its name in a copy)] of the placeholders of `ep` whose input spec's name a copy of
+    its graph (as unflatten and ep.module() make one) does not keep; `ep` may be such a copy
+    already (a deep copy of an exported program renames them in its graph, not its specs)."""
+    placeholders = [n for n in ep.graph.nodes if n.op == "placeholder"]
+    copied = [n.name for n in copy.deepcopy(ep.graph).nodes if n.op == "placeholder"]
+    names = [getattr(s.arg, "name", None) for s in ep.graph_signature.input_specs]
+    return [(name, got) for name, got in zip(names, copied) if name is not None and name != got] \
+        if len(names) == len(placeholders) else []
+
+
+def copy_names_kept(ep):
+    """`ep` with COPY_RENAMED's cause removed: each placeholder whose name a copy does not keep
+    (copy_renamed) renamed RENAMED + its input spec's name, which a copy keeps, in the graph,
+    the input spec, the call signatures' inputs and outputs, and the root's forward argument
+    names."""
+    new = {name: RENAMED + name for name, _ in copy_renamed(ep)}
+    placeholders = [n for n in ep.graph.nodes if n.op == "placeholder"]
+    for n, spec in zip(placeholders, ep.graph_signature.input_specs):
+        if getattr(spec.arg, "name", None) in new:
+            n._rename(new[spec.arg.name])
+            n.target = n.name
+    arguments = [s.arg for s in ep.graph_signature.input_specs]
+    for entry in ep.module_call_graph:
+        if entry.signature is not None:
+            arguments += list(entry.signature.inputs) + list(entry.signature.outputs)
+    for arg in arguments:
+        if getattr(arg, "name", None) in new:
+            arg.name = new[arg.name]
+    root = ep.module_call_graph[0].signature
+    if root is not None and root.forward_arg_names:
+        root.forward_arg_names = [new.get(a, a) for a in root.forward_arg_names]
+    ep.graph_module.recompile()
+    return ep
+
+
 # docs/found-bugs.md 62: unflatten replaces the call variants of a module whose call signature is
 # preserved by one dispatcher (_dispatch_modules) and renames each call of `leaf@N` in a graph
 # to `leaf`, but it finds the graph's calls of the module by a path built from the calling
@@ -1129,6 +1174,7 @@ TRACES = [
     (INPUT_UPDATES_KEPT, lambda ep: ep, input_updates_inplaced),
     (SIGNATURE_UPDATE, lambda ep: ep, updates_read_as_values),
     (SINK_BY_NAME, state_renamed, contextlib.nullcontext),
+    (COPY_RENAMED, copy_names_kept, contextlib.nullcontext),
 ]
 
 
@@ -1177,7 +1223,7 @@ def trace_unflatten(p, fresh, eager, cache, excuse=None):
                   DISPATCH_UNDER_VARIANT: dispatched_under_variants,
                   UNREAD_ARGUMENT: unread_arguments, UPDATE_READ_OUTSIDE: updates_read_outside,
                   SIGNATURE_UPDATE: signature_updates, INPUT_UPDATES_KEPT: input_updates_kept,
-                  SINK_BY_NAME: kwarg_state_collisions}
+                  SINK_BY_NAME: kwarg_state_collisions, COPY_RENAMED: copy_renamed}
     first = fresh() if any(t[0] in only_where for t in TRACES) else None
     traces = [t for t in TRACES if t[0] not in only_where or only_where[t[0]](first)]
     for size in range(0 if excuse else 1, len(traces) + 1):

@@ -18,7 +18,15 @@ before it: as it is, or with one or two causes of the unflatten paths' trace rem
 path, the same export and unflatten with nothing swapped, reports it), and so is one of a shape
 the preserve path excuses (torch_export.preserve_excuse).
 
-A failure is traced. When unflatten run with torch.fx.Graph.eliminate_dead_code kept from
+A failure is traced. When the program has a placeholder a copy of its graph renames and the swap
+agrees once it is renamed so that a copy keeps it, the path is `known_torch_issue`:
+  export-signature-input-renamed-by-graph-copy (docs/found-bugs.md 89)
+      unflatten looks a preserved call's arguments up by the exported graph's names in its copy
+      of the graph, where torch.fx renamed a placeholder named after a builtin (`float`) and the
+      next ones around it: the call gets None, or another input, for that argument (the
+      unflattened module's own graph reads the input through a placeholder it adds, prepended
+      to the call's arguments; a swapped-in module gets them all)
+When unflatten run with torch.fx.Graph.eliminate_dead_code kept from
 changing the exported graph makes the swap agree, the path is `known_torch_issue`:
   unflatten-preserve-dead-input-none (docs/found-bugs.md 31)
       unflatten's removal of effect tokens dead-code-eliminates the exported graph before
@@ -34,8 +42,9 @@ import zlib
 import torch
 
 from torch_compare import judge, run_calls, tensors_of
-from torch_export import (TRACES, available, copies_of, export_program, failure, preserve_excuse,
-                          run_family, state_after, unflatten_removing, verdict)
+from torch_export import (COPY_RENAMED, TRACES, available, copies_of, copy_renamed, export_program,
+                          failure, preserve_excuse, run_family, state_after, unflatten_removing,
+                          verdict)
 from torch_hooked import called_modules
 from torch_partition import attr_of
 
@@ -170,6 +179,25 @@ def trace_swap(p, fresh, fqns, eager, cache, removed):
     return None
 
 
+def copy_renamed_swap(p, fresh, fqns, eager, cache, removed):
+    """COPY_RENAMED, joined with the causes removed, when the program has its shape (a
+    placeholder a copy of the graph renames) and the swap agrees with its cause removed too:
+    unflatten looked a preserved call's argument up by a name its copy of the graph gave
+    another node (or none), which the unflattened module's own graph does not read but a
+    swapped-in module does. None otherwise."""
+    if not copy_renamed(fresh()):
+        return None
+    removed = tuple(removed) + tuple(t for t in TRACES if t[0] == COPY_RENAMED)
+    try:
+        status, _ = swapped_run(p, fresh, fqns, eager, cache, removed)
+    except Exception:  # noqa: BLE001 - not (only) these causes
+        return None
+    if status == "mismatch":
+        return None
+    return "+".join(cls for cls, _, _ in removed) + ": with the placeholders a copy of the " \
+        "exported graph renames given names it keeps, the swap agrees"
+
+
 def swap_path(p, mode, eager, cache):
     stage = "draw"
     try:
@@ -199,7 +227,8 @@ def swap_path(p, mode, eager, cache):
         error = None
     except Exception as e:  # noqa: BLE001 - a cause below, or a new failure
         error, why = e, f"{type(e).__name__}: {e}"
-    known = trace_swap(p, fresh, fqns, eager, cache, removed)
+    known = copy_renamed_swap(p, fresh, fqns, eager, cache, removed) or \
+        trace_swap(p, fresh, fqns, eager, cache, removed)
     if known:
         return {**result, "status": "known_torch_issue", "stage": "run", "detail": why[:300],
                 "known_torch_issue": known}

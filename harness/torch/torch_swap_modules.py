@@ -18,7 +18,7 @@ export agrees before it (a program of a shape the preserve path excuses is skipp
 torch_export.preserve_excuse).
 
 A failure is traced: when the swap with one of these causes removed agrees, or two, and so on up
-to all seven, the path is `known_torch_issue` of those classes (joined by "+"):
+to all eight, the path is `known_torch_issue` of those classes (joined by "+"):
   swap-modules-output-by-position (docs/found-bugs.md 45)
       a value the graph read from the replaced nodes is read from the swapped module's output
       at its position among the values read (the fused nodes' outputs, in graph order), not
@@ -55,6 +55,11 @@ to all seven, the path is `known_torch_issue` of those classes (joined by "+"):
       an argument that is one of the model's parameters or buffers as it is: the signature
       names the exported graph's lifted input (`b_buf`), ep.module() holds a get_attr node of
       another name, and the swapped module gets None for it; removed: the get_attr node given
+  export-signature-input-renamed-by-graph-copy (89)
+      the preserved signature names an argument by the exported graph's placeholder, and
+      ep.module()'s copy of the graph renamed that placeholder (torch.fx's namespace refuses a
+      builtin's name, `float` -> `float_1`, and renames the next ones around it): the name
+      finds another input, or none; removed: those placeholders given names a copy keeps
 and, where the program has a torch.no_grad() block (--branch nograd), strict export's
   export-strict-grad-region-module-stack (41)
       the block recorded under the calling module's stack: the swapped module's nodes are cut
@@ -71,9 +76,10 @@ import torch
 
 from torch_compare import (UNEXPLAINED_PAYLOADS, canonical_constants, canonical_nan_eager,
                            diff_values, judge, lossy_nan_constants, run_calls)
-from torch_export import (GRAD_REGION, available, copies_of, export_program, failure,
-                          grad_regions, grad_regions_placed, lifted_state, preserve_excuse,
-                          run_family, state_after, verdict)
+from torch_export import (COPY_RENAMED, GRAD_REGION, available, copies_of, copy_names_kept,
+                          copy_renamed, export_program, failure, grad_regions,
+                          grad_regions_placed, lifted_state, preserve_excuse, run_family,
+                          state_after, verdict)
 from torch_hooked import called_modules, module_calls
 import torch_swap
 from torch_partition import base_of
@@ -419,6 +425,8 @@ def trace_swap_modules(p, fresh, fqns, eager, cache):
                         "it"),) if grad_regions(first) else CAUSES
     if not state_arguments(first):  # a cause only a program passing its state as it is has
         causes = tuple(c for c in causes if c[0] != STATE_ARGUMENT)
+    if not copy_renamed(first):  # and one only a program with a placeholder a copy renames
+        causes = tuple(c for c in causes if c[0] != COPY_RENAMED)
     for size in range(1, len(causes) + 1):
         for chosen in itertools.combinations(causes, size):
             def build(chosen=chosen):
@@ -460,7 +468,9 @@ CAUSES = ((OUTPUT_POSITION, outputs_by_name, same,
            "call's output"),
           (STATE_ARGUMENT, state_arguments_passed, same,
            "with each argument that is a parameter or buffer as it is given the module's "
-           "get_attr node"))
+           "get_attr node"),
+          (COPY_RENAMED, contextlib.nullcontext, copy_names_kept,
+           "with the placeholders a copy of the exported graph renames given names it keeps"))
 
 
 def run_swap_modules(p, eager, paths, cache):

@@ -1728,6 +1728,80 @@ if torch_export.available() is None:
             torch_swap.PINNED = None
         check(f"swap_modules_path: without the trace, the {name} repro fails (mismatch, error)",
               r["status"] in ("mismatch", "error"), str(r))
+    # docs/found-bugs.md 89: a preserved call's argument is a user input named after a builtin
+    # (float) or as torch.fx renames one (float_1 beside float); the copies of the graph that
+    # unflatten and _swap_modules look it up in renamed those placeholders.
+    _copy = repro_module("export-signature-input-renamed-by-graph-copy")
+
+    class _CopyPlain(_copy.Model):  # the same model, its inputs named otherwise
+        def forward(self, x, y):
+            return self.c(y) + x
+
+    def _copy_export(model_class=_copy.Model):
+        return torch.export.export(model_class(), _copy.INPUTS,
+                                   preserve_module_call_signature=("c",))
+
+    _copy_found = [torch_export.copy_renamed(ep) for ep in
+                   (_copy_export(), copy.deepcopy(_copy_export()), _copy_export(_CopyPlain))]
+    check("89: copy_renamed finds float and float_1 in the repro's export and in a deep copy of it "
+          "(which has renamed them in its graph only); none where the inputs are named x and y",
+          _copy_found == [[("float", "float_1"), ("float_1", "float_2")]] * 2 + [[]],
+          str(_copy_found))
+    _copy_want = _copy.Model()(*_copy.INPUTS)
+    from torch.export._swap import _swap_modules  # noqa: E402 - torch >= 2.5 (available())
+
+    _copy_swapped = [_swap_modules(prepare(_copy_export()), {"c": _copy.Child()})(*_copy.INPUTS)
+                     for prepare in (lambda ep: ep, torch_export.copy_names_kept)]
+    check("89: _swap_modules of the repro differs from eager, and agrees with the placeholders "
+          "renamed so that a copy keeps them (copy_names_kept)",
+          not torch.equal(_copy_swapped[0], _copy_want) and
+          torch.equal(_copy_swapped[1], _copy_want), str(_copy_swapped))
+    class _CopyOne(_copy.Model):  # one input, named float: the signature's argument is missing
+        def forward(self, float):  # noqa: A002 - the builtin's name is the point
+            return self.c(float) + 1.0
+
+    def _copy_program(build, inputs=_copy.INPUTS):
+        return types.SimpleNamespace(CONFIG={"calls": 1}, INPUTS=list(inputs), OPS=["add"],
+                                     build=build, _NoRecorder=object)
+
+    # The repro's program goes through the swap path (unflatten); through swap_modules it is
+    # skipped, ep.module() being wrong before any swap (found-bugs 88's chain: float_1 = float,
+    # float_2 = float_1), so _CopyOne goes there.
+    _copy_progs = {"repro": (_copy_program(_copy.Model), torch_swap.swap_path),
+                   "one": (_copy_program(_CopyOne, _copy.INPUTS[:1]),
+                           torch_swap_modules.swap_modules_path),
+                   "plain swap": (_copy_program(_CopyPlain), torch_swap.swap_path),
+                   "plain swap_modules": (_copy_program(_CopyPlain),
+                                          torch_swap_modules.swap_modules_path)}
+    _copy_runs, _copy_untraced = {}, {}
+    torch_swap.PINNED = ["c"]
+    try:
+        for _label, (_prog, _path) in _copy_progs.items():
+            _eager = torch_compare.eager_run(_prog)
+            for _mode in ("nonstrict", "strict"):
+                _copy_runs[_label, _mode] = _path(_prog, _mode, _eager, {})
+        untraced, torch_swap_modules.CAUSES = torch_swap_modules.CAUSES, ()
+        swap_traced, torch_swap.copy_renamed_swap = torch_swap.copy_renamed_swap, \
+            lambda *args: None
+        try:
+            for _label in ("repro", "one"):
+                _prog, _path = _copy_progs[_label]
+                _copy_untraced[_label] = _path(_prog, "nonstrict", torch_compare.eager_run(_prog),
+                                               {})
+        finally:
+            torch_swap_modules.CAUSES, torch_swap.copy_renamed_swap = untraced, swap_traced
+    finally:
+        torch_swap.PINNED = None
+    check("89: the swap path on the repro's program and the swap_modules path on an input named "
+          "float name the class (both modes)",
+          all(_copy_runs[label, mode].get("known_torch_issue", "").split(":")[0] ==
+              torch_export.COPY_RENAMED for label in ("repro", "one")
+              for mode in ("nonstrict", "strict")), str(_copy_runs))
+    check("89: without the trace both are errors; the same model with inputs x and y agrees on "
+          "both paths", [r["status"] for r in _copy_untraced.values()] == ["error", "error"] and
+          all(_copy_runs[label, mode]["status"] == "agree" for label in ("plain swap",
+              "plain swap_modules") for mode in ("nonstrict", "strict")),
+          str(_copy_untraced) + str(_copy_runs))
     _named = [torch_swap_modules.state_arguments(torch.export.export(
         repro_module(name).Model(), (torch.tensor([1.0, -2.0, 3.0]),), strict=False,
         preserve_module_call_signature=("inner",)))
