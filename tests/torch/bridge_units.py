@@ -5087,6 +5087,14 @@ check("88: traced() names the class where the renamed run agrees, keeps a mismat
       _traced["fx"]["known_torch_issue"] == torch_names.CHAIN and
       _traced["jit.trace"] == {"status": "agree"} and _untraced["fx"]["status"] == "mismatch"
       and _plain["fx"]["status"] == "mismatch", f"{_traced} {_untraced} {_plain}")
+_joined = torch_names.traced(
+    _chain_prog, ["export.nonstrict.dynamic"],
+    lambda g: {x: {"status": "known_torch_issue", "known_torch_issue": "other-class"} for x in g},
+    {"export.nonstrict.dynamic": {"status": "mismatch"}})
+check("88: traced() joins the class of a renamed run that fails only by a known class (seed 166 "
+      "case 26's dynamic path on 2.14.1: class 33 once the chain is gone)",
+      _joined["export.nonstrict.dynamic"].get("known_torch_issue") ==
+      torch_names.CHAIN + "+other-class", str(_joined))
 
 # within(): a path runner that lets an exception out (seed 117's functional_call trace did: its
 # bridge process died and the campaign stopped at its second program) is an error of each path
