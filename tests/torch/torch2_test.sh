@@ -6,7 +6,7 @@
 # --time 0 and of a bad --branch, which start it as a user does.
 #   torch2_test.sh bridge FLATCHECK_BIN SOURCE_DIR SHARD SHARDS [CASES [EMIT_OPTION...]]
 #       generated cases (seed 7), emitted with the EMIT_OPTIONs (emit-torch's, such as
-#       --update-args: CTest gives shard 1 that form), and, in shard 0, the regression corpus
+#       --update-args: CTest gives shard 1 its forms), and, in shard 0, the regression corpus
 #       (emitted without them), through eager, fx, the folder, const_fold and merge_matmul
 #       paths, the two split paths, the four functional-trace paths (fx.make_fx, fx.reinplace, fx.cse,
 #       fx.cse_inplace), sixteen export paths (export.strict.preserve on every fourth program;
