@@ -12,7 +12,10 @@ A program whose partitioned module is itself wrong is skipped (its partition pat
 A failure is traced. When the export with the `nn_module_stack` its nodes carry removed (every
 node of the partitioned module and its submodules; export then records the stacks it traces)
 unflattens to a module that agrees, and the export with them records a module call as more than
-one run of nodes under one key, the path is `known_torch_issue`:
+one run of nodes under one key, the path is `known_torch_issue` (where that removal fails
+otherwise, as on torch 2.6, whose export of the nodes without stacks records none for some:
+the export with the stacks kept and the graph reordered, each call's nodes in one run where
+the data flow allows, runs_joined, unflattens to a module that agrees):
   reexport-partitioned-stale-module-stack (docs/found-bugs.md 32)
       export of a GraphModule keeps the module stacks its nodes carry from the earlier export;
       the partitioner moved some of a module's nodes into a fused submodule, ahead of or after
@@ -26,6 +29,7 @@ records no module stack for some nodes of the partitioned module and unflatten r
 ("Unable to find nn_module_stack for node ..."): reexport-partitioned-no-module-stack.
 """
 import contextlib
+import os
 
 import torch
 
@@ -74,6 +78,75 @@ def stacks_cleared(module):
     finally:
         for n, stack in kept:
             n.meta["nn_module_stack"] = stack
+
+
+def stack_path(n):
+    """The module paths of a node's nn_module_stack, outermost first (() for none)."""
+    return tuple(path for path, _ in (n.meta.get("nn_module_stack") or {}).values())
+
+
+def joined_order(graph):
+    """The nodes of `graph` in an order that runs each module call's nodes together where the
+    data flow allows: placeholders and get_attr nodes first, then, between two side-effecting
+    nodes (which keep their places), the next node whose inputs are all made, preferring the
+    one whose module stack shares the longest prefix with the last node's (the earliest of
+    those), the output last."""
+    nodes = list(graph.nodes)
+    order = [n for n in nodes if n.op in ("placeholder", "get_attr")]
+    made, last = set(order), ()
+    segment = []
+
+    def flush():
+        nonlocal last
+        while segment:
+            ready = [n for n in segment if all(a in made for a in n.all_input_nodes)]
+            if not ready:  # an input made later in this segment cannot be: keep the rest
+                ready = segment[:1]
+
+            def shared(n):
+                return len(os.path.commonprefix([stack_path(n), last]))
+            pick = max(ready, key=lambda n: (shared(n), -segment.index(n)))
+            segment.remove(pick)
+            order.append(pick)
+            made.add(pick)
+            last = stack_path(pick)
+
+    for n in nodes:
+        if n.op in ("placeholder", "get_attr", "output"):
+            continue
+        if n.is_impure():
+            flush()
+            order.append(n)
+            made.add(n)
+            last = stack_path(n)
+        else:
+            segment.append(n)
+    flush()
+    return order + [n for n in nodes if n.op == "output"]
+
+
+@contextlib.contextmanager
+def runs_joined(module):
+    """Inside, the graph of `module` (a GraphModule) runs in joined_order: each module call's
+    nodes in one run where the data flow allows, the same values (a topological order that
+    moves no node across a side-effecting one), the nodes' module stacks kept; restored
+    after."""
+    graph = module.graph
+    before = list(graph.nodes)
+
+    def arrange(order):
+        end = before[-1]  # the output node
+        for n in order:
+            if n is not end:
+                end.prepend(n)
+        graph.lint()
+        module.recompile()
+
+    arrange(joined_order(graph))
+    try:
+        yield
+    finally:
+        arrange(before)
 
 
 def reexported(split, p, refs, initial):
@@ -142,13 +215,25 @@ def trace_reexport(split, p, refs, initial, eager, cache):
     except Exception:  # noqa: BLE001 - not (only) this cause
         status = "mismatch"
     pieces = segmented_keys(export())
+    removal = "the nodes' earlier module stacks removed"
+    if status == "mismatch" and pieces:
+        # torch 2.6 records no module stack for some nodes of the export without them, and
+        # unflatten refuses it (NO_STACK): the other removal keeps the stacks and runs each
+        # call's nodes together
+        try:
+            with mended(), runs_joined(split):
+                if not segmented_keys(export()):
+                    status, _ = unflatten_judged(split, p, refs, initial, eager, cache)
+        except Exception:  # noqa: BLE001 - not (only) this cause
+            pass
+        removal = "each call's nodes run together (the graph reordered, its stacks kept)"
     if status == "mismatch" or not pieces:
         known = trace_unflatten(p, fresh_exports(export), eager, cache)
         return known + also if known else None
     return f"{STALE}{also}: export records a call of {pieces[0]}" + \
         (f" and {len(pieces) - 1} more" if len(pieces) > 1 else "") + \
-        " as more than one run of nodes under one key; with the nodes' earlier module stacks " \
-        "removed" + (" and the use lists mended" if unlinked else "") + ", unflatten agrees"
+        f" as more than one run of nodes under one key; with {removal}" + \
+        (" and the use lists mended" if unlinked else "") + ", unflatten agrees"
 
 
 def reexport_path(p, kind, eager, cache):
