@@ -22,25 +22,11 @@
 #include "core/passes/passes.h"
 #include "core/runtime/interpreter.h"
 #include "core/serialize/serialize.h"
+#include "harness/torch_emit_children.h"
 #include "harness/torch_emit_text.h"
 
 namespace flatcheck {
 namespace {
-
-std::string py_str(const std::string& s) {
-  std::string out = "\"";
-  for (char c : s) {
-    if (c == '"' || c == '\\') out += '\\';
-    if (static_cast<unsigned char>(c) < 0x20) {
-      char buf[8];
-      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(c));
-      out += buf;
-      continue;
-    }
-    out += c;
-  }
-  return out + "\"";
-}
 
 // A float argument as Python text, exact: a finite value as a literal (17 significant digits
 // name the double that equals the float32), an infinity or a NaN as a module-level constant made
@@ -65,25 +51,12 @@ std::string var(const std::string& node_name) {
   return "v_" + node_name;
 }
 
-// "a.b" -> "self.a.b" with getattr for parts that are not identifiers ("0" of a Sequential).
-std::string attr_path(const std::string& dotted) {
-  std::string out = "self";
-  size_t start = 0;
-  while (start <= dotted.size()) {
-    size_t dot = dotted.find('.', start);
-    std::string part =
-        dotted.substr(start, dot == std::string::npos ? std::string::npos : dot - start);
-    bool ident = is_identifier(part);
-    out = ident ? out + "." + part : "getattr(" + out + ", " + py_str(part) + ")";
-    if (dot == std::string::npos) break;
-    start = dot + 1;
-  }
-  return out;
-}
-
 class Emitter {
  public:
-  Emitter(const Case& c, const EmitOptions& options) : c_(c), options_(options) {}
+  Emitter(const Case& c, const EmitOptions& options)
+      : c_(c), options_(options), children_(*c.module, options.hostile_child_names) {
+    children_.set_classes(&class_of_);
+  }
 
   std::string run(const std::string& source) {
     compute_expected();
@@ -107,7 +80,9 @@ class Emitter {
        << ", \"dict_outputs\": " << (options_.dict_outputs ? "True" : "False")
        << ", \"packed_args\": " << (options_.packed_args ? "True" : "False")
        << ", \"op_kwargs\": " << (options_.op_kwargs ? "True" : "False")
-       << ", \"hostile_names\": " << (options_.hostile_names ? "True" : "False") << "}\n\n";
+       << ", \"hostile_names\": " << (options_.hostile_names ? "True" : "False")
+       << ", \"hostile_child_names\": " << (options_.hostile_child_names ? "True" : "False")
+       << "}\n\n";
     state(os);
     std::ostringstream body;
     classes(body);
@@ -116,6 +91,7 @@ class Emitter {
       for (const auto& [name, def] : consts_) os << name << " = " << def << "\n";
       os << "\n\n";
     }
+    if (children_.hostile()) children_.table(os, order_);
     os << body.str();
     build(os);
     data(os);
@@ -365,8 +341,8 @@ class Emitter {
         FLATCHECK_INPUT(m.attribute(n.target, &is_buffer),
                         "emit-torch: get_attr target '" << n.target << "' is not a tensor");
         os << ind << var(n.name) << " = _R.node(" << py_str(n.name) << ", \"get_attr\", "
-           << "_R.attr(self, " << py_str(n.target) << ", " << (is_buffer ? "True" : "False")
-           << "), ())\n";
+           << "_R.attr(self, " << children_.path_expr(m, n.target) << ", "
+           << (is_buffer ? "True" : "False") << "), ())\n";
         return;
       }
       case NodeOp::kCallFunction:
@@ -374,7 +350,8 @@ class Emitter {
           Node* dst = std::get<Node*>(n.args.at(0));
           const auto& into = update_args(m);
           auto k = std::find(into.begin(), into.end(), dst->target);
-          os << ind << "_R.copy(self, " << py_str(dst->target) << ", " << arg(n.args.at(1))
+          os << ind << "_R.copy(self, " << children_.path_expr(m, dst->target) << ", "
+             << arg(n.args.at(1))
              << (k == into.end() ? "" : ", _u" + std::to_string(k - into.begin())) << ")\n";
           os << ind << var(n.name) << " = _R.node(" << py_str(n.name) << ", \"copy_\", "
              << arg(n.args.at(1)) << ", " << inputs_of(n) << ")\n";
@@ -388,12 +365,12 @@ class Emitter {
         const Module* child = m.submodule(n.target);
         os << ind << var(n.name) << " = _R.node(" << py_str(n.name) << ", \"call_module\", "
            << "_R.invoke(" << py_str(n.target) << ", " << inputs_of(n, /*positional=*/true) << ", "
-           << ((options_.kwargs || packed(child)) && child ? call_form(n, *child)
-                                                           : attr_path(n.target));
+           << ((options_.kwargs || packed(child)) && child ? call_form(m, n, *child)
+                                                           : children_.module_expr(m, n.target));
         for (const auto& a : n.args) os << ", " << arg(a);
         if (child)
           for (const auto& path : update_args(*child))
-            os << ", _R.state(self, " << py_str(n.target + "." + path) << ")";
+            os << ", _R.state(self, " << children_.path_expr(m, n.target + "." + path) << ")";
         os << "), " << inputs_of(n) << ")\n";
         return;
       }
@@ -434,7 +411,7 @@ class Emitter {
   // by (a call target may be a grandchild's path), and refuses calls that differ in form
   // (torch/_export/wrappers.py: "in_spec mismatch"). Without --kwargs every argument goes by
   // position (k = all).
-  std::string call_form(const Node& n, const Module& child) const {
+  std::string call_form(const Module& m, const Node& n, const Module& child) {
     const size_t placeholders = child.graph.placeholders().size();
     const size_t pack = packed(&child) ? placeholders : 0;
     std::string names = "(";
@@ -447,8 +424,8 @@ class Emitter {
       names += "\"_u" + std::to_string(i) + "\", ";
     const size_t count = (pack ? 1 : placeholders) + update_args(child).size();
     const uint64_t first = options_.kwargs ? fnv1a64(class_of_.at(&child)) % (count + 1) : count;
-    return "_call(" + attr_path(n.target) + ", " + std::to_string(pack) + ", " + names + "), " +
-           std::to_string(first) + ")";
+    return "_call(" + children_.module_expr(m, n.target) + ", " + std::to_string(pack) + ", " +
+           names + "), " + std::to_string(first) + ")";
   }
 
   void build(std::ostringstream& os) {
@@ -459,8 +436,10 @@ class Emitter {
       os << "    m_" << class_of_.at(m) << " = " << class_of_.at(m) << "(S)\n";
     for (const Module* m : order_)
       for (const auto& [k, ch] : m->children)
-        os << "    m_" << class_of_.at(m) << ".add_module(" << py_str(k) << ", m_"
-           << class_of_.at(ch.get()) << ")\n";
+        os << "    m_" << class_of_.at(m) << ".add_module("
+           << (children_.hostile() ? "CHILD_NAMES[" + py_str(children_.key(*m, k)) + "]"
+                                   : py_str(k))
+           << ", m_" << class_of_.at(ch.get()) << ")\n";
     os << "    return m_" << class_of_.at(c_.module.get()) << "\n\n\n";
   }
 
@@ -476,7 +455,7 @@ class Emitter {
     }
     os << "]\nEXPECTED_STATE = {\n";
     for (const auto& [k, t] : final_state_)
-      os << "    " << py_str(k) << ": " << tensor_expr(t) << ",\n";
+      os << "    " << py_str(children_.python_fqn(k)) << ": " << tensor_expr(t) << ",\n";
     os << "}\n# Every node's value in each call, by provenance key (\"n@1/add\"), with its op "
           "(a get_attr\n# or call_module node: its target).\n"
        << "EXPECTED_NODES = [\n";
@@ -543,6 +522,10 @@ class Emitter {
   // each, flatcheck under its first (docs/torch.md, "Differences that remain").
   void export_names(std::ostringstream& os) {
     os << "# flatcheck's exported placeholder names of the state, by FQN.\nEXPORT_NAMES = ";
+    if (children_.spelled()) {
+      os << "None  # children named for torch (--hostile-child-names)\n";
+      return;
+    }
     for (Node* ph : c_.module->graph.placeholders()) {
       std::string name = export_mangle(ph->name);
       if (name.starts_with("p_") || name.starts_with("b_")) {
@@ -582,6 +565,7 @@ class Emitter {
   std::unordered_map<const Module*, std::string> class_of_;
   std::vector<const Module*> order_;
   std::unordered_map<const Node*, std::string> spelled_;  // --hostile-names: parameters
+  ChildNames children_;                                   // --hostile-child-names
   std::map<std::string, std::string> consts_;  // module-level float constants: name -> definition
 };
 

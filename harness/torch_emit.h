@@ -61,6 +61,19 @@ struct EmitOptions {
   // names; a parameter so named shadows them, a known upstream class) and the names the program's
   // own code reads (torch, getattr, self, _R, ...).
   bool hostile_names = false;
+  // Children named from names torch's own modules and values use, not flatcheck's: about two
+  // of each three children of a module take a name torch gives its own values and modules or
+  // its generated code reads (L__self__, submod_0, _run_on_acc_0, torch, pytree, ...), and in
+  // one program of three also attributes of the GraphModule that ep.module() and
+  // torch.fx.symbolic_trace build and of unflatten's modules (graph, code, meta, ivals, ...),
+  // drawn by fnv1a64 of the parent's flatcheck type and the child's name, none taken twice in a
+  // module nor taken from its state. The program holds
+  // the names in CHILD_NAMES ("M<i>.<flatcheck name>" -> the Python name), through which build()
+  // and every forward reach the children, and EXPECTED_STATE is keyed by the Python FQNs; the
+  // bridge runs a failing path again with CHILD_NAMES made flatcheck's (harness/torch/
+  // torch_children.py). The same eager results. Left out: names with '@' (unflatten's and the
+  // bridge's own call-index mark) and nn.Module's own attributes (add_module refuses them).
+  bool hostile_child_names = false;
 };
 
 // The Python source for `c`. `source` names where the case came from (a file, a seed).

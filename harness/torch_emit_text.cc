@@ -204,6 +204,21 @@ std::string shape_list(const Shape& s) {
 
 }  // namespace
 
+std::string py_str(const std::string& s) {
+  std::string out = "\"";
+  for (char c : s) {
+    if (c == '"' || c == '\\') out += '\\';
+    if (static_cast<unsigned char>(c) < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", static_cast<unsigned char>(c));
+      out += buf;
+      continue;
+    }
+    out += c;
+  }
+  return out + "\"";
+}
+
 std::string tensor_expr(const Tensor& t) {
   return "_t(\"" + b64(t) + "\", " + shape_list(t.shape) + ")";
 }

@@ -19,6 +19,10 @@ namespace flatcheck {
 // are not placeholders.
 std::vector<std::string> hostile_pool(const Module& root, const Module& m);
 
+// `s` as a Python string literal (double quotes; quotes, backslashes and control bytes
+// escaped).
+std::string py_str(const std::string& s);
+
 // `t` as Python text: `_t("<base64 of its float32 bits, little-endian>", [shape])`, bit-exact.
 std::string tensor_expr(const Tensor& t);
 

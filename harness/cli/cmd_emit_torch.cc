@@ -55,6 +55,7 @@ int cmd_emit_torch(int argc, char** argv) {
   options.packed_args = a.flag("--packed-args");
   options.op_kwargs = a.flag("--op-kwargs");
   options.hostile_names = a.flag("--hostile-names");
+  options.hostile_child_names = a.flag("--hostile-child-names");
   for (const auto& path : case_files(a.positional())) {
     Case c = load_case_file(path);
     std::string text;

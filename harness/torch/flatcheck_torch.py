@@ -268,6 +268,7 @@ import torch  # noqa: E402 - after the restart above
 from torch_compare import (Eager, Verdict, bit_equal, compare_node, diff_values, eager_run,
                            first_difference, inputs_after, outputs_of, state_of,
                            storage_groups)
+import torch_children
 import torch_names
 from torch_export import PATHS as EXPORT_PATHS
 from torch_export import failure, run_export
@@ -699,13 +700,14 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
     for family, run in families:
         for group in path_groups([x for x in paths if x in family]):
             got = torch_names.traced(p, group, run, within(path_time, group, run))
+            got = torch_children.traced(p, group, run, got, eager, cache)
             results += [{"path": path, **r} for path, r in got.items()]
     for r in results:
         r.update({"update_args": True} if getattr(p, "CONFIG", {}).get("update_args") else {})
         r.update({"update_inputs": True} if getattr(p, "CONFIG", {}).get("update_inputs")
                  else {})
         for form in ("kwargs", "dict_outputs", "packed_args", "op_kwargs",  # emit-torch's forms
-                     "hostile_names"):
+                     "hostile_names", "hostile_child_names"):
             r.update({form: True} if getattr(p, "CONFIG", {}).get(form) else {})
         if r["path"] != "eager":
             r.update({"branch": branch} if branch != "python" else {})

@@ -11,7 +11,7 @@ PyTorch repro.
         [--max-nodes N] [--max-shrinks K] [--time SECONDS] [--path-time SECONDS]
         [--device cpu|cuda] [--branch python|cond|nograd] [--reads copy|alias|changed]
         [--update-args] [--update-inputs] [--kwargs] [--dict-outputs] [--packed-args]
-        [--op-kwargs] [--hostile-names]
+        [--op-kwargs] [--hostile-names] [--hostile-child-names]
 
 --torch-root runs the bridge in the torch 2.x root (scripts/torch-root.sh builds it; this is
 --python "scripts/in-torch-root python3"); without it, --python (default: this interpreter).
@@ -31,7 +31,8 @@ bridge's --reads). --update-args: the programs are emitted with each buffer upda
 made through a forward argument the caller fills with the buffer (emit-torch --update-args), so
 torch sees submodules update their inputs in place. A shrink's test runs the bridge with the same
 --pass, --device, --branch and --reads, on programs emitted with the same --update-args and
---update-inputs (and --kwargs, --dict-outputs, --packed-args, --op-kwargs, --hostile-names). --update-inputs: the
+--update-inputs (and --kwargs, --dict-outputs, --packed-args, --op-kwargs, --hostile-names,
+--hostile-child-names). --update-inputs: the
 programs' roots update their inputs in
 place once their results are made (emit-torch --update-inputs); every path judges the inputs
 after each call against torch eager's. --kwargs: each child is called with some or all of its
@@ -39,7 +40,9 @@ arguments by keyword (emit-torch --kwargs). --dict-outputs: each child of severa
 them as a dict, read by key (emit-torch --dict-outputs). --packed-args: each child takes its
 arguments as one tuple (emit-torch --packed-args). --op-kwargs: additions, subtractions and
 divisions spelled with keyword arguments (emit-torch --op-kwargs). --hostile-names: each forward's
-parameters named from names torch makes or reads (emit-torch --hostile-names). Prints counts per
+parameters named from names torch makes or reads (emit-torch --hostile-names).
+--hostile-child-names: most children named from names torch's modules and values use
+(emit-torch --hostile-child-names). Prints counts per
 path, the skip and known-issue classes, and per op and
 path; exits 1 when a mismatch or an error was found, 2 on bad usage. SIGTERM or SIGINT (a time limit around the campaign,
 Ctrl-C) stops each bridge process, which counts the program under way and those after it not
@@ -243,6 +246,9 @@ FORMS = (
     ("--hostile-names", "parameters named as torch names its own",
      "emit the programs with each forward's parameters named from names torch makes or reads "
      "(getitem_1, arg0_1, p_<param>, input, operator, ...) (emit-torch --hostile-names)"),
+    ("--hostile-child-names", "children named as torch names its own",
+     "emit the programs with most children named from names torch's modules and values use "
+     "(graph, code, meta, L__self__, submod_0, ...) (emit-torch --hostile-child-names)"),
 )
 
 

@@ -5150,6 +5150,72 @@ check("88: traced() joins the class of a renamed run that fails only by a known 
       _joined["export.nonstrict.dynamic"].get("known_torch_issue") ==
       torch_names.CHAIN + "+other-class", str(_joined))
 
+# Children named as torch names its own (emit-torch --hostile-child-names, docs/found-bugs.md
+# 91): the program's CHILD_NAMES made flatcheck's, torch eager's state keyed so, all put back;
+# an error that goes away is the class, a mismatch that goes away is marked and stays.
+import torch_children  # noqa: E402
+from torch_compare import eager_run  # noqa: E402
+
+
+class _Leaf(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.full((2,), 3.0))
+
+    def forward(self, x):
+        return x * self.w
+
+
+class _Holder(torch.nn.Module):
+    def forward(self, x):
+        return getattr(self, _kids.CHILD_NAMES["M1.block"])(x) + 1
+
+
+def _build():
+    root = _Holder()
+    root.add_module(_kids.CHILD_NAMES["M1.block"], _Leaf())
+    return root
+
+
+_kids = types.SimpleNamespace(CHILD_NAMES={"M1.block": "graph"}, build=_build,
+                              INPUTS=[torch.ones(2)], CONFIG={"calls": 1})
+_eager = eager_run(_kids)
+_cache = {"kept": 1}
+_seen = {}
+
+
+def _kid_run(group):
+    """A path that fails while the child is named graph (symbolic_trace: class 91's crash)."""
+    _seen["names"] = dict(_kids.CHILD_NAMES)
+    _seen["final"] = sorted(_eager.final)
+    _seen["cache"] = dict(_cache)
+    try:
+        torch.fx.symbolic_trace(_kids.build())
+    except Exception as e:  # noqa: BLE001
+        return {x: {"status": "error", "first_mismatch": str(e)} for x in group}
+    return {x: {"status": "agree"} for x in group}
+
+
+_first = _kid_run(["fx", "fx.folder"])
+_first["fx.folder"] = {"status": "mismatch", "first_mismatch": "call 1 output 0"}
+_got = torch_children.traced(_kids, ["fx", "fx.folder"], _kid_run, _first, _eager, _cache)
+check("91: torch_children.traced: an error that goes away with flatcheck's child names is the "
+      "class, a mismatch that does is marked and stays; inside, the names and eager's state are "
+      "flatcheck's and the cache empty; all put back",
+      _first["fx"]["status"] == "error" and
+      _got["fx"]["known_torch_issue"] == torch_children.CHILD_ATTR and
+      "M1.block as graph" in _got["fx"]["detail"] and
+      _got["fx.folder"]["status"] == "mismatch" and "child_names_cause" in _got["fx.folder"] and
+      _seen == {"names": {"M1.block": "block"}, "final": ["block.w"], "cache": {}} and
+      _kids.CHILD_NAMES == {"M1.block": "graph"} and sorted(_eager.final) == ["graph.w"] and
+      _cache == {"kept": 1}, f"{_got} {_seen}")
+_plain = types.SimpleNamespace(**{**vars(_kids), "CHILD_NAMES": {"M1.block": "block"}})
+check("91: torch_children.traced leaves a program whose children keep their names alone",
+      torch_children.traced(_plain, ["fx"], _kid_run, {"fx": {"status": "error"}}, _eager,
+                            _cache) == {"fx": {"status": "error"}} and
+      torch_children.spelled(_kids) == {"M1.block": "graph"} and
+      torch_children.spelled(types.SimpleNamespace()) == {})
+
 # within(): a path runner that lets an exception out (seed 117's functional_call trace did: its
 # bridge process died and the campaign stopped at its second program) is an error of each path
 # of its group, stage "bridge", naming the exception and where it was raised; a runner that

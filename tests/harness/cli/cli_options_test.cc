@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -386,6 +387,68 @@ TEST(CliEmitTorchTest, HostileNamesGivesParametersNamesTorchMakesOrReads) {
   EXPECT_NE(py.find("    def forward(self, v_x, v_scale):\n"), std::string::npos) << py;
   EXPECT_NE(py.find("    def forward(self, v_x):\n"), std::string::npos) << py;
   EXPECT_NE(py.find("\"hostile_names\": False"), std::string::npos);
+}
+
+// The entries of the CHILD_NAMES table of `py`: "M<i>.<flatcheck name>" -> Python name.
+std::map<std::string, std::string> child_table(const std::string& py) {
+  std::map<std::string, std::string> out;
+  size_t at = py.find("\nCHILD_NAMES = {\n");
+  if (at == std::string::npos) return out;
+  const size_t end = py.find("\n}", at);
+  for (at = py.find("    \"", at); at != std::string::npos && at < end;
+       at = py.find("    \"", at + 1)) {
+    const size_t colon = py.find("\": \"", at);
+    const size_t close = py.find("\",", colon + 4);
+    out[py.substr(at + 5, colon - at - 5)] = py.substr(colon + 4, close - colon - 4);
+  }
+  return out;
+}
+
+TEST(CliEmitTorchTest, HostileChildNamesNamesChildrenThroughChildNames) {
+  // unflatten-dotted-call-target: the root calls its grandchild by a dotted target and reads
+  // and updates its buffer. With --hostile-child-names every child is reached through
+  // CHILD_NAMES (build()'s add_module, the call, the buffer's path), EXPECTED_STATE is keyed by
+  // the Python names, and EXPORT_NAMES is not compared; the same on every emit.
+  std::string py = emitted("unflatten-dotted-call-target", " --hostile-child-names");
+  EXPECT_EQ(py, emitted("unflatten-dotted-call-target", " --hostile-child-names"));
+  EXPECT_NE(py.find("\"hostile_child_names\": True"), std::string::npos);
+  auto table = child_table(py);
+  ASSERT_EQ(table.size(), 2u) << py;
+  const std::string inner = table["M1.layer0"], outer = table["M2.layer0"];
+  EXPECT_FALSE(inner == "layer0" && outer == "layer0") << py;
+  for (const char* want :
+       {"m_M1.add_module(CHILD_NAMES[\"M1.layer0\"], m_M0)",
+        "m_M2.add_module(CHILD_NAMES[\"M2.layer0\"], m_M1)",
+        "getattr(getattr(self, CHILD_NAMES[\"M2.layer0\"]), CHILD_NAMES[\"M1.layer0\"]), v_x)",
+        "_R.copy(self, CHILD_NAMES[\"M2.layer0\"] + \".\" + CHILD_NAMES[\"M1.layer0\"] + "
+        "\".buf\", ",
+        "EXPORT_NAMES = None  # children named for torch"})
+    EXPECT_NE(py.find(want), std::string::npos) << want << "\n" << py;
+  EXPECT_NE(py.find("    \"" + outer + "." + inner + ".buf\": _t("), std::string::npos) << py;
+  EXPECT_EQ(py.find("self.layer0"), std::string::npos) << py;
+  // Across cases: children renamed and kept, no two children of a module alike, no '@' or '.',
+  // no name a module's state holds.
+  size_t renamed = 0, kept = 0;
+  for (const char* name :
+       {"seed-quickstart", "fault-mangled-fqn-collision", "fault-swap-by-name",
+        "unflatten-dotted-call-target", "found-variants-of-two-input-shapes",
+        "fault-dedup-ignores-call-targets", "found-skip-level-variant-behind-stub"}) {
+    std::map<std::string, std::set<std::string>> per_class;
+    for (const auto& [key, value] : child_table(emitted(name, " --hostile-child-names"))) {
+      const std::string cls = key.substr(0, key.find('.'));
+      EXPECT_TRUE(per_class[cls].insert(value).second) << name << ": " << key << " " << value;
+      EXPECT_EQ(value.find_first_of("@."), std::string::npos) << value;
+      (value == key.substr(key.find('.') + 1) ? kept : renamed) += 1;
+    }
+  }
+  EXPECT_GT(renamed, 2u);
+  EXPECT_GT(kept, 0u);
+  // Without the flag: no table, children by their names.
+  py = emitted("unflatten-dotted-call-target");
+  EXPECT_EQ(py.find("CHILD_NAMES"), std::string::npos) << py;
+  EXPECT_NE(py.find("add_module(\"layer0\", m_M0)"), std::string::npos) << py;
+  EXPECT_NE(py.find("self.layer0.layer0"), std::string::npos) << py;
+  EXPECT_NE(py.find("\"hostile_child_names\": False"), std::string::npos);
 }
 
 TEST(CliShrinkPredicateTest, MinimizesAgainstAnExternalCommand) {

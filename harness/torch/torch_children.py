@@ -1,0 +1,99 @@
+"""A cause of failures that lies in the program's child module names, not in a path: a child
+named as an attribute of the modules torch builds, or as a value torch names itself
+(emit-torch --hostile-child-names; docs/found-bugs.md 91).
+
+  export-child-named-as-module-attribute
+      a child named `graph`, `code`, `meta` (the GraphModule of ep.module() and
+      torch.fx.symbolic_trace has these), `ivals`, `adapted`, `graph_signature` (unflatten's
+      UnflattenedModule), ...: the module torch builds cannot hold it, and the path fails.
+      Traced when the program names children so (CHILD_NAMES) and the path, run again with
+      every child under its flatcheck name, agrees with torch eager, or fails only by known
+      classes (joined to this one). A path that gave a wrong result (not an error) and agrees
+      so keeps its mismatch: no known class is a silent one of child names, and the result
+      says that the names are its cause ("child_names_cause")
+"""
+import contextlib
+
+from torch_compare import tensors_of
+
+CHILD_ATTR = "export-child-named-as-module-attribute"
+
+
+def spelled(p):
+    """{"M<i>.<flatcheck name>": Python name} of the children `p` names otherwise."""
+    names = getattr(p, "CHILD_NAMES", None) or {}
+    return {k: v for k, v in names.items() if v != k.split(".", 1)[1]}
+
+
+def fqn_map(p):
+    """{FQN with CHILD_NAMES as they are: FQN with flatcheck's names} of the model's state (two
+    builds of one construction: the same order of parameters and buffers)."""
+    names = p.CHILD_NAMES
+    given = list(tensors_of(p.build()))
+    kept = dict(names)
+    try:
+        names.update({k: k.split(".", 1)[1] for k in names})
+        flat = list(tensors_of(p.build()))
+    finally:
+        names.update(kept)
+    if len(given) != len(flat):
+        raise ValueError(f"CHILD_NAMES changes the state: {len(given)} FQNs, then {len(flat)}")
+    return dict(zip(given, flat))
+
+
+@contextlib.contextmanager
+def children_unspelled(p, eager, cache):
+    """Inside, program `p` builds its model with every child under its flatcheck name (the
+    program's CHILD_NAMES changed in place: build() and the forwards read it), and `eager`'s
+    state is keyed by those FQNs; `cache` (results of torch eager runs) starts empty. All
+    restored after."""
+    names = p.CHILD_NAMES
+    rename = fqn_map(p)
+    kept_names, kept_cache = dict(names), dict(cache)
+    kept_eager = (eager.final, eager.initial, eager.groups)
+    try:
+        names.update({k: k.split(".", 1)[1] for k in names})
+        eager.final, eager.initial, eager.groups = (
+            {rename.get(f, f): v for f, v in d.items()} for d in kept_eager)
+        cache.clear()
+        yield
+    finally:
+        names.update(kept_names)
+        eager.final, eager.initial, eager.groups = kept_eager
+        cache.clear()
+        cache.update(kept_cache)
+
+
+def traced(p, group, run, results, eager, cache):
+    """`results` of the paths `group` ({path: result}) with each error traced to CHILD_ATTR where
+    `p` names children otherwise and the path, run again with flatcheck's names, agrees (or
+    fails only by known classes); a mismatch that so agrees is marked, not excused."""
+    failing = [x for x in group if results.get(x, {}).get("status") in ("mismatch", "error")]
+    names = spelled(p) if failing else {}
+    if not names:
+        return results
+    try:
+        with children_unspelled(p, eager, cache):
+            again = run(failing)
+    except Exception:  # noqa: BLE001 - no run to compare with: the results stand
+        return results
+    shown = ", ".join(f"{k} as {v}" for k, v in sorted(names.items())[:4]) + \
+        (f" and {len(names) - 4} more" if len(names) > 4 else "")
+    out = dict(results)
+    for x in failing:
+        status = again.get(x, {}).get("status")
+        if status not in ("agree", "excused", "known_torch_issue"):
+            continue
+        other = again[x].get("known_torch_issue") if status == "known_torch_issue" else None
+        if results[x]["status"] == "mismatch":
+            out[x] = dict(results[x], child_names_cause=(
+                f"with flatcheck's child names (not {shown}) the path "
+                + (f"fails only by {other}" if other else "agrees")))
+            continue
+        out[x] = {"status": "known_torch_issue",
+                  "known_torch_issue": "+".join([CHILD_ATTR] + ([other] if other else [])),
+                  "stage": results[x].get("stage"),
+                  "detail": (f"children named {shown}; with flatcheck's names the path "
+                             + (f"fails only by {other}" if other else "agrees")
+                             + f" ({results[x].get('first_mismatch')})")[:500]}
+    return out
