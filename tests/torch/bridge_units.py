@@ -5157,7 +5157,7 @@ import torch_children  # noqa: E402
 from torch_compare import eager_run  # noqa: E402
 
 
-class _Leaf(torch.nn.Module):
+class _KidLeaf(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.w = torch.nn.Parameter(torch.full((2,), 3.0))
@@ -5166,14 +5166,14 @@ class _Leaf(torch.nn.Module):
         return x * self.w
 
 
-class _Holder(torch.nn.Module):
+class _KidHolder(torch.nn.Module):
     def forward(self, x):
         return getattr(self, _kids.CHILD_NAMES["M1.block"])(x) + 1
 
 
 def _build():
-    root = _Holder()
-    root.add_module(_kids.CHILD_NAMES["M1.block"], _Leaf())
+    root = _KidHolder()
+    root.add_module(_kids.CHILD_NAMES["M1.block"], _KidLeaf())
     return root
 
 

@@ -156,9 +156,9 @@ if [ "$rc" -ne 2 ] || ! grep -q "path-time must be positive" "$work/log-zero" ||
   exit 1
 fi
 echo "PASS: --path-time 0 is refused"
-# --update-args, --update-inputs, --kwargs, --dict-outputs, --packed-args, --op-kwargs and
-# --hostile-names: the campaign's programs are emitted so (each says "update_args": True, ...,
-# "hostile_names": True),
+# --update-args, --update-inputs, --kwargs, --dict-outputs, --packed-args, --op-kwargs,
+# --hostile-names and --hostile-child-names: the campaign's programs are emitted so (each says
+# "update_args": True, ..., "hostile_child_names": True),
 # and so are a shrink's candidates; without them, neither (stand-ins that name the path after the form of the programs they are given, and record it when run as
 # a shrink's test).
 cat >"$work/form.py" <<'PY'
@@ -172,7 +172,8 @@ form = "+".join(f for f, key in (("args", '"update_args": True'),
                                  ("dicts", '"dict_outputs": True'),
                                  ("packed", '"packed_args": True'),
                                  ("opkw", '"op_kwargs": True'),
-                                 ("hostile", '"hostile_names": True'))
+                                 ("hostile", '"hostile_names": True'),
+                                 ("child", '"hostile_child_names": True'))
                 if texts and all(key in t for t in texts)) or "plain"
 if "--interesting" in args:
     open(sys.argv[1], "a").write(form + "\n")
@@ -185,11 +186,12 @@ print(json.dumps({"summary": True, "torch": "stand-in", "programs": len(progs),
                   "paths": {f"form.{form}": {"mismatch": len(progs)}}}))
 sys.exit(1)
 PY
-for form in plain args inputs kwargs dicts packed opkw hostile; do
+for form in plain args inputs kwargs dicts packed opkw hostile child; do
   flag=$(case $form in args) echo --update-args ;; inputs) echo --update-inputs ;;
                        kwargs) echo --kwargs ;; dicts) echo --dict-outputs ;;
                        packed) echo --packed-args ;; opkw) echo --op-kwargs ;;
-                       hostile) echo --hostile-names ;; esac)
+                       hostile) echo --hostile-names ;; child) echo --hostile-child-names ;;
+                       esac)
   python3 "$src/harness/torch/torch_campaign.py" --cases 2 --jobs 1 --flatcheck "$bin" \
     --out "$work/form-$form" --max-checks 2 --max-shrinks 1 $flag \
     --python "python3 $work/form.py $work/form-pred-$form" >"$work/log-$form" 2>&1
@@ -201,6 +203,7 @@ for form in plain args inputs kwargs dicts packed opkw hostile; do
   said_packed=$(grep -c "children's arguments packed in a tuple" "$work/log-$form")
   said_opkw=$(grep -c "ops spelled with keyword arguments" "$work/log-$form")
   said_hostile=$(grep -c "parameters named as torch names its own" "$work/log-$form")
+  said_child=$(grep -c "children named as torch names its own" "$work/log-$form")
   if [ "$rc" -ne 1 ] || ! grep -q "form\.$form " "$work/log-$form" ||
      [ "$(sort -u "$work/form-pred-$form" 2>/dev/null)" != "$form" ] ||
      [ "$said" -ne "$([ "$form" = args ] && echo 1 || echo 0)" ] ||
@@ -209,7 +212,8 @@ for form in plain args inputs kwargs dicts packed opkw hostile; do
      [ "$said_dicts" -ne "$([ "$form" = dicts ] && echo 1 || echo 0)" ] ||
      [ "$said_packed" -ne "$([ "$form" = packed ] && echo 1 || echo 0)" ] ||
      [ "$said_opkw" -ne "$([ "$form" = opkw ] && echo 1 || echo 0)" ] ||
-     [ "$said_hostile" -ne "$([ "$form" = hostile ] && echo 1 || echo 0)" ]; then
+     [ "$said_hostile" -ne "$([ "$form" = hostile ] && echo 1 || echo 0)" ] ||
+     [ "$said_child" -ne "$([ "$form" = child ] && echo 1 || echo 0)" ]; then
     cat "$work/log-$form" "$work/form-pred-$form"
     echo "FAIL: with${flag:+ $flag}${flag:-out --update-args}, the programs or a shrink's"
     echo "  candidates were not emitted as '$form' (exit $rc)"
