@@ -101,6 +101,12 @@ TEST(ShapeRuleTest, ConcatAddsAlongItsDimAndSplitDividesIt) {
   EXPECT_EQ(infer_shapes(OpCode::kSplit, {{4, 6}}, {int64_t{1}, int64_t{3}}),
             (std::vector<Shape>(3, Shape{4, 2})));
   EXPECT_THROW(infer_shapes(OpCode::kSplit, {{4, 5}}, {int64_t{1}, int64_t{2}}), InputError);
+  // Chunks from 1 to 64: both ends taken, 0 and 65 refused (a count that bounds the outputs).
+  EXPECT_EQ(infer_shapes(OpCode::kSplit, {{64}}, {int64_t{0}, int64_t{64}}).size(), 64u);
+  EXPECT_EQ(infer_shapes(OpCode::kSplit, {{3}}, {int64_t{0}, int64_t{1}}),
+            (std::vector<Shape>{{3}}));
+  EXPECT_THROW(infer_shapes(OpCode::kSplit, {{130}}, {int64_t{0}, int64_t{65}}), InputError);
+  EXPECT_THROW(infer_shapes(OpCode::kSplit, {{4}}, {int64_t{0}, int64_t{0}}), InputError);
 }
 
 // Every shape rule first counts its tensor inputs: given fewer than its signature's T's (ops.def),

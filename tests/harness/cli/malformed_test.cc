@@ -173,6 +173,17 @@ std::vector<Broken> engine_changes(const Json& doc) {
         b + "/ops/0/in/0");
     with_engine(
         "engine version", [&](Json& x) { x["version"] = 7; }, b + "/version");
+    // A slot is an object of its two keys: another key, or a slot that is not an object, is
+    // refused at the slot's path.
+    with_engine(
+        "slot with an unknown key", [&](Json& x) { x["slots"][0]["stride"] = 1; },
+        b + "/slots/0/stride: unknown key");
+    with_engine(
+        "slot that is not an object",
+        [&](Json& x) {
+          x["slots"][0] = Json::array({1, 0});
+        },
+        b + "/slots/0: expected an object");
     // Every binding's slot is checked against the slots there are (a slot past them would be
     // read and written off the end), and an output must name a slot something wrote.
     const size_t past = engine["slots"].size() + 3;
@@ -650,6 +661,28 @@ TEST(MalformedTest, LimitsAreSettableFromTheCommandLine) {
   CliRun calls = run_cli("--limit=max_calls=1,max_json_depth=64 validate " + src);
   EXPECT_EQ(calls.code, 2) << calls.out;
   EXPECT_NE(calls.out.find("module calls"), std::string::npos) << calls.out;
+  // The structural budget (module calls among it) is checked before type inference: a document
+  // whose root gives its child an argument of the wrong shape is refused for its calls first.
+  std::ifstream in(src);
+  Json doc = Json::parse(in);
+  doc["module"]["graph"]["nodes"][0]["val"]["shape"] = {3, 5};
+  const std::string bad_shape =
+      (std::filesystem::temp_directory_path() / "flatcheck-limits-bad-shape.json").string();
+  std::ofstream(bad_shape) << doc.dump();
+  CliRun typed = run_cli("validate " + bad_shape);
+  EXPECT_EQ(typed.code, 2) << typed.out;
+  EXPECT_NE(typed.out.find("its placeholder %x is f32[2, 2]"), std::string::npos) << typed.out;
+  CliRun inlined = run_cli("--limit=max_inlined_nodes=20 validate " + bad_shape);
+  EXPECT_EQ(inlined.code, 2) << inlined.out;
+  EXPECT_NE(inlined.out.find("the program inlines to this many nodes: 28, over the limit of 20"),
+            std::string::npos)
+      << inlined.out;
+  CliRun first = run_cli("--limit=max_calls=1 validate " + bad_shape);
+  EXPECT_EQ(first.code, 2) << first.out;
+  EXPECT_NE(first.out.find("one run makes this many module calls: 2, over the limit of 1"),
+            std::string::npos)
+      << first.out;
+  std::filesystem::remove(bad_shape);
   for (const char* bad : {"max_nodes", "max_nodes=", "max_nodes=-1", "max_nodes=010x", "bogus=1",
                           "max_json_depth=99999999999"}) {
     CliRun r = run_cli("validate " + src + " --limit " + bad);
