@@ -19,10 +19,16 @@ from torch_compare import tensors_of
 CHILD_ATTR = "export-child-named-as-module-attribute"
 
 
+def flatcheck_names(names):
+    """A CHILD_NAMES table with every child under its flatcheck name (the key's second part)."""
+    return {k: k.split(".", 1)[1] for k in names}
+
+
 def spelled(p):
     """{"M<i>.<flatcheck name>": Python name} of the children `p` names otherwise."""
     names = getattr(p, "CHILD_NAMES", None) or {}
-    return {k: v for k, v in names.items() if v != k.split(".", 1)[1]}
+    flat = flatcheck_names(names)
+    return {k: v for k, v in names.items() if v != flat[k]}
 
 
 def fqn_map(p):
@@ -32,7 +38,7 @@ def fqn_map(p):
     given = list(tensors_of(p.build()))
     kept = dict(names)
     try:
-        names.update({k: k.split(".", 1)[1] for k in names})
+        names.update(flatcheck_names(names))
         flat = list(tensors_of(p.build()))
     finally:
         names.update(kept)
@@ -52,7 +58,7 @@ def children_unspelled(p, eager, cache):
     kept_names, kept_cache = dict(names), dict(cache)
     kept_eager = (eager.final, eager.initial, eager.groups)
     try:
-        names.update({k: k.split(".", 1)[1] for k in names})
+        names.update(flatcheck_names(names))
         eager.final, eager.initial, eager.groups = (
             {rename.get(f, f): v for f, v in d.items()} for d in kept_eager)
         cache.clear()
