@@ -92,6 +92,7 @@ def joined_order(graph):
     one whose module stack shares the longest prefix with the last node's (the earliest of
     those), the output last."""
     nodes = list(graph.nodes)
+    at = {n: i for i, n in enumerate(nodes)}
     order = [n for n in nodes if n.op in ("placeholder", "get_attr")]
     made, last = set(order), ()
     segment = []
@@ -102,10 +103,8 @@ def joined_order(graph):
             ready = [n for n in segment if all(a in made for a in n.all_input_nodes)]
             if not ready:  # an input made later in this segment cannot be: keep the rest
                 ready = segment[:1]
-
-            def shared(n):
-                return len(os.path.commonprefix([stack_path(n), last]))
-            pick = max(ready, key=lambda n: (shared(n), -segment.index(n)))
+            pick = max(ready, key=lambda n: (len(os.path.commonprefix([stack_path(n), last])),
+                                             -at[n]))
             segment.remove(pick)
             order.append(pick)
             made.add(pick)
