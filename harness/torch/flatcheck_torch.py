@@ -2,7 +2,7 @@
 """flatcheck's bridge to real PyTorch (docs/torch.md). No dependency beyond torch.
 
     python3 harness/torch/flatcheck_torch.py PROGRAM.py...
-        [--paths eager,fx,export,partition,pipeline,compile,aoti,jit]
+        [--paths eager,fx,export,partition,pipeline,compile,aoti,jit,grad]
         [--pass MODULE:FUNCTION] [--quiet] [--device cpu|cuda]
         [--branch python|cond|nograd] [--reads copy|alias|changed]
         [--time SECONDS] [--path-time SECONDS] [--progress SECONDS]
@@ -167,12 +167,17 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            (its kernels round differently); outputs and state (a frozen module's: the tensors
            it still holds) vs torch eager, bit for bit (torch_jit.py; skipped with --branch
            cond: torch.jit.trace refuses torch.cond).
+  grad.compile.aot_eager, grad.compile.inductor, grad.export.nonstrict, grad.export.strict
+           the backward: the calls with float inputs and parameters requiring grad through
+           torch.compile (aot_eager, Inductor) or ep.module() of torch.export.export, then one
+           backward of a fixed weighted sum of the float outputs; the gradients vs torch eager's
+           own backward, bit for bit, or within float32 rounding excused (torch_grad.py).
 --paths takes names or prefixes: `fx` is the fx path, the folder, const_fold, merge_matmul, the
 two normalize paths, the two split paths, the rewrite path and the four functional-trace paths, `export` the
 twenty-seven export paths, `export.strict` thirteen, `partition` the two partition paths and
 their two re-export paths, `compile` the fifteen torch.compile paths (`compile.inductor`
-Inductor's ten), `aoti` the two AOTInductor paths, `jit` the three TorchScript paths; the
-default is every path.
+Inductor's ten), `aoti` the two AOTInductor paths, `jit` the three TorchScript paths, `grad` the
+four gradient paths; the default is every path.
 
 --branch cond runs every path but eager with the program's branch op taken by torch.cond, as the
 cond paths take it (torch_cond.py); each such result says "branch": "cond". --branch nograd
@@ -322,14 +327,17 @@ from torch_jit import PATHS as JIT_PATHS
 from torch_vmap import PATHS as VMAP_PATHS
 from torch_vmap import run_vmap
 from torch_jit import run_jit
+from torch_grad import PATHS as GRAD_PATHS
+from torch_grad import run_grad
 import torch_jit
 
 ALL_PATHS = ("eager", "fx") + FOLDER_PATHS + FOLD_PATHS + MERGE_PATHS + NORMALIZE_PATHS + SPLIT_PATHS + \
     REWRITE_PATHS + REINPLACE_PATHS + \
     EXPORT_PATHS + HOOKED_PATHS + SWAP_PATHS + SWAP_MODULES_PATHS + FUNCTIONAL_PATHS + \
     DYNAMIC_PATHS + COND_PATHS + PARTITION_PATHS + REEXPORT_PATHS + PIPELINE_PATHS + \
-    COMPILE_PATHS + INDUCTOR_PATHS + AOTI_PATHS + JIT_PATHS + VMAP_PATHS
-DEFAULT_PATHS = "eager,fx,export,partition,pipeline,compile,aoti,jit,func"  # every path (bridge_units)
+    COMPILE_PATHS + INDUCTOR_PATHS + AOTI_PATHS + JIT_PATHS + VMAP_PATHS + GRAD_PATHS
+# every path (bridge_units)
+DEFAULT_PATHS = "eager,fx,export,partition,pipeline,compile,aoti,jit,func,grad"
 STATUSES = ("agree", "excused", "mismatch", "error", "skipped", "known_torch_issue")
 
 
@@ -696,7 +704,8 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
                 (INDUCTOR_PATHS, lambda w: run_inductor(p, eager, w, cache)),
                 (AOTI_PATHS, lambda w: run_aoti(p, eager, w, cache)),
                 (JIT_PATHS, lambda w: run_jit(p, eager, w, cache, branch)),
-                (VMAP_PATHS, lambda w: run_vmap(p, eager, w, cache))]
+                (VMAP_PATHS, lambda w: run_vmap(p, eager, w, cache)),
+                (GRAD_PATHS, lambda w: run_grad(p, eager, w, cache))]
     for family, run in families:
         for group in path_groups([x for x in paths if x in family]):
             got = torch_names.traced(p, group, run, within(path_time, group, run))
@@ -893,7 +902,7 @@ def main():
                "reads": args.reads, "programs": len(args.programs),
                "programs_not_run": 0, "paths": {}, "ops_per_path": {}}
     # The paths first: available() imports torch.utils.cpp_extension (0.5 s on torch 2.6).
-    if any(x in INDUCTOR_PATHS + AOTI_PATHS for x in paths) and \
+    if any(x in INDUCTOR_PATHS + AOTI_PATHS + ("grad.compile.inductor",) for x in paths) and \
             torch_inductor.available() is None:
         summary["inductor_vector_isa"] = torch_inductor.vector_isa()  # None: scalar kernels
     records = records_stream()

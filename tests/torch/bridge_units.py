@@ -5216,6 +5216,142 @@ check("91: torch_children.traced leaves a program whose children keep their name
       torch_children.spelled(_kids) == {"M1.block": "graph"} and
       torch_children.spelled(types.SimpleNamespace()) == {})
 
+# The gradient paths (torch_grad.py, docs/found-bugs.md 92 and 93): the judging of gradients,
+# and the two classes on hand models, each trace's removal read (not only its result).
+import torch_grad  # noqa: E402
+
+_g = {"input 0": torch.tensor([1.0, 2.0]), "param a": None, "param b": torch.tensor([0.5])}
+check("grad: judged() agrees bit for bit, excuses float32 rounding and zeros for None, and "
+      "names what differs",
+      torch_grad.judged(torch_grad.Run(_g, set(), {}), torch_grad.Run(dict(_g), set(), {}))
+      == {"status": "agree"} and
+      torch_grad.judged(torch_grad.Run(_g, set(), {}), torch_grad.Run(
+          {**_g, "input 0": torch.tensor([1.0, 2.0000002]), "param a": torch.zeros(1)},
+          set(), {}))["status"] == "excused" and
+      torch_grad.judged(torch_grad.Run(_g, set(), {}), torch_grad.Run(
+          {**_g, "param b": torch.tensor([0.75])}, set(), {})) ==
+      {"status": "mismatch", "first_mismatch": "param b: gradient 0.75 at 0, eager's 0.5"} and
+      torch_grad.judged(torch_grad.Run(_g, set(), {}), torch_grad.Run(
+          {**_g, "param a": torch.ones(1)}, set(), {}))["status"] == "mismatch")
+_aliased = {"param a": torch.ones(1), "param b": torch.ones(1)}
+check("grad: a parameter the path holds under one name of two is judged by that name; one it "
+      "does not hold at all is a mismatch",
+      torch_grad.judged(torch_grad.Run(_aliased, set(), {"param a": ["param a", "param b"],
+                                                         "param b": ["param a", "param b"]}),
+                        torch_grad.Run({"param b": torch.ones(1)}, set(), {})) ==
+      {"status": "agree"} and
+      torch_grad.judged(torch_grad.Run(_aliased, set(), {}), torch_grad.Run(
+          {"param b": torch.ones(1)}, set(), {}))["first_mismatch"] ==
+      "param a: not held by the path's module")
+check("grad: the shape an inplace-modification error names is read",
+      torch_grad.inplace_shape(RuntimeError(
+          "one of the variables needed for gradient computation has been modified by an "
+          "inplace operation: [torch.FloatTensor [3, 1]], which is output 0 of X")) == (3, 1)
+      and torch_grad.inplace_shape(RuntimeError("[torch.FloatTensor []] is at version 2"))
+      == () and torch_grad.inplace_shape(RuntimeError("other")) is None)
+
+
+class _GradUpdate(torch.nn.Module):
+    """92's model: the second call reads what the first wrote with a value requiring grad."""
+
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("buf", torch.zeros(2))
+        self.w = torch.nn.Parameter(torch.full((2,), 0.5), requires_grad=False)
+
+    def forward(self, x):
+        before = self.buf.clone()
+        self.buf.copy_(x * 2)
+        return before + x * self.w
+
+
+class _GradSaved(torch.nn.Module):
+    """93's model (`saved`) and its control, which updates the buffer before reading it."""
+
+    def __init__(self, saved):
+        super().__init__()
+        self.saved = saved
+        self.register_buffer("buf", torch.full((2,), 3.0))
+
+    def forward(self, x):
+        if not self.saved:
+            self.buf.copy_(x + 1)
+        y = self.buf.clone() * x
+        if self.saved:
+            self.buf.copy_(x + 1)
+        return y
+
+
+def _grad_prog(build, calls):
+    return types.SimpleNamespace(build=build, INPUTS=[torch.ones(2)], CONFIG={"calls": calls})
+
+
+_unguarded = _grad_prog(_GradUpdate, 2)
+_got = torch_grad.run_grad(_unguarded, None, ["grad.compile.aot_eager", "grad.export.nonstrict"],
+                           None)
+_want = torch_grad.gradients(_unguarded, lambda m: m, True)
+_plain = torch_grad.gradients(_unguarded, torch_grad.compiler("aot_eager"), True)
+_fresh = torch_grad.gradients(_unguarded, torch_grad.compiler("aot_eager"), True, recompile=True)
+# loss(): call K's output weighted by rand(2) drawn from seed 7 + K (its place among the outputs)
+_r = [torch.rand(2, generator=torch.Generator().manual_seed(7 + k)) for k in range(2)]
+check("92: eager's gradient through the buffer; on torch 2.6 the compile path drops it and is the "
+      "class, the path compiled afresh per call gives eager's (2.14: agrees; export agrees)",
+      torch.allclose(_want.grads["input 0"], 0.5 * _r[0] + 2.5 * _r[1]) and
+      torch.allclose(_want.grads["param w"], _r[0] + _r[1]) and
+      not torch_grad.differences(_want.grads, _fresh.grads) and
+      _got["grad.export.nonstrict"]["status"] == "agree" and
+      (_got["grad.compile.aot_eager"].get("known_torch_issue") == torch_grad.UNGUARDED and
+       torch.allclose(_plain.grads["input 0"], 0.5 * (_r[0] + _r[1])) if VERSION < (2, 7) else
+       _got["grad.compile.aot_eager"]["status"] == "agree" if VERSION >= (2, 14) else True),
+      f"{_got} {_want.grads} {_plain.grads}")
+_once = _grad_prog(_GradUpdate, 1)
+check("92: with one call there is nothing to recompile: no trace is tried",
+      torch_grad.traced_mismatch(_once, "grad.compile.aot_eager", None, None, True,
+                                 {"status": "mismatch"}) == {"status": "mismatch"})
+_saved = torch_grad.run_grad(_grad_prog(lambda: _GradSaved(True), 1), None,
+                             ["grad.compile.aot_eager", "grad.compile.inductor"], None)
+_control = torch_grad.run_grad(_grad_prog(lambda: _GradSaved(False), 1), None,
+                               list(torch_grad.PATHS), None)
+_inductor = torch_grad.inductor_available()
+check("93: the buffer saved for the backward and then updated is the class (Inductor; "
+      "aot_eager too from 2.14 on); updated before it is read, every gradient path agrees",
+      (_inductor is not None or
+       _saved["grad.compile.inductor"].get("known_torch_issue") == torch_grad.SAVED_UPDATED) and
+      (_saved["grad.compile.aot_eager"]["status"] == "agree" if VERSION < (2, 7) else
+       _saved["grad.compile.aot_eager"].get("known_torch_issue") == torch_grad.SAVED_UPDATED
+       if VERSION >= (2, 14) else True) and
+      all(r["status"] == "agree" or (r["status"] == "skipped" and _inductor)
+          for r in _control.values()), f"{_saved} {_control}")
+_error = RuntimeError("one of the variables needed for gradient computation has been modified "
+                      "by an inplace operation: [torch.FloatTensor [5]], which is output 0")
+check("93: the error naming a shape no updated buffer has is not the class",
+      torch_grad.traced_error(_error, "grad.compile.aot_eager",
+                              torch_grad.Run({}, {(2,)}, {}))["status"] == "error" and
+      torch_grad.traced_error(_error, "grad.compile.aot_eager", torch_grad.Run(
+          {}, {(5,)}, {}))["known_torch_issue"] == torch_grad.SAVED_UPDATED)
+
+
+class _GradParamUpdate(torch.nn.Module):
+    def __init__(self, leaf_input):
+        super().__init__()
+        self.leaf_input = leaf_input
+        self.w = torch.nn.Parameter(torch.ones(2), requires_grad=False)
+
+    def forward(self, x):
+        self.w.add_(1)  # a leaf requiring grad updated in place: eager refuses with params
+        return (x * 2).detach() if self.leaf_input else x * self.w
+
+
+_param = torch_grad.eager_reference(_grad_prog(lambda: _GradParamUpdate(False), 1))
+_none = torch_grad.run_grad(_grad_prog(lambda: _GradParamUpdate(True), 1), None,
+                            ["grad.export.strict"], None)
+check("grad: a program whose eager backward refuses parameters requiring grad runs with the "
+      "inputs only; one with no output requiring grad is skipped",
+      _param[0] is not None and _param[0][1] is False and
+      list(_param[0][0].grads) == ["input 0"] and
+      _none["grad.export.strict"]["status"] == "skipped" and
+      "no float output" in _none["grad.export.strict"]["skip"], f"{_param} {_none}")
+
 # within(): a path runner that lets an exception out (seed 117's functional_call trace did: its
 # bridge process died and the campaign stopped at its second program) is an error of each path
 # of its group, stage "bridge", naming the exception and where it was raised; a runner that

@@ -1,0 +1,255 @@
+"""The bridge's gradient paths (docs/torch.md, --paths grad). Every other path judges forward
+results with autograd off; these judge the backward.
+
+  grad.compile.aot_eager   torch.compile(backend="aot_eager", fullgraph=True) of a fresh model:
+                           AOTAutograd's joint graph, its partition into forward and backward
+  grad.compile.inductor    the same with Inductor
+  grad.export.nonstrict    ep.module() of torch.export.export(strict=False) of a fresh model
+  grad.export.strict       the same, strict
+
+Each runs the program's calls with every float input, and every float parameter, requiring
+grad (each call on its own clone of the inputs: an update of an input stays out of the leaf),
+then one backward of a fixed weighted sum of every call's float outputs (loss()). The gradients
+of the inputs and of the parameters (under every name of a shared one) must equal torch eager's
+(the same program, calls, loss and backward, on the model as written): bit for bit "agree";
+within float32 rounding "excused" (close(): AOTAutograd and Inductor may order a gradient's sum
+otherwise; a gradient of zeros where eager has None, as AOTAutograd gives a parameter that
+reaches no output read); else "mismatch". A program whose eager backward raises with
+parameters requiring grad (an in-place update of one) is run with the inputs only requiring
+grad; one that raises even so, or with no float output that depends on a float input or
+parameter, is skipped.
+
+Traced (docs/found-bugs.md):
+  compile-buffer-grad-unguarded (92)   a compile path's gradients differ from eager's, and the
+      same path with dynamo's caches reset before each call after the first (each call compiled
+      for its own inputs) gives eager's: torch 2.6 reuses the graph compiled for a buffer that
+      did not require grad once an update made it require grad, so the gradient through what
+      an earlier call wrote into the buffer is dropped.
+  compile-backward-reads-updated-buffer (93)   a compile path's backward raises "modified by an
+      inplace operation" naming a tensor of the size of a buffer that the eager calls updated
+      with a value requiring grad, where eager's backward runs: the partitioner saved the buffer
+      itself for the backward and the compiled forward then updated it.
+"""
+import re
+
+import torch
+
+from torch_compare import outputs_of
+from torch_compile import available as compile_available
+from torch_export import available, export_program, failure
+from torch_inductor import available as inductor_available
+
+PATHS = ("grad.compile.aot_eager", "grad.compile.inductor", "grad.export.nonstrict",
+         "grad.export.strict")
+UNGUARDED = "compile-buffer-grad-unguarded"
+SAVED_UPDATED = "compile-backward-reads-updated-buffer"
+INPLACE = "modified by an inplace operation"
+RTOL, ATOL = 1e-4, 1e-5  # close(): float32 rounding of a reordered sum, not a wrong gradient
+
+
+def is_float(t):
+    return isinstance(t, torch.Tensor) and t.is_floating_point()
+
+
+def loss_of(outs):
+    """Sum of each float output requiring grad times fixed weights (its position's own draw);
+    NaN and infinities weighted to 0 so one does not hide the rest. None when there is none."""
+    loss = None
+    for i, o in enumerate(outs):
+        if is_float(o) and o.requires_grad:
+            weights = torch.rand(o.shape, generator=torch.Generator().manual_seed(7 + i),
+                                 dtype=o.dtype)
+            term = (o * weights).nan_to_num(0.0, 0.0, 0.0).sum()
+            loss = term if loss is None else loss + term
+    return loss
+
+
+class Run:
+    """One run of a program's calls and backward: `grads` {"input I" | "param FQN": tensor or
+    None}, `updated` the shapes of the buffers that hold a value requiring grad after the calls
+    (an update wrote one into them)."""
+
+    def __init__(self, grads, updated, aliases):
+        self.grads, self.updated, self.aliases = grads, updated, aliases
+
+
+def gradients(p, make, params, recompile=False):
+    """The calls of a fresh model made callable by `make(model)`, then the backward: a Run, or
+    None when no float output requires grad. `params`: the float parameters require grad too.
+    `recompile`: dynamo's caches reset before each call after the first, so each call is
+    compiled for its own inputs (UNGUARDED's cause removed)."""
+    model = p.build()
+    if params:
+        for t in model.parameters():
+            if is_float(t):
+                t.requires_grad_(True)
+    module = make(model)
+    if params:  # ep.module() holds its own parameters
+        for t in module.parameters():
+            if is_float(t):
+                t.requires_grad_(True)
+    leaves = [t.clone().requires_grad_(True) if is_float(t) else t.clone() for t in p.INPUTS]
+    outs = []
+    with torch.enable_grad():
+        for k in range(p.CONFIG["calls"]):
+            if recompile and k:
+                torch._dynamo.reset()
+            outs += outputs_of(module(*[t.clone() for t in leaves]))
+        loss = loss_of(outs)
+        if loss is None:
+            return None
+        updated = {tuple(b.shape) for b in module.buffers() if b.requires_grad}
+        loss.backward()
+    grads = {f"input {i}": None if t.grad is None else t.grad.detach().clone()
+             for i, t in enumerate(leaves) if is_float(t)}
+    held = getattr(module, "_orig_mod", module)  # torch.compile's wrapper: the model's names
+    names = {}
+    for name, t in held.named_parameters(remove_duplicate=False):
+        if params and is_float(t):
+            grads[f"param {name}"] = None if t.grad is None else t.grad.detach().clone()
+            names.setdefault(id(t), []).append(f"param {name}")
+    return Run(grads, updated, {k: group for group in names.values() for k in group})
+
+
+def equal(a, b):
+    """Bit for bit, NaN in the same places."""
+    if a is None or b is None or a.shape != b.shape:
+        return a is None and b is None
+    nan_a, nan_b = torch.isnan(a), torch.isnan(b)
+    return torch.equal(nan_a, nan_b) and torch.equal(a[~nan_a], b[~nan_b])
+
+
+def close(a, b):
+    """Within float32 rounding; or a zero gradient where the other has none (AOTAutograd gives
+    a parameter of its graph that reaches no output read a gradient of zeros, eager None)."""
+    if a is None or b is None:
+        other = b if a is None else a
+        return other is not None and not bool(other.any())
+    return a.shape == b.shape and torch.allclose(a, b, rtol=RTOL, atol=ATOL, equal_nan=True)
+
+
+def differences(want, got, aliases=None):
+    """The gradients of `got` (a dict) not equal to `want`'s: [(key, close)]. A parameter
+    `got` does not hold under a name is judged by another name of its tensor (`aliases`,
+    want's: strict export keeps one name of a shared parameter) where got holds one."""
+    aliases = aliases or {}
+    return [(k, close(w, got.get(k))) for k, w in want.items()
+            if not (k not in got and any(a in got for a in aliases.get(k, ())))
+            and not equal(w, got.get(k))]
+
+
+def described(key, want, got):
+    w, g = want.get(key), got.get(key)
+    if key not in got:
+        return f"{key}: not held by the path's module"
+    if w is None or g is None:
+        return f"{key}: {'no gradient' if g is None else 'a gradient'} where eager has " \
+               f"{'none' if w is None else 'one'}"
+    if w.shape != g.shape:
+        return f"{key}: gradient of shape {tuple(g.shape)}, eager's {tuple(w.shape)}"
+    gap = (w - g).abs().nan_to_num(float("inf"))  # NaN on one side only: the widest gap
+    gap[torch.isnan(w) & torch.isnan(g)] = 0
+    i = int(torch.argmax(gap).item())
+    return f"{key}: gradient {g.flatten()[i].item()!r} at {i}, eager's {w.flatten()[i].item()!r}"
+
+
+def judged(want, got):
+    diffs = differences(want.grads, got.grads, want.aliases)
+    if not diffs:
+        return {"status": "agree"}
+    far = [k for k, near in diffs if not near]
+    if not far:
+        zeros = [k for k, _ in diffs if want.grads[k] is None]
+        return {"status": "excused", "detail": "; ".join(
+            ([f"within float32 rounding of eager's gradients (rtol {RTOL}, atol {ATOL}): "
+              f"{described(k, want.grads, got.grads)}"
+              for k, _ in diffs if k not in zeros][:1]) +
+            ([f"zeros where eager has no gradient ({', '.join(zeros[:3])}"
+              f"{', ...' if len(zeros) > 3 else ''})"] if zeros else []))}
+    return {"status": "mismatch", "first_mismatch": described(far[0], want.grads, got.grads)}
+
+
+def compiler(backend):
+    def make(model):
+        torch._dynamo.reset()
+        return torch.compile(model, backend=backend, fullgraph=True, dynamic=False)
+    return make
+
+
+def exporter(p, mode):
+    return lambda model: export_program(p, mode).module()
+
+
+def inplace_shape(e):
+    """The shape autograd's "modified by an inplace operation" error names, or None."""
+    m = re.search(r"\[torch\.\w+ \[([0-9, ]*)\]\]", str(e))
+    return tuple(int(x) for x in m.group(1).split(",") if x.strip()) if m else None
+
+
+def traced_error(e, path, want):
+    """A compile path's backward raising SAVED_UPDATED's error; else failure()'s reading."""
+    if path.startswith("grad.compile") and INPLACE in str(e) and \
+            inplace_shape(e) in want.updated:
+        return {"status": "known_torch_issue", "known_torch_issue": SAVED_UPDATED,
+                "stage": "backward", "detail": f"{type(e).__name__}: {e}"[:300]}
+    return failure(e, "backward" if INPLACE in str(e) else path)
+
+
+def traced_mismatch(p, path, make, want, params, r):
+    """UNGUARDED where the path with each call compiled afresh gives eager's gradients (or
+    within rounding)."""
+    if not path.startswith("grad.compile") or p.CONFIG["calls"] < 2:
+        return r
+    fresh = gradients(p, make, params, recompile=True)
+    if fresh and all(near for _, near in differences(want.grads, fresh.grads, want.aliases)):
+        return {"status": "known_torch_issue", "known_torch_issue": UNGUARDED,
+                "stage": "backward", "detail": r["first_mismatch"]}
+    return r
+
+
+def eager_reference(p):
+    """Eager's Run and whether the parameters require grad in it; (None, why) to skip."""
+    for params in (True, False):
+        try:
+            run = gradients(p, lambda m: m, params)
+        except RuntimeError as e:
+            why = f"torch eager's backward raises {type(e).__name__}: {e}"[:300]
+            continue
+        if run is None:
+            return None, "no float output depends on a float input or parameter"
+        return (run, params), None
+    return None, why
+
+
+def run_grad(p, eager, paths, cache):
+    """Every requested gradient path of one program: {path: result}. `eager` and `cache`, the
+    forward paths' reference, are not read: the reference is eager's own backward."""
+    del eager, cache
+    wanted = [x for x in PATHS if x in paths]
+    why = available() or compile_available()
+    reference, skip = (None, why) if why else eager_reference(p)
+    if reference is None:
+        return {x: {"status": "skipped", "skip": skip} for x in wanted}
+    want, params = reference
+    no_inductor = inductor_available() if "grad.compile.inductor" in wanted else None
+    makers = {"grad.compile.aot_eager": compiler("aot_eager"),
+              "grad.compile.inductor": compiler("inductor"),
+              "grad.export.nonstrict": exporter(p, "nonstrict"),
+              "grad.export.strict": exporter(p, "strict")}
+    results = {}
+    for path in wanted:
+        if path == "grad.compile.inductor" and no_inductor:
+            results[path] = {"status": "skipped", "skip": no_inductor}
+            continue
+        try:
+            got = gradients(p, makers[path], params)
+            r = judged(want, got) if got else {
+                "status": "mismatch", "first_mismatch": "no float output requires grad"}
+            if r["status"] == "mismatch":
+                r = traced_mismatch(p, path, makers[path], want, params, r)
+        except Exception as e:  # noqa: BLE001 - torch refusing the program: traced, else an error
+            r = traced_error(e, path, want)
+        finally:
+            torch._dynamo.reset()
+        results[path] = {**r, "params_require_grad": params}
+    return results
