@@ -139,7 +139,8 @@ if [ "$mode" = bridge ]; then
   # The non-strict dynamic and functional-call paths and the rewrite path on every fourth
   # program (on torch 2.6 about 1.4 s, 0.5 s and 0.4 s a program), the non-strict cond path on
   # every eighth (a traced class costs it a few seconds), the torch.compile paths on every
-  # sixteenth (about 5 s a program for the four: compile.dynamic compiles at up to four sizes).
+  # sixteenth (about 5 s a program for the four: compile.dynamic compiles at up to four sizes)
+  # with the aot_eager and non-strict export gradient paths (a few seconds more).
   quarter=$(ls "$work"/programs/*.py | awk 'NR % 4 == 2')
   q=$(echo -n "$quarter" | grep -c . || true)
   eighth=$(ls "$work"/programs/*.py | awk 'NR % 8 == 6')
@@ -170,7 +171,8 @@ if [ "$mode" = bridge ]; then
   subset "$work/dynamic.jsonl" "$quarter" \
     export.nonstrict.dynamic,export.nonstrict.functional_call,fx.rewrite
   subset "$work/cond.jsonl" "$eighth" export.nonstrict.cond
-  subset "$work/compile.jsonl" "$sixteenth" compile,-compile.inductor
+  subset "$work/compile.jsonl" "$sixteenth" \
+    compile,-compile.inductor,grad.compile.aot_eager,grad.export.nonstrict
   set -e
   cat "$work/out.jsonl" "$work/preserve.jsonl" "$work/decomp.jsonl" "$work/swap.jsonl" \
     "$work/dynamic.jsonl" "$work/cond.jsonl" "$work/compile.jsonl"
@@ -178,7 +180,7 @@ if [ "$mode" = bridge ]; then
   # its paths count for none; fewer than 16 programs leave the compile set empty).
   python3 - "$work/out.jsonl" "$n" 26 "$work/preserve.jsonl" "$h" 1 "$work/decomp.jsonl" "$d" 4 \
     "$work/swap.jsonl" "$m" 1 "$work/dynamic.jsonl" "$q" 3 "$work/cond.jsonl" "$e" 1 \
-    "$work/compile.jsonl" "$c" 5 <<'EOF'
+    "$work/compile.jsonl" "$c" 7 <<'EOF'
 import json, sys
 paths = want_paths = 0
 for out, want, set_paths in zip(sys.argv[1::3], sys.argv[2::3], sys.argv[3::3]):
@@ -218,7 +220,8 @@ EOF
   echo "PASS: $n programs through every path ($h through export.strict.preserve, $d through the"
   echo "  decomposition paths, $m through the graph swap, $q through export.nonstrict.dynamic,"
   echo "  export.nonstrict.functional_call and fx.rewrite, $e through export.nonstrict.cond, $c"
-  echo "  through the torch.compile paths) on torch $why; emitted ${forms:-as they are}"
+  echo "  through the torch.compile paths and two gradient paths) on torch $why; emitted"
+  echo "  ${forms:-as they are}"
   exit 0
 fi
 
@@ -436,7 +439,7 @@ for f in "$work"/argsd/*.py; do
   bridge "$f" "${extra[@]}" >"$work/argsd.jsonl"
   cat "$work/argsd.jsonl" >>"$work/cases.jsonl"
   want=absent
-  if [[ " ${extra[*]} " =~ \ --paths\ (aoti|compile\.inductor) ]]; then
+  if [[ " ${extra[*]} " =~ \ --paths\ (aoti|compile\.inductor|grad\.compile\.inductor) ]]; then
     want=$isa isa_runs=$((isa_runs + 1))
   fi
   got=$(tail -n 1 "$work/argsd.jsonl" | python3 -c 'import json, sys
@@ -461,6 +464,9 @@ LATER = {"preserve-tied-buffer-update": [((2, 11), None)],
          # 2.6's lowering specializes the case's rows (pytorch#150364, open); 2.14.1's does
          # not, and the case agrees (2.7 to 2.13 not run)
          "aoti-lowering-guard-unchecked": [((2, 14), None)],
+         # 2.6's dynamo reuses the graph compiled before the buffer required grad; 2.14.1
+         # recompiles, and the case agrees (2.7 to 2.13 not run)
+         "compile-buffer-grad-unguarded": [((2, 14), None)],
          "capability-partition-after-output": [((2, 11), {"capability-partition-without-outputs"}),
                                                ((2, 14), None)],
          # the cases agree from 2.11 on (2.11 still raises class 4 on other shapes)
