@@ -6,7 +6,7 @@ PyTorch repro.
 
     python3 harness/torch/torch_campaign.py --cases 5000 --torch-root --jobs 2
         [--seed 1] [--first K] [--out torch-campaign]
-        [--paths eager,fx,export,partition,pipeline,compile,aoti,jit,func]
+        [--paths eager,fx,export,partition,pipeline,compile,aoti,jit,func,grad]
         [--pass MODULE:FUNCTION] [--flatcheck build/bin/flatcheck] [--python CMD] [--no-shrink]
         [--max-nodes N] [--max-shrinks K] [--time SECONDS] [--path-time SECONDS]
         [--device cpu|cuda] [--branch python|cond|nograd] [--reads copy|alias|changed]
