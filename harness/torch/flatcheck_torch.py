@@ -167,17 +167,21 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            (its kernels round differently); outputs and state (a frozen module's: the tensors
            it still holds) vs torch eager, bit for bit (torch_jit.py; skipped with --branch
            cond: torch.jit.trace refuses torch.cond).
-  grad.compile.aot_eager, grad.compile.inductor, grad.export.nonstrict, grad.export.strict
+  grad.compile.aot_eager, grad.compile.inductor, grad.export.nonstrict, grad.export.strict,
+  grad.export.unflatten, grad.export.decomp
            the backward: the calls with float inputs and parameters requiring grad through
-           torch.compile (aot_eager, Inductor) or ep.module() of torch.export.export, then one
-           backward of a fixed weighted sum of the float outputs; the gradients vs torch eager's
-           own backward, bit for bit, or within float32 rounding excused (torch_grad.py).
+           torch.compile (aot_eager, Inductor), ep.module() of torch.export.export, the
+           unflattened non-strict export or its
+           run_decompositions(), then one backward of a fixed weighted sum of the float
+           outputs; the gradients vs torch eager's own backward, bit for bit, or within float32
+           rounding excused; the unflatten and decomp paths only where their forward outputs
+           are eager's (torch_grad.py).
 --paths takes names or prefixes: `fx` is the fx path, the folder, const_fold, merge_matmul, the
 two normalize paths, the two split paths, the rewrite path and the four functional-trace paths, `export` the
 twenty-seven export paths, `export.strict` thirteen, `partition` the two partition paths and
 their two re-export paths, `compile` the fifteen torch.compile paths (`compile.inductor`
 Inductor's ten), `aoti` the two AOTInductor paths, `jit` the three TorchScript paths, `grad` the
-four gradient paths; the default is every path.
+six gradient paths; the default is every path.
 
 --branch cond runs every path but eager with the program's branch op taken by torch.cond, as the
 cond paths take it (torch_cond.py); each such result says "branch": "cond". --branch nograd

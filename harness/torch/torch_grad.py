@@ -6,6 +6,9 @@ results with autograd off; these judge the backward.
   grad.compile.inductor    the same with Inductor
   grad.export.nonstrict    ep.module() of torch.export.export(strict=False) of a fresh model
   grad.export.strict       the same, strict
+  grad.export.unflatten    torch.export.unflatten of the non-strict export
+  grad.export.decomp       ep.run_decompositions().module() of the non-strict export: the
+                           backward through the core ATen ops' own derivatives
 
 Each runs the program's calls with every float input, and every float parameter, requiring
 grad (each call on its own clone of the inputs: an update of an input stays out of the leaf),
@@ -17,7 +20,14 @@ otherwise; a gradient of zeros where eager has None, as AOTAutograd gives a para
 reaches no output read); else "mismatch". A program whose eager backward raises with
 parameters requiring grad (an in-place update of one) is run with the inputs only requiring
 grad; one that raises even so, or with no float output that depends on a float input or
-parameter, is skipped.
+parameter, is skipped. The unflatten and decomp paths judge the backward only: where making
+their module raises, or their forward outputs are not eager's (bit for bit or within rounding),
+or their forward raises without grad too, the forward paths (export.nonstrict.unflatten,
+export.nonstrict.decomp) judge and trace that, and the gradient path says "skipped" with why.
+The decomp path's backward raising that an ATen op has no derivative is skipped too: the
+decomposed program is functional inference IR (torch.export's docs: run_decompositions lowers
+the training IR export gives), where an in-place copy_ becomes aten::copy, an op autograd has
+no formula for.
 
 Traced (docs/found-bugs.md):
   compile-buffer-grad-unguarded (92)   a compile path's gradients differ from eager's, and the
@@ -25,10 +35,16 @@ Traced (docs/found-bugs.md):
       for its own inputs) gives eager's: torch 2.6 reuses the graph compiled for a buffer that
       did not require grad once an update made it require grad, so the gradient through what
       an earlier call wrote into the buffer is dropped.
+  compile-update-zero-tangent (94)   a compile path's gradients differ from eager's, and eager
+      gives the path's once what each call wrote into a buffer, or into an input, with a value
+      requiring grad joins the loss times zero: AOTAutograd makes those updates outputs of its
+      graph and gives them zero tangents where eager's backward never reaches them, so a
+      non-finite factor on the way (0 * NaN, 0 * inf) turns the gradient into NaN.
   compile-backward-reads-updated-buffer (93)   a compile path's backward raises "modified by an
       inplace operation" naming a tensor of the size of a buffer that the eager calls updated
-      with a value requiring grad, where eager's backward runs: the partitioner saved the buffer
-      itself for the backward and the compiled forward then updated it.
+      with a value requiring grad, or of an input requiring grad that they updated in place,
+      where eager's backward runs: the partitioner saved that graph input itself for the
+      backward and the compiled forward then updated it.
 """
 import re
 
@@ -40,10 +56,15 @@ from torch_export import available, export_program, failure
 from torch_inductor import available as inductor_available
 
 PATHS = ("grad.compile.aot_eager", "grad.compile.inductor", "grad.export.nonstrict",
-         "grad.export.strict")
+         "grad.export.strict", "grad.export.unflatten", "grad.export.decomp")
+# paths whose forward has known wrong results of its own (the forward paths judge those): the
+# backward is judged only where the forward outputs are eager's
+FORWARD_GATED = ("grad.export.unflatten", "grad.export.decomp")
 UNGUARDED = "compile-buffer-grad-unguarded"
 SAVED_UPDATED = "compile-backward-reads-updated-buffer"
+ZEROED = "compile-update-zero-tangent"
 INPLACE = "modified by an inplace operation"
+NO_DERIVATIVE = re.compile(r"derivative for (aten::\w+) is not implemented")
 RTOL, ATOL = 1e-4, 1e-5  # close(): float32 rounding of a reordered sum, not a wrong gradient
 
 
@@ -67,38 +88,45 @@ def loss_of(outs):
 class Run:
     """One run of a program's calls and backward: `grads` {"input I" | "param FQN": tensor or
     None}, `updated` the shapes of the buffers that hold a value requiring grad after the calls
-    (an update wrote one into them)."""
+    (an update wrote one into them) and of the inputs requiring grad a call updated in place
+    (emit-torch --update-inputs), `outs` every call's outputs (detached)."""
 
-    def __init__(self, grads, updated, aliases):
-        self.grads, self.updated, self.aliases = grads, updated, aliases
+    def __init__(self, grads, updated, aliases, outs=()):
+        self.grads, self.updated, self.aliases, self.outs = grads, updated, aliases, outs
 
 
-def gradients(p, make, params, recompile=False):
-    """The calls of a fresh model made callable by `make(model)`, then the backward: a Run, or
-    None when no float output requires grad. `params`: the float parameters require grad too.
-    `recompile`: dynamo's caches reset before each call after the first, so each call is
-    compiled for its own inputs (UNGUARDED's cause removed)."""
-    model = p.build()
-    if params:
-        for t in model.parameters():
-            if is_float(t):
-                t.requires_grad_(True)
-    module = make(model)
-    if params:  # ep.module() holds its own parameters
+def gradients(p, make, params, recompile=False, zero_tangents=False):
+    """The calls of the callable `make()` gives (from a fresh model), then the backward: a Run,
+    or None when no float output requires grad. `params`: the float parameters require grad
+    too. `recompile`: dynamo's caches reset before each call after the first, so each call is
+    compiled for its own inputs (UNGUARDED's cause removed). `zero_tangents`: what each call
+    left in a buffer or an input it updated with a value requiring grad joins the loss times
+    zero, a zero tangent, as AOTAutograd gives the outputs it makes of those updates (ZEROED's
+    cause put into eager)."""
+    module = make()
+    if params:  # torch.compile's wrapper gives its model's; ep.module() holds its own
         for t in module.parameters():
             if is_float(t):
                 t.requires_grad_(True)
     leaves = [t.clone().requires_grad_(True) if is_float(t) else t.clone() for t in p.INPUTS]
-    outs = []
+    outs, updated, written = [], set(), []
     with torch.enable_grad():
         for k in range(p.CONFIG["calls"]):
             if recompile and k:
                 torch._dynamo.reset()
-            outs += outputs_of(module(*[t.clone() for t in leaves]))
+            args = [t.clone() for t in leaves]
+            outs += outputs_of(module(*args))
+            changed = [a for a in args if is_float(a) and a.requires_grad and a._version]
+            updated |= {tuple(a.shape) for a in changed}  # an input the call updated in place
+            if zero_tangents:  # a clone keeps this call's value apart from later updates
+                written += [t.clone() for t in changed + list(module.buffers())
+                            if is_float(t) and t.requires_grad]
         loss = loss_of(outs)
         if loss is None:
             return None
-        updated = {tuple(b.shape) for b in module.buffers() if b.requires_grad}
+        for t in written:
+            loss = loss + (t * 0.0).sum()
+        updated |= {tuple(b.shape) for b in module.buffers() if b.requires_grad}
         loss.backward()
     grads = {f"input {i}": None if t.grad is None else t.grad.detach().clone()
              for i, t in enumerate(leaves) if is_float(t)}
@@ -108,7 +136,8 @@ def gradients(p, make, params, recompile=False):
         if params and is_float(t):
             grads[f"param {name}"] = None if t.grad is None else t.grad.detach().clone()
             names.setdefault(id(t), []).append(f"param {name}")
-    return Run(grads, updated, {k: group for group in names.values() for k in group})
+    return Run(grads, updated, {k: group for group in names.values() for k in group},
+               [o.detach() if isinstance(o, torch.Tensor) else o for o in outs])
 
 
 def equal(a, b):
@@ -169,15 +198,42 @@ def judged(want, got):
     return {"status": "mismatch", "first_mismatch": described(far[0], want.grads, got.grads)}
 
 
-def compiler(backend):
-    def make(model):
+def compiler(p, backend):
+    def make():
         torch._dynamo.reset()
-        return torch.compile(model, backend=backend, fullgraph=True, dynamic=False)
+        return torch.compile(p.build(), backend=backend, fullgraph=True, dynamic=False)
     return make
 
 
 def exporter(p, mode):
-    return lambda model: export_program(p, mode).module()
+    return lambda: export_program(p, mode).module()
+
+
+def unflattener(p):
+    return lambda: torch.export.unflatten(export_program(p, "nonstrict"))
+
+
+def decomposer(p):
+    return lambda: export_program(p, "nonstrict").run_decompositions().module()
+
+
+def forward_differs(want, got):
+    """The first output of `got` that is not eager's (bit for bit or within close()), as a
+    text; None when every output is."""
+    if len(want.outs) != len(got.outs):
+        return f"{len(got.outs)} outputs, eager's {len(want.outs)}"
+    for i, (w, g) in enumerate(zip(want.outs, got.outs)):
+        if isinstance(w, torch.Tensor) != isinstance(g, torch.Tensor):
+            return f"output {i}: {type(g).__name__}, eager's {type(w).__name__}"
+        if not isinstance(w, torch.Tensor):
+            same = w == g or (w != w and g != g)  # noqa: PLR0124 - NaN
+        elif w.is_floating_point() and g.is_floating_point():
+            same = equal(w, g) or close(w, g)
+        else:
+            same = w.dtype == g.dtype and w.shape == g.shape and torch.equal(w, g)
+        if not same:
+            return f"output {i} differs from eager's"
+    return None
 
 
 def inplace_shape(e):
@@ -195,10 +251,21 @@ def traced_error(e, path, want):
     return failure(e, "backward" if INPLACE in str(e) else path)
 
 
-def traced_mismatch(p, path, make, want, params, r):
-    """UNGUARDED where the path with each call compiled afresh gives eager's gradients (or
-    within rounding); the mismatch `r` as it is where that run differs too or raises."""
-    if not path.startswith("grad.compile") or p.CONFIG["calls"] < 2:
+def traced_mismatch(p, path, make, want, params, r, got=None):
+    """A compile path's mismatch `r` (its Run `got`): ZEROED where eager given zero tangents
+    for what the calls wrote into buffers and inputs gives the path's gradients (or within
+    rounding); UNGUARDED where the path with each call compiled afresh gives eager's; `r` as
+    it is where neither holds (or the run that would show it raises)."""
+    if not path.startswith("grad.compile"):
+        return r
+    try:
+        zeroed = gradients(p, p.build, params, zero_tangents=True) if got else None
+    except Exception:  # noqa: BLE001 - eager refusing the zero tangents: not this cause
+        zeroed = None
+    if zeroed and all(near for _, near in differences(zeroed.grads, got.grads, want.aliases)):
+        return {"status": "known_torch_issue", "known_torch_issue": ZEROED,
+                "stage": "backward", "detail": r["first_mismatch"]}
+    if p.CONFIG["calls"] < 2:
         return r
     try:
         fresh = gradients(p, make, params, recompile=True)
@@ -214,7 +281,7 @@ def eager_reference(p):
     """Eager's Run and whether the parameters require grad in it; (None, why) to skip."""
     for params in (True, False):
         try:
-            run = gradients(p, lambda m: m, params)
+            run = gradients(p, p.build, params)
         except RuntimeError as e:
             why = f"torch eager's backward raises {type(e).__name__}: {e}"[:300]
             continue
@@ -222,6 +289,33 @@ def eager_reference(p):
             return None, "no float output depends on a float input or parameter"
         return (run, params), None
     return None, why
+
+
+def forward_raises(p, make):
+    """For a FORWARD_GATED path: why the forward paths judge this program and not the gradient
+    path (making the module raises, or its calls raise without grad too); None when neither."""
+    try:
+        module = make()
+    except Exception as e:  # noqa: BLE001 - the forward paths' failure, judged there
+        return f"making the module raises {type(e).__name__}: {' '.join(str(e).split())}"[:200]
+    try:
+        with torch.no_grad():
+            for _ in range(p.CONFIG["calls"]):
+                module(*[t.clone() for t in p.INPUTS])
+    except Exception as e:  # noqa: BLE001 - the same
+        return f"the forward raises without grad too, {type(e).__name__}: " \
+               f"{' '.join(str(e).split())}"[:200]
+    return None
+
+
+def refused(p, path, make, e):
+    """Why the error `e` of a FORWARD_GATED path is not the gradient path's to judge (see
+    forward_raises; the decomp path's op without a derivative); None when it is."""
+    why = forward_raises(p, make) if path in FORWARD_GATED else None
+    if why:
+        return f"{why}: the forward paths judge it"
+    op = NO_DERIVATIVE.search(str(e)) if path == "grad.export.decomp" else None
+    return op and f"the decomposed program is inference IR: {op.group(1)} has no derivative"
 
 
 def run_grad(p, eager, paths, cache):
@@ -235,10 +329,12 @@ def run_grad(p, eager, paths, cache):
         return {x: {"status": "skipped", "skip": skip} for x in wanted}
     want, params = reference
     no_inductor = inductor_available() if "grad.compile.inductor" in wanted else None
-    makers = {"grad.compile.aot_eager": compiler("aot_eager"),
-              "grad.compile.inductor": compiler("inductor"),
+    makers = {"grad.compile.aot_eager": compiler(p, "aot_eager"),
+              "grad.compile.inductor": compiler(p, "inductor"),
               "grad.export.nonstrict": exporter(p, "nonstrict"),
-              "grad.export.strict": exporter(p, "strict")}
+              "grad.export.strict": exporter(p, "strict"),
+              "grad.export.unflatten": unflattener(p),
+              "grad.export.decomp": decomposer(p)}
     results = {}
     for path in wanted:
         if path == "grad.compile.inductor" and no_inductor:
@@ -246,12 +342,15 @@ def run_grad(p, eager, paths, cache):
             continue
         try:
             got = gradients(p, makers[path], params)
-            r = judged(want, got) if got else {
+            differs = forward_differs(want, got) if got and path in FORWARD_GATED else None
+            r = {"status": "skipped", "skip": f"the forward is not eager's ({differs}): the "
+                 "forward paths judge it"} if differs else judged(want, got) if got else {
                 "status": "mismatch", "first_mismatch": "no float output requires grad"}
             if r["status"] == "mismatch":
-                r = traced_mismatch(p, path, makers[path], want, params, r)
+                r = traced_mismatch(p, path, makers[path], want, params, r, got)
         except Exception as e:  # noqa: BLE001 - torch refusing the program: traced, else an error
-            r = traced_error(e, path, want)
+            why = refused(p, path, makers[path], e)
+            r = {"status": "skipped", "skip": why} if why else traced_error(e, path, want)
         finally:
             torch._dynamo.reset()
         results[path] = {**r, "params_require_grad": params}

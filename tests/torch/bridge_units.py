@@ -5289,9 +5289,10 @@ def _grad_prog(build, calls):
 _unguarded = _grad_prog(_GradUpdate, 2)
 _got = torch_grad.run_grad(_unguarded, None, ["grad.compile.aot_eager", "grad.export.nonstrict"],
                            None)
-_want = torch_grad.gradients(_unguarded, lambda m: m, True)
-_plain = torch_grad.gradients(_unguarded, torch_grad.compiler("aot_eager"), True)
-_fresh = torch_grad.gradients(_unguarded, torch_grad.compiler("aot_eager"), True, recompile=True)
+_want = torch_grad.gradients(_unguarded, _unguarded.build, True)
+_plain = torch_grad.gradients(_unguarded, torch_grad.compiler(_unguarded, "aot_eager"), True)
+_fresh = torch_grad.gradients(_unguarded, torch_grad.compiler(_unguarded, "aot_eager"), True,
+                              recompile=True)
 # loss(): call K's output weighted by rand(2) drawn from seed 7 + K (its place among the outputs)
 _r = [torch.rand(2, generator=torch.Generator().manual_seed(7 + k)) for k in range(2)]
 check("92: eager's gradient through the buffer; on torch 2.6 the compile path drops it and is the "
@@ -5321,7 +5322,63 @@ check("93: the buffer saved for the backward and then updated is the class (Indu
        _saved["grad.compile.aot_eager"].get("known_torch_issue") == torch_grad.SAVED_UPDATED
        if VERSION >= (2, 14) else True) and
       all(r["status"] == "agree" or (r["status"] == "skipped" and _inductor)
-          for r in _control.values()), f"{_saved} {_control}")
+          for r in _control.values()) and len(_control) == 6, f"{_saved} {_control}")
+
+
+class _GradInputSaved(torch.nn.Module):
+    """93 through an input (emit-torch --update-inputs): the input's clone, which the weight's
+    gradient needs, is recomputed from the input the forward then updates."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.full((2,), 3.0))
+
+    def forward(self, x):
+        r = (x.clone() * self.w).clone()
+        x.add_(r.sum())
+        return r
+
+
+_in_saved = _grad_prog(_GradInputSaved, 1)
+_in_got = torch_grad.run_grad(_in_saved, None, ["grad.compile.aot_eager", "grad.export.nonstrict"],
+                              None)
+check("93: an input requiring grad that the call updates is an updated graph input too (eager's "
+      "Run records its shape); the compile path's backward raising on it is the class",
+      torch_grad.gradients(_in_saved, _in_saved.build, True).updated == {(2,)} and
+      _in_got["grad.compile.aot_eager"].get("known_torch_issue") == torch_grad.SAVED_UPDATED and
+      _in_got["grad.export.nonstrict"]["status"] == "agree", f"{_in_got}")
+
+
+class _GradUnread(torch.nn.Module):
+    """94's model: a buffer updated with sqrt(x) that no output reads (`finite`: with x + 1,
+    whose derivative is finite, the control)."""
+
+    def __init__(self, finite=False):
+        super().__init__()
+        self.finite = finite
+        self.register_buffer("root", torch.zeros(2))
+
+    def forward(self, x):
+        self.root.copy_(x + 1 if self.finite else torch.sqrt(x))
+        return x * 2
+
+
+_unread = types.SimpleNamespace(build=_GradUnread, INPUTS=[torch.tensor([0.0, 1.0])],
+                                CONFIG={"calls": 1})
+_unread_got = torch_grad.run_grad(_unread, None, ["grad.compile.aot_eager"], None)
+_unread_zeroed = torch_grad.gradients(_unread, _unread.build, True, zero_tangents=True)
+_finite = types.SimpleNamespace(build=lambda: _GradUnread(True), INPUTS=_unread.INPUTS,
+                                CONFIG={"calls": 1})
+_r0 = torch.rand(2, generator=torch.Generator().manual_seed(7))
+check("94: eager given a zero tangent for the unread update gets NaN where eager has 2 r; the "
+      "compile path's NaN is the class; with a finite derivative the path agrees",
+      torch.allclose(torch_grad.gradients(_unread, _unread.build, True).grads["input 0"],
+                     2 * _r0) and
+      torch.isnan(_unread_zeroed.grads["input 0"][0]) and
+      torch.allclose(_unread_zeroed.grads["input 0"][1:], 2 * _r0[1:]) and
+      _unread_got["grad.compile.aot_eager"].get("known_torch_issue") == torch_grad.ZEROED and
+      torch_grad.run_grad(_finite, None, ["grad.compile.aot_eager"], None)[
+          "grad.compile.aot_eager"]["status"] == "agree", f"{_unread_got}")
 _error = RuntimeError("one of the variables needed for gradient computation has been modified "
                       "by an inplace operation: [torch.FloatTensor [5]], which is output 0")
 check("93: the error naming a shape no updated buffer has is not the class",
@@ -5351,6 +5408,93 @@ check("grad: a program whose eager backward refuses parameters requiring grad ru
       list(_param[0][0].grads) == ["input 0"] and
       _none["grad.export.strict"]["status"] == "skipped" and
       "no float output" in _none["grad.export.strict"]["skip"], f"{_param} {_none}")
+
+
+
+class _GradTree(torch.nn.Module):
+    """A child with a parameter called twice, a root parameter: unflatten's module tree."""
+
+    def __init__(self, wrong=False):
+        super().__init__()
+        self.child = torch.nn.Module()
+        self.child.w = torch.nn.Parameter(torch.tensor([0.5, 2.0]))
+        self.v = torch.nn.Parameter(torch.tensor([3.0, -1.0]))
+        self.wrong = wrong
+
+    def forward(self, x):
+        y = torch.nn.functional.silu(x * self.child.w) * self.child.w  # decomposed: sigmoid
+        return y * self.v + (1.0 if self.wrong else 0.0), y.sum()
+
+
+_tree = _grad_prog(_GradTree, 2)
+_tree_got = torch_grad.run_grad(_tree, None, ["grad.export.unflatten", "grad.export.decomp"],
+                                None)
+_tree_want = torch_grad.gradients(_tree, _tree.build, True)
+_tree_u = torch_grad.gradients(_tree, torch_grad.unflattener(_tree), True)
+_tree_d = torch_grad.gradients(_tree, torch_grad.decomposer(_tree), True)
+check("grad: the unflatten and decomp paths judge a module tree's parameter gradients under "
+      "eager's names (the child's held by the unflattened child)",
+      # silu decomposed: its gradient through sigmoid's rounds otherwise (2.6, 2.14.1: excused)
+      _tree_got["grad.export.unflatten"] == {"status": "agree", "params_require_grad": True} and
+      _tree_got["grad.export.decomp"]["status"] in ("agree", "excused") and
+      sorted(_tree_want.grads) == ["input 0", "param child.w", "param v"] and
+      sorted(_tree_u.grads) == sorted(_tree_want.grads) and
+      sorted(_tree_d.grads) == sorted(_tree_want.grads) and
+      isinstance(torch_grad.unflattener(_tree)(), torch.export.UnflattenedModule) and
+      [torch.ops.aten.silu.default in {n.target for n in make().graph.nodes}
+       for make in (torch_grad.exporter(_tree, "nonstrict"), torch_grad.decomposer(_tree))]
+      == [True, False],
+      f"{_tree_got} {_tree_want.grads}")
+
+
+class _GradCopy(torch.nn.Module):
+    def forward(self, x):
+        y = torch.zeros(2)
+        y.copy_(x * 2)  # functionalized to aten::copy, which autograd has no formula for
+        return y * x
+
+
+_copy = torch_grad.run_grad(_grad_prog(_GradCopy, 1), None,
+                            ["grad.export.nonstrict", "grad.export.decomp"], None)
+check("grad: an in-place copy_ agrees through ep.module(); the decomposed program's aten::copy "
+      "has no derivative, a skip",
+      _copy == {"grad.export.nonstrict": {"status": "agree", "params_require_grad": True},
+                "grad.export.decomp": {
+                    "status": "skipped", "params_require_grad": True,
+                    "skip": "the decomposed program is inference IR: aten::copy has no "
+                            "derivative"}}, f"{_copy}")
+_wrong_out = torch_grad.Run({}, set(), {}, [torch.ones(2), 3])
+check("grad: forward_differs() reads every output: a float beyond rounding, an int, the count",
+      torch_grad.forward_differs(_wrong_out, torch_grad.Run(
+          {}, set(), {}, [torch.ones(2) + 1e-7, 3])) is None and
+      torch_grad.forward_differs(_wrong_out, torch_grad.Run(
+          {}, set(), {}, [torch.full((2,), 1.5), 3])) == "output 0 differs from eager's" and
+      torch_grad.forward_differs(_wrong_out, torch_grad.Run(
+          {}, set(), {}, [torch.ones(2), 4])) == "output 1 differs from eager's" and
+      torch_grad.forward_differs(_wrong_out, torch_grad.Run({}, set(), {}, [torch.ones(2)]))
+      == "1 outputs, eager's 2")
+_unflattener = torch_grad.unflattener
+try:  # the unflatten path given a module whose forward is not eager's, then one that raises
+    torch_grad.unflattener = lambda p: (lambda: _GradTree(wrong=True))
+    _gated = torch_grad.run_grad(_tree, None, ["grad.export.unflatten"], None)
+    torch_grad.unflattener = lambda p: (lambda: (_ for _ in ()).throw(KeyError("2.0@1")))
+    _raised = torch_grad.run_grad(_tree, None, ["grad.export.unflatten"], None)
+finally:
+    torch_grad.unflattener = _unflattener
+check("grad: the unflatten path whose forward is not eager's, or whose module cannot be made, "
+      "is skipped for the forward paths; a missing derivative is skipped on the decomp path "
+      "only",
+      _gated["grad.export.unflatten"]["skip"] == "the forward is not eager's (output 0 differs "
+      "from eager's): the forward paths judge it" and
+      _raised["grad.export.unflatten"]["skip"] ==
+      "making the module raises KeyError: '2.0@1': the forward paths judge it" and
+      torch_grad.refused(_tree, "grad.export.decomp", _tree.build, RuntimeError(
+          "derivative for aten::copy is not implemented")) ==
+      "the decomposed program is inference IR: aten::copy has no derivative" and
+      torch_grad.refused(_tree, "grad.export.unflatten", _tree.build, RuntimeError(
+          "derivative for aten::copy is not implemented")) is None and
+      torch_grad.refused(_tree, "grad.export.nonstrict", lambda: 1 / 0, RuntimeError("x"))
+      is None, f"{_gated} {_raised}")
 
 # within(): a path runner that lets an exception out (seed 117's functional_call trace did: its
 # bridge process died and the campaign stopped at its second program) is an error of each path

@@ -140,7 +140,8 @@ if [ "$mode" = bridge ]; then
   # program (on torch 2.6 about 1.4 s, 0.5 s and 0.4 s a program), the non-strict cond path on
   # every eighth (a traced class costs it a few seconds), the torch.compile paths on every
   # sixteenth (about 5 s a program for the four: compile.dynamic compiles at up to four sizes)
-  # with the aot_eager and non-strict export gradient paths (a few seconds more).
+  # with the aot_eager, non-strict export, unflatten and decomp gradient paths (a few seconds
+  # more).
   quarter=$(ls "$work"/programs/*.py | awk 'NR % 4 == 2')
   q=$(echo -n "$quarter" | grep -c . || true)
   eighth=$(ls "$work"/programs/*.py | awk 'NR % 8 == 6')
@@ -171,8 +172,8 @@ if [ "$mode" = bridge ]; then
   subset "$work/dynamic.jsonl" "$quarter" \
     export.nonstrict.dynamic,export.nonstrict.functional_call,fx.rewrite
   subset "$work/cond.jsonl" "$eighth" export.nonstrict.cond
-  subset "$work/compile.jsonl" "$sixteenth" \
-    compile,-compile.inductor,grad.compile.aot_eager,grad.export.nonstrict
+  grads=grad.compile.aot_eager,grad.export.nonstrict,grad.export.unflatten,grad.export.decomp
+  subset "$work/compile.jsonl" "$sixteenth" "compile,-compile.inductor,$grads"
   set -e
   cat "$work/out.jsonl" "$work/preserve.jsonl" "$work/decomp.jsonl" "$work/swap.jsonl" \
     "$work/dynamic.jsonl" "$work/cond.jsonl" "$work/compile.jsonl"
@@ -180,7 +181,7 @@ if [ "$mode" = bridge ]; then
   # its paths count for none; fewer than 16 programs leave the compile set empty).
   python3 - "$work/out.jsonl" "$n" 26 "$work/preserve.jsonl" "$h" 1 "$work/decomp.jsonl" "$d" 4 \
     "$work/swap.jsonl" "$m" 1 "$work/dynamic.jsonl" "$q" 3 "$work/cond.jsonl" "$e" 1 \
-    "$work/compile.jsonl" "$c" 7 <<'EOF'
+    "$work/compile.jsonl" "$c" 9 <<'EOF'
 import json, sys
 paths = want_paths = 0
 for out, want, set_paths in zip(sys.argv[1::3], sys.argv[2::3], sys.argv[3::3]):
@@ -220,7 +221,7 @@ EOF
   echo "PASS: $n programs through every path ($h through export.strict.preserve, $d through the"
   echo "  decomposition paths, $m through the graph swap, $q through export.nonstrict.dynamic,"
   echo "  export.nonstrict.functional_call and fx.rewrite, $e through export.nonstrict.cond, $c"
-  echo "  through the torch.compile paths and two gradient paths) on torch $why; emitted"
+  echo "  through the torch.compile paths and four gradient paths) on torch $why; emitted"
   echo "  ${forms:-as they are}"
   exit 0
 fi
