@@ -40,6 +40,11 @@ Traced (docs/found-bugs.md):
       requiring grad joins the loss times zero: AOTAutograd makes those updates outputs of its
       graph and gives them zero tangents where eager's backward never reaches them, so a
       non-finite factor on the way (0 * NaN, 0 * inf) turns the gradient into NaN.
+  compile-saved-alias-of-updated-input (95)   a compile path's gradients differ from eager's,
+      and the same path with every tensor autograd saves copied when it is saved gives eager's:
+      what the backward read changed after it was saved without autograd's version check
+      seeing it (Inductor saves a view of an input, its own alias of the input's storage, and
+      the forward's in-place update of the input then changes it).
   compile-backward-reads-updated-buffer (93)   a compile path's backward raises "modified by an
       inplace operation" naming a tensor of the size of a buffer that the eager calls updated
       with a value requiring grad, or of an input requiring grad that they updated in place,
@@ -63,6 +68,7 @@ FORWARD_GATED = ("grad.export.unflatten", "grad.export.decomp")
 UNGUARDED = "compile-buffer-grad-unguarded"
 SAVED_UPDATED = "compile-backward-reads-updated-buffer"
 ZEROED = "compile-update-zero-tangent"
+SAVED_ALIAS = "compile-saved-alias-of-updated-input"
 INPLACE = "modified by an inplace operation"
 NO_DERIVATIVE = re.compile(r"derivative for (aten::\w+) is not implemented")
 RTOL, ATOL = 1e-4, 1e-5  # close(): float32 rounding of a reordered sum, not a wrong gradient
@@ -95,14 +101,24 @@ class Run:
         self.grads, self.updated, self.aliases, self.outs = grads, updated, aliases, outs
 
 
-def gradients(p, make, params, recompile=False, zero_tangents=False):
+def kept_as_saved(t):
+    """A saved tensor's copy, made when autograd saves it, in its own strides (Inductor's
+    backward asserts them): what the backward reads is then the value as it was saved."""
+    return torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device=t.device).copy_(t)
+
+
+def gradients(p, make, params, recompile=False, zero_tangents=False, keep_saved=False):
     """The calls of the callable `make()` gives (from a fresh model), then the backward: a Run,
     or None when no float output requires grad. `params`: the float parameters require grad
     too. `recompile`: dynamo's caches reset before each call after the first, so each call is
     compiled for its own inputs (UNGUARDED's cause removed). `zero_tangents`: what each call
     left in a buffer or an input it updated with a value requiring grad joins the loss times
     zero, a zero tangent, as AOTAutograd gives the outputs it makes of those updates (ZEROED's
-    cause put into eager)."""
+    cause put into eager). `keep_saved`: every tensor autograd saves is copied when saved
+    (SAVED_ALIAS's cause removed)."""
+    if keep_saved:
+        with torch.autograd.graph.saved_tensors_hooks(kept_as_saved, lambda t: t):
+            return gradients(p, make, params, recompile, zero_tangents)
     module = make()
     if params:  # torch.compile's wrapper gives its model's; ep.module() holds its own
         for t in module.parameters():
@@ -277,6 +293,21 @@ def traced_mismatch(p, path, make, want, params, r, got=None):
     return r
 
 
+def traced_saved(p, path, make, want, params, r):
+    """SAVED_ALIAS where the path with every saved tensor copied when saved gives eager's
+    gradients (or within rounding); `r` as it is where that run differs too or raises."""
+    if r["status"] != "mismatch" or not path.startswith("grad.compile"):
+        return r
+    try:
+        kept = gradients(p, make, params, keep_saved=True)
+    except Exception:  # noqa: BLE001 - the removal does not run: no trace, the mismatch stands
+        return r
+    if kept and all(near for _, near in differences(want.grads, kept.grads, want.aliases)):
+        return {"status": "known_torch_issue", "known_torch_issue": SAVED_ALIAS,
+                "stage": "backward", "detail": r["first_mismatch"]}
+    return r
+
+
 def eager_reference(p):
     """Eager's Run and whether the parameters require grad in it; (None, why) to skip."""
     for params in (True, False):
@@ -347,7 +378,8 @@ def run_grad(p, eager, paths, cache):
                  "forward paths judge it"} if differs else judged(want, got) if got else {
                 "status": "mismatch", "first_mismatch": "no float output requires grad"}
             if r["status"] == "mismatch":
-                r = traced_mismatch(p, path, makers[path], want, params, r, got)
+                r = traced_saved(p, path, makers[path], want, params,
+                                 traced_mismatch(p, path, makers[path], want, params, r, got))
         except Exception as e:  # noqa: BLE001 - torch refusing the program: traced, else an error
             why = refused(p, path, makers[path], e)
             r = {"status": "skipped", "skip": why} if why else traced_error(e, path, want)

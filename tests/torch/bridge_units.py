@@ -5379,6 +5379,42 @@ check("94: eager given a zero tangent for the unread update gets NaN where eager
       _unread_got["grad.compile.aot_eager"].get("known_torch_issue") == torch_grad.ZEROED and
       torch_grad.run_grad(_finite, None, ["grad.compile.aot_eager"], None)[
           "grad.compile.aot_eager"]["status"] == "agree", f"{_unread_got}")
+
+
+class _GradChunkSaved(torch.nn.Module):
+    """95's model: exp of a chunk of the input, then the input updated in place."""
+
+    def __init__(self):
+        super().__init__()
+        self.w = torch.nn.Parameter(torch.full((1, 1), 0.5))
+
+    def forward(self, x):
+        a, b = torch.chunk(x, 2, dim=1)
+        n = -a
+        y = n * self.w + torch.exp(b)
+        z = n + torch.relu(n + b)
+        x.add_(-3)
+        return n, z, y
+
+
+_chunk = types.SimpleNamespace(build=_GradChunkSaved, INPUTS=[torch.ones(3, 2)],
+                               CONFIG={"calls": 1})
+_chunk_got = torch_grad.run_grad(_chunk, None, ["grad.compile.aot_eager",
+                                                "grad.compile.inductor"], None)
+_chunk_kept = torch_grad.gradients(_chunk, torch_grad.compiler(_chunk, "inductor"), True,
+                                   keep_saved=True) if _inductor is None else None
+_chunk_plain = torch_grad.gradients(_chunk, torch_grad.compiler(_chunk, "inductor"), True) \
+    if _inductor is None else None
+_chunk_want = torch_grad.gradients(_chunk, _chunk.build, True)
+check("95: Inductor's backward reads the saved chunk the update changed (the class); with every "
+      "saved tensor copied when saved it gives eager's; aot_eager agrees",
+      _chunk_got["grad.compile.aot_eager"]["status"] in ("agree", "excused") and
+      (_inductor is not None or (
+          _chunk_got["grad.compile.inductor"].get("known_torch_issue") == torch_grad.SAVED_ALIAS
+          and torch_grad.differences(_chunk_want.grads, _chunk_plain.grads) and
+          all(near for _, near in torch_grad.differences(_chunk_want.grads,
+                                                         _chunk_kept.grads)))),
+      f"{_chunk_got}")
 _error = RuntimeError("one of the variables needed for gradient computation has been modified "
                       "by an inplace operation: [torch.FloatTensor [5]], which is output 0")
 check("93: the error naming a shape no updated buffer has is not the class",
