@@ -267,44 +267,35 @@ def traced_error(e, path, want):
     return failure(e, "backward" if INPLACE in str(e) else path)
 
 
-def traced_mismatch(p, path, make, want, params, r, got=None):
-    """A compile path's mismatch `r` (its Run `got`): ZEROED where eager given zero tangents
-    for what the calls wrote into buffers and inputs gives the path's gradients (or within
-    rounding); UNGUARDED where the path with each call compiled afresh gives eager's; `r` as
-    it is where neither holds (or the run that would show it raises)."""
-    if not path.startswith("grad.compile"):
-        return r
+def same_as(want, run, aliases):
+    """Whether the Run `run()` gives the gradients of the Run `want` (bit for bit or within
+    rounding); False where it raises or has no gradients."""
     try:
-        zeroed = gradients(p, p.build, params, zero_tangents=True) if got else None
-    except Exception:  # noqa: BLE001 - eager refusing the zero tangents: not this cause
-        zeroed = None
-    if zeroed and all(near for _, near in differences(zeroed.grads, got.grads, want.aliases)):
-        return {"status": "known_torch_issue", "known_torch_issue": ZEROED,
-                "stage": "backward", "detail": r["first_mismatch"]}
-    if p.CONFIG["calls"] < 2:
-        return r
-    try:
-        fresh = gradients(p, make, params, recompile=True)
-    except Exception:  # noqa: BLE001 - the removal does not run: no trace, the mismatch stands
-        return r
-    if fresh and all(near for _, near in differences(want.grads, fresh.grads, want.aliases)):
-        return {"status": "known_torch_issue", "known_torch_issue": UNGUARDED,
-                "stage": "backward", "detail": r["first_mismatch"]}
-    return r
+        got = run()
+    except Exception:  # noqa: BLE001 - the run does not go: it shows nothing
+        return False
+    return bool(got) and all(near for _, near in differences(want.grads, got.grads, aliases))
 
 
-def traced_saved(p, path, make, want, params, r):
-    """SAVED_ALIAS where the path with every saved tensor copied when saved gives eager's
-    gradients (or within rounding); `r` as it is where that run differs too or raises."""
+def traced(p, path, make, want, params, r, got):
+    """A compile path's mismatch `r` (its Run `got`), traced: ZEROED where eager given zero
+    tangents for what the calls wrote into buffers and inputs gives the path's gradients (or
+    within rounding); UNGUARDED where the path with each call compiled afresh gives eager's;
+    SAVED_ALIAS where the path with every saved tensor copied when saved gives eager's; `r` as
+    it is where none holds (or the run that would show it raises)."""
     if r["status"] != "mismatch" or not path.startswith("grad.compile"):
         return r
-    try:
-        kept = gradients(p, make, params, keep_saved=True)
-    except Exception:  # noqa: BLE001 - the removal does not run: no trace, the mismatch stands
-        return r
-    if kept and all(near for _, near in differences(want.grads, kept.grads, want.aliases)):
-        return {"status": "known_torch_issue", "known_torch_issue": SAVED_ALIAS,
-                "stage": "backward", "detail": r["first_mismatch"]}
+    causes = [(ZEROED, lambda: got and same_as(
+                   got, lambda: gradients(p, p.build, params, zero_tangents=True),
+                   want.aliases)),
+              (UNGUARDED, lambda: p.CONFIG["calls"] >= 2 and same_as(
+                   want, lambda: gradients(p, make, params, recompile=True), want.aliases)),
+              (SAVED_ALIAS, lambda: same_as(
+                   want, lambda: gradients(p, make, params, keep_saved=True), want.aliases))]
+    for cls, shown in causes:
+        if shown():
+            return {"status": "known_torch_issue", "known_torch_issue": cls,
+                    "stage": "backward", "detail": r["first_mismatch"]}
     return r
 
 
@@ -378,8 +369,7 @@ def run_grad(p, eager, paths, cache):
                  "forward paths judge it"} if differs else judged(want, got) if got else {
                 "status": "mismatch", "first_mismatch": "no float output requires grad"}
             if r["status"] == "mismatch":
-                r = traced_saved(p, path, makers[path], want, params,
-                                 traced_mismatch(p, path, makers[path], want, params, r, got))
+                r = traced(p, path, makers[path], want, params, r, got)
         except Exception as e:  # noqa: BLE001 - torch refusing the program: traced, else an error
             why = refused(p, path, makers[path], e)
             r = {"status": "skipped", "skip": why} if why else traced_error(e, path, want)

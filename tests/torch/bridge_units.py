@@ -5306,9 +5306,20 @@ check("92: eager's gradient through the buffer; on torch 2.6 the compile path dr
        _got["grad.compile.aot_eager"]["status"] == "agree" if VERSION >= (2, 14) else True),
       f"{_got} {_want.grads} {_plain.grads}")
 _once = _grad_prog(_GradUpdate, 1)
-check("92: with one call there is nothing to recompile: no trace is tried",
-      torch_grad.traced_mismatch(_once, "grad.compile.aot_eager", None, None, True,
-                                 {"status": "mismatch"}) == {"status": "mismatch"})
+_tried = []
+
+
+def _maker_seen():
+    _tried.append(1)
+    raise RuntimeError("no module")
+
+
+check("92: with one call there is nothing to recompile: the path is made once (for 95's trace, "
+      "which raises here), and the mismatch stands",
+      torch_grad.traced(_once, "grad.compile.aot_eager", _maker_seen,
+                        torch_grad.Run({}, set(), {}), True,
+                        {"status": "mismatch", "first_mismatch": "x"}, None) ==
+      {"status": "mismatch", "first_mismatch": "x"} and _tried == [1])
 _saved = torch_grad.run_grad(_grad_prog(lambda: _GradSaved(True), 1), None,
                              ["grad.compile.aot_eager", "grad.compile.inductor"], None)
 _control = torch_grad.run_grad(_grad_prog(lambda: _GradSaved(False), 1), None,
