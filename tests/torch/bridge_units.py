@@ -5336,19 +5336,9 @@ check("93: the buffer saved for the backward and then updated is the class (Indu
           for r in _control.values()) and len(_control) == 6, f"{_saved} {_control}")
 
 
-class _GradInputSaved(torch.nn.Module):
-    """93 through an input (emit-torch --update-inputs): the input's clone, which the weight's
-    gradient needs, is recomputed from the input the forward then updates."""
-
-    def __init__(self):
-        super().__init__()
-        self.w = torch.nn.Parameter(torch.full((2,), 3.0))
-
-    def forward(self, x):
-        r = (x.clone() * self.w).clone()
-        x.add_(r.sum())
-        return r
-
+# 93 through an input (emit-torch --update-inputs): the input's clone, which the weight's
+# gradient needs, is recomputed from the input the forward then updates (the repro's model)
+_GradInputSaved = repro_module("compile-backward-reads-updated-buffer").InputModel
 
 _in_saved = _grad_prog(_GradInputSaved, 1)
 _in_got = torch_grad.run_grad(_in_saved, None, ["grad.compile.aot_eager", "grad.export.nonstrict"],
@@ -5392,20 +5382,8 @@ check("94: eager given a zero tangent for the unread update gets NaN where eager
           "grad.compile.aot_eager"]["status"] == "agree", f"{_unread_got}")
 
 
-class _GradChunkSaved(torch.nn.Module):
-    """95's model: exp of a chunk of the input, then the input updated in place."""
-
-    def __init__(self):
-        super().__init__()
-        self.w = torch.nn.Parameter(torch.full((1, 1), 0.5))
-
-    def forward(self, x):
-        a, b = torch.chunk(x, 2, dim=1)
-        n = -a
-        y = n * self.w + torch.exp(b)
-        z = n + torch.relu(n + b)
-        x.add_(-3)
-        return n, z, y
+# 95's model: exp of a chunk of the input, then the input updated in place (the repro's)
+_GradChunkSaved = repro_module("compile-saved-alias-of-updated-input").Model
 
 
 _chunk = types.SimpleNamespace(build=_GradChunkSaved, INPUTS=[torch.ones(3, 2)],
