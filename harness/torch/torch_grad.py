@@ -50,6 +50,15 @@ Traced (docs/found-bugs.md):
       with a value requiring grad, or of an input requiring grad that they updated in place,
       where eager's backward runs: the partitioner saved that graph input itself for the
       backward and the compiled forward then updated it.
+  compile-output-aliases-updated-input (96)   a compile path's forward outputs, with grad on,
+      are not eager's (or its backward raises that an output "of CompiledFunction is a view
+      and its base ... has been modified inplace"), and an output the path gave shares storage
+      with an input the same call updated in place where eager's output does not: Inductor
+      replaces a no-op (x * 1.0) by its operand, so the output is the input and shows the
+      input's update.
+
+The compile paths' forward outputs are judged too (stage "forward"): no forward path runs a
+compiled model with grad on, where AOTAutograd compiles the training graph.
 """
 import re
 
@@ -65,10 +74,13 @@ PATHS = ("grad.compile.aot_eager", "grad.compile.inductor", "grad.export.nonstri
 # paths whose forward has known wrong results of its own (the forward paths judge those): the
 # backward is judged only where the forward outputs are eager's
 FORWARD_GATED = ("grad.export.unflatten", "grad.export.decomp")
+COMPILE_PATHS = ("grad.compile.aot_eager", "grad.compile.inductor")
 UNGUARDED = "compile-buffer-grad-unguarded"
 SAVED_UPDATED = "compile-backward-reads-updated-buffer"
 ZEROED = "compile-update-zero-tangent"
 SAVED_ALIAS = "compile-saved-alias-of-updated-input"
+OUTPUT_ALIAS = "compile-output-aliases-updated-input"
+COMPILED_VIEW = "of CompiledFunction is a view and its base"
 INPLACE = "modified by an inplace operation"
 NO_DERIVATIVE = re.compile(r"derivative for (aten::\w+) is not implemented")
 RTOL, ATOL = 1e-4, 1e-5  # close(): float32 rounding of a reordered sum, not a wrong gradient
@@ -258,13 +270,64 @@ def inplace_shape(e):
     return tuple(int(x) for x in m.group(1).split(",") if x.strip()) if m else None
 
 
-def traced_error(e, path, want):
-    """A compile path's backward raising SAVED_UPDATED's error; else failure()'s reading."""
-    if path.startswith("grad.compile") and INPLACE in str(e) and \
-            inplace_shape(e) in want.updated:
+def aliased_outputs(p, make, params):
+    """The positions (over every call) of the float outputs that share storage with an input
+    the same call updated in place, the calls run with grad on as gradients() runs them."""
+    module = make()
+    if params:
+        for t in module.parameters():
+            if is_float(t):
+                t.requires_grad_(True)
+    leaves = [t.clone().requires_grad_(True) if is_float(t) else t.clone() for t in p.INPUTS]
+    found, k = set(), 0
+    with torch.enable_grad():
+        for _ in range(p.CONFIG["calls"]):
+            args = [t.clone() for t in leaves]
+            outs = outputs_of(module(*args))
+            updated = {a.untyped_storage().data_ptr() for a in args if is_float(a) and a._version}
+            for o in outs:
+                if is_float(o) and o.untyped_storage().data_ptr() in updated:
+                    found.add(k)
+                k += 1
+    return found
+
+
+def output_alias(p, make, params):
+    """OUTPUT_ALIAS's cause: the first output the path's calls give as an alias of an input
+    they updated where eager's calls give none, as a text; None when there is none (or the
+    run that would show it raises)."""
+    try:
+        extra = aliased_outputs(p, make, params) - aliased_outputs(p, p.build, params)
+    except Exception:  # noqa: BLE001 - the run does not go: it shows nothing
+        return None
+    return f"output {min(extra)} shares storage with an input the call updated" if extra \
+        else None
+
+
+def traced_error(e, path, want, alias=lambda: None):
+    """A compile path's backward raising SAVED_UPDATED's error, or OUTPUT_ALIAS's where
+    `alias()` (output_alias of the path) shows its cause; else failure()'s reading."""
+    if path in COMPILE_PATHS and INPLACE in str(e) and inplace_shape(e) in want.updated:
         return {"status": "known_torch_issue", "known_torch_issue": SAVED_UPDATED,
                 "stage": "backward", "detail": f"{type(e).__name__}: {e}"[:300]}
+    shown = path in COMPILE_PATHS and COMPILED_VIEW in str(e) and alias()
+    if shown:
+        return {"status": "known_torch_issue", "known_torch_issue": OUTPUT_ALIAS,
+                "stage": "forward", "detail": f"{shown}; {type(e).__name__}: {e}"[:300]}
     return failure(e, "backward" if INPLACE in str(e) else path)
+
+
+def forward_judged(p, path, make, want, params, got):
+    """A compile path's forward outputs (with grad on) that are not eager's: a mismatch at
+    stage forward, OUTPUT_ALIAS where its cause shows; None when they are eager's."""
+    differs = forward_differs(want, got) if path in COMPILE_PATHS else None
+    if not differs:
+        return None
+    alias = output_alias(p, make, params)
+    if alias:
+        return {"status": "known_torch_issue", "known_torch_issue": OUTPUT_ALIAS,
+                "stage": "forward", "detail": f"{differs}: {alias}"}
+    return {"status": "mismatch", "stage": "forward", "first_mismatch": differs}
 
 
 def same_as(want, run, aliases):
@@ -368,11 +431,13 @@ def run_grad(p, eager, paths, cache):
             r = {"status": "skipped", "skip": f"the forward is not eager's ({differs}): the "
                  "forward paths judge it"} if differs else judged(want, got) if got else {
                 "status": "mismatch", "first_mismatch": "no float output requires grad"}
-            if r["status"] == "mismatch":
+            r = (got and forward_judged(p, path, makers[path], want, params, got)) or r
+            if r["status"] == "mismatch" and r.get("stage") != "forward":
                 r = traced(p, path, makers[path], want, params, r, got)
         except Exception as e:  # noqa: BLE001 - torch refusing the program: traced, else an error
             why = refused(p, path, makers[path], e)
-            r = {"status": "skipped", "skip": why} if why else traced_error(e, path, want)
+            r = {"status": "skipped", "skip": why} if why else traced_error(
+                e, path, want, lambda: output_alias(p, makers[path], params))
         finally:
             torch._dynamo.reset()
         results[path] = {**r, "params_require_grad": params}

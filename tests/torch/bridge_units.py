@@ -5404,6 +5404,48 @@ check("95: Inductor's backward reads the saved chunk the update changed (the cla
           all(near for _, near in torch_grad.differences(_chunk_want.grads,
                                                          _chunk_kept.grads)))),
       f"{_chunk_got}")
+# 96's model: x * 1.0 returned, then x updated in place (the repro's); Inductor returns x
+_GradNoopOut = repro_module("compile-output-aliases-updated-input").Model
+_noop = types.SimpleNamespace(build=_GradNoopOut, INPUTS=[torch.tensor([-0.0, 1.0, 2.0, 3.0])],
+                              CONFIG={"calls": 1})
+_noop_got = torch_grad.run_grad(_noop, None, ["grad.compile.aot_eager",
+                                              "grad.compile.inductor"], None)
+_noop_alias = torch_grad.aliased_outputs(_noop, torch_grad.compiler(_noop, "inductor"), False) \
+    if _inductor is None else None
+check("96: Inductor's output is the input the forward updated, with grad on (the class, at "
+      "stage forward, from 2.14 on; torch 2.6 agrees); eager's output is no alias; aot_eager "
+      "agrees",
+      _noop_got["grad.compile.aot_eager"]["status"] == "agree" and
+      torch_grad.aliased_outputs(_noop, _noop.build, False) == set() and
+      (_inductor is not None or (
+          (_noop_got["grad.compile.inductor"].get("known_torch_issue") ==
+           torch_grad.OUTPUT_ALIAS and _noop_alias == {0} and
+           _noop_got["grad.compile.inductor"]["stage"] == "forward") if VERSION >= (2, 14) else
+          (_noop_got["grad.compile.inductor"]["status"] == "agree" and _noop_alias == set()))),
+      f"{_noop_got}")
+_fw_want = torch_grad.Run({}, set(), {}, [torch.tensor([0.0, 1.0])])
+_fw_got = torch_grad.Run({}, set(), {}, [torch.tensor([1.0, 2.0])])
+_fw = torch_grad.forward_judged(_noop, "grad.compile.aot_eager", _noop.build, _fw_want, False,
+                                _fw_got)
+check("96: a compile path's forward output that is not eager's is a mismatch at stage forward "
+      "(no alias: eager's own model); an export path's forward is not judged here; eager's "
+      "outputs are",
+      _fw == {"status": "mismatch", "stage": "forward",
+              "first_mismatch": "output 0 differs from eager's"} and
+      torch_grad.forward_judged(_noop, "grad.export.nonstrict", _noop.build, _fw_want, False,
+                                _fw_got) is None and
+      torch_grad.forward_judged(_noop, "grad.compile.aot_eager", _noop.build, _fw_want, False,
+                                _fw_want) is None, f"{_fw}")
+_view = RuntimeError("Output 1 of CompiledFunction is a view and its base or another view of its "
+                     "base has been modified inplace.")
+check("96: the backward's view error is the class only where the output alias shows",
+      torch_grad.traced_error(_view, "grad.compile.inductor", torch_grad.Run({}, set(), {}),
+                              lambda: "output 0 shares storage")["known_torch_issue"] ==
+      torch_grad.OUTPUT_ALIAS and
+      torch_grad.traced_error(_view, "grad.compile.inductor",
+                              torch_grad.Run({}, set(), {}))["status"] == "error" and
+      torch_grad.traced_error(_view, "grad.export.nonstrict", torch_grad.Run({}, set(), {}),
+                              lambda: "output 0 shares storage")["status"] == "error")
 _error = RuntimeError("one of the variables needed for gradient computation has been modified "
                       "by an inplace operation: [torch.FloatTensor [5]], which is output 0")
 check("93: the error naming a shape no updated buffer has is not the class",
