@@ -158,7 +158,10 @@ def gradients(p, make, params, recompile=False, zero_tangents=False, keep_saved=
         loss.backward()
     grads = {f"input {i}": None if t.grad is None else t.grad.detach().clone()
              for i, t in enumerate(leaves) if is_float(t)}
-    held = getattr(module, "_orig_mod", module)  # torch.compile's wrapper: the model's names
+    # torch.compile's wrapper: the model's names (not any module's child named `_orig_mod`, as
+    # emit-torch --hostile-child-names names one)
+    held = module._orig_mod if isinstance(module, torch._dynamo.eval_frame.OptimizedModule) \
+        else module
     names = {}
     for name, t in held.named_parameters(remove_duplicate=False):
         if params and is_float(t):

@@ -5404,6 +5404,29 @@ check("95: Inductor's backward reads the saved chunk the update changed (the cla
           all(near for _, near in torch_grad.differences(_chunk_want.grads,
                                                          _chunk_kept.grads)))),
       f"{_chunk_got}")
+class _GradOrigModChild(torch.nn.Module):  # a child named as torch.compile's wrapper names
+    def __init__(self):                       # its model (emit-torch --hostile-child-names)
+        super().__init__()
+        self.v = torch.nn.Parameter(torch.full((2,), 2.0))
+        self._orig_mod = torch.nn.Linear(2, 2, bias=False)
+        with torch.no_grad():
+            self._orig_mod.weight.copy_(torch.tensor([[1.0, -2.0], [0.5, 3.0]]))
+
+    def forward(self, x):
+        return self._orig_mod(x) * self.v
+
+
+_origmod = types.SimpleNamespace(build=_GradOrigModChild, INPUTS=[torch.ones(1, 2)],
+                                 CONFIG={"calls": 1})
+_origmod_keys = set(torch_grad.gradients(_origmod, _origmod.build, True).grads)
+_origmod_got = torch_grad.run_grad(_origmod, None, ["grad.compile.aot_eager"], None)
+check("a model's child named _orig_mod is not taken for torch.compile's wrapper: eager's "
+      "gradients name the root's parameters too, and the compile path agrees",
+      _origmod_keys == {"input 0", "param v", "param _orig_mod.weight"} and
+      _origmod_got["grad.compile.aot_eager"]["status"] in ("agree", "excused"),
+      f"{sorted(_origmod_keys)} {_origmod_got}")
+
+
 # 96's model: x * 1.0 returned, then x updated in place (the repro's); Inductor returns x
 _GradNoopOut = repro_module("compile-output-aliases-updated-input").Model
 _noop = types.SimpleNamespace(build=_GradNoopOut, INPUTS=[torch.tensor([-0.0, 1.0, 2.0, 3.0])],
