@@ -119,6 +119,18 @@ def kept_as_saved(t):
     return torch.empty_strided(t.size(), t.stride(), dtype=t.dtype, device=t.device).copy_(t)
 
 
+def prepared(p, make, params):
+    """A fresh model from `make()`, its float parameters requiring grad where `params`, and the
+    leaves: each float input's clone requiring grad (each call then runs on clones of them)."""
+    module = make()
+    if params:  # torch.compile's wrapper gives its model's; ep.module() holds its own
+        for t in module.parameters():
+            if is_float(t):
+                t.requires_grad_(True)
+    return module, [t.clone().requires_grad_(True) if is_float(t) else t.clone()
+                    for t in p.INPUTS]
+
+
 def gradients(p, make, params, recompile=False, zero_tangents=False, keep_saved=False):
     """The calls of the callable `make()` gives (from a fresh model), then the backward: a Run,
     or None when no float output requires grad. `params`: the float parameters require grad
@@ -131,12 +143,7 @@ def gradients(p, make, params, recompile=False, zero_tangents=False, keep_saved=
     if keep_saved:
         with torch.autograd.graph.saved_tensors_hooks(kept_as_saved, lambda t: t):
             return gradients(p, make, params, recompile, zero_tangents)
-    module = make()
-    if params:  # torch.compile's wrapper gives its model's; ep.module() holds its own
-        for t in module.parameters():
-            if is_float(t):
-                t.requires_grad_(True)
-    leaves = [t.clone().requires_grad_(True) if is_float(t) else t.clone() for t in p.INPUTS]
+    module, leaves = prepared(p, make, params)
     outs, updated, written = [], set(), []
     with torch.enable_grad():
         for k in range(p.CONFIG["calls"]):
@@ -276,12 +283,7 @@ def inplace_shape(e):
 def aliased_outputs(p, make, params):
     """The positions (over every call) of the float outputs that share storage with an input
     the same call updated in place, the calls run with grad on as gradients() runs them."""
-    module = make()
-    if params:
-        for t in module.parameters():
-            if is_float(t):
-                t.requires_grad_(True)
-    leaves = [t.clone().requires_grad_(True) if is_float(t) else t.clone() for t in p.INPUTS]
+    module, leaves = prepared(p, make, params)
     found, k = set(), 0
     with torch.enable_grad():
         for _ in range(p.CONFIG["calls"]):
