@@ -22,7 +22,8 @@ A program with no branch torch.cond can take is skipped. The unflattened module 
 the unflatten path (torch_export.unflatten_path), whose trace knows class 34 of
 docs/found-bugs.md (unflatten-cond-dead-first-call: the branch graphs looked up by the FQN of a
 dead call's module). An export that fails where a branch taken had two values differing only in
-a size-1 dimension's stride is tried again with the branches cloning into contiguous strides;
+a size-1 dimension's stride, or a value whose strides carry no layout (a size-1 dimension's, an
+empty tensor's), is tried again with the branches cloning into contiguous strides;
 when that exports, the path goes on from it, and counts class 35
 (cond-size-one-stride-rejected) unless it finds worse.
 """
@@ -151,16 +152,24 @@ def cond_export(p, mode, fmt=torch.preserve_format):
                                    strict=(mode == "strict"))
 
 
+def idle_strides(t):
+    """Whether `t`'s strides are not the row-major ones of its shape where that does not change
+    its layout (`is_contiguous()` holds): a dimension of size 1 with another stride, or a tensor
+    with no element (any strides). A branch's clone (preserve format) keeps them."""
+    return t.is_contiguous() and t.stride() != torch.empty(t.shape, device="meta").stride()
+
+
 def size_one_strides(p):
     """Whether a branch torch.cond takes has two values differing in a size-1 dimension's
-    stride, in an eager run of a fresh model (a first call; the branch records it and chooses
-    in Python). Read in eager, not during export: strict export's tracer keeps no side effect
-    of a trace that failed."""
+    stride, or a value with strides that carry no layout (idle_strides: a size-1 dimension's,
+    an empty tensor's; both values may have the same ones), in an eager run of a fresh model (a
+    first call; the branch records it and chooses in Python). Read in eager, not during export:
+    strict export's tracer keeps no side effect of a trace that failed."""
     seen = []
 
     def probe(flag, a, b):
         if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and same_layout(a, b) \
-                and a.stride() != b.stride():
+                and (a.stride() != b.stride() or idle_strides(a) or idle_strides(b)):
             seen.append(True)
         return a if flag else b
 
@@ -172,8 +181,8 @@ def size_one_strides(p):
 def export_traced(p, mode):
     """(the exported program, None), or (the program exported with its branches' values in
     contiguous strides, STRIDES) when the export failed, a branch taken has values differing
-    only in a size-1 dimension's stride (size_one_strides), and the export with those strides
-    recomputed succeeds: the clone's format is the only difference, so that is the cause
+    only in a size-1 dimension's stride or with strides that carry no layout
+    (size_one_strides), and the export with those strides recomputed succeeds: the clone's format is the only difference, so that is the cause
     (found-bugs 35; torch 2.14.1 raises "output stride is not a simple accumulative
     multiplication of sizes", or a KeyError from the same stride merging where the sizes are
     symbolic)."""
@@ -195,8 +204,9 @@ def with_class(r, cls):
     if r["status"] == "known_torch_issue":
         return {**r, "known_torch_issue": cls + "+" + r["known_torch_issue"]}
     return {"status": "known_torch_issue", "known_torch_issue": cls, "stage": "export",
-            "detail": "torch.cond refuses branches whose values differ only in a size-1 "
-                      "dimension's stride; with them cloned in contiguous strides the path "
+            "detail": "torch.cond refuses branches whose values have strides that carry no "
+                      "layout (a size-1 dimension's, an empty tensor's); with them cloned in "
+                      "contiguous strides the path "
                       f"{'agrees' if r['status'] == 'agree' else 'is excused'}"}
 
 

@@ -2364,30 +2364,53 @@ if torch_export.available() is None:
           torch_cond.nograd_branch(False, 1, 2) == 2, str(regions))
 
 
-class _CondStrides(torch.nn.Module):  # entry 35's shape: [1, 1] of stride (2, 1) vs (1, 1)
-    def __init__(self, prog):
+class _CondStrides(torch.nn.Module):  # entry 35's class: values whose strides carry no layout
+    def __init__(self, prog, pair):
         super().__init__()
-        self.prog = prog
+        self.prog, self.pair = prog, pair
 
     def forward(self, x):
-        a = torch.chunk(torch.chunk(x, 2, dim=0)[0], 2, dim=1)[0]
-        return self.prog._branch(False, a, a + 1)
+        return self.prog._branch(False, *self.pair(x))
 
+
+def _chunked(x):  # entry 35's shape: [1, 1] of stride (2, 1)
+    return torch.chunk(torch.chunk(x, 2, dim=0)[0], 2, dim=1)[0]
+
+
+STRIDE_PAIRS = {  # each a pair torch 2.14.1's torch.cond refuses (seen) and 2.6 takes
+    "[1, 1] of stride (2, 1) vs (1, 1)": lambda x: (_chunked(x), _chunked(x) + 1),
+    "[1, 1] of stride (2, 1), both": lambda x: (x[:1, :1], x[1:, 1:]),
+    "[0, 1] of stride (2, 1), both (an empty split)": lambda x: x[:0].split(1, dim=1),
+    "[0, 1] of stride (2, 1) vs (1, 1)": lambda x: (x[:0, :1], x[:0, :1] + 1),
+    "[0, 3] of stride (6, 1), both": lambda x: tuple(x.new_zeros(0, 6).split(3, dim=1)),
+}
+_sx = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
+check("idle_strides: a size-1 dimension's or an empty tensor's strides, not row-major ones",
+      all(any(torch_cond.idle_strides(t) for t in pair(_sx))
+          for pair in STRIDE_PAIRS.values()) and not torch_cond.idle_strides(_sx) and not torch_cond.idle_strides(_sx.t()) and
+      not torch_cond.idle_strides(_sx[:, :1]))
 
 if torch_export.available() is None:
-    strides = cond_program(["branch", "split", "add"], _CondStrides,
-                           [torch.tensor([[1.0, 2.0], [3.0, 4.0]])])
-    check("size_one_strides: read in an eager run; none where both calls' values agree",
-          torch_cond.size_one_strides(strides) and not torch_cond.size_one_strides(both))
-    r = torch_cond.cond_path(strides, "nonstrict", torch_compare.eager_run(strides), {})
-    if VERSION >= NEWER:
-        check("cond_path: branches differing in a size-1 dimension's stride, traced (35)",
-              r["status"] == "known_torch_issue" and
-              r["known_torch_issue"] == torch_cond.STRIDES and r["stage"] == "export" and
-              "agrees" in r["detail"], str(r))
-    else:  # torch 2.6 takes the strides as they come
-        check("cond_path: branches differing in a size-1 dimension's stride agree (2.6)",
-              r == {"status": "agree", "variants": 0, "conds": 1}, str(r))
+    dense = cond_program(["branch", "add", "sub"], lambda prog: _CondStrides(
+        prog, lambda x: (x + 1, x - 1)), [_sx])
+    check("size_one_strides: none where the values' strides are row-major, or where both "
+          "calls' values agree", not torch_cond.size_one_strides(dense) and
+          not torch_cond.size_one_strides(both))
+    for name, pair in STRIDE_PAIRS.items():
+        _idle = cond_program(["branch", "split", "add"],
+                             lambda prog, pair=pair: _CondStrides(prog, pair), [_sx])
+        r = torch_cond.cond_path(_idle, "nonstrict", torch_compare.eager_run(_idle), {})
+        if VERSION >= NEWER:
+            check(f"cond_path: branch values {name}: read in an eager run and traced (35)",
+                  torch_cond.size_one_strides(_idle) and r["status"] == "known_torch_issue" and
+                  r["known_torch_issue"] == torch_cond.STRIDES and r["stage"] == "export" and
+                  "agrees" in r["detail"], str(r))
+        else:  # torch 2.6 takes the strides as they come
+            check(f"cond_path: branch values {name} agree (2.6)",
+                  torch_cond.size_one_strides(_idle) and
+                  r == {"status": "agree", "variants": 0, "conds": 1}, str(r))
+    strides = cond_program(["branch", "split", "add"], lambda prog: _CondStrides(
+        prog, STRIDE_PAIRS["[1, 1] of stride (2, 1) vs (1, 1)"]), [_sx])  # entry 35's own
 
 # The partitioned module's re-export (docs/found-bugs.md 32): the nodes' module stacks from the
 # first export cut one call of `leaf` in two runs; without them unflatten agrees.
