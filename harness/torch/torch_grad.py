@@ -56,16 +56,24 @@ Traced (docs/found-bugs.md):
       with an input the same call updated in place where eager's output does not: Inductor
       replaces a no-op (x * 1.0) by its operand, so the output is the input and shows the
       input's update.
+  compile-cond-backward-donated-input (97)   a compile path's gradients differ from eager's,
+      the program takes its branch op by torch.cond (--branch cond), and the same path with
+      AOTAutograd's buffer donation off (torch._functorch.config.donated_buffer) gives eager's:
+      Inductor compiles the cond's backward branches as subgraphs that take the outer
+      backward's donated input positions for their own, so a branch overwrites the tangent it
+      was given, which the outer backward still reads (another input's gradient).
 
 The compile paths' forward outputs are judged too (stage "forward"): no forward path runs a
 compiled model with grad on, where AOTAutograd compiles the training graph.
 """
+import importlib
 import re
 
 import torch
 
 from torch_compare import outputs_of
 from torch_compile import available as compile_available
+from torch_cond import cond_branch
 from torch_export import available, export_program, failure
 from torch_inductor import available as inductor_available
 
@@ -80,6 +88,7 @@ SAVED_UPDATED = "compile-backward-reads-updated-buffer"
 ZEROED = "compile-update-zero-tangent"
 SAVED_ALIAS = "compile-saved-alias-of-updated-input"
 OUTPUT_ALIAS = "compile-output-aliases-updated-input"
+DONATED = "compile-cond-backward-donated-input"
 COMPILED_VIEW = "of CompiledFunction is a view and its base"
 INPLACE = "modified by an inplace operation"
 NO_DERIVATIVE = re.compile(r"derivative for (aten::\w+) is not implemented")
@@ -131,7 +140,8 @@ def prepared(p, make, params):
                     for t in p.INPUTS]
 
 
-def gradients(p, make, params, recompile=False, zero_tangents=False, keep_saved=False):
+def gradients(p, make, params, recompile=False, zero_tangents=False, keep_saved=False,
+              donation=True):
     """The calls of the callable `make()` gives (from a fresh model), then the backward: a Run,
     or None when no float output requires grad. `params`: the float parameters require grad
     too. `recompile`: dynamo's caches reset before each call after the first, so each call is
@@ -139,9 +149,14 @@ def gradients(p, make, params, recompile=False, zero_tangents=False, keep_saved=
     left in a buffer or an input it updated with a value requiring grad joins the loss times
     zero, a zero tangent, as AOTAutograd gives the outputs it makes of those updates (ZEROED's
     cause put into eager). `keep_saved`: every tensor autograd saves is copied when saved
-    (SAVED_ALIAS's cause removed)."""
+    (SAVED_ALIAS's cause removed). `donation` False: AOTAutograd's buffer donation off while
+    the calls compile (DONATED's cause removed)."""
     if keep_saved:
         with torch.autograd.graph.saved_tensors_hooks(kept_as_saved, lambda t: t):
+            return gradients(p, make, params, recompile, zero_tangents, donation=donation)
+    config = importlib.import_module("torch._functorch.config")
+    if not donation and hasattr(config, "donated_buffer"):  # (torch 2.5 on)
+        with config.patch(donated_buffer=False):
             return gradients(p, make, params, recompile, zero_tangents)
     module, leaves = prepared(p, make, params)
     outs, updated, written = [], set(), []
@@ -349,8 +364,9 @@ def traced(p, path, make, want, params, r, got):
     """A compile path's mismatch `r` (its Run `got`), traced: ZEROED where eager given zero
     tangents for what the calls wrote into buffers and inputs gives the path's gradients (or
     within rounding); UNGUARDED where the path with each call compiled afresh gives eager's;
-    SAVED_ALIAS where the path with every saved tensor copied when saved gives eager's; `r` as
-    it is where none holds (or the run that would show it raises)."""
+    SAVED_ALIAS where the path with every saved tensor copied when saved gives eager's; DONATED
+    where the program takes its branch op by torch.cond and the path with buffer donation off
+    gives eager's; `r` as it is where none holds (or the run that would show it raises)."""
     if r["status"] != "mismatch" or not path.startswith("grad.compile"):
         return r
     causes = [(ZEROED, lambda: got and same_as(
@@ -359,7 +375,9 @@ def traced(p, path, make, want, params, r, got):
               (UNGUARDED, lambda: p.CONFIG["calls"] >= 2 and same_as(
                    want, lambda: gradients(p, make, params, recompile=True), want.aliases)),
               (SAVED_ALIAS, lambda: same_as(
-                   want, lambda: gradients(p, make, params, keep_saved=True), want.aliases))]
+                   want, lambda: gradients(p, make, params, keep_saved=True), want.aliases)),
+              (DONATED, lambda: getattr(p, "_branch", None) is cond_branch and same_as(
+                   want, lambda: gradients(p, make, params, donation=False), want.aliases))]
     for cls, shown in causes:
         if shown():
             return {"status": "known_torch_issue", "known_torch_issue": cls,

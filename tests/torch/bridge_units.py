@@ -5492,6 +5492,35 @@ check("96: the backward's view error is the class only where the output alias sh
                               torch_grad.Run({}, set(), {}))["status"] == "error" and
       torch_grad.traced_error(_view, "grad.export.nonstrict", torch_grad.Run({}, set(), {}),
                               lambda: "output 0 shares storage")["status"] == "error")
+# 97's model: torch.cond(pred, g * 2, g * 3) + x (the repro's); Inductor's cond backward writes
+# g's gradient into the tangent, which is x's gradient too
+_GradCondDonated = repro_module("compile-cond-backward-donated-input").Model
+_donated = types.SimpleNamespace(build=_GradCondDonated, CONFIG={"calls": 1},
+                                 INPUTS=[torch.tensor([1.0, 2.0, 3.0]),
+                                         torch.tensor([4.0, 5.0, 6.0])])
+_donated_python = torch_grad.run_grad(_donated, None, ["grad.compile.inductor"], None)
+_donated._branch = torch_cond.cond_branch  # as --branch cond sets it
+_donated_got = torch_grad.run_grad(_donated, None, ["grad.compile.aot_eager",
+                                                    "grad.compile.inductor"], None)
+_donated_want = torch_grad.gradients(_donated, _donated.build, False)
+_donated_off = torch_grad.gradients(_donated, torch_grad.compiler(_donated, "inductor"), False,
+                                    donation=False) if _inductor is None else None
+_donated_on = torch_grad.gradients(_donated, torch_grad.compiler(_donated, "inductor"),
+                                   False) if _inductor is None else None
+check("97: Inductor's cond backward overwrites x's gradient (the class, at stage backward, "
+      "from 2.14 on, only where the program takes its branch op by torch.cond; torch 2.6 "
+      "agrees); with donation off it is eager's; aot_eager agrees",
+      _donated_got["grad.compile.aot_eager"]["status"] == "agree" and
+      (_inductor is not None or (
+          torch_grad.differences(_donated_want.grads, _donated_off.grads) == [] and
+          ((_donated_got["grad.compile.inductor"].get("known_torch_issue") ==
+            torch_grad.DONATED and
+            _donated_got["grad.compile.inductor"]["stage"] == "backward" and
+            _donated_python["grad.compile.inductor"]["status"] == "mismatch" and
+            torch_grad.differences(_donated_want.grads, _donated_on.grads) != [])
+           if VERSION >= (2, 14) else
+           _donated_got["grad.compile.inductor"]["status"] == "agree"))),
+      f"{_donated_got} {_donated_python}")
 _error = RuntimeError("one of the variables needed for gradient computation has been modified "
                       "by an inplace operation: [torch.FloatTensor [5]], which is output 0")
 check("93: the error naming a shape no updated buffer has is not the class",

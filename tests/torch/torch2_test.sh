@@ -511,10 +511,13 @@ LATER = {"preserve-tied-buffer-update": [((2, 11), None)],
          # (65) torch 2.6 unflattens a read of a preserved child's updated buffer and agrees
          "unflatten-update-read-outside-preserved-module":
              [((0, 0), None), ((2, 14), {"unflatten-update-read-outside-preserved-module"})],
-         # torch 2.6's torch.cond takes a size-1 dimension's stride as it comes
          # (96) torch 2.6's Inductor gives eager's output (2.7 to 2.13 not run)
          "compile-output-aliases-updated-input":
              [((0, 0), None), ((2, 14), {"compile-output-aliases-updated-input"})],
+         # (97) torch 2.6's Inductor gives eager's gradients (2.7 to 2.13 not run)
+         "compile-cond-backward-donated-input":
+             [((0, 0), None), ((2, 14), {"compile-cond-backward-donated-input"})],
+         # torch 2.6's torch.cond takes a size-1 dimension's stride as it comes
          "cond-size-one-stride-rejected":
              [((0, 0), None), ((2, 14), {"cond-size-one-stride-rejected"})],
          # (79) torch 2.6's cond merges no strides: func.vmap agrees there (func.vmap.last shows
