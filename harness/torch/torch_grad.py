@@ -27,7 +27,8 @@ export.nonstrict.decomp) judge and trace that, and the gradient path says "skipp
 The decomp path's backward raising that an ATen op has no derivative is skipped too: the
 decomposed program is functional inference IR (torch.export's docs: run_decompositions lowers
 the training IR export gives), where an in-place copy_ becomes aten::copy, an op autograd has
-no formula for.
+no formula for; and so is a program with torch.no_grad() blocks (--branch nograd), which
+run_decompositions inlines (inlined_regions).
 
 Traced (docs/found-bugs.md):
   compile-buffer-grad-unguarded (92)   a compile path's gradients differ from eager's, and the
@@ -73,8 +74,8 @@ import torch
 
 from torch_compare import outputs_of
 from torch_compile import available as compile_available
-from torch_cond import cond_branch
-from torch_export import available, export_program, failure
+from torch_cond import cond_branch, nograd_branch
+from torch_export import available, export_program, failure, grad_regions
 from torch_inductor import available as inductor_available
 
 PATHS = ("grad.compile.aot_eager", "grad.compile.inductor", "grad.export.nonstrict",
@@ -416,6 +417,22 @@ def forward_raises(p, make):
     return None
 
 
+def inlined_regions(p):
+    """Why the decomp path does not judge a program with torch.no_grad() blocks (--branch
+    nograd; the non-strict export holds them as wrap_with_set_grad_enabled nodes):
+    run_decompositions lowers to inference IR and inlines the blocks, so gradients flow where
+    eager's stop (torch's own test_export_with_set_grad_enabled expects it to fail after
+    run_decompositions: "set_grad disappears after decomp"); None when it holds none."""
+    if getattr(p, "_branch", None) is not nograd_branch:
+        return None
+    try:
+        regions = grad_regions(export_program(p, "nonstrict"))
+    except Exception:  # noqa: BLE001 - the path's own error, judged there
+        return None
+    return regions and ("run_decompositions inlines the program's torch.no_grad() blocks: "
+                        "inference IR, gradients flow where eager's stop")
+
+
 def refused(p, path, make, e):
     """Why the error `e` of a FORWARD_GATED path is not the gradient path's to judge (see
     forward_raises; the decomp path's op without a derivative); None when it is."""
@@ -447,6 +464,10 @@ def run_grad(p, eager, paths, cache):
     for path in wanted:
         if path == "grad.compile.inductor" and no_inductor:
             results[path] = {"status": "skipped", "skip": no_inductor}
+            continue
+        inlined = inlined_regions(p) if path == "grad.export.decomp" else None
+        if inlined:
+            results[path] = {"status": "skipped", "skip": inlined}
             continue
         try:
             got = gradients(p, makers[path], params)

@@ -5521,6 +5521,39 @@ check("97: Inductor's cond backward overwrites x's gradient (the class, at stage
            if VERSION >= (2, 14) else
            _donated_got["grad.compile.inductor"]["status"] == "agree"))),
       f"{_donated_got} {_donated_python}")
+
+
+class _GradNoGradBlock(torch.nn.Module):  # x * 2 taken by the branch op, times x
+    def __init__(self, prog):
+        super().__init__()
+        self.prog = prog
+
+    def forward(self, x):
+        return self.prog._branch(True, x * 2.0, x) * x
+
+
+_block = types.SimpleNamespace(INPUTS=[torch.tensor([1.0, 2.0, 3.0])], CONFIG={"calls": 1},
+                               _branch=lambda flag, a, b: a if flag else b)
+_block.build = lambda: _GradNoGradBlock(_block)
+if torch_export.available() is None:
+    _block_python = torch_grad.run_grad(_block, None, ["grad.export.decomp"], None)
+    _block._branch = torch_cond.nograd_branch  # as --branch nograd sets it
+    _block_nograd = torch_grad.run_grad(_block, None, ["grad.export.decomp",
+                                                       "grad.export.nonstrict"], None)
+    _block_eager = torch_grad.gradients(_block, _block.build, False).grads["input 0"]
+    _block_decomp = torch_grad.gradients(_block, torch_grad.decomposer(_block),
+                                         False).grads["input 0"]
+    check("decomp: a program with a torch.no_grad() block is skipped (run_decompositions "
+          "inlines it: the gradient of (2x) * x then 4x where eager's is 2x); judged without the "
+          "block; the export path judges it",
+          _block_python["grad.export.decomp"]["status"] == "agree" and
+          _block_nograd["grad.export.decomp"]["status"] == "skipped" and
+          "inlines the program's torch.no_grad() blocks" in
+          _block_nograd["grad.export.decomp"]["skip"] and
+          _block_nograd["grad.export.nonstrict"]["status"] == "agree" and
+          bool(_block_eager.abs().min() > 0) and
+          torch.allclose(_block_decomp, 2 * _block_eager),
+          f"{_block_python} {_block_nograd} {_block_eager} {_block_decomp}")
 _error = RuntimeError("one of the variables needed for gradient computation has been modified "
                       "by an inplace operation: [torch.FloatTensor [5]], which is output 0")
 check("93: the error naming a shape no updated buffer has is not the class",
