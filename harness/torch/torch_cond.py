@@ -182,7 +182,8 @@ def export_traced(p, mode):
     """(the exported program, None), or (the program exported with its branches' values in
     contiguous strides, STRIDES) when the export failed, a branch taken has values differing
     only in a size-1 dimension's stride or with strides that carry no layout
-    (size_one_strides), and the export with those strides recomputed succeeds: the clone's format is the only difference, so that is the cause
+    (size_one_strides), and the export with those strides recomputed succeeds: the clone's
+    format is the only difference, so that is the cause
     (found-bugs 35; torch 2.14.1 raises "output stride is not a simple accumulative
     multiplication of sizes", or a KeyError from the same stride merging where the sizes are
     symbolic)."""

@@ -155,8 +155,8 @@ def gradients(p, make, params, recompile=False, zero_tangents=False, keep_saved=
     if keep_saved:
         with torch.autograd.graph.saved_tensors_hooks(kept_as_saved, lambda t: t):
             return gradients(p, make, params, recompile, zero_tangents, donation=donation)
-    config = importlib.import_module("torch._functorch.config")
-    if not donation and hasattr(config, "donated_buffer"):  # (torch 2.5 on)
+    config = None if donation else importlib.import_module("torch._functorch.config")
+    if config is not None and hasattr(config, "donated_buffer"):  # (torch 2.5 on)
         with config.patch(donated_buffer=False):
             return gradients(p, make, params, recompile, zero_tangents)
     module, leaves = prepared(p, make, params)
@@ -429,8 +429,10 @@ def inlined_regions(p):
         regions = grad_regions(export_program(p, "nonstrict"))
     except Exception:  # noqa: BLE001 - the path's own error, judged there
         return None
-    return regions and ("run_decompositions inlines the program's torch.no_grad() blocks: "
-                        "inference IR, gradients flow where eager's stop")
+    if not regions:
+        return None
+    return "run_decompositions inlines the program's torch.no_grad() blocks: inference IR, " \
+           "gradients flow where eager's stop"
 
 
 def refused(p, path, make, e):

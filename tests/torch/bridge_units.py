@@ -2387,8 +2387,8 @@ STRIDE_PAIRS = {  # each a pair torch 2.14.1's torch.cond refuses (seen) and 2.6
 _sx = torch.tensor([[1.0, 2.0], [3.0, 4.0]])
 check("idle_strides: a size-1 dimension's or an empty tensor's strides, not row-major ones",
       all(any(torch_cond.idle_strides(t) for t in pair(_sx))
-          for pair in STRIDE_PAIRS.values()) and not torch_cond.idle_strides(_sx) and not torch_cond.idle_strides(_sx.t()) and
-      not torch_cond.idle_strides(_sx[:, :1]))
+          for pair in STRIDE_PAIRS.values()) and not torch_cond.idle_strides(_sx) and
+      not torch_cond.idle_strides(_sx.t()) and not torch_cond.idle_strides(_sx[:, :1]))
 
 if torch_export.available() is None:
     dense = cond_program(["branch", "add", "sub"], lambda prog: _CondStrides(
