@@ -167,10 +167,14 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            (its kernels round differently); outputs and state (a frozen module's: the tensors
            it still holds) vs torch eager, bit for bit (torch_jit.py; skipped with --branch
            cond: torch.jit.trace refuses torch.cond).
-  grad.compile.aot_eager, grad.compile.inductor, grad.export.nonstrict, grad.export.strict,
-  grad.export.unflatten, grad.export.decomp
+  grad.compile.aot_eager, grad.compile.inductor, grad.compile.dynamic,
+  grad.compile.dynamic_inductor, grad.compile.breaks, grad.compile.breaks_inductor,
+  grad.compile.regional, grad.export.nonstrict, grad.export.strict, grad.export.unflatten,
+  grad.export.decomp
            the backward: the calls with float inputs and parameters requiring grad through
-           torch.compile (aot_eager, Inductor), ep.module() of torch.export.export, the
+           torch.compile (aot_eager, Inductor; dynamic=True; with compile.breaks' graph
+           breaks; each module below the root compiled, as compile.regional), ep.module()
+           of torch.export.export, the
            unflattened non-strict export or its
            run_decompositions(), then one backward of a fixed weighted sum of the float
            outputs; the gradients vs torch eager's own backward, bit for bit, or within float32
@@ -332,6 +336,7 @@ from torch_vmap import PATHS as VMAP_PATHS
 from torch_vmap import run_vmap
 from torch_jit import run_jit
 from torch_grad import PATHS as GRAD_PATHS
+from torch_grad import INDUCTOR_PATHS as GRAD_INDUCTOR_PATHS
 from torch_grad import run_grad
 import torch_jit
 
@@ -906,7 +911,7 @@ def main():
                "reads": args.reads, "programs": len(args.programs),
                "programs_not_run": 0, "paths": {}, "ops_per_path": {}}
     # The paths first: available() imports torch.utils.cpp_extension (0.5 s on torch 2.6).
-    if any(x in INDUCTOR_PATHS + AOTI_PATHS + ("grad.compile.inductor",) for x in paths) and \
+    if any(x in INDUCTOR_PATHS + AOTI_PATHS + GRAD_INDUCTOR_PATHS for x in paths) and \
             torch_inductor.available() is None:
         summary["inductor_vector_isa"] = torch_inductor.vector_isa()  # None: scalar kernels
     records = records_stream()

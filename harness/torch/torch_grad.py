@@ -4,6 +4,18 @@ results with autograd off; these judge the backward.
   grad.compile.aot_eager   torch.compile(backend="aot_eager", fullgraph=True) of a fresh model:
                            AOTAutograd's joint graph, its partition into forward and backward
   grad.compile.inductor    the same with Inductor
+  grad.compile.dynamic     backend="aot_eager" with dynamic=True: every dimension symbolic from
+                           the first compile, so the backward is traced with symbolic sizes
+  grad.compile.dynamic_inductor   the same with Inductor (its backward kernels for symbolic
+                           sizes)
+  grad.compile.breaks      backend="aot_eager" without fullgraph, graph breaks where
+                           compile.breaks puts them (torch_compile.breaking): several graphs,
+                           each its own AOTAutograd forward and backward, values crossing
+                           between them (views of state and of each other among them)
+  grad.compile.breaks_inductor   the same with Inductor
+  grad.compile.regional    every module below the root compiled in place (Module.compile,
+                           aot_eager, as compile.regional), the root eager: autograd joins the
+                           compiled modules' backwards through the eager root's
   grad.export.nonstrict    ep.module() of torch.export.export(strict=False) of a fresh model
   grad.export.strict       the same, strict
   grad.export.unflatten    torch.export.unflatten of the non-strict export
@@ -40,7 +52,10 @@ Traced (docs/found-bugs.md):
       gives the path's once what each call wrote into a buffer, or into an input, with a value
       requiring grad joins the loss times zero: AOTAutograd makes those updates outputs of its
       graph and gives them zero tangents where eager's backward never reaches them, so a
-      non-finite factor on the way (0 * NaN, 0 * inf) turns the gradient into NaN.
+      non-finite factor on the way (0 * NaN, 0 * inf) turns the gradient into NaN. On the
+      paths whose model runs as several graphs (breaks, regional) every graph's outputs get
+      such tangents: traced with every live value of the calls joining the loss times zero
+      too (zeroing()).
   compile-saved-alias-of-updated-input (95)   a compile path's gradients differ from eager's,
       and the same path with every tensor autograd saves copied when it is saved gives eager's:
       what the backward read changed after it was saved without autograd's version check
@@ -74,16 +89,24 @@ import torch
 
 from torch_compare import outputs_of
 from torch_compile import available as compile_available
+from torch_compile import broken, compile_regions
 from torch_cond import cond_branch, nograd_branch
 from torch_export import available, export_program, failure, grad_regions
 from torch_inductor import available as inductor_available
 
-PATHS = ("grad.compile.aot_eager", "grad.compile.inductor", "grad.export.nonstrict",
-         "grad.export.strict", "grad.export.unflatten", "grad.export.decomp")
+PATHS = ("grad.compile.aot_eager", "grad.compile.inductor", "grad.compile.dynamic",
+         "grad.compile.dynamic_inductor", "grad.compile.breaks", "grad.compile.breaks_inductor",
+         "grad.compile.regional", "grad.export.nonstrict", "grad.export.strict",
+         "grad.export.unflatten", "grad.export.decomp")
 # paths whose forward has known wrong results of its own (the forward paths judge those): the
 # backward is judged only where the forward outputs are eager's
 FORWARD_GATED = ("grad.export.unflatten", "grad.export.decomp")
-COMPILE_PATHS = ("grad.compile.aot_eager", "grad.compile.inductor")
+COMPILE_PATHS = tuple(x for x in PATHS if x.startswith("grad.compile."))
+INDUCTOR_PATHS = tuple(x for x in COMPILE_PATHS if "inductor" in x)
+BREAKS_PATHS = ("grad.compile.breaks", "grad.compile.breaks_inductor")
+# paths whose model runs as several compiled graphs: ZEROED is traced with every live value
+# given a zero tangent (zeroing()), not only the updates
+GRAPHS_PATHS = BREAKS_PATHS + ("grad.compile.regional",)
 UNGUARDED = "compile-buffer-grad-unguarded"
 SAVED_UPDATED = "compile-backward-reads-updated-buffer"
 ZEROED = "compile-update-zero-tangent"
@@ -141,6 +164,46 @@ def prepared(p, make, params):
                     for t in p.INPUTS]
 
 
+def zeroing(p, breaks=()):
+    """A recorder for the program's `_R` that, as each call of a module ends, adds each live
+    value of the call to `terms` times zero (a zero tangent): its results, the values of the
+    nodes named in `breaks` (the graph breaks at the recorder's call with the value, which is
+    then an output of the graph before it), and backwards from them and from the nodes that
+    act (a buffer update, a module call) every value a live node reads. Where a graph ends (a
+    graph break, a compiled module's return) its live values are its outputs, and AOTAutograd
+    gives each output a zero tangent where the loss reads none; dead values are left out, as a
+    compiled graph drops them. Values otherwise pass through."""
+    class Zeroing(p._NoRecorder):
+        def __init__(self):
+            self.frames, self.terms = [], []
+
+        def begin(self, names):
+            self.frames.append({})
+
+        def node(self, name, op, value, inputs, dim=None):
+            self.frames[-1][name] = (op, value, inputs)
+            return value
+
+        def end(self, outputs, value):
+            frame = self.frames.pop()
+            todo = list(outputs) + [n for n in frame if n in breaks] + [
+                n for op, _, inputs in frame.values() if op in ("copy_", "call_module")
+                for n in inputs]
+            live = set()
+            while todo:
+                name = todo.pop()
+                if name in frame and name not in live:
+                    live.add(name)
+                    todo += frame[name][2]
+            for name in live:
+                held = frame[name][1]
+                for t in held if isinstance(held, (tuple, list)) else (held,):
+                    if is_float(t) and t.requires_grad:
+                        self.terms.append((t * 0.0).sum())
+            return value
+    return Zeroing()
+
+
 def gradients(p, make, params, recompile=False, zero_tangents=False, keep_saved=False,
               donation=True):
     """The calls of the callable `make()` gives (from a fresh model), then the backward: a Run,
@@ -149,7 +212,10 @@ def gradients(p, make, params, recompile=False, zero_tangents=False, keep_saved=
     compiled for its own inputs (UNGUARDED's cause removed). `zero_tangents`: what each call
     left in a buffer or an input it updated with a value requiring grad joins the loss times
     zero, a zero tangent, as AOTAutograd gives the outputs it makes of those updates (ZEROED's
-    cause put into eager). `keep_saved`: every tensor autograd saves is copied when saved
+    cause put into eager); "live": so does every live value of the calls, where the program
+    has a recorder (zeroing(p): a graph of compile.breaks ends at a graph break, a compiled
+    module's at its return, and AOTAutograd gives each output there a zero tangent where the
+    loss reads none). `keep_saved`: every tensor autograd saves is copied when saved
     (SAVED_ALIAS's cause removed). `donation` False: AOTAutograd's buffer donation off while
     the calls compile (DONATED's cause removed)."""
     if keep_saved:
@@ -159,6 +225,13 @@ def gradients(p, make, params, recompile=False, zero_tangents=False, keep_saved=
     if config is not None and hasattr(config, "donated_buffer"):  # (torch 2.5 on)
         with config.patch(donated_buffer=False):
             return gradients(p, make, params, recompile, zero_tangents)
+    if zero_tangents == "live" and hasattr(p, "_R") and not hasattr(p._R, "terms"):
+        own = p._R  # compile.breaks' recorder while a breaks path runs: its breaks are kept
+        p._R = zeroing(p, getattr(own, "BREAKS", ()))
+        try:
+            return gradients(p, make, params, recompile, zero_tangents)
+        finally:
+            p._R = own
     module, leaves = prepared(p, make, params)
     outs, updated, written = [], set(), []
     with torch.enable_grad():
@@ -177,6 +250,8 @@ def gradients(p, make, params, recompile=False, zero_tangents=False, keep_saved=
             return None
         for t in written:
             loss = loss + (t * 0.0).sum()
+        for term in getattr(getattr(p, "_R", None), "terms", ()):
+            loss = loss + term
         updated |= {tuple(b.shape) for b in module.buffers() if b.requires_grad}
         loss.backward()
     grads = {f"input {i}": None if t.grad is None else t.grad.detach().clone()
@@ -252,10 +327,17 @@ def judged(want, got):
     return {"status": "mismatch", "first_mismatch": described(far[0], want.grads, got.grads)}
 
 
-def compiler(p, backend):
+def compiler(p, backend, dynamic=False, fullgraph=True):
     def make():
         torch._dynamo.reset()
-        return torch.compile(p.build(), backend=backend, fullgraph=True, dynamic=False)
+        return torch.compile(p.build(), backend=backend, fullgraph=fullgraph, dynamic=dynamic)
+    return make
+
+
+def regional(p):
+    def make():
+        torch._dynamo.reset()
+        return compile_regions(p.build())[0]
     return make
 
 
@@ -363,16 +445,17 @@ def same_as(want, run, aliases):
 
 def traced(p, path, make, want, params, r, got):
     """A compile path's mismatch `r` (its Run `got`), traced: ZEROED where eager given zero
-    tangents for what the calls wrote into buffers and inputs gives the path's gradients (or
-    within rounding); UNGUARDED where the path with each call compiled afresh gives eager's;
-    SAVED_ALIAS where the path with every saved tensor copied when saved gives eager's; DONATED
-    where the program takes its branch op by torch.cond and the path with buffer donation off
-    gives eager's; `r` as it is where none holds (or the run that would show it raises)."""
+    tangents for what the calls wrote into buffers and inputs (on GRAPHS_PATHS, or for every
+    live value too) gives the path's gradients (or within rounding); UNGUARDED where the path
+    with each call compiled afresh gives eager's; SAVED_ALIAS where the path with every saved
+    tensor copied when saved gives eager's; DONATED where the program takes its branch op by
+    torch.cond and the path with buffer donation off gives eager's; `r` as it is where none
+    holds (or the run that would show it raises)."""
     if r["status"] != "mismatch" or not path.startswith("grad.compile"):
         return r
-    causes = [(ZEROED, lambda: got and same_as(
-                   got, lambda: gradients(p, p.build, params, zero_tangents=True),
-                   want.aliases)),
+    causes = [(ZEROED, lambda: got and any(same_as(
+                   got, lambda: gradients(p, p.build, params, zero_tangents=how), want.aliases)
+                   for how in (True, "live")[:2 if path in GRAPHS_PATHS else 1])),
               (UNGUARDED, lambda: p.CONFIG["calls"] >= 2 and same_as(
                    want, lambda: gradients(p, make, params, recompile=True), want.aliases)),
               (SAVED_ALIAS, lambda: same_as(
@@ -455,36 +538,52 @@ def run_grad(p, eager, paths, cache):
     if reference is None:
         return {x: {"status": "skipped", "skip": skip} for x in wanted}
     want, params = reference
-    no_inductor = inductor_available() if "grad.compile.inductor" in wanted else None
+    no_inductor = inductor_available() if set(INDUCTOR_PATHS) & set(wanted) else None
     makers = {"grad.compile.aot_eager": compiler(p, "aot_eager"),
               "grad.compile.inductor": compiler(p, "inductor"),
+              "grad.compile.dynamic": compiler(p, "aot_eager", dynamic=True),
+              "grad.compile.dynamic_inductor": compiler(p, "inductor", dynamic=True),
+              "grad.compile.breaks": compiler(p, "aot_eager", fullgraph=False),
+              "grad.compile.breaks_inductor": compiler(p, "inductor", fullgraph=False),
+              "grad.compile.regional": regional(p),
               "grad.export.nonstrict": exporter(p, "nonstrict"),
               "grad.export.strict": exporter(p, "strict"),
               "grad.export.unflatten": unflattener(p),
               "grad.export.decomp": decomposer(p)}
     results = {}
     for path in wanted:
-        if path == "grad.compile.inductor" and no_inductor:
-            results[path] = {"status": "skipped", "skip": no_inductor}
-            continue
-        inlined = inlined_regions(p) if path == "grad.export.decomp" else None
-        if inlined:
-            results[path] = {"status": "skipped", "skip": inlined}
-            continue
-        try:
-            got = gradients(p, makers[path], params)
-            differs = forward_differs(want, got) if got and path in FORWARD_GATED else None
-            r = {"status": "skipped", "skip": f"the forward is not eager's ({differs}): the "
-                 "forward paths judge it"} if differs else judged(want, got) if got else {
-                "status": "mismatch", "first_mismatch": "no float output requires grad"}
-            r = (got and forward_judged(p, path, makers[path], want, params, got)) or r
-            if r["status"] == "mismatch" and r.get("stage") != "forward":
-                r = traced(p, path, makers[path], want, params, r, got)
-        except Exception as e:  # noqa: BLE001 - torch refusing the program: traced, else an error
-            why = refused(p, path, makers[path], e)
-            r = {"status": "skipped", "skip": why} if why else traced_error(
-                e, path, want, lambda: output_alias(p, makers[path], params))
-        finally:
-            torch._dynamo.reset()
-        results[path] = {**r, "params_require_grad": params}
+        if path in BREAKS_PATHS and not hasattr(p, "_NoRecorder"):
+            results[path] = {"status": "skipped", "skip": "the program has no recorder (_R) "
+                             "to break the graph in: not written by emit-torch"}
+        elif path in BREAKS_PATHS:  # the path's calls (and its traces' reruns) break the graph
+            with broken(p) as breaks:
+                results[path] = {**one_path(p, path, makers[path], want, params, no_inductor),
+                                 "breaks": breaks}
+        else:
+            results[path] = one_path(p, path, makers[path], want, params, no_inductor)
     return results
+
+
+def one_path(p, path, make, want, params, no_inductor):
+    """One gradient path's result for a program whose eager Run is `want`."""
+    if path in INDUCTOR_PATHS and no_inductor:
+        return {"status": "skipped", "skip": no_inductor}
+    inlined = inlined_regions(p) if path == "grad.export.decomp" else None
+    if inlined:
+        return {"status": "skipped", "skip": inlined}
+    try:
+        got = gradients(p, make, params)
+        differs = forward_differs(want, got) if got and path in FORWARD_GATED else None
+        r = {"status": "skipped", "skip": f"the forward is not eager's ({differs}): the "
+             "forward paths judge it"} if differs else judged(want, got) if got else {
+            "status": "mismatch", "first_mismatch": "no float output requires grad"}
+        r = (got and forward_judged(p, path, make, want, params, got)) or r
+        if r["status"] == "mismatch" and r.get("stage") != "forward":
+            r = traced(p, path, make, want, params, r, got)
+    except Exception as e:  # noqa: BLE001 - torch refusing the program: traced, else an error
+        why = refused(p, path, make, e)
+        r = {"status": "skipped", "skip": why} if why else traced_error(
+            e, path, want, lambda: output_alias(p, make, params))
+    finally:
+        torch._dynamo.reset()
+    return {**r, "params_require_grad": params}
