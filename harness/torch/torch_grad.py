@@ -49,13 +49,17 @@ Traced (docs/found-bugs.md):
       did not require grad once an update made it require grad, so the gradient through what
       an earlier call wrote into the buffer is dropped.
   compile-update-zero-tangent (94)   a compile path's gradients differ from eager's, and eager
-      gives the path's once what each call wrote into a buffer, or into an input, with a value
-      requiring grad joins the loss times zero: AOTAutograd makes those updates outputs of its
-      graph and gives them zero tangents where eager's backward never reaches them, so a
-      non-finite factor on the way (0 * NaN, 0 * inf) turns the gradient into NaN. On the
-      paths whose model runs as several graphs (breaks, regional) every graph's outputs get
-      such tangents: traced with every live value of the calls joining the loss times zero
-      too (zeroing()).
+      gives NaN wherever they differ (the path's NaN there too) once what each call wrote
+      into a buffer, or into an input, with a value requiring grad joins the loss times zero
+      (the path may show fewer NaN: see below): AOTAutograd makes those updates
+      outputs of its graph and gives them zero tangents where eager's backward never reaches
+      them, so a non-finite factor on the way (0 * NaN, 0 * inf) turns the gradient into NaN.
+      On the paths whose model runs as several graphs (breaks, regional) every graph's
+      outputs get such tangents: traced with every live value of the calls joining the loss
+      times zero too (zeroing()). That gives more values zero tangents than AOTAutograd does
+      (a graph none of whose outputs the loss reads never runs its backward at all; eager
+      cannot tell the graphs apart), and a zero tangent only adds NaN, never takes one away:
+      so the path's NaN lie within eager's so given, and may be fewer.
   compile-saved-alias-of-updated-input (95)   a compile path's gradients differ from eager's,
       and the same path with every tensor autograd saves copied when it is saved gives eager's:
       what the backward read changed after it was saved without autograd's version check
@@ -443,18 +447,44 @@ def same_as(want, run, aliases):
     return bool(got) and all(near for _, near in differences(want.grads, got.grads, aliases))
 
 
+def only_where_nan(want, got, run):
+    """Whether every gradient element of the Run `got` that is not `want`'s (within rounding; a
+    missing gradient read as zeros) is NaN, and NaN in the Run `run()` gives too: the
+    difference is NaN where ZEROED's cause makes NaN. `run()` may give more values zero
+    tangents than the path's graphs do (zeroing()), and a zero tangent only adds NaN, so the
+    path's NaN may be fewer; False where run() raises."""
+    try:
+        nan = run()
+    except Exception:  # noqa: BLE001 - the run does not go: it shows nothing
+        return False
+    if not nan:
+        return False
+    for k, w in want.grads.items():
+        g, n = got.grads.get(k), nan.grads.get(k)
+        ref = next((t for t in (w, g, n) if t is not None), None)
+        if ref is None:
+            continue
+        w, g, n = (torch.zeros_like(ref) if t is None else t for t in (w, g, n))
+        if not w.shape == g.shape == n.shape:
+            return False
+        differs = ~torch.isclose(w, g, rtol=RTOL, atol=ATOL, equal_nan=True)
+        if not bool((torch.isnan(g[differs]) & torch.isnan(n[differs])).all()):
+            return False
+    return True
+
+
 def traced(p, path, make, want, params, r, got):
     """A compile path's mismatch `r` (its Run `got`), traced: ZEROED where eager given zero
     tangents for what the calls wrote into buffers and inputs (on GRAPHS_PATHS, or for every
-    live value too) gives the path's gradients (or within rounding); UNGUARDED where the path
-    with each call compiled afresh gives eager's; SAVED_ALIAS where the path with every saved
-    tensor copied when saved gives eager's; DONATED where the program takes its branch op by
-    torch.cond and the path with buffer donation off gives eager's; `r` as it is where none
-    holds (or the run that would show it raises)."""
+    live value too) gives NaN wherever the path's gradients are not eager's (only_where_nan);
+    UNGUARDED where the path with each call compiled afresh gives eager's; SAVED_ALIAS where
+    the path with every saved tensor copied when saved gives eager's; DONATED where the
+    program takes its branch op by torch.cond and the path with buffer donation off gives
+    eager's; `r` as it is where none holds (or the run that would show it raises)."""
     if r["status"] != "mismatch" or not path.startswith("grad.compile"):
         return r
-    causes = [(ZEROED, lambda: got and any(same_as(
-                   got, lambda: gradients(p, p.build, params, zero_tangents=how), want.aliases)
+    causes = [(ZEROED, lambda: got and any(only_where_nan(
+                   want, got, lambda: gradients(p, p.build, params, zero_tangents=how))
                    for how in (True, "live")[:2 if path in GRAPHS_PATHS else 1])),
               (UNGUARDED, lambda: p.CONFIG["calls"] >= 2 and same_as(
                    want, lambda: gradients(p, make, params, recompile=True), want.aliases)),

@@ -3126,8 +3126,11 @@ if torch_compile.available() is None:
 
     brk.build = _Noted
     got = torch_compile.break_names(brk)
-    check("break_names: the first call's names whose crc32 3 divides, sorted",
-          got == ("getitem", "w"), str(got))
+    keyed = torch_compile.break_names(types.SimpleNamespace(EXPECTED_NODES=[dict.fromkeys(
+        ["mul", "layer0/w", "layer0@1/getitem", "layer0/add", "w"])]))
+    check("break_names: the first call's names whose crc32 3 divides, sorted, a child's by its "
+          "name alone (the recorder is given no call path)",
+          got == ("getitem", "w") and keyed == ("getitem", "w"), f"{got} {keyed}")
     graphs = []
 
     def counting(gm, example):  # dynamo's eager backend, counting the graphs it is given
@@ -5482,6 +5485,33 @@ check("94, several graphs: the child's result its caller drops (sqrt at 0) gets 
       _dead_got["grad.compile.breaks"].get("known_torch_issue") == torch_grad.ZEROED and
       type(_kept._R) is _ZRec and type(_dead._R) is _ZRec,
       f"{_kept_got} {_dead_got} {_kept_live.grads} {_dead_broken.grads}")
+_nan, _one = float("nan"), torch.ones(3)
+
+
+def _nan_run(values, none=False):
+    return torch_grad.Run({"input 0": torch.tensor(values), "param w": None if none else _one},
+                          set(), {})
+
+
+_eager_run = _nan_run([1.0, 2.0, 3.0], True)
+check("94's trace: only_where_nan holds where every difference from eager is NaN in the path and "
+      "in eager given zero tangents (which may hold more NaN), a missing gradient read as zeros; "
+      "not for a finite difference, nor a NaN eager so given does not show, nor a raising run",
+      torch_grad.only_where_nan(_eager_run, _nan_run([1.0, _nan, 3.0], True),
+                                lambda: _nan_run([_nan, _nan, 3.0], True)) and
+      torch_grad.only_where_nan(_nan_run([1.0, 2.0, 3.0], True), _nan_run([1.0, 2.0, 3.0]),
+                                lambda: _nan_run([1.0, 2.0, 3.0])) is False and
+      torch_grad.only_where_nan(
+          _eager_run, torch_grad.Run({"input 0": torch.tensor([1.0, 2.0, 3.0]),
+                                      "param w": torch.tensor([_nan, 0.0, 0.0])}, set(), {}),
+          lambda: torch_grad.Run({"input 0": torch.tensor([1.0, 2.0, 3.0]),
+                                  "param w": torch.tensor([_nan, _nan, 0.0])}, set(), {})) and
+      not torch_grad.only_where_nan(_eager_run, _nan_run([1.0, 2.5, 3.0], True),
+                                    lambda: _nan_run([_nan, _nan, _nan], True)) and
+      not torch_grad.only_where_nan(_eager_run, _nan_run([_nan, 2.0, 3.0], True),
+                                    lambda: _nan_run([1.0, _nan, 3.0], True)) and
+      not torch_grad.only_where_nan(_eager_run, _nan_run([_nan, 2.0, 3.0], True),
+                                    lambda: 1 / 0))
 # the multi-graph paths' switches: dynamic=True compiles once for two sizes, the breaks path's
 # model breaks into several graphs, the regional path's root is left eager and its child
 # compiled
