@@ -169,11 +169,12 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            cond: torch.jit.trace refuses torch.cond).
   grad.compile.aot_eager, grad.compile.inductor, grad.compile.dynamic,
   grad.compile.dynamic_inductor, grad.compile.breaks, grad.compile.breaks_inductor,
-  grad.compile.regional, grad.export.nonstrict, grad.export.strict, grad.export.unflatten,
-  grad.export.decomp
+  grad.compile.regional, grad.compile.regional_inductor, grad.export.nonstrict,
+  grad.export.strict, grad.export.unflatten, grad.export.decomp
            the backward: the calls with float inputs and parameters requiring grad through
            torch.compile (aot_eager, Inductor; dynamic=True; with compile.breaks' graph
-           breaks; each module below the root compiled, as compile.regional), ep.module()
+           breaks; each module below the root compiled, as compile.regional, with aot_eager
+           or Inductor), ep.module()
            of torch.export.export, the
            unflattened non-strict export or its
            run_decompositions(), then one backward of a fixed weighted sum of the float

@@ -140,13 +140,14 @@ def breaks_path(p, eager, cache, backend="aot_eager"):
             torch.compile(model, backend=backend, dynamic=False), {})), "breaks": breaks}
 
 
-def compile_regions(model):
-    """Every module below the root compiled in place, each module object once."""
+def compile_regions(model, backend="aot_eager"):
+    """Every module below the root compiled in place (with `backend`), each module object
+    once."""
     seen = set()
     for name, module in model.named_modules():
         if name and id(module) not in seen:
             seen.add(id(module))
-            module.compile(backend="aot_eager", fullgraph=True)
+            module.compile(backend=backend, fullgraph=True)
     return model, {"compiled": len(seen)}
 
 

@@ -16,6 +16,8 @@ results with autograd off; these judge the backward.
   grad.compile.regional    every module below the root compiled in place (Module.compile,
                            aot_eager, as compile.regional), the root eager: autograd joins the
                            compiled modules' backwards through the eager root's
+  grad.compile.regional_inductor   the same with Inductor (a compiled module's saved
+                           values are Inductor's, which its caller's eager code may update)
   grad.export.nonstrict    ep.module() of torch.export.export(strict=False) of a fresh model
   grad.export.strict       the same, strict
   grad.export.unflatten    torch.export.unflatten of the non-strict export
@@ -76,6 +78,13 @@ Traced (docs/found-bugs.md):
       with an input the same call updated in place where eager's output does not: Inductor
       replaces a no-op (x * 1.0) by its operand, so the output is the input and shows the
       input's update.
+  compile-region-input-updated-by-caller (98)   a compile path whose model runs as several
+      graphs (breaks, regional) raises in its backward that a tensor was "modified by an
+      inplace operation" (or that a view "and its base ... has been modified inplace"), where
+      eager's backward runs, and the same path with every tensor autograd saves copied when
+      saved gives eager's gradients: a compiled graph saved its own input (or a view of it),
+      where eager saved a value computed from it, and the code after the graph (the eager
+      caller, a later graph) then updated the input in place. Traced after 93 and 96.
   compile-cond-backward-donated-input (97)   a compile path's gradients differ from eager's,
       the program takes its branch op by torch.cond (--branch cond), and the same path with
       AOTAutograd's buffer donation off (torch._functorch.config.donated_buffer) gives eager's:
@@ -100,8 +109,8 @@ from torch_inductor import available as inductor_available
 
 PATHS = ("grad.compile.aot_eager", "grad.compile.inductor", "grad.compile.dynamic",
          "grad.compile.dynamic_inductor", "grad.compile.breaks", "grad.compile.breaks_inductor",
-         "grad.compile.regional", "grad.export.nonstrict", "grad.export.strict",
-         "grad.export.unflatten", "grad.export.decomp")
+         "grad.compile.regional", "grad.compile.regional_inductor", "grad.export.nonstrict",
+         "grad.export.strict", "grad.export.unflatten", "grad.export.decomp")
 # paths whose forward has known wrong results of its own (the forward paths judge those): the
 # backward is judged only where the forward outputs are eager's
 FORWARD_GATED = ("grad.export.unflatten", "grad.export.decomp")
@@ -110,14 +119,16 @@ INDUCTOR_PATHS = tuple(x for x in COMPILE_PATHS if "inductor" in x)
 BREAKS_PATHS = ("grad.compile.breaks", "grad.compile.breaks_inductor")
 # paths whose model runs as several compiled graphs: ZEROED is traced with every live value
 # given a zero tangent (zeroing()), not only the updates
-GRAPHS_PATHS = BREAKS_PATHS + ("grad.compile.regional",)
+GRAPHS_PATHS = BREAKS_PATHS + ("grad.compile.regional", "grad.compile.regional_inductor")
 UNGUARDED = "compile-buffer-grad-unguarded"
 SAVED_UPDATED = "compile-backward-reads-updated-buffer"
 ZEROED = "compile-update-zero-tangent"
 SAVED_ALIAS = "compile-saved-alias-of-updated-input"
 OUTPUT_ALIAS = "compile-output-aliases-updated-input"
 DONATED = "compile-cond-backward-donated-input"
+REGION_INPUT = "compile-region-input-updated-by-caller"
 COMPILED_VIEW = "of CompiledFunction is a view and its base"
+VIEW_CHANGED = "is a view and its base or another view of its base has been modified inplace"
 INPLACE = "modified by an inplace operation"
 NO_DERIVATIVE = re.compile(r"derivative for (aten::\w+) is not implemented")
 RTOL, ATOL = 1e-4, 1e-5  # close(): float32 rounding of a reordered sum, not a wrong gradient
@@ -338,10 +349,10 @@ def compiler(p, backend, dynamic=False, fullgraph=True):
     return make
 
 
-def regional(p):
+def regional(p, backend="aot_eager"):
     def make():
         torch._dynamo.reset()
-        return compile_regions(p.build())[0]
+        return compile_regions(p.build(), backend)[0]
     return make
 
 
@@ -411,9 +422,11 @@ def output_alias(p, make, params):
         else None
 
 
-def traced_error(e, path, want, alias=lambda: None):
+def traced_error(e, path, want, alias=lambda: None, kept=lambda: False):
     """A compile path's backward raising SAVED_UPDATED's error, or OUTPUT_ALIAS's where
-    `alias()` (output_alias of the path) shows its cause; else failure()'s reading."""
+    `alias()` (output_alias of the path) shows its cause, or REGION_INPUT's where `kept()`
+    (the path with every saved tensor copied when saved gives eager's gradients) shows its;
+    else failure()'s reading."""
     if path in COMPILE_PATHS and INPLACE in str(e) and inplace_shape(e) in want.updated:
         return {"status": "known_torch_issue", "known_torch_issue": SAVED_UPDATED,
                 "stage": "backward", "detail": f"{type(e).__name__}: {e}"[:300]}
@@ -421,7 +434,11 @@ def traced_error(e, path, want, alias=lambda: None):
     if shown:
         return {"status": "known_torch_issue", "known_torch_issue": OUTPUT_ALIAS,
                 "stage": "forward", "detail": f"{shown}; {type(e).__name__}: {e}"[:300]}
-    return failure(e, "backward" if INPLACE in str(e) else path)
+    changed = INPLACE in str(e) or VIEW_CHANGED in str(e)
+    if path in GRAPHS_PATHS and changed and kept():
+        return {"status": "known_torch_issue", "known_torch_issue": REGION_INPUT,
+                "stage": "backward", "detail": f"{type(e).__name__}: {e}"[:300]}
+    return failure(e, "backward" if changed else path)
 
 
 def forward_judged(p, path, make, want, params, got):
@@ -576,6 +593,7 @@ def run_grad(p, eager, paths, cache):
               "grad.compile.breaks": compiler(p, "aot_eager", fullgraph=False),
               "grad.compile.breaks_inductor": compiler(p, "inductor", fullgraph=False),
               "grad.compile.regional": regional(p),
+              "grad.compile.regional_inductor": regional(p, "inductor"),
               "grad.export.nonstrict": exporter(p, "nonstrict"),
               "grad.export.strict": exporter(p, "strict"),
               "grad.export.unflatten": unflattener(p),
@@ -613,7 +631,8 @@ def one_path(p, path, make, want, params, no_inductor):
     except Exception as e:  # noqa: BLE001 - torch refusing the program: traced, else an error
         why = refused(p, path, make, e)
         r = {"status": "skipped", "skip": why} if why else traced_error(
-            e, path, want, lambda: output_alias(p, make, params))
+            e, path, want, lambda: output_alias(p, make, params), lambda: same_as(
+                want, lambda: gradients(p, make, params, keep_saved=True), want.aliases))
     finally:
         torch._dynamo.reset()
     return {**r, "params_require_grad": params}

@@ -5362,7 +5362,7 @@ check("93: the buffer saved for the backward and then updated is the class (Indu
                                      "inductor" in path) or
           (r["status"] == "skipped" and "no recorder" in r["skip"] and
            path in torch_grad.BREAKS_PATHS) for path, r in _control.items()) and
-      len(_control) == len(torch_grad.PATHS) == 11, f"{_saved} {_control}")
+      len(_control) == len(torch_grad.PATHS) == 12, f"{_saved} {_control}")
 
 
 # 93 through an input (emit-torch --update-inputs): the input's clone, which the weight's
@@ -5537,14 +5537,17 @@ _fixed = torch_grad.compiler(_kept, _counting)
 with torch_compile.broken(_kept):
     _split = _graphs(torch_grad.compiler(_kept, _counting, fullgraph=False), [2])
 _region = torch_grad.regional(_kept)()
+_region_own = _graphs(torch_grad.regional(_kept, _counting), [2])
+_region_aot = _graphs(torch_grad.regional(_kept), [2])
 check("the gradient paths' compile switches are read: dynamic=True one graph for sizes 2 and 3 "
       "(two without), fullgraph=False with the breaks more than one graph, regional compiles "
-      "the child and leaves the root eager",
+      "the child and leaves the root eager, with the backend it is given (regional_inductor's)",
       _graphs(_sized, [2, 3]) == 1 and _graphs(_fixed, [2, 3]) == 2 and _split >= 2 and
       not isinstance(_region, torch._dynamo.eval_frame.OptimizedModule) and
       _region.child._compiled_call_impl is not None and
-      getattr(_region, "_compiled_call_impl", None) is None,
-      f"{_split} graphs split")
+      getattr(_region, "_compiled_call_impl", None) is None and
+      _region_own >= 1 and _region_aot == 0,
+      f"{_split} graphs split; regional: {_region_own} graphs given, {_region_aot} by default")
 torch._dynamo.reset()
 
 
@@ -5570,6 +5573,55 @@ check("95: Inductor's backward reads the saved chunk the update changed (the cla
           all(near for _, near in torch_grad.differences(_chunk_want.grads,
                                                          _chunk_kept.grads)))),
       f"{_chunk_got}")
+
+
+# 98's model: a child compiled as a region saves its input (a chunk of the caller's), which the
+# eager caller then updates in place (the repro's); updated before the call, nothing is wrong
+_CallerRepro = repro_module("compile-region-input-updated-by-caller")
+_CallerUpdates = _CallerRepro.Model
+
+
+class _CallerUpdatesFirst(_CallerUpdates):
+    def forward(self, x):
+        x.add_(1.0)
+        a, b = torch.chunk(x, 2)
+        return self.child(b).clone()
+
+
+_caller_paths = ["grad.compile.inductor", "grad.compile.regional",
+                 "grad.compile.regional_inductor"]
+_caller_got, _first_got, _dropping_got = (torch_grad.run_grad(types.SimpleNamespace(
+    build=m, INPUTS=[torch.tensor([1.0, 2.0])], CONFIG={"calls": 1}), None, _caller_paths, None)
+    for m in (_CallerUpdates, _CallerUpdatesFirst, _CallerRepro.DroppingModel))
+check("98: the region's saved input the eager caller updates is the class with Inductor (its "
+      "backward raises; with saved tensors copied it gives eager's); aot_eager, which saves "
+      "exp's result, agrees, as does the whole model compiled and the update made first; a "
+      "dropped abs(v), whose saved v only the compiled backward reads, is the class with "
+      "aot_eager too",
+      (_inductor is not None or (
+          _caller_got["grad.compile.regional_inductor"].get("known_torch_issue") ==
+          torch_grad.REGION_INPUT and
+          _caller_got["grad.compile.inductor"]["status"] in ("agree", "excused") and
+          _first_got["grad.compile.regional_inductor"]["status"] in ("agree", "excused"))) and
+      _caller_got["grad.compile.regional"]["status"] in ("agree", "excused") and
+      _first_got["grad.compile.regional"]["status"] in ("agree", "excused") and
+      _dropping_got["grad.compile.regional"].get("known_torch_issue") == torch_grad.REGION_INPUT,
+      f"{_caller_got} {_first_got} {_dropping_got}")
+_view_error = RuntimeError("Output 1 of Split is a view and its base or another view of its "
+                           "base has been modified inplace. This view is ...")
+_no_run = torch_grad.Run({}, set(), {})
+_traced98 = [torch_grad.traced_error(_view_error, path, _no_run, kept=lambda: kept)
+             for path, kept in (("grad.compile.regional", True), ("grad.compile.breaks", True),
+                                ("grad.compile.regional", False),
+                                ("grad.compile.inductor", True))]
+check("98's trace: a view's or in-place error on a several-graph path is the class only where "
+      "the path with saved tensors copied gives eager's, and not on a one-graph path",
+      [r.get("known_torch_issue") for r in _traced98] ==
+      [torch_grad.REGION_INPUT, torch_grad.REGION_INPUT, None, None] and
+      [r["status"] for r in _traced98[2:]] == ["error", "error"] and
+      _traced98[2]["stage"] == "backward", str(_traced98))
+
+
 class _GradOrigModChild(torch.nn.Module):  # a child named as torch.compile's wrapper names
     def __init__(self):                       # its model (emit-torch --hostile-child-names)
         super().__init__()
