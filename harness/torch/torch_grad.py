@@ -85,6 +85,11 @@ Traced (docs/found-bugs.md):
       saved gives eager's gradients: a compiled graph saved its own input (or a view of it),
       where eager saved a value computed from it, and the code after the graph (the eager
       caller, a later graph) then updated the input in place. Traced after 93 and 96.
+  compile-chunk-output-not-a-view (99)   an Inductor compile path raises "aot_autograd() does
+      not yet handle non-differentiable view input mutations" where the same path with
+      aot_eager runs: Inductor returns an output that is a chunk of an input (a multi-output
+      view) as a tensor sharing the input's storage but no autograd view of it, and a later
+      graph given both it and the input, which it updates in place, refuses them.
   compile-cond-backward-donated-input (97)   a compile path's gradients differ from eager's,
       the program takes its branch op by torch.cond (--branch cond), and the same path with
       AOTAutograd's buffer donation off (torch._functorch.config.donated_buffer) gives eager's:
@@ -127,8 +132,13 @@ SAVED_ALIAS = "compile-saved-alias-of-updated-input"
 OUTPUT_ALIAS = "compile-output-aliases-updated-input"
 DONATED = "compile-cond-backward-donated-input"
 REGION_INPUT = "compile-region-input-updated-by-caller"
+NOT_A_VIEW = "compile-chunk-output-not-a-view"
+# each Inductor path's aot_eager twin: the same graphs, eager kernels
+AOT_TWIN = {"grad.compile.inductor": "grad.compile.aot_eager",
+            **{x: x.replace("_inductor", "") for x in PATHS if x.endswith("_inductor")}}
 COMPILED_VIEW = "of CompiledFunction is a view and its base"
 VIEW_CHANGED = "is a view and its base or another view of its base has been modified inplace"
+NON_DIFF_VIEWS = "does not yet handle non-differentiable view input mutations"
 INPLACE = "modified by an inplace operation"
 NO_DERIVATIVE = re.compile(r"derivative for (aten::\w+) is not implemented")
 RTOL, ATOL = 1e-4, 1e-5  # close(): float32 rounding of a reordered sum, not a wrong gradient
@@ -422,11 +432,15 @@ def output_alias(p, make, params):
         else None
 
 
-def traced_error(e, path, want, alias=lambda: None, kept=lambda: False):
+def traced_error(e, path, want, alias=lambda: None, kept=lambda: False, twin=lambda: False):
     """A compile path's backward raising SAVED_UPDATED's error, or OUTPUT_ALIAS's where
     `alias()` (output_alias of the path) shows its cause, or REGION_INPUT's where `kept()`
-    (the path with every saved tensor copied when saved gives eager's gradients) shows its;
+    (the path with every saved tensor copied when saved gives eager's gradients) shows its, or
+    an Inductor path raising NOT_A_VIEW's where `twin()` (its aot_eager twin runs) shows its;
     else failure()'s reading."""
+    if path in AOT_TWIN and NON_DIFF_VIEWS in str(e) and twin():
+        return {"status": "known_torch_issue", "known_torch_issue": NOT_A_VIEW,
+                "stage": path, "detail": f"{type(e).__name__}: {e}"[:300]}
     if path in COMPILE_PATHS and INPLACE in str(e) and inplace_shape(e) in want.updated:
         return {"status": "known_torch_issue", "known_torch_issue": SAVED_UPDATED,
                 "stage": "backward", "detail": f"{type(e).__name__}: {e}"[:300]}
@@ -452,6 +466,15 @@ def forward_judged(p, path, make, want, params, got):
         return {"status": "known_torch_issue", "known_torch_issue": OUTPUT_ALIAS,
                 "stage": "forward", "detail": f"{differs}: {alias}"}
     return {"status": "mismatch", "stage": "forward", "first_mismatch": differs}
+
+
+def runs(run):
+    """Whether `run()` returns without raising."""
+    try:
+        run()
+    except Exception:  # noqa: BLE001 - any refusal is the answer
+        return False
+    return True
 
 
 def same_as(want, run, aliases):
@@ -605,15 +628,18 @@ def run_grad(p, eager, paths, cache):
                              "to break the graph in: not written by emit-torch"}
         elif path in BREAKS_PATHS:  # the path's calls (and its traces' reruns) break the graph
             with broken(p) as breaks:
-                results[path] = {**one_path(p, path, makers[path], want, params, no_inductor),
+                results[path] = {**one_path(p, path, makers[path], want, params, no_inductor,
+                                            makers.get(AOT_TWIN.get(path))),
                                  "breaks": breaks}
         else:
-            results[path] = one_path(p, path, makers[path], want, params, no_inductor)
+            results[path] = one_path(p, path, makers[path], want, params, no_inductor,
+                                     makers.get(AOT_TWIN.get(path)))
     return results
 
 
-def one_path(p, path, make, want, params, no_inductor):
-    """One gradient path's result for a program whose eager Run is `want`."""
+def one_path(p, path, make, want, params, no_inductor, twin=None):
+    """One gradient path's result for a program whose eager Run is `want`; `twin` makes the
+    model of the path's aot_eager twin (an Inductor path's), else None."""
     if path in INDUCTOR_PATHS and no_inductor:
         return {"status": "skipped", "skip": no_inductor}
     inlined = inlined_regions(p) if path == "grad.export.decomp" else None
@@ -632,7 +658,8 @@ def one_path(p, path, make, want, params, no_inductor):
         why = refused(p, path, make, e)
         r = {"status": "skipped", "skip": why} if why else traced_error(
             e, path, want, lambda: output_alias(p, make, params), lambda: same_as(
-                want, lambda: gradients(p, make, params, keep_saved=True), want.aliases))
+                want, lambda: gradients(p, make, params, keep_saved=True), want.aliases),
+            lambda: twin is not None and runs(lambda: gradients(p, twin, params)))
     finally:
         torch._dynamo.reset()
     return {**r, "params_require_grad": params}

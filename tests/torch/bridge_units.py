@@ -5622,6 +5622,50 @@ check("98's trace: a view's or in-place error on a several-graph path is the cla
       _traced98[2]["stage"] == "backward", str(_traced98))
 
 
+# 99's model: a chunk of the input, a graph break, then the input updated in place (the
+# repro's); Inductor's chunk is no view of the input, and the graph after the break refuses both
+_NotAView = repro_module("compile-chunk-output-not-a-view")
+
+
+class _ChunkBroken(torch.nn.Module):
+    def forward(self, x):
+        return _NotAView.broken(x)
+
+
+_chunked = types.SimpleNamespace(build=_ChunkBroken, INPUTS=[torch.ones(1, 2)],
+                                 CONFIG={"calls": 1})
+
+
+def _raised(make):
+    try:
+        torch_grad.gradients(_chunked, make, True)
+    except Exception as e:  # noqa: BLE001 - the message is what is checked
+        return str(e)
+    return ""
+
+
+_chunk_inductor = _raised(torch_grad.compiler(_chunked, "inductor", fullgraph=False)) \
+    if _inductor is None else torch_grad.NON_DIFF_VIEWS
+_chunk_aot = _raised(torch_grad.compiler(_chunked, "aot_eager", fullgraph=False))
+torch._dynamo.reset()
+_twin_error = RuntimeError("AssertionError: aot_autograd() " + torch_grad.NON_DIFF_VIEWS)
+_traced99 = [torch_grad.traced_error(_twin_error, path, _no_run, twin=lambda: twin).get(
+    "known_torch_issue") for path, twin in (("grad.compile.breaks_inductor", True),
+                                            ("grad.compile.inductor", True),
+                                            ("grad.compile.breaks_inductor", False),
+                                            ("grad.compile.breaks", True))]
+check("99: Inductor refuses the graph after the break (its chunk is no view of the input) where "
+      "aot_eager runs; the class where the path's aot_eager twin runs, on Inductor paths only; "
+      "each Inductor path's twin is its aot_eager path",
+      torch_grad.NON_DIFF_VIEWS in _chunk_inductor and _chunk_aot == "" and
+      _traced99 == [torch_grad.NOT_A_VIEW, torch_grad.NOT_A_VIEW, None, None] and
+      torch_grad.AOT_TWIN == {"grad.compile.inductor": "grad.compile.aot_eager",
+                              "grad.compile.dynamic_inductor": "grad.compile.dynamic",
+                              "grad.compile.breaks_inductor": "grad.compile.breaks",
+                              "grad.compile.regional_inductor": "grad.compile.regional"},
+      f"{_chunk_inductor[:200]!r} {_chunk_aot[:200]!r} {_traced99}")
+
+
 class _GradOrigModChild(torch.nn.Module):  # a child named as torch.compile's wrapper names
     def __init__(self):                       # its model (emit-torch --hostile-child-names)
         super().__init__()
