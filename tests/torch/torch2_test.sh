@@ -440,7 +440,7 @@ for f in "$work"/argsd/*.py; do
   bridge "$f" "${extra[@]}" >"$work/argsd.jsonl"
   cat "$work/argsd.jsonl" >>"$work/cases.jsonl"
   want=absent
-  if [[ " ${extra[*]} " =~ \ --paths\ (aoti|compile\.inductor|grad\.compile\.inductor) ]]; then
+  if [[ " ${extra[*]} " =~ \ --paths\ ([^\ ]*[,.])?(aoti|inductor|[a-z_]*_inductor) ]]; then
     want=$isa isa_runs=$((isa_runs + 1))
   fi
   got=$(tail -n 1 "$work/argsd.jsonl" | python3 -c 'import json, sys
