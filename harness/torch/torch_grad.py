@@ -84,7 +84,10 @@ Traced (docs/found-bugs.md):
       eager's backward runs, and the same path with every tensor autograd saves copied when
       saved gives eager's gradients: a compiled graph saved its own input (or a view of it),
       where eager saved a value computed from it, and the code after the graph (the eager
-      caller, a later graph) then updated the input in place. Traced after 93 and 96.
+      caller, a later graph) then updated the input in place. On the regional paths it is
+      traced first, where a tensor a compiled module's call saved was updated after the call
+      returned and none before (updated_after_call: the eager root's update, not the graph's
+      own, 93's); on the breaks paths after 93 and 96, which cannot be told from it there.
   compile-chunk-output-not-a-view (99)   an Inductor compile path raises "aot_autograd() does
       not yet handle non-differentiable view input mutations" where the same path with
       aot_eager runs: Inductor returns an output that is a chunk of an input (a multi-output
@@ -124,7 +127,8 @@ INDUCTOR_PATHS = tuple(x for x in COMPILE_PATHS if "inductor" in x)
 BREAKS_PATHS = ("grad.compile.breaks", "grad.compile.breaks_inductor")
 # paths whose model runs as several compiled graphs: ZEROED is traced with every live value
 # given a zero tangent (zeroing()), not only the updates
-GRAPHS_PATHS = BREAKS_PATHS + ("grad.compile.regional", "grad.compile.regional_inductor")
+REGIONAL_PATHS = ("grad.compile.regional", "grad.compile.regional_inductor")
+GRAPHS_PATHS = BREAKS_PATHS + REGIONAL_PATHS
 UNGUARDED = "compile-buffer-grad-unguarded"
 SAVED_UPDATED = "compile-backward-reads-updated-buffer"
 ZEROED = "compile-update-zero-tangent"
@@ -432,15 +436,58 @@ def output_alias(p, make, params):
         else None
 
 
-def traced_error(e, path, want, alias=lambda: None, kept=lambda: False, twin=lambda: False):
+def updated_after_call(p, make, params):
+    """Whether, on a regional path (the root eager), a tensor that a call of a compiled module
+    below the root saved for the backward was updated in place after that call returned and
+    none before: the eager caller's update (REGION_INPUT's cause), not the compiled graph's
+    own (SAVED_UPDATED's). The calls run with grad on, each saved tensor recorded with its
+    version (not copied); False where the run raises."""
+    frames, saved, inside = [], [], []
+
+    def pack(t):
+        if frames:
+            frames[-1].append((t, t._version))
+        return t
+
+    def watched(inner):
+        def call(*args, **kwargs):
+            frames.append([])
+            try:
+                return inner(*args, **kwargs)
+            finally:
+                mine = frames.pop()
+                inside.extend(t._version != v for t, v in mine)
+                saved.extend(mine)
+        return call
+
+    try:
+        module, leaves = prepared(p, make, params)
+        for child in {id(c): c for c in module.children()}.values():
+            if getattr(child, "_compiled_call_impl", None) is not None:
+                child._compiled_call_impl = watched(child._compiled_call_impl)
+        with torch.enable_grad(), torch.autograd.graph.saved_tensors_hooks(pack, lambda t: t):
+            for _ in range(p.CONFIG["calls"]):
+                module(*[t.clone() for t in leaves])
+    except Exception:  # noqa: BLE001 - the run does not go: it shows nothing
+        return False
+    return not any(inside) and any(t._version != v for t, v in saved)
+
+
+def traced_error(e, path, want, alias=lambda: None, kept=lambda: False, twin=lambda: False,
+                 after=lambda: False):
     """A compile path's backward raising SAVED_UPDATED's error, or OUTPUT_ALIAS's where
     `alias()` (output_alias of the path) shows its cause, or REGION_INPUT's where `kept()`
-    (the path with every saved tensor copied when saved gives eager's gradients) shows its, or
-    an Inductor path raising NOT_A_VIEW's where `twin()` (its aot_eager twin runs) shows its;
-    else failure()'s reading."""
+    (the path with every saved tensor copied when saved gives eager's gradients) shows its
+    (on a regional path first where `after()`, updated_after_call, tells it from
+    SAVED_UPDATED's), or an Inductor path raising NOT_A_VIEW's where `twin()` (its aot_eager
+    twin runs) shows its; else failure()'s reading."""
     if path in AOT_TWIN and NON_DIFF_VIEWS in str(e) and twin():
         return {"status": "known_torch_issue", "known_torch_issue": NOT_A_VIEW,
                 "stage": path, "detail": f"{type(e).__name__}: {e}"[:300]}
+    changed = INPLACE in str(e) or VIEW_CHANGED in str(e)
+    if path in REGIONAL_PATHS and changed and after() and kept():
+        return {"status": "known_torch_issue", "known_torch_issue": REGION_INPUT,
+                "stage": "backward", "detail": f"{type(e).__name__}: {e}"[:300]}
     if path in COMPILE_PATHS and INPLACE in str(e) and inplace_shape(e) in want.updated:
         return {"status": "known_torch_issue", "known_torch_issue": SAVED_UPDATED,
                 "stage": "backward", "detail": f"{type(e).__name__}: {e}"[:300]}
@@ -448,8 +495,7 @@ def traced_error(e, path, want, alias=lambda: None, kept=lambda: False, twin=lam
     if shown:
         return {"status": "known_torch_issue", "known_torch_issue": OUTPUT_ALIAS,
                 "stage": "forward", "detail": f"{shown}; {type(e).__name__}: {e}"[:300]}
-    changed = INPLACE in str(e) or VIEW_CHANGED in str(e)
-    if path in GRAPHS_PATHS and changed and kept():
+    if path in BREAKS_PATHS and changed and kept():
         return {"status": "known_torch_issue", "known_torch_issue": REGION_INPUT,
                 "stage": "backward", "detail": f"{type(e).__name__}: {e}"[:300]}
     return failure(e, "backward" if changed else path)
@@ -659,7 +705,8 @@ def one_path(p, path, make, want, params, no_inductor, twin=None):
         r = {"status": "skipped", "skip": why} if why else traced_error(
             e, path, want, lambda: output_alias(p, make, params), lambda: same_as(
                 want, lambda: gradients(p, make, params, keep_saved=True), want.aliases),
-            lambda: twin is not None and runs(lambda: gradients(p, twin, params)))
+            lambda: twin is not None and runs(lambda: gradients(p, twin, params)),
+            lambda: updated_after_call(p, make, params))
     finally:
         torch._dynamo.reset()
     return {**r, "params_require_grad": params}

@@ -5607,18 +5607,49 @@ check("98: the region's saved input the eager caller updates is the class with I
       _first_got["grad.compile.regional"]["status"] in ("agree", "excused") and
       _dropping_got["grad.compile.regional"].get("known_torch_issue") == torch_grad.REGION_INPUT,
       f"{_caller_got} {_first_got} {_dropping_got}")
+# 93 inside a region: the child (93's repro model) updates the buffer its own graph saved, so
+# the update is not after the call; 98's caller updates after it
+class _RegionSelfUpdates(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.child = repro_module("compile-backward-reads-updated-buffer").Model()
+
+    def forward(self, x):
+        return self.child(x) * 1.5
+
+
+_self_prog, _caller_prog = (types.SimpleNamespace(build=m, INPUTS=[t], CONFIG={"calls": 1})
+                            for m, t in ((_RegionSelfUpdates, torch.ones(2)),
+                                         (_CallerRepro.DroppingModel, torch.tensor([1.0, 2.0]))))
+_self_got = torch_grad.run_grad(_self_prog, None, ["grad.compile.regional",
+                                                   "grad.compile.regional_inductor"], None)
+_after = [torch_grad.updated_after_call(prog, torch_grad.regional(prog), True)
+          for prog in (_caller_prog, _self_prog)]
+check("98 and 93 told apart on a regional path: a saved tensor updated after its module's call "
+      "returned (the caller's update) is 98's, one updated by the call itself 93's (with "
+      "Inductor; aot_eager too from 2.14 on, as 93's repro)",
+      _after == [True, False] and
+      (_inductor is not None or _self_got["grad.compile.regional_inductor"].get(
+          "known_torch_issue") == torch_grad.SAVED_UPDATED) and
+      (_self_got["grad.compile.regional"].get("known_torch_issue") == torch_grad.SAVED_UPDATED
+       if VERSION >= (2, 14) else True),
+      f"{_after} {_self_got}")
 _view_error = RuntimeError("Output 1 of Split is a view and its base or another view of its "
                            "base has been modified inplace. This view is ...")
 _no_run = torch_grad.Run({}, set(), {})
-_traced98 = [torch_grad.traced_error(_view_error, path, _no_run, kept=lambda: kept)
-             for path, kept in (("grad.compile.regional", True), ("grad.compile.breaks", True),
-                                ("grad.compile.regional", False),
-                                ("grad.compile.inductor", True))]
+_traced98 = [torch_grad.traced_error(_view_error, path, _no_run, kept=lambda: kept,
+                                     after=lambda: after)
+             for path, kept, after in (("grad.compile.regional", True, True),
+                                       ("grad.compile.breaks", True, False),
+                                       ("grad.compile.regional", False, True),
+                                       ("grad.compile.regional", True, False),
+                                       ("grad.compile.inductor", True, True))]
 check("98's trace: a view's or in-place error on a several-graph path is the class only where "
-      "the path with saved tensors copied gives eager's, and not on a one-graph path",
+      "the path with saved tensors copied gives eager's (and, on a regional path, a saved "
+      "tensor was updated after its call), and not on a one-graph path",
       [r.get("known_torch_issue") for r in _traced98] ==
-      [torch_grad.REGION_INPUT, torch_grad.REGION_INPUT, None, None] and
-      [r["status"] for r in _traced98[2:]] == ["error", "error"] and
+      [torch_grad.REGION_INPUT, torch_grad.REGION_INPUT, None, None, None] and
+      [r["status"] for r in _traced98[2:]] == ["error", "error", "error"] and
       _traced98[2]["stage"] == "backward", str(_traced98))
 
 
