@@ -473,6 +473,12 @@ def updated_after_call(p, make, params):
     return not any(inside) and any(t._version != v for t, v in saved)
 
 
+def known(cls, stage, e, before=""):
+    """The result of a path whose exception `e` at `stage` is the known class `cls`."""
+    return {"status": "known_torch_issue", "known_torch_issue": cls, "stage": stage,
+            "detail": f"{before}{type(e).__name__}: {e}"[:300]}
+
+
 def traced_error(e, path, want, alias=lambda: None, kept=lambda: False, twin=lambda: False,
                  after=lambda: False):
     """A compile path's backward raising SAVED_UPDATED's error, or OUTPUT_ALIAS's where
@@ -482,22 +488,17 @@ def traced_error(e, path, want, alias=lambda: None, kept=lambda: False, twin=lam
     SAVED_UPDATED's), or an Inductor path raising NOT_A_VIEW's where `twin()` (its aot_eager
     twin runs) shows its; else failure()'s reading."""
     if path in AOT_TWIN and NON_DIFF_VIEWS in str(e) and twin():
-        return {"status": "known_torch_issue", "known_torch_issue": NOT_A_VIEW,
-                "stage": path, "detail": f"{type(e).__name__}: {e}"[:300]}
+        return known(NOT_A_VIEW, path, e)
     changed = INPLACE in str(e) or VIEW_CHANGED in str(e)
     if path in REGIONAL_PATHS and changed and after() and kept():
-        return {"status": "known_torch_issue", "known_torch_issue": REGION_INPUT,
-                "stage": "backward", "detail": f"{type(e).__name__}: {e}"[:300]}
+        return known(REGION_INPUT, "backward", e)
     if path in COMPILE_PATHS and INPLACE in str(e) and inplace_shape(e) in want.updated:
-        return {"status": "known_torch_issue", "known_torch_issue": SAVED_UPDATED,
-                "stage": "backward", "detail": f"{type(e).__name__}: {e}"[:300]}
+        return known(SAVED_UPDATED, "backward", e)
     shown = path in COMPILE_PATHS and COMPILED_VIEW in str(e) and alias()
     if shown:
-        return {"status": "known_torch_issue", "known_torch_issue": OUTPUT_ALIAS,
-                "stage": "forward", "detail": f"{shown}; {type(e).__name__}: {e}"[:300]}
+        return known(OUTPUT_ALIAS, "forward", e, f"{shown}; ")
     if path in BREAKS_PATHS and changed and kept():
-        return {"status": "known_torch_issue", "known_torch_issue": REGION_INPUT,
-                "stage": "backward", "detail": f"{type(e).__name__}: {e}"[:300]}
+        return known(REGION_INPUT, "backward", e)
     return failure(e, "backward" if changed else path)
 
 
