@@ -69,6 +69,9 @@ then
 fi
 echo "torch $why in ${FLATCHECK_TORCH_ROOT:-$src/build/torch-root}"
 work=$(mktemp -d)
+# Everything printed is kept, and on failure its FAIL lines are printed again at the end: a log
+# cut to its head and tail (as CI's record is) still says which check failed.
+exec > >(tee "$work/printed") 2>&1
 # The bridge's runs (`bridge ARGS...`, as `python3 flatcheck_torch.py ARGS...` would run) are
 # each forked from one process that has imported the bridge and torch (run_repros.py --serve):
 # torch's import, about 3 s a run, is paid once. The checks of --time and of a bad --branch
@@ -80,6 +83,11 @@ mkdir "$work/q"
 server=$!
 stop() {  # the script's exit status kept (bridge mode runs under set -e)
   local status=$?
+  if [ "$status" -ne 0 ] && [ "$status" -ne 77 ]; then
+    sleep 1  # tee's last writes
+    echo "torch2_test.sh $mode failed (exit $status); its FAIL lines:"
+    grep -a '^FAIL' "$work/printed" || echo "  (none: see the output above)"
+  fi
   kill $server 2>/dev/null
   wait $server 2>/dev/null || true
   rm -rf "$work"
@@ -283,6 +291,10 @@ for repro in "$src"/corpus/torch/*.py; do
   from=$(sed -n 's/^PRESENT_FROM = (\([0-9]*\), \([0-9]*\)).*/\1 \2/p' "$repro")
   if [ -n "$fixed" ] && at_least $fixed; then want=0; fi
   if [ -n "$from" ] && ! at_least $from; then want=0; fi
+  if [ "$rc" = 77 ]; then  # a repro that cannot show its bug on this machine says why, exit 77
+    echo "not run: $name cannot show its bug on this machine (its last line above says why)"
+    continue
+  fi
   if [ "$rc" != "$want" ]; then
     echo "FAIL: $repro exits $rc on torch $why, expected $want (1: the bug is there; 0: fixed from"
     echo "  FIXED_IN on, or not yet there before PRESENT_FROM): if torch fixed it, say so in"
@@ -290,6 +302,19 @@ for repro in "$src"/corpus/torch/*.py; do
     fail=1
   fi
 done
+# scripts/in-torch-root passes ATEN_CPU_CAPABILITY in (the repros and a run as on another CPU
+# need it; "default": torch's plain kernels, "NO AVX", whatever the CPU), with Inductor's caches
+# in a folder of that ISA's own (found-bugs 100), and refuses a value that is no ISA name.
+got=$(ATEN_CPU_CAPABILITY=default "${in_root[@]}" python3 -c 'import os, torch
+print(torch.backends.cpu.get_cpu_capability(), os.environ.get("TORCHINDUCTOR_CACHE_DIR"))' \
+  2>&1 | tail -n 1)
+ATEN_CPU_CAPABILITY='avx2 x' "${in_root[@]}" true 2>/dev/null
+bad=$?
+if [ "$got" != "NO AVX /tmp/torchinductor_root-default" ] || [ "$bad" -ne 2 ]; then
+  echo "FAIL: ATEN_CPU_CAPABILITY=default gave '$got' in the root (expected 'NO AVX" \
+    "/tmp/torchinductor_root-default'); a bad value exit $bad (expected 2)"
+  fail=1
+fi
 "$bin" emit-torch "$src/corpus/torch/cases" -o "$work/cases" >/dev/null
 # emit-torch names a case's program after its file with each '+' (classes joined) as '_':
 # the program of a case's side file (CLASS-N.SUFFIX), and the side file of a program.
