@@ -211,7 +211,8 @@ counts the programs checked and those not run; so does SIGTERM or SIGINT (Ctrl-C
 the program under way and counts it not run, the summary saying "stopped". --path-time SECONDS
 stops a path that runs longer on one program (export.MODE.module and export.MODE.unflatten,
 which share one export, share the limit) and reports it skipped, reason "time limit", with
-torch's compile caches reset after it.
+torch's compile caches reset after it; a limit met in an import waits for the import, and a
+path that ends meanwhile is skipped too.
 
 A path's status: agree; excused (only NaN payloads differ, and exactly as a NaN constant losing
 its payload explains: torch_compare.judge); mismatch; error (torch raised); skipped (with its
@@ -565,12 +566,15 @@ def importing(frame):
 @contextlib.contextmanager
 def time_limit(seconds):
     """Raises PathTimeout in the block once it has run `seconds` (None: no limit), or as soon as
-    no import is running after that (importing)."""
+    no import is running after that (importing). Yields a dict whose "expired" says whether the
+    limit passed: a block that ends in an import's grace, its limit passed, is past it too."""
+    state = {"expired": False}
     if seconds is None:
-        yield
+        yield state
         return
 
     def expire(signum, frame):
+        state["expired"] = True
         if importing(frame):  # a module half imported would stay broken for every later path
             signal.setitimer(signal.ITIMER_REAL, IMPORT_GRACE)
             return
@@ -579,7 +583,7 @@ def time_limit(seconds):
     old = signal.signal(signal.SIGALRM, expire)
     signal.setitimer(signal.ITIMER_REAL, seconds)
     try:
-        yield
+        yield state
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
@@ -607,13 +611,17 @@ def reset_compile_caches():
 
 def within(seconds, group, run):
     """run(group), or each path of the group skipped with the reason "time limit" when it ran
-    past `seconds`; torch's compile caches (dynamo's, left mid-trace) are reset then. An
-    exception a path's own code lets out (the bridge's fault, or torch's in code the bridge
-    did not guard) is an error of each path of the group, stage "bridge", with where it was
-    raised: the program's other paths and the programs after it still run."""
+    past `seconds` (stopped there, or ended in an import's grace after it: either way past it);
+    torch's compile caches (dynamo's, left mid-trace) are reset then. An exception a path's own
+    code lets out (the bridge's fault, or torch's in code the bridge did not guard) is an error
+    of each path of the group, stage "bridge", with where it was raised: the program's other
+    paths and the programs after it still run."""
     try:
-        with time_limit(seconds):
-            return run(group)
+        with time_limit(seconds) as limit:
+            results = run(group)
+        if limit["expired"]:
+            raise PathTimeout()
+        return results
     except PathTimeout:
         reset_compile_caches()
         why = f"time limit: ran past --path-time {seconds:g} s on this program"

@@ -1536,8 +1536,10 @@ try:
                                                           spin(g)))
 finally:
     sys.path.remove(_slow)
-check("within: a limit met during an import stops nothing until the import is done; after it, "
-      "a path still stops", imported == {"a": 7} and sys.modules["slowpkg"].part.VALUE == 7 and
+check("within: a limit met during an import stops nothing until the import is done (the path "
+      "that ended in it is past its limit: skipped); after it, a path still stops",
+      imported == {"a": {"status": "skipped", "skip": "time limit: ran past --path-time 0.01 s "
+                         "on this program"}} and sys.modules["slowpkg"].part.VALUE == 7 and
       spun["a"]["status"] == "skipped", f"{imported} {spun}")
 check("path_groups: export.MODE.module and .unflatten together, every other path alone",
       flatcheck_torch.path_groups(["fx", "export.strict.module", "export.nonstrict.module",
