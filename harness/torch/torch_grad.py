@@ -101,7 +101,12 @@ Traced (docs/found-bugs.md):
       was given, which the outer backward still reads (another input's gradient).
 
 The compile paths' forward outputs are judged too (stage "forward"): no forward path runs a
-compiled model with grad on, where AOTAutograd compiles the training graph.
+compiled model with grad on, where AOTAutograd compiles the training graph. A forward mismatch
+of an Inductor path is traced as the forward paths trace it:
+  inductor-dynamic-size-one-expression-broadcast (71)   an Inductor path's forward outputs are
+      not eager's and the same path with Inductor's ExpandView.make_reindexer asking whether a
+      size is 1 by its value (torch_inductor.expand_by_value) gives eager's forward outputs
+      (seen on grad.compile.dynamic_inductor, torch 2.14.1: generate --seed 182, cases 32, 39).
 """
 import importlib
 import re
@@ -113,6 +118,7 @@ from torch_compile import available as compile_available
 from torch_compile import broken, compile_regions
 from torch_cond import cond_branch, nograd_branch
 from torch_export import available, export_program, failure, grad_regions
+from torch_inductor import BROADCAST, expand_by_value
 from torch_inductor import available as inductor_available
 
 PATHS = ("grad.compile.aot_eager", "grad.compile.inductor", "grad.compile.dynamic",
@@ -512,7 +518,24 @@ def forward_judged(p, path, make, want, params, got):
     if alias:
         return {"status": "known_torch_issue", "known_torch_issue": OUTPUT_ALIAS,
                 "stage": "forward", "detail": f"{differs}: {alias}"}
+    if path in INDUCTOR_PATHS and broadcast_removed(p, make, want, params):
+        return {"status": "known_torch_issue", "known_torch_issue": BROADCAST,
+                "stage": "forward", "detail": f"{differs}; with Inductor's ExpandView."
+                "make_reindexer asking whether a size is 1 by its value, the forward is eager's"}
     return {"status": "mismatch", "stage": "forward", "first_mismatch": differs}
+
+
+def broadcast_removed(p, make, want, params):
+    """Whether the path made by `make` gives eager's forward outputs with found-bugs 71's
+    cause removed (expand_by_value); False where that run raises or gives no outputs."""
+    try:
+        with expand_by_value():
+            got = gradients(p, make, params)
+    except Exception:  # noqa: BLE001 - the run does not go: it shows nothing
+        return False
+    finally:
+        torch._dynamo.reset()
+    return bool(got) and forward_differs(want, got) is None
 
 
 def runs(run):

@@ -5754,6 +5754,50 @@ check("96: a compile path's forward output that is not eager's is a mismatch at 
                                 _fw_got) is None and
       torch_grad.forward_judged(_noop, "grad.compile.aot_eager", _noop.build, _fw_want, False,
                                 _fw_want) is None, f"{_fw}")
+
+
+class _Tanh2(torch.nn.Module):
+    def forward(self, x):
+        return torch.tanh(x) * 2.0, x + 1.0
+
+
+def _wrong_unless_71_removed(always=False):
+    """A `make` whose model gives _Tanh2's first output times 1.5 while Inductor's
+    ExpandView.make_reindexer is its own (found-bugs 71's cause in place), or `always`."""
+    from torch._inductor import ir as inductor_ir
+    plain = inductor_ir.ExpandView.make_reindexer
+
+    class Wrong(torch.nn.Module):
+        def forward(self, x):
+            a, b = _Tanh2()(x)
+            off = always or inductor_ir.ExpandView.make_reindexer is plain
+            return a * (1.5 if off else 1.0), b
+    return Wrong
+
+
+if _inductor is None:
+    from torch._inductor import ir as _inductor_ir
+    _plain_reindexer = _inductor_ir.ExpandView.make_reindexer
+    _t71 = types.SimpleNamespace(build=_Tanh2, INPUTS=[torch.tensor([0.5, -1.0, 2.0])],
+                                 CONFIG={"calls": 2})
+    _t71_want = torch_grad.gradients(_t71, _t71.build, False)
+    _t71_r = {}
+    for _name, _path, _always in (("fixed", "grad.compile.dynamic_inductor", False),
+                                  ("static", "grad.compile.inductor", False),
+                                  ("always", "grad.compile.dynamic_inductor", True),
+                                  ("aot", "grad.compile.dynamic", False)):
+        _make71 = _wrong_unless_71_removed(_always)
+        _t71_r[_name] = torch_grad.forward_judged(
+            _t71, _path, _make71, _t71_want, False, torch_grad.gradients(_t71, _make71, False))
+    check("71: an Inductor gradient path's forward mismatch that Inductor with entry 71's "
+          "change removes is that class (stage forward); one it does not remove, and one on an "
+          "aot_eager path, stay mismatches; the change is undone after",
+          all(_t71_r[x].get("known_torch_issue") == torch_inductor.BROADCAST and
+              _t71_r[x]["stage"] == "forward" for x in ("fixed", "static")) and
+          all(_t71_r[x] == {"status": "mismatch", "stage": "forward",
+                            "first_mismatch": "output 0 differs from eager's"}
+              for x in ("always", "aot")) and
+          _inductor_ir.ExpandView.make_reindexer is _plain_reindexer, f"{_t71_r}")
 _view = RuntimeError("Output 1 of CompiledFunction is a view and its base or another view of its "
                      "base has been modified inplace.")
 check("96: the backward's view error is the class only where the output alias shows",
