@@ -64,6 +64,15 @@ plain function) agrees:
       taken before a buffer's update, read again after it), and a merged write is lost. The
       ban list keeps the listed in-place ops themselves (not copy_ or neg_) and no read past
       a write
+With --branch cond, a trace that fails is traced too (traced_of): where it runs with the
+branches' values cloned in contiguous strides, the class is cond-size-one-stride-rejected
+(docs/found-bugs.md 35); else, where it runs with dynamo's automatic dynamic shapes off,
+  functionalize-cond-recompiled-dynamic (docs/found-bugs.md 101)
+      torch.func.functionalize of a torch.cond with two operands met again at another size
+      (eager torch.cond compiles its branches with dynamo, which compiles a cond seen before
+      at other sizes again with symbolic sizes) raises `AssertionError: Expected FakeTensor`
+      (torch 2.14.1)
+and the path goes on with that trace.
 """
 import contextlib
 import struct
@@ -79,6 +88,7 @@ OVERLAPPING = "reinplace-overlapping-argument"
 BROADCAST = "reinplace-broadcast-self"
 EQUAL_CONSTANTS = "cse-equal-constants"
 ACROSS_WRITE = "cse-across-write"
+DYNAMIC_COND = "functionalize-cond-recompiled-dynamic"  # docs/found-bugs.md 101
 
 
 def available():
@@ -134,22 +144,47 @@ def traced_of(p, functional=True):
     (--branch cond) and a branch's two values differ only in a size-1 dimension's stride, the
     trace with the branches' values cloned in contiguous strides, and the class that removed
     (cond-size-one-stride-rejected, docs/found-bugs.md 35: torch 2.6's make_fx of torch.cond
-    compares the branches' strides too). The first error stands where that trace fails too."""
+    compares the branches' strides too); or, where that is not it, the trace with dynamo's
+    automatic dynamic shapes off (static_conds_traced), and DYNAMIC_COND. The first error
+    stands where no such trace runs."""
     try:
         return Traced(p, functional), None
     except Exception as e:  # noqa: BLE001 - traced below, or the path's error
-        if getattr(p, "_branch", None) is not cond_branch or not size_one_strides(p):
+        if getattr(p, "_branch", None) is not cond_branch:
             raise
+        if size_one_strides(p):
+            try:
+                with with_cond(p, torch.contiguous_format):
+                    return Traced(p, functional), STRIDES
+            except Exception:  # noqa: BLE001 - not (only) that cause: the next is tried
+                pass
         try:
-            with with_cond(p, torch.contiguous_format):
-                return Traced(p, functional), STRIDES
+            return static_conds_traced(p, functional), DYNAMIC_COND
         except Exception:  # noqa: BLE001 - not (only) that cause: the first error stands
             raise e from None
+
+
+def static_conds_traced(p, functional):
+    """Traced(p, functional) from an empty dynamo cache with automatic dynamic shapes off:
+    eager torch.cond compiles its branches with dynamo, and a cond met again at another size
+    is compiled for that size, not again with symbolic sizes (the cause of DYNAMIC_COND)."""
+    import torch._dynamo  # noqa: PLC0415 - torch.cond is there, so dynamo is
+    torch._dynamo.reset()
+    try:
+        with torch._dynamo.config.patch(automatic_dynamic_shapes=False):
+            return Traced(p, functional)
+    finally:
+        torch._dynamo.reset()
 
 
 def classed(r, cls):
     """with_class, the class's stage named as this path's: the trace."""
     out = with_class(r, cls)
+    if cls == DYNAMIC_COND and out.get("known_torch_issue") == cls:
+        verdict_ = "agrees" if r["status"] == "agree" else "is excused"
+        out = {**out, "detail": "the functional trace of a torch.cond met at a second size "
+                                "fails; with dynamo's automatic dynamic shapes off it runs, "
+                                f"and the path {verdict_}"}
     return {**out, "stage": "trace"} if cls and r["status"] in ("agree", "excused") else out
 
 

@@ -4546,6 +4546,27 @@ class _UpdatesTied(torch.nn.Module):
         return b.tanh(), before
 
 
+_REFUSE = [False]  # _CondTwoSizes raises while set (a trace failing for a cause of its own)
+
+
+class _CondTwoSizes(torch.nn.Module):
+    """The branch op at two sizes: on a row of x, then on x (docs/found-bugs.md 101's shape)."""
+
+    def __init__(self, prog):
+        super().__init__()
+        self.prog = prog
+
+    def forward(self, x):
+        if _REFUSE[0]:
+            raise RuntimeError("refused by the stand-in")
+        y = x[:1] * 2.0
+        return self.prog._branch(True, y, -y), self.prog._branch(False, x, -x)
+
+
+def _refuse(*args):
+    raise RuntimeError("no trace with automatic dynamic shapes off (the stand-in)")
+
+
 if torch_reinplace.available() is None:
     _overlap = repro_module("reinplace-overlapping-argument")
     _bcast = repro_module("reinplace-broadcast-self")
@@ -4618,6 +4639,45 @@ if torch_reinplace.available() is None:
               all(r["status"] == "known_torch_issue" and r["stage"] == "trace" and
                   r["known_torch_issue"] == torch_cond.STRIDES and "agrees" in r["detail"]
                   for r in got.values()), str(got))
+    if torch_export.available() is None:  # torch.cond at two sizes: entry 101's shape
+        _two = cond_program(["branch", "neg", "mul"], _CondTwoSizes, [_square])
+        _two_eager = eager_run(_two)
+        with torch_cond.branch_by(_two, torch_cond.cond_branch):
+            got = torch_reinplace.run_reinplace(_two, _two_eager, torch_reinplace.PATHS, {})
+            unfixed, torch_reinplace.static_conds_traced = \
+                torch_reinplace.static_conds_traced, _refuse
+            try:
+                bare = torch_reinplace.run_reinplace(_two, _two_eager, ["fx.make_fx"], {})
+            finally:
+                torch_reinplace.static_conds_traced = unfixed
+            _REFUSE[0] = True
+            try:
+                other = torch_reinplace.run_reinplace(_two, _two_eager, ["fx.make_fx"], {})
+            finally:
+                _REFUSE[0] = False
+        functional = [x for x in torch_reinplace.PATHS if x != "fx.cse_inplace"]
+        if VERSION >= (2, 14):  # seen on 2.14.1 (2.7 to 2.13 not run)
+            check("traced_of: torch.cond at two sizes: the functional traces are class 101 at "
+                  "the trace, the trace with automatic dynamic shapes off agreeing; the trace "
+                  "without functionalize agrees",
+                  all(got[x]["status"] == "known_torch_issue" and got[x]["stage"] == "trace" and
+                      got[x]["known_torch_issue"] == torch_reinplace.DYNAMIC_COND and
+                      "agrees" in got[x]["detail"] for x in functional) and
+                  got["fx.cse_inplace"]["status"] == "agree", str(got))
+            check("traced_of: torch.cond at two sizes, not traced with automatic dynamic shapes "
+                  "off: torch's error at the trace",
+                  bare["fx.make_fx"]["status"] == "error" and
+                  bare["fx.make_fx"]["stage"] == "trace" and
+                  "Expected FakeTensor" in bare["fx.make_fx"]["first_mismatch"], str(bare))
+        else:  # torch 2.6 traces it (2.7 to 2.13 not run: agreeing, or the class)
+            check("traced_of: torch.cond at two sizes: every path agrees, or (after 2.6) is "
+                  "class 101",
+                  all(r["status"] == "agree" or VERSION > (2, 6) and
+                      r.get("known_torch_issue") == torch_reinplace.DYNAMIC_COND
+                      for r in got.values()), str((got, bare)))
+        check("traced_of: a trace that fails with automatic dynamic shapes off too: its own "
+              "error stands", other["fx.make_fx"]["status"] == "error" and
+              "refused by the stand-in" in other["fx.make_fx"]["first_mismatch"], str(other))
     # fx.cse: CSEPass over the trace; docs/found-bugs.md 77
     check("exact: 0.0 and -0.0, 1 and 1.0 and True told apart; equal constants alike",
           torch_reinplace.exact(0.0) != torch_reinplace.exact(-0.0) and

@@ -545,6 +545,9 @@ LATER = {"preserve-tied-buffer-update": [((2, 11), None)],
          # (97) torch 2.6's Inductor gives eager's gradients (2.7 to 2.13 not run)
          "compile-cond-backward-donated-input":
              [((0, 0), None), ((2, 14), {"compile-cond-backward-donated-input"})],
+         # (101) torch 2.6 functionalizes torch.cond at a second size (2.7 to 2.13 not run)
+         "functionalize-cond-recompiled-dynamic":
+             [((0, 0), None), ((2, 14), {"functionalize-cond-recompiled-dynamic"})],
          # torch 2.6's torch.cond takes a size-1 dimension's stride as it comes
          "cond-size-one-stride-rejected":
              [((0, 0), None), ((2, 14), {"cond-size-one-stride-rejected"})],
