@@ -82,7 +82,10 @@ and compiles its own C++ kernels for the CPU.
                      comprehensive_padding, padding_stride_threshold = 0, pad_outputs): each
                      buffer's rows start at 128-byte boundaries, outputs too, so the kernels
                      index rows by padded strides and a view or reshape of a buffer must see
-                     the gaps; at the program's own sizes where torch eager refuses it widened
+                     the gaps; at the program's own sizes where torch eager refuses it widened.
+                     With --branch cond, an error or mismatch that Inductor with each
+                     torch.cond operand given the strides its branch graphs were compiled for
+                     removes is inductor-cond-padded-operand (docs/found-bugs.md 102)
 
 Inductor's kernels round differently from torch's (fused loops, other summation orders, its own
 vectorized exp and tanh), so bit for bit is not the judge. What is: a float64 witness. The
@@ -111,6 +114,7 @@ import torch
 from torch_compare import diff_values, eager_run, judge, run_calls, strip_variants
 from torch_compile import available as compile_available
 from torch_compile import at_size, broken, dynamic_path, refused, reset, sizes_judged
+from torch_cond import cond_branch
 from torch_dynamic import RANK, eager_at, inputs_of, resized
 from torch_export import run_family, state_after, verdict
 from torch_reinplace import EQUAL_CONSTANTS, exact_cse
@@ -140,6 +144,7 @@ CACHE_COUNTERS = {"inductor": ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgra
                   "aot_autograd": ("autograd_cache_hit", "autograd_cache_miss",
                                    "autograd_cache_bypass")}
 BROADCAST = "inductor-dynamic-size-one-expression-broadcast"  # docs/found-bugs.md 71
+PADDED_COND = "inductor-cond-padded-operand"  # docs/found-bugs.md 102
 WIDE = 9  # compile.inductor.wide: every dimension times this (9 to 36: past a 16-lane vector)
 RATIO = 16  # the error allowed, as a multiple of torch eager's own float32 error
 SLACK = 2.0 ** -14  # and relative to the value
@@ -404,12 +409,61 @@ def wide_path(p, eager, cache):
 
 def wide_settings_path(p, eager, cache, path):
     """compile.inductor.parallel, compile.inductor.padding: compile.inductor.wide under the
-    path's SETTINGS; at the program's own sizes where torch eager refuses it widened."""
-    with settings(path):
-        r = wide_path(p, eager, cache)
-    if not r.get("skip", "").startswith("eager-refuses-wide"):
+    path's SETTINGS; at the program's own sizes where torch eager refuses it widened. An error
+    or a mismatch of compile.inductor.padding on a program whose branch op is torch.cond is
+    traced: where Inductor with entry 102's cause removed (cond_operands_exact) agrees or is
+    rounding, it is that class."""
+    def run():
+        with settings(path):
+            r = wide_path(p, eager, cache)
+        if not r.get("skip", "").startswith("eager-refuses-wide"):
+            return r
+        return {**inductor_path(p, eager, cache, path), "shapes": None}
+    r = run()
+    if path != "compile.inductor.padding" or r["status"] not in ("error", "mismatch") or \
+            getattr(p, "_branch", None) is not cond_branch:
         return r
-    return {**inductor_path(p, eager, cache, path), "shapes": None}
+    with cond_operands_exact():
+        again = run()
+    if again["status"] not in ("agree", "excused"):
+        return r
+    return {"status": "known_torch_issue", "known_torch_issue": PADDED_COND, "stage": "run",
+            "shapes": r.get("shapes"),
+            "detail": (f"{(r.get('first_mismatch') or '').splitlines()[0]}; with torch.cond's "
+                       "operands given the strides its branch graphs were compiled for, it "
+                       f"{'agrees' if again['status'] == 'agree' else 'is rounding'}")[:500]}
+
+
+@contextlib.contextmanager
+def cond_operands_exact():
+    """Inductor with found-bugs 102 removed: each operand of a torch.cond given, before the
+    branch graphs are called, the strides those graphs were compiled for (the FX node's example
+    value's, what the branch graph's input asserts), as while_loop's are; Inductor's caches
+    off inside, so that no graph compiled without the change is taken from them."""
+    import inspect
+    import torch._inductor.config
+    from torch._inductor import ir
+    from torch._inductor.virtualized import V
+    kind = getattr(ir, "Conditional", None) or ir.Switch  # torch 2.6; 2.14.1
+    real = kind.__dict__["create"]
+    create = real.__func__
+    signature = inspect.signature(create)
+
+    def exact(cls, *args, **kwargs):
+        bound = signature.bind(cls, *args, **kwargs)
+        nodes = V.graph.current_node.args[-1]  # the cond's operands in the FX graph
+        bound.arguments["operands"] = [
+            ir.ExternKernel.require_exact_strides(op, node.meta["val"].stride(),
+                                                  allow_padding=False)
+            if isinstance(node, torch.fx.Node) and isinstance(node.meta.get("val"), torch.Tensor)
+            else op for op, node in zip(bound.arguments["operands"], nodes)]
+        return create(*bound.args, **bound.kwargs)
+    kind.create = classmethod(exact)
+    try:
+        with torch._inductor.config.patch(force_disable_caches=True):
+            yield
+    finally:
+        kind.create = real
 
 
 def wide_shape(shape):

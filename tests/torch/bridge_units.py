@@ -3229,6 +3229,24 @@ ok, _ = torch_inductor.rounding_only(torch.tensor([math.inf, 1.0]), torch.tensor
 check("rounding_only: the same infinity where the witness overflows alone is rounding", ok)
 
 
+class _CondPadded(torch.nn.Module):
+    """A torch.cond whose operands Inductor computes into buffers of its own (which
+    compile.inductor.padding pads): docs/found-bugs.md 102's shape."""
+
+    def __init__(self, prog):
+        super().__init__()
+        self.prog = prog
+
+    def forward(self, x):
+        v = -x
+        return self.prog._branch(True, v, v * 2.0)
+
+
+def inductor_ir_module():
+    from torch._inductor import ir  # noqa: PLC0415 - only where Inductor runs
+    return ir
+
+
 class _AnySize(torch.nn.Module):  # runs at every input size (for compile.inductor.dynamic)
     def forward(self, x):
         return x * 0.1 + 1.0, (x * x).sum(0)
@@ -3415,6 +3433,34 @@ if torch_compile.available() is None:
               "compile.inductor's are not", not pooled.search(plain_code) and
               pooled.search(generated("compile.inductor.memory")) is not None,
               plain_code[-2000:])
+        # entry 102: torch.cond of a buffer Inductor pads (real Inductor, at the widened size)
+        _padded = cond_program(["neg", "mul", "branch"], _CondPadded, [_sx])
+        _padded_eager = eager_run(_padded)  # the branch op a Python conditional, as eager's
+        _padded._branch = torch_cond.cond_branch
+        kind = getattr(inductor_ir_module(), "Conditional", None) or inductor_ir_module().Switch
+        create = kind.__dict__["create"]
+        r = torch_inductor.wide_settings_path(_padded, _padded_eager, {},
+                                              "compile.inductor.padding")
+        check("compile.inductor.padding: torch.cond of a padded buffer: entry 102's class, "
+              "Inductor with its cause removed agreeing; Inductor given back as it was",
+              r["status"] == "known_torch_issue" and
+              r.get("known_torch_issue") == torch_inductor.PADDED_COND and
+              "agrees" in r.get("detail", "") and r.get("shapes") == [[18, 18]] and
+              kind.__dict__["create"] is create, str(r))
+        real_fix = torch_inductor.cond_operands_exact
+        torch_inductor.cond_operands_exact = contextlib.nullcontext
+        try:
+            bare = torch_inductor.wide_settings_path(_padded, _padded_eager, {},
+                                                     "compile.inductor.padding")
+        finally:
+            torch_inductor.cond_operands_exact = real_fix
+        check("compile.inductor.padding: the same with the rerun left as it was: the error "
+              "stands", bare["status"] == "error" and "stride" in bare.get("first_mismatch", ""),
+              str(bare))
+        r = torch_inductor.wide_settings_path(_padded, _padded_eager, {},
+                                              "compile.inductor.parallel")
+        check("compile.inductor.parallel: the same program, no padding: agrees or is rounding",
+              r["status"] in ("agree", "excused"), str(r))
     from torch._inductor import ir as inductor_ir
     plain = inductor_ir.ExpandView.make_reindexer
     r = as_compiled(lambda m: lambda *a: tuple(
