@@ -83,9 +83,13 @@ and compiles its own C++ kernels for the CPU.
                      buffer's rows start at 128-byte boundaries, outputs too, so the kernels
                      index rows by padded strides and a view or reshape of a buffer must see
                      the gaps; at the program's own sizes where torch eager refuses it widened.
-                     With --branch cond, an error or mismatch that Inductor with each
-                     torch.cond operand given the strides its branch graphs were compiled for
-                     removes is inductor-cond-padded-operand (docs/found-bugs.md 102)
+
+With --branch cond, an error or a mismatch of any of these paths but the two cache paths is run
+again with Inductor changed to give each torch.cond operand the strides its branch graphs were
+compiled for (cond_operands_exact); if that agrees or is rounding, the result is
+inductor-cond-operand-strides (docs/found-bugs.md 102: Inductor computes an operand into a
+slice of a cat's output, or pads it, and the branch graph asserts or reads the strides it was
+compiled for).
 
 Inductor's kernels round differently from torch's (fused loops, other summation orders, its own
 vectorized exp and tanh), so bit for bit is not the judge. What is: a float64 witness. The
@@ -144,7 +148,9 @@ CACHE_COUNTERS = {"inductor": ("fxgraph_cache_hit", "fxgraph_cache_miss", "fxgra
                   "aot_autograd": ("autograd_cache_hit", "autograd_cache_miss",
                                    "autograd_cache_bypass")}
 BROADCAST = "inductor-dynamic-size-one-expression-broadcast"  # docs/found-bugs.md 71
-PADDED_COND = "inductor-cond-padded-operand"  # docs/found-bugs.md 102
+COND_STRIDES = "inductor-cond-operand-strides"  # docs/found-bugs.md 102
+# the paths entry 102's trace leaves alone: its rerun has Inductor's caches off
+CACHE_PATHS = ("compile.inductor.cache", "compile.inductor.cache.dynamic")
 WIDE = 9  # compile.inductor.wide: every dimension times this (9 to 36: past a 16-lane vector)
 RATIO = 16  # the error allowed, as a multiple of torch eager's own float32 error
 SLACK = 2.0 ** -14  # and relative to the value
@@ -409,28 +415,25 @@ def wide_path(p, eager, cache):
 
 def wide_settings_path(p, eager, cache, path):
     """compile.inductor.parallel, compile.inductor.padding: compile.inductor.wide under the
-    path's SETTINGS; at the program's own sizes where torch eager refuses it widened. An error
-    or a mismatch of compile.inductor.padding on a program whose branch op is torch.cond is
-    traced: where Inductor with entry 102's cause removed (cond_operands_exact) agrees or is
-    rounding, it is that class."""
-    def run():
-        with settings(path):
-            r = wide_path(p, eager, cache)
-        if not r.get("skip", "").startswith("eager-refuses-wide"):
-            return r
-        return {**inductor_path(p, eager, cache, path), "shapes": None}
-    r = run()
-    if path != "compile.inductor.padding" or r["status"] not in ("error", "mismatch") or \
-            getattr(p, "_branch", None) is not cond_branch:
+    path's SETTINGS; at the program's own sizes where torch eager refuses it widened."""
+    with settings(path):
+        r = wide_path(p, eager, cache)
+    if not r.get("skip", "").startswith("eager-refuses-wide"):
         return r
-    with cond_operands_exact():
-        again = run()
+    return {**inductor_path(p, eager, cache, path), "shapes": None}
+
+
+def cond_strides_class(r, again):
+    """`r`, an error or mismatch, as entry 102's class when `again` (the same path run with
+    Inductor's cause of it removed: cond_operands_exact) agrees or is rounding; else `r`."""
     if again["status"] not in ("agree", "excused"):
         return r
-    return {"status": "known_torch_issue", "known_torch_issue": PADDED_COND, "stage": "run",
-            "shapes": r.get("shapes"),
-            "detail": (f"{(r.get('first_mismatch') or '').splitlines()[0]}; with torch.cond's "
-                       "operands given the strides its branch graphs were compiled for, it "
+    kept = {k: v for k, v in r.items() if k not in ("status", "stage", "first_mismatch")}
+    first = (r.get("first_mismatch") or "").splitlines()[0] if r.get("first_mismatch") else ""
+    return {**kept, "status": "known_torch_issue", "known_torch_issue": COND_STRIDES,
+            "stage": r.get("stage", "run"),
+            "detail": (f"{first}; with each torch.cond operand given the strides its branch "
+                       "graphs were compiled for, it "
                        f"{'agrees' if again['status'] == 'agree' else 'is rounding'}")[:500]}
 
 
@@ -619,8 +622,21 @@ def cache_sizes(p, eager, cache):
 
 
 def run_inductor(p, eager, paths, cache):
-    """The Inductor paths of one program, when asked for: {path: result}."""
+    """The Inductor paths of one program, when asked for: {path: result}. An error or a
+    mismatch of a path but the cache paths, on a program whose branch op is torch.cond, is
+    traced: where the path run again with Inductor giving each torch.cond operand the strides
+    its branch graphs were compiled for (cond_operands_exact) agrees or is rounding, it is
+    entry 102's class."""
     def one(path):
+        r = run_path(path)
+        if r["status"] not in ("error", "mismatch") or path in CACHE_PATHS or \
+                getattr(p, "_branch", None) is not cond_branch:
+            return r
+        with cond_operands_exact():
+            again = run_path(path)
+        return cond_strides_class(r, again)
+
+    def run_path(path):
         if path == "compile.inductor.dynamic":
             return dynamic_inductor_path(p, eager, cache)
         if path == "compile.inductor.cache":

@@ -3230,8 +3230,8 @@ check("rounding_only: the same infinity where the witness overflows alone is rou
 
 
 class _CondPadded(torch.nn.Module):
-    """A torch.cond whose operands Inductor computes into buffers of its own (which
-    compile.inductor.padding pads): docs/found-bugs.md 102's shape."""
+    """padded buffer: a torch.cond whose operands Inductor computes into buffers of its own
+    (which compile.inductor.padding pads): docs/found-bugs.md 102's shape."""
 
     def __init__(self, prog):
         super().__init__()
@@ -3240,6 +3240,19 @@ class _CondPadded(torch.nn.Module):
     def forward(self, x):
         v = -x
         return self.prog._branch(True, v, v * 2.0)
+
+
+class _CondCat(torch.nn.Module):
+    """slice of a cat: a torch.cond whose operand Inductor computes into its slice of a cat's
+    output (a row stride of the cat's): docs/found-bugs.md 102's shape at default settings."""
+
+    def __init__(self, prog):
+        super().__init__()
+        self.prog = prog
+
+    def forward(self, x):
+        a = x + x
+        return self.prog._branch(True, a, x), torch.cat([x, a], 1)
 
 
 def inductor_ir_module():
@@ -3433,34 +3446,38 @@ if torch_compile.available() is None:
               "compile.inductor's are not", not pooled.search(plain_code) and
               pooled.search(generated("compile.inductor.memory")) is not None,
               plain_code[-2000:])
-        # entry 102: torch.cond of a buffer Inductor pads (real Inductor, at the widened size)
-        _padded = cond_program(["neg", "mul", "branch"], _CondPadded, [_sx])
-        _padded_eager = eager_run(_padded)  # the branch op a Python conditional, as eager's
-        _padded._branch = torch_cond.cond_branch
+        # entry 102: torch.cond operands Inductor lays out otherwise (real Inductor)
         kind = getattr(inductor_ir_module(), "Conditional", None) or inductor_ir_module().Switch
         create = kind.__dict__["create"]
-        r = torch_inductor.wide_settings_path(_padded, _padded_eager, {},
-                                              "compile.inductor.padding")
-        check("compile.inductor.padding: torch.cond of a padded buffer: entry 102's class, "
-              "Inductor with its cause removed agreeing; Inductor given back as it was",
-              r["status"] == "known_torch_issue" and
-              r.get("known_torch_issue") == torch_inductor.PADDED_COND and
-              "agrees" in r.get("detail", "") and r.get("shapes") == [[18, 18]] and
-              kind.__dict__["create"] is create, str(r))
-        real_fix = torch_inductor.cond_operands_exact
-        torch_inductor.cond_operands_exact = contextlib.nullcontext
-        try:
-            bare = torch_inductor.wide_settings_path(_padded, _padded_eager, {},
-                                                     "compile.inductor.padding")
-        finally:
-            torch_inductor.cond_operands_exact = real_fix
-        check("compile.inductor.padding: the same with the rerun left as it was: the error "
-              "stands", bare["status"] == "error" and "stride" in bare.get("first_mismatch", ""),
-              str(bare))
-        r = torch_inductor.wide_settings_path(_padded, _padded_eager, {},
-                                              "compile.inductor.parallel")
-        check("compile.inductor.parallel: the same program, no padding: agrees or is rounding",
-              r["status"] in ("agree", "excused"), str(r))
+
+        def cond_run(model, path, fix=None):
+            """`path` of a program of `model` with its branch op taken by torch.cond; with
+            `fix`, cond_operands_exact replaced by it."""
+            prog = cond_program(["neg", "mul", "add", "concat", "branch"], model, [_sx])
+            prog_eager = eager_run(prog)  # the branch op a Python conditional, as eager's
+            prog._branch = torch_cond.cond_branch
+            real_fix = torch_inductor.cond_operands_exact
+            torch_inductor.cond_operands_exact = fix or real_fix
+            try:
+                return torch_inductor.run_inductor(prog, prog_eager, [path], {})[path]
+            finally:
+                torch_inductor.cond_operands_exact = real_fix
+        for model, path, shapes in ((_CondPadded, "compile.inductor.padding", [[18, 18]]),
+                                    (_CondCat, "compile.inductor", None)):
+            r = cond_run(model, path)
+            check(f"{path}: torch.cond of a {model.__doc__.split(':')[0]}: entry 102's class, "
+                  "Inductor with its cause removed agreeing; Inductor given back as it was",
+                  r["status"] == "known_torch_issue" and
+                  r.get("known_torch_issue") == torch_inductor.COND_STRIDES and
+                  "agrees" in r.get("detail", "") and r.get("shapes") == shapes and
+                  kind.__dict__["create"] is create, str(r))
+            bare = cond_run(model, path, fix=contextlib.nullcontext)
+            check(f"{path}: the same with the rerun left as it was: the error stands",
+                  bare["status"] == "error" and "stride" in bare.get("first_mismatch", ""),
+                  str(bare))
+        r = cond_run(_CondPadded, "compile.inductor.parallel")
+        check("compile.inductor.parallel: a padded buffer's program, no padding: agrees or is "
+              "rounding", r["status"] in ("agree", "excused"), str(r))
     from torch._inductor import ir as inductor_ir
     plain = inductor_ir.ExpandView.make_reindexer
     r = as_compiled(lambda m: lambda *a: tuple(
