@@ -429,7 +429,7 @@ def cond_strides_class(r, again):
     if again["status"] not in ("agree", "excused"):
         return r
     kept = {k: v for k, v in r.items() if k not in ("status", "stage", "first_mismatch")}
-    first = (r.get("first_mismatch") or "").splitlines()[0] if r.get("first_mismatch") else ""
+    first = (r.get("first_mismatch") or "").split("\n")[0]
     return {**kept, "status": "known_torch_issue", "known_torch_issue": COND_STRIDES,
             "stage": r.get("stage", "run"),
             "detail": (f"{first}; with each torch.cond operand given the strides its branch "

@@ -2118,6 +2118,14 @@ def cond_program(ops, model, inputs, calls=1):
     return prog
 
 
+class _OnProgram(torch.nn.Module):
+    """A stand-in model that calls its program's branch op (prog._branch)."""
+
+    def __init__(self, prog):
+        super().__init__()
+        self.prog = prog
+
+
 class _CondLeaf(torch.nn.Module):
     def __init__(self, prog, flag):
         super().__init__()
@@ -3229,35 +3237,22 @@ ok, _ = torch_inductor.rounding_only(torch.tensor([math.inf, 1.0]), torch.tensor
 check("rounding_only: the same infinity where the witness overflows alone is rounding", ok)
 
 
-class _CondPadded(torch.nn.Module):
+class _CondPadded(_OnProgram):
     """padded buffer: a torch.cond whose operands Inductor computes into buffers of its own
     (which compile.inductor.padding pads): docs/found-bugs.md 102's shape."""
-
-    def __init__(self, prog):
-        super().__init__()
-        self.prog = prog
 
     def forward(self, x):
         v = -x
         return self.prog._branch(True, v, v * 2.0)
 
 
-class _CondCat(torch.nn.Module):
+class _CondCat(_OnProgram):
     """slice of a cat: a torch.cond whose operand Inductor computes into its slice of a cat's
     output (a row stride of the cat's): docs/found-bugs.md 102's shape at default settings."""
-
-    def __init__(self, prog):
-        super().__init__()
-        self.prog = prog
 
     def forward(self, x):
         a = x + x
         return self.prog._branch(True, a, x), torch.cat([x, a], 1)
-
-
-def inductor_ir_module():
-    from torch._inductor import ir  # noqa: PLC0415 - only where Inductor runs
-    return ir
 
 
 class _AnySize(torch.nn.Module):  # runs at every input size (for compile.inductor.dynamic)
@@ -3447,7 +3442,8 @@ if torch_compile.available() is None:
               pooled.search(generated("compile.inductor.memory")) is not None,
               plain_code[-2000:])
         # entry 102: torch.cond operands Inductor lays out otherwise (real Inductor)
-        kind = getattr(inductor_ir_module(), "Conditional", None) or inductor_ir_module().Switch
+        from torch._inductor import ir as inductor_ir
+        kind = getattr(inductor_ir, "Conditional", None) or inductor_ir.Switch
         create = kind.__dict__["create"]
 
         def cond_run(model, path, fix=None):
@@ -4612,12 +4608,8 @@ class _UpdatesTied(torch.nn.Module):
 _REFUSE = [False]  # _CondTwoSizes raises while set (a trace failing for a cause of its own)
 
 
-class _CondTwoSizes(torch.nn.Module):
+class _CondTwoSizes(_OnProgram):
     """The branch op at two sizes: on a row of x, then on x (docs/found-bugs.md 101's shape)."""
-
-    def __init__(self, prog):
-        super().__init__()
-        self.prog = prog
 
     def forward(self, x):
         if _REFUSE[0]:
