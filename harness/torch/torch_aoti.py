@@ -22,6 +22,10 @@ without Python, or loaded back into Python).
          are, with one more removal: BROADCAST (docs/found-bugs.md 71: Inductor's
          ExpandView.make_reindexer asking whether a size is 1 by its value)
 
+On a program whose branch op is torch.cond (--branch cond) both paths try one removal first:
+COND_STRIDES (docs/found-bugs.md 102: Inductor lowering the branch graphs for strides the
+operands are not given; removed by torch_inductor.cond_operands_exact).
+
 Needs what compile.inductor needs (a C++ compiler, torch's headers) and torch >= 2.6
 (aoti_compile_and_package); else the path is skipped with the reason. An export that fails is
 reported as the export paths report it (its known classes included).
@@ -34,13 +38,15 @@ import tempfile
 
 import torch
 
+import torch_inductor
 from torch_compare import run_calls
+from torch_cond import cond_branch
 from torch_dynamic import (RANK, dynamic_export, input_shapes, inputs_of, refused_by_guard,
                            sizes_of)
 from torch_decomp import TIED_MUTATED, known, tied_buffer_updated, untied_copy
 from torch_export import classify, export_program, failure, run_family, verdict
 from torch_inductor import available as inductor_available
-from torch_inductor import BROADCAST, expand_by_value, judged
+from torch_inductor import BROADCAST, COND_STRIDES, expand_by_value, judged
 
 PATHS = ("aoti", "aoti.dynamic")
 # AOTInductor inlines a small buffer into the package as a constant though the graph updates it
@@ -160,14 +166,17 @@ def state_counted_as_inputs():
 
 
 def cause(p, eager, cache, folder, agrees=None, broadcast=False):
-    """The class of a mismatch: the causes (CLONE, INLINED, FOLDED, and with `broadcast`
-    BROADCAST first; one, then two, then three, joined by '+') whose removal together makes the
-    program compiled again agree with eager (or differ by rounding only), as
-    agrees(p, eager, cache, folder, context, configs) says (removed_agrees); None when none
-    does."""
+    """The class of a mismatch: the causes (CLONE, INLINED, FOLDED; with `broadcast` BROADCAST
+    first; on a program whose branch op is torch.cond COND_STRIDES before all; one, then two,
+    then three, joined by '+') whose removal together makes the program compiled again agree
+    with eager (or differ by rounding only), as agrees(p, eager, cache, folder, context,
+    configs) says (removed_agrees); None when none does."""
     agrees = agrees or removed_agrees
-    removals = ((BROADCAST, {}),) * broadcast + ((CLONE, {}), (INLINED, KEEP), (FOLDED, UNFOLDED))
-    contexts = {CLONE: state_counted_as_inputs, BROADCAST: expand_by_value}
+    cond = getattr(p, "_branch", None) is cond_branch
+    removals = ((COND_STRIDES, {}),) * cond + ((BROADCAST, {}),) * broadcast + \
+        ((CLONE, {}), (INLINED, KEEP), (FOLDED, UNFOLDED))
+    contexts = {CLONE: state_counted_as_inputs, BROADCAST: expand_by_value,
+                COND_STRIDES: lambda: torch_inductor.cond_operands_exact()}
     tries = [c for k in (1, 2, 3) for c in itertools.combinations(removals, k)]
     for i, chosen in enumerate(tries):
         names = [name for name, _ in chosen]

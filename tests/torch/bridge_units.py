@@ -3768,6 +3768,35 @@ if VERSION >= (2, 6):
           got == f"{torch_aoti.CLONE}+{torch_aoti.FOLDED}" and tried[:3] ==
           [(True, {}), (False, torch_aoti.KEEP), (False, torch_aoti.UNFOLDED)] and
           len(tried) == 5, str((got, tried)))
+    tried = []
+
+    def _cond_removed(p, eager, cache, folder, context, configs):  # agrees without 102's cause
+        tried.append(context.names)
+        return context.names == (torch_inductor.COND_STRIDES,)
+    torch_aoti.removed_agrees = _cond_removed
+    try:
+        got = torch_aoti.cause(types.SimpleNamespace(_branch=torch_cond.cond_branch), None, {},
+                               "/nonexistent")
+        first = list(tried)
+        del tried[:]
+        plain = torch_aoti.cause(types.SimpleNamespace(_branch=None), None, {}, "/nonexistent")
+    finally:
+        torch_aoti.removed_agrees = real_removed
+    check("aoti: cause() on a program taking its branch op by torch.cond tries entry 102's "
+          "removal first and names it; on another program never tries it",
+          got == torch_inductor.COND_STRIDES and first == [(torch_inductor.COND_STRIDES,)] and
+          plain is None and len(tried) == 7 and
+          not any(torch_inductor.COND_STRIDES in n for n in tried), str((got, first, tried)))
+    if VERSION >= (2, 10):  # two AOTInductor compiles, about a minute: the current torch only
+        _cp = cond_program(["neg", "mul", "add", "concat", "branch"], _CondCat, [_sx])
+        _cp_eager = torch_compare.eager_run(_cp)  # the branch op a Python conditional, as eager's
+        _cp._branch = torch_cond.cond_branch
+        r = torch_aoti.run_aoti(_cp, _cp_eager, ["aoti"], {})["aoti"]
+        check("aoti: torch.cond of a slice of a cat (real AOTInductor): entry 102's class, the "
+              "package compiled with its cause removed agreeing",
+              r["status"] == "known_torch_issue" and
+              r.get("known_torch_issue") == torch_inductor.COND_STRIDES and
+              "agrees" in r.get("detail", ""), str(r))
     r = through_aoti(_Counter, lambda m: m)
     check("aoti: the exported module in the package's place agrees (outputs of two calls)",
           r["status"] == "agree" and "later calls" in r.get("state", ""), str(r))
