@@ -3787,16 +3787,6 @@ if VERSION >= (2, 6):
           got == torch_inductor.COND_STRIDES and first == [(torch_inductor.COND_STRIDES,)] and
           plain is None and len(tried) == 7 and
           not any(torch_inductor.COND_STRIDES in n for n in tried), str((got, first, tried)))
-    if VERSION >= (2, 10):  # two AOTInductor compiles, about a minute: the current torch only
-        _cp = cond_program(["neg", "mul", "add", "concat", "branch"], _CondCat, [_sx])
-        _cp_eager = torch_compare.eager_run(_cp)  # the branch op a Python conditional, as eager's
-        _cp._branch = torch_cond.cond_branch
-        r = torch_aoti.run_aoti(_cp, _cp_eager, ["aoti"], {})["aoti"]
-        check("aoti: torch.cond of a slice of a cat (real AOTInductor): entry 102's class, the "
-              "package compiled with its cause removed agreeing",
-              r["status"] == "known_torch_issue" and
-              r.get("known_torch_issue") == torch_inductor.COND_STRIDES and
-              "agrees" in r.get("detail", ""), str(r))
     r = through_aoti(_Counter, lambda m: m)
     check("aoti: the exported module in the package's place agrees (outputs of two calls)",
           r["status"] == "agree" and "later calls" in r.get("state", ""), str(r))
