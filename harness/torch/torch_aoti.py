@@ -176,7 +176,7 @@ def cause(p, eager, cache, folder, agrees=None, broadcast=False):
     removals = ((COND_STRIDES, {}),) * cond + ((BROADCAST, {}),) * broadcast + \
         ((CLONE, {}), (INLINED, KEEP), (FOLDED, UNFOLDED))
     contexts = {CLONE: state_counted_as_inputs, BROADCAST: expand_by_value,
-                COND_STRIDES: lambda: torch_inductor.cond_operands_exact()}
+                COND_STRIDES: torch_inductor.cond_operands_exact}
     tries = [c for k in (1, 2, 3) for c in itertools.combinations(removals, k)]
     for i, chosen in enumerate(tries):
         names = [name for name, _ in chosen]
