@@ -2,9 +2,12 @@
 tests/torch/torch2_test.sh checks on torch 2.x. Each check is one behaviour a torch version
 showed (torch 2.11 on the GPU machine, torch 2.14.1 here; docs/torch.md): exit 1 and the failing
 checks' names when one does not hold.
-    python3 tests/torch/bridge_units.py [ALIAS_PROGRAMS]
+    python3 tests/torch/bridge_units.py [--no-inductor] [ALIAS_PROGRAMS]
 ALIAS_PROGRAMS: a folder holding tests/torch/alias/*.json as `flatcheck emit-torch` writes them
 (torch2_test.sh gives it); without it the --reads alias checks are not run, and say so.
+--no-inductor: the checks that compile with Inductor or AOTInductor (most of the run's time) run
+as on a machine where Inductor cannot compile: each such path is checked to skip, saying why
+(torch2_test.sh gives it on the older torch; the current one runs them).
 """
 import contextlib
 import copy
@@ -24,6 +27,17 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from torch_compare import Verdict, compare_node, eager_run, first_difference  # noqa: E402
 from torch_fx import flatten_by_position  # noqa: E402
 import torch_partition  # noqa: E402
+
+# --no-inductor (above): Inductor's and AOTInductor's availability answered "not run here" below.
+NO_INDUCTOR = "--no-inductor" in sys.argv
+if NO_INDUCTOR:
+    sys.argv.remove("--no-inductor")
+NO_INDUCTOR_WHY = "not run here (bridge_units.py --no-inductor)"
+
+
+def no_inductor():
+    return NO_INDUCTOR_WHY
+
 
 NAN = float("nan")
 VERSION = tuple(int(v) for v in torch.__version__.split(".")[:2])  # (major, minor)
@@ -3288,7 +3302,7 @@ def as_compiled(wrap, calls=2, path="compile.inductor"):
               seen and all(kw == want for kw in seen) and (static or len(seen) in (4, 8)))
 
 
-if torch_compile.available() is None:
+if torch_compile.available() is None and not NO_INDUCTOR:
     r = as_compiled(lambda m: lambda *a: tuple(nudged(o, 3) for o in m(*a)))
     check("inductor_path: outputs 3 ulps off eager's are rounding (excused, by the witness)",
           r["status"] == "excused" and "rounding only" in r.get("detail", ""), str(r))
@@ -3674,6 +3688,9 @@ if torch_compile.available() is None:
             check(f"{path}: skipped with the reason ({why})",
                   res.get("status") == "skipped" and res.get("skip") == why, str(res))
 
+if NO_INDUCTOR:
+    print("skip: the Inductor path's checks (" + NO_INDUCTOR_WHY + ")")
+
 # The AOTInductor path (torch_aoti.py): the exported program compiled into a package; outputs
 # judged (the package's state cannot be read back), through the float64 witness.
 import torch_aoti  # noqa: E402
@@ -3751,7 +3768,7 @@ check("diff_values: state None (a path whose state cannot be read) judges the ou
       "no state at all is a missing update", torch_compare.diff_values([[torch.ones(2)]], None, _e)
       == [] and torch_compare.diff_values([[torch.ones(2)]], {}, _e) ==
       [("final state b", "a buffer eager updates is missing")])
-if VERSION >= (2, 6):
+if VERSION >= (2, 6) and not NO_INDUCTOR:
     tried = []
 
     def _removed(p, eager, cache, folder, context, configs):  # agrees with two causes removed
@@ -3894,6 +3911,8 @@ if VERSION >= (2, 6):
     else:
         check(f"aoti: skipped with the reason ({why})", through_aoti(_Counter) ==
               {"status": "skipped", "skip": why})
+elif NO_INDUCTOR:
+    print("skip: the AOTInductor path's checks (" + NO_INDUCTOR_WHY + ")")
 
 # --reads alias (flatcheck_torch.alias_reads): tests/torch/alias/view-read-after-update.json
 # holds b = [[10, 20, 30], [40, 50, 60]], x = [[1, 2], [3, 4], [5, 6]] and the graph
@@ -5381,6 +5400,8 @@ check("91: torch_children.traced leaves a program whose children keep their name
 # The gradient paths (torch_grad.py, docs/found-bugs.md 92 and 93): the judging of gradients,
 # and the two classes on hand models, each trace's removal read (not only its result).
 import torch_grad  # noqa: E402
+if NO_INDUCTOR:
+    torch_grad.inductor_available = no_inductor
 
 _g = {"input 0": torch.tensor([1.0, 2.0]), "param a": None, "param b": torch.tensor([0.5])}
 check("grad: judged() agrees bit for bit, excuses float32 rounding and zeros for None, and "

@@ -30,7 +30,9 @@
 #       and when fewer programs ran than asked. Not the pipeline path: some of its failures on
 #       torch 2.6 are not yet traced to a cause (docs/torch.md); its classes' cases and
 #       bridge_units.py check it here
-#   torch2_test.sh checks FLATCHECK_BIN SOURCE_DIR
+#   torch2_test.sh checks FLATCHECK_BIN SOURCE_DIR [--no-inductor]
+#       (--no-inductor: nothing below that compiles with Inductor or AOTInductor runs, each
+#       named as not run: CTest's torch2/checks on torch 2.6; torch-current/checks runs it all)
 #       naming_table.py --check against torch.fx; bridge_units.py (the bridge's judging,
 #       flattening and tracing on the shapes torch 2.11 and 2.14 showed); every corpus/torch
 #       repro still reproduces (exit 1) on this torch, or not, as its FIXED_IN / PRESENT_FROM
@@ -236,6 +238,20 @@ fi
 
 [ "$mode" = checks ] || { echo "usage: torch2_test.sh bridge|checks ..."; exit 2; }
 fail=0
+# --no-inductor (the older torch's checks: CTest's torch2/checks): nothing that compiles with
+# Inductor or AOTInductor, which is most of the checks' time, runs here (torch-current/checks runs
+# all of it on the newest torch; docs/torch.md): bridge_units.py's Inductor and AOTInductor
+# sections, the repros that compile with them, the cases whose paths are theirs. Each is named
+# as not run. Any other fourth argument is refused.
+inductor=1
+case "${4-}" in
+  "") ;;
+  --no-inductor) inductor=0 ;;
+  *) echo "torch2_test.sh checks: unknown option '$4' (expected --no-inductor)"; exit 2 ;;
+esac
+compiles_with_inductor() {  # compiles_with_inductor FILE: a repro that compiles with Inductor
+  grep -q '"inductor"\|torch\._inductor\|aoti_compile\|backend=.inductor' "$1"
+}
 "${in_root[@]}" python3 "$src/tests/core/naming_table.py" --check || fail=1
 # bridge_units.py's --reads alias checks run on hand-made cases of a buffer read through a view.
 "$bin" emit-torch "$src/tests/torch/alias" -o "$work/alias" >/dev/null
@@ -243,7 +259,20 @@ fail=0
 "$bin" emit-torch "$src/corpus/regression/seed-quickstart.json" --update-inputs \
   -o "$work/alias/inputs" >/dev/null
 alias="$work/alias/view-read-after-update.py"
-"${in_root[@]}" python3 -W ignore "$src/tests/torch/bridge_units.py" "$work/alias" || fail=1
+units=("$work/alias")
+[ "$inductor" -eq 1 ] || units=(--no-inductor "$work/alias")
+"${in_root[@]}" python3 -W ignore "$src/tests/torch/bridge_units.py" "${units[@]}" \
+  >"$work/units.out" 2>&1 || fail=1
+cat "$work/units.out"
+# --no-inductor is read: bridge_units.py's Inductor section ran (its vector-kernel check) or said
+# it was not run, as asked.
+ran_units=$(grep -c "^ok   compile.inductor: Inductor's kernels use its vector types" "$work/units.out")
+skipped_units=$(grep -c "^skip: the Inductor path's checks (not run here" "$work/units.out")
+if [ "$ran_units $skipped_units" != "$inductor $((1 - inductor))" ]; then
+  echo "FAIL: bridge_units.py's Inductor checks ran $ran_units times, were skipped" \
+    "$skipped_units times (inductor=$inductor: --no-inductor ignored?)"
+  fail=1
+fi
 # A repro exits 1 while its bug is present; one that names FIXED_IN = (major, minor) exits 0 on
 # that torch and later ones, one that names PRESENT_FROM = (major, minor) exits 0 before that
 # torch (docs/found-bugs.md records both).
@@ -281,8 +310,21 @@ if [ "$got" != "plain=0 exits1=1 raises=1 killed=143 " ] ||
   echo "  or mixed or lost a script's stdout and stderr"
   fail=1
 fi
-"${in_root[@]}" python3 "$src/tests/torch/run_repros.py" "$work/repros" "$src"/corpus/torch/*.py
+repros=() unrun=()
 for repro in "$src"/corpus/torch/*.py; do
+  if [ "$inductor" -eq 0 ] && compiles_with_inductor "$repro"; then
+    unrun+=("$(basename "$repro" .py)")
+  else
+    repros+=("$repro")
+  fi
+done
+if [ "$inductor" -eq 0 ]; then
+  echo "not run here (--no-inductor): ${#unrun[@]} repros that compile with Inductor:" \
+    "${unrun[*]}"
+  [ "${#unrun[@]}" -gt 0 ] || { echo "FAIL: --no-inductor found no Inductor repro"; fail=1; }
+fi
+"${in_root[@]}" python3 "$src/tests/torch/run_repros.py" "$work/repros" "${repros[@]}"
+for repro in "${repros[@]}"; do
   name=$(basename "$repro" .py)
   rc=$(cat "$work/repros/$name.rc" 2>/dev/null || echo "none (the runner did not run it)")
   # its last line, prefixed (a repro's own "FAIL: ..." is its bug shown, not a failed check)
@@ -462,15 +504,20 @@ done
 isa=$("${in_root[@]}" python3 -c 'from torch._inductor.cpu_vec_isa import pick_vec_isa as p
 print(str(p()) if p() else None)' 2>&1 | tail -n 1)
 isa_runs=0
+: >"$work/unrun-cases"
 for f in "$work"/argsd/*.py; do
   [ -e "$f" ] || continue
   read -r -a extra <"$(side_file "$f" .args)"
-  bridge "$f" "${extra[@]}" >"$work/argsd.jsonl"
-  cat "$work/argsd.jsonl" >>"$work/cases.jsonl"
   want=absent
   if [[ " ${extra[*]} " =~ \ --paths\ ([^\ ]*[,.])?(aoti|inductor|[a-z_]*_inductor) ]]; then
+    if [ "$inductor" -eq 0 ]; then
+      basename "$f" .py >>"$work/unrun-cases"
+      continue
+    fi
     want=$isa isa_runs=$((isa_runs + 1))
   fi
+  bridge "$f" "${extra[@]}" >"$work/argsd.jsonl"
+  cat "$work/argsd.jsonl" >>"$work/cases.jsonl"
   got=$(tail -n 1 "$work/argsd.jsonl" | python3 -c 'import json, sys
 print(json.loads(sys.stdin.read()).get("inductor_vector_isa", "absent"))' 2>&1)
   if [ "$got" != "$want" ]; then
@@ -479,11 +526,18 @@ print(json.loads(sys.stdin.read()).get("inductor_vector_isa", "absent"))' 2>&1)
     fail=1
   fi
 done
-if [ "$isa_runs" -lt 2 ]; then
-  echo "FAIL: $isa_runs runs of an Inductor path among the cases"
+if { [ "$inductor" -eq 1 ] && [ "$isa_runs" -lt 2 ]; } ||
+   { [ "$inductor" -eq 0 ] && { [ "$isa_runs" -ne 0 ] || [ ! -s "$work/unrun-cases" ]; }; }; then
+  echo "FAIL: $isa_runs runs of an Inductor path among the cases," \
+    "$(grep -c . "$work/unrun-cases") not run (inductor=$inductor)"
   fail=1
 fi
-python3 - "$work/cases.jsonl" $torch_version "$src/corpus/torch/cases" <<'EOF' || fail=1
+if [ -s "$work/unrun-cases" ]; then
+  echo "not run here (--no-inductor): $(grep -c . "$work/unrun-cases") cases on Inductor or" \
+    "AOTInductor paths:" $(cat "$work/unrun-cases")
+fi
+python3 - "$work/cases.jsonl" $torch_version "$src/corpus/torch/cases" "$work/unrun-cases" \
+  <<'EOF' || fail=1
 import json, os, re, sys
 # Classes (or single cases, by file name) a later torch reports otherwise: [(from torch, the
 # labels expected from then on; None: fixed, so any label but the class's own), ...] in version
@@ -609,6 +663,7 @@ for c, g in sorted(seen.items()):
     print(f"corpus/torch/cases {c}: {verdict}")
 want = {os.path.splitext(f)[0].replace("+", "_") for f in os.listdir(sys.argv[4])
         if f.endswith(".json")}
+want -= {line.strip() for line in open(sys.argv[5])}  # not run here: --no-inductor
 if want - set(seen):
     print(f"corpus/torch/cases with no result: {sorted(want - set(seen))}")
 sys.exit(1 if bad or not seen or want - set(seen) else 0)
