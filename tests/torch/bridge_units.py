@@ -5,9 +5,10 @@ checks' names when one does not hold.
     python3 tests/torch/bridge_units.py [--no-inductor] [ALIAS_PROGRAMS]
 ALIAS_PROGRAMS: a folder holding tests/torch/alias/*.json as `flatcheck emit-torch` writes them
 (torch2_test.sh gives it); without it the --reads alias checks are not run, and say so.
---no-inductor: the checks that compile with Inductor or AOTInductor (most of the run's time) run
-as on a machine where Inductor cannot compile: each such path is checked to skip, saying why
-(torch2_test.sh gives it on the older torch; the current one runs them).
+--no-inductor: the checks that compile with Inductor or AOTInductor (most of the run's time) are
+not run: the Inductor and AOTInductor sections are skipped whole, saying so, and the gradient
+paths' Inductor answers "not run here", as where Inductor cannot compile (torch2_test.sh gives
+it on the older torch; the current one runs them all).
 """
 import contextlib
 import copy
@@ -28,7 +29,7 @@ from torch_compare import Verdict, compare_node, eager_run, first_difference  # 
 from torch_fx import flatten_by_position  # noqa: E402
 import torch_partition  # noqa: E402
 
-# --no-inductor (above): Inductor's and AOTInductor's availability answered "not run here" below.
+# --no-inductor (above): the Inductor sections skipped; the gradient paths' Inductor "not run here".
 NO_INDUCTOR = "--no-inductor" in sys.argv
 if NO_INDUCTOR:
     sys.argv.remove("--no-inductor")
