@@ -37,7 +37,9 @@ from torch_export import (available, failure, run_family, saved_loader, state_af
 
 PATHS = ("export.strict.cond", "export.nonstrict.cond")
 STRIDES = "cond-size-one-stride-rejected"  # docs/found-bugs.md 35
+SHARED = "decomp-cond-operands-share-storage"  # docs/found-bugs.md 37
 _FORMAT = [torch.preserve_format]  # the branches' clone: strides kept, or recomputed
+_UNSHARED = [False]  # the operands cloned before torch.cond takes them (SHARED's cause removed)
 
 
 def _first(a, b):
@@ -85,7 +87,7 @@ def cond_branch(flag, a, b):
             not same_layout(a, b):
         return a if flag else b
     pred = a.new_ones(()).sum() > (0.5 if flag else 1.5)
-    return torch.cond(pred, _first, _second, (a, b))
+    return torch.cond(pred, _first, _second, (a.clone(), b.clone()) if _UNSHARED[0] else (a, b))
 
 
 def python_branch(flag, a, b):
@@ -139,6 +141,35 @@ def with_cond(p, fmt=torch.preserve_format):
             yield p
     finally:
         _FORMAT[0] = torch.preserve_format
+
+
+@contextlib.contextmanager
+def operands_unshared(p):
+    """The program `p` with its branch op taken by torch.cond inside, each operand a clone of
+    its value (the same bits; no operand shares a storage with another or with anything)."""
+    _UNSHARED[0] = True
+    try:
+        with branch_by(p, cond_branch):
+            yield p
+    finally:
+        _UNSHARED[0] = False
+
+
+def shared_operands(p):
+    """Whether a branch torch.cond takes has two operands that share a storage (pieces of one
+    tensor: a chunk's, a split's), in an eager run of a fresh model, read as size_one_strides
+    reads its strides."""
+    seen = []
+
+    def probe(flag, a, b):
+        if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and same_layout(a, b) \
+                and a.untyped_storage().data_ptr() == b.untyped_storage().data_ptr() != 0:
+            seen.append(True)
+        return a if flag else b
+
+    with branch_by(p, probe), torch.no_grad():
+        p.build()(*(t.clone() for t in p.INPUTS))
+    return bool(seen)
 
 
 def conds(ep):

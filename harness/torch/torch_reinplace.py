@@ -66,13 +66,20 @@ plain function) agrees:
       a write
 With --branch cond, a trace that fails is traced too (traced_of): where it runs with the
 branches' values cloned in contiguous strides, the class is cond-size-one-stride-rejected
-(docs/found-bugs.md 35); else, where it runs with dynamo's automatic dynamic shapes off,
+(docs/found-bugs.md 35); where a torch.cond's operands share a storage and the functional trace
+runs with each cloned first,
+  decomp-cond-operands-share-storage (docs/found-bugs.md 37)
+      functionalize's check of torch.cond's branches counts operands that alias one another
+      (the halves of a chunk) as "aliasing the input or the output" and raises (torch 2.14.1;
+      the branches return clones)
+else, where it runs with dynamo's automatic dynamic shapes off,
   functionalize-cond-recompiled-dynamic (docs/found-bugs.md 101)
       torch.func.functionalize of a torch.cond with two operands met again at another size
       (eager torch.cond compiles its branches with dynamo, which compiles a cond seen before
       at other sizes again with symbolic sizes) raises `AssertionError: Expected FakeTensor`
       (torch 2.14.1)
-and the path goes on with that trace.
+then each of the first two with that one (the classes joined by "+"), and the path goes on with
+the trace that ran.
 """
 import contextlib
 import struct
@@ -80,7 +87,8 @@ import struct
 import torch
 
 from torch_compare import judge, run_calls, tensors_of
-from torch_cond import STRIDES, cond_branch, size_one_strides, with_class, with_cond
+from torch_cond import (SHARED, STRIDES, cond_branch, operands_unshared, shared_operands,
+                        size_one_strides, with_class, with_cond)
 from torch_export import failure, verdict
 
 PATHS = ("fx.make_fx", "fx.reinplace", "fx.cse", "fx.cse_inplace")
@@ -141,27 +149,39 @@ class Traced:
 
 def traced_of(p, functional=True):
     """(Traced(p), None); or, where that trace fails with the branch op taken by torch.cond
-    (--branch cond) and a branch's two values differ only in a size-1 dimension's stride, the
-    trace with the branches' values cloned in contiguous strides, and the class that removed
-    (cond-size-one-stride-rejected, docs/found-bugs.md 35: torch 2.6's make_fx of torch.cond
-    compares the branches' strides too); or, where that is not it, the trace with dynamo's
-    automatic dynamic shapes off (static_conds_traced), and DYNAMIC_COND. The first error
-    stands where no such trace runs."""
+    (--branch cond), the trace with one cause removed, and its class: where a branch's two
+    values differ only in a size-1 dimension's stride, the branches' values cloned in
+    contiguous strides (STRIDES, docs/found-bugs.md 35: torch 2.6's make_fx of torch.cond
+    compares the branches' strides too); where two of a torch.cond's operands share a storage
+    (shared_operands) and the trace is functional, each operand cloned first (SHARED,
+    docs/found-bugs.md 37: functionalize's check of the branches counts operands aliasing each
+    other as aliasing); else dynamo's automatic dynamic shapes off (static_conds_traced,
+    DYNAMIC_COND); then each of the first two with the third ("SHARED+DYNAMIC_COND"). The
+    first error stands where no such trace runs."""
     try:
         return Traced(p, functional), None
     except Exception as e:  # noqa: BLE001 - traced below, or the path's error
         if getattr(p, "_branch", None) is not cond_branch:
             raise
+        removals = []
         if size_one_strides(p):
+            removals.append((STRIDES, lambda: with_cond(p, torch.contiguous_format)))
+        if functional and shared_operands(p):
+            removals.append((SHARED, lambda: operands_unshared(p)))
+        for cls, removed in removals:
             try:
-                with with_cond(p, torch.contiguous_format):
-                    return Traced(p, functional), STRIDES
+                with removed():
+                    return Traced(p, functional), cls
             except Exception:  # noqa: BLE001 - not (only) that cause: the next is tried
                 pass
-        try:
-            return static_conds_traced(p, functional), DYNAMIC_COND
-        except Exception:  # noqa: BLE001 - not (only) that cause: the first error stands
-            raise e from None
+        for cls, removed in [(None, contextlib.nullcontext)] + removals:
+            try:
+                with removed():
+                    return static_conds_traced(p, functional), \
+                        "+".join(c for c in (cls, DYNAMIC_COND) if c)
+            except Exception:  # noqa: BLE001 - not (only) those causes: the next is tried
+                pass
+        raise e from None
 
 
 def static_conds_traced(p, functional):
@@ -177,14 +197,19 @@ def static_conds_traced(p, functional):
         torch._dynamo.reset()
 
 
+REMOVED = {SHARED: "each torch.cond operand cloned first (no two sharing a storage)",
+           DYNAMIC_COND: "dynamo's automatic dynamic shapes off"}  # what traced_of removed
+
+
 def classed(r, cls):
     """with_class, the class's stage named as this path's: the trace."""
     out = with_class(r, cls)
-    if cls == DYNAMIC_COND and out.get("known_torch_issue") == cls:
+    if cls and cls != STRIDES and out.get("known_torch_issue") == cls:
         verdict_ = "agrees" if r["status"] == "agree" else "is excused"
-        out = {**out, "detail": "the functional trace of a torch.cond met at a second size "
-                                "fails; with dynamo's automatic dynamic shapes off it runs, "
-                                f"and the path {verdict_}"}
+        what = "a torch.cond met at a second size" if cls == DYNAMIC_COND else "torch.cond"
+        removed = " and ".join(REMOVED[c] for c in cls.split("+"))
+        out = {**out, "detail": f"the functional trace of {what} fails; with {removed} it "
+                                f"runs, and the path {verdict_}"}
     return {**out, "stage": "trace"} if cls and r["status"] in ("agree", "excused") else out
 
 

@@ -4662,6 +4662,28 @@ def _refuse(*args):
     raise RuntimeError("no trace with automatic dynamic shapes off (the stand-in)")
 
 
+class _CondChunks(_OnProgram):
+    """The branch op on the two halves of one tensor (docs/found-bugs.md 37's shape); with
+    `twice`, again on the halves of x itself, another size (and 101's shape)."""
+
+    twice = False
+
+    def forward(self, x):
+        y = x[:2] * 2.0
+        first = self.prog._branch(True, *torch.chunk(y, 2))
+        return (first, self.prog._branch(False, *torch.chunk(x, 2))) if self.twice else first
+
+
+class _CondChunksTwice(_CondChunks):
+    twice = True
+
+
+@contextlib.contextmanager
+def _unshared_refused(p):
+    raise RuntimeError("no trace with the operands cloned (the stand-in)")
+    yield p
+
+
 if torch_reinplace.available() is None:
     _overlap = repro_module("reinplace-overlapping-argument")
     _bcast = repro_module("reinplace-broadcast-self")
@@ -4773,6 +4795,50 @@ if torch_reinplace.available() is None:
         check("traced_of: a trace that fails with automatic dynamic shapes off too: its own "
               "error stands", other["fx.make_fx"]["status"] == "error" and
               "refused by the stand-in" in other["fx.make_fx"]["first_mismatch"], str(other))
+    if torch_export.available() is None:  # torch.cond on two halves of one tensor: 37's shape
+        _halves = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0],
+                                [1.5, 2.5, 3.5]])
+        got = {}
+        for model in (_CondChunks, _CondChunksTwice):
+            _prog = cond_program(["branch", "mul"], model, [_halves])
+            _prog_eager = eager_run(_prog)
+            with torch_cond.branch_by(_prog, torch_cond.cond_branch):
+                got[model] = torch_reinplace.run_reinplace(_prog, _prog_eager,
+                                                           torch_reinplace.PATHS, {})
+                if model is _CondChunks:
+                    unfixed, torch_reinplace.operands_unshared = \
+                        torch_reinplace.operands_unshared, _unshared_refused
+                    try:
+                        bare = torch_reinplace.run_reinplace(_prog, _prog_eager, ["fx.make_fx"],
+                                                             {})
+                    finally:
+                        torch_reinplace.operands_unshared = unfixed
+        check("shared_operands: torch.cond's operands the halves of one tensor, not two tensors",
+              torch_cond.shared_operands(_prog) and not torch_cond.shared_operands(_two), "")
+        functional = [x for x in torch_reinplace.PATHS if x != "fx.cse_inplace"]
+        both = torch_cond.SHARED + "+" + torch_reinplace.DYNAMIC_COND
+        if VERSION >= (2, 14):  # seen on 2.14.1 (2.6 traces both; 2.7 to 2.13 not run)
+            for model, cls in ((_CondChunks, torch_cond.SHARED), (_CondChunksTwice, both)):
+                check(f"traced_of: torch.cond on two halves of one tensor ({model.__name__}): "
+                      f"the functional traces are {cls} at the trace, with the operands "
+                      "cloned first the trace agreeing; the trace without functionalize agrees",
+                      all(got[model][x]["status"] == "known_torch_issue" and
+                          got[model][x]["stage"] == "trace" and
+                          got[model][x]["known_torch_issue"] == cls and
+                          "cloned first" in got[model][x]["detail"] and
+                          "agrees" in got[model][x]["detail"] for x in functional) and
+                      got[model]["fx.cse_inplace"]["status"] == "agree", str(got[model]))
+            check("traced_of: torch.cond on two halves of one tensor, not traced with the "
+                  "operands cloned: torch's aliasing error at the trace",
+                  bare["fx.make_fx"]["status"] == "error" and
+                  bare["fx.make_fx"]["stage"] == "trace" and
+                  "might be aliasing" in bare["fx.make_fx"]["first_mismatch"], str(bare))
+        else:
+            check("traced_of: torch.cond on two halves of one tensor: every path agrees, or "
+                  "(after 2.6) is class 37",
+                  all(r["status"] == "agree" or VERSION > (2, 6) and
+                      torch_cond.SHARED in r.get("known_torch_issue", "")
+                      for g in got.values() for r in g.values()), str(got))
     # fx.cse: CSEPass over the trace; docs/found-bugs.md 77
     check("exact: 0.0 and -0.0, 1 and 1.0 and True told apart; equal constants alike",
           torch_reinplace.exact(0.0) != torch_reinplace.exact(-0.0) and

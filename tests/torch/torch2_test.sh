@@ -601,6 +601,10 @@ LATER = {"preserve-tied-buffer-update": [((2, 11), None)],
          # (101) torch 2.6 functionalizes torch.cond at a second size (2.7 to 2.13 not run)
          "functionalize-cond-recompiled-dynamic":
              [((0, 0), None), ((2, 14), {"functionalize-cond-recompiled-dynamic"})],
+         # (37) the functional traces of a cond whose operands share a storage: torch 2.6
+         # traces them (2.7 to 2.13 not run for this form)
+         "decomp-cond-operands-share-storage":
+             [((0, 0), None), ((2, 14), {"decomp-cond-operands-share-storage"})],
          # torch 2.6's torch.cond takes a size-1 dimension's stride as it comes
          "cond-size-one-stride-rejected":
              [((0, 0), None), ((2, 14), {"cond-size-one-stride-rejected"})],
