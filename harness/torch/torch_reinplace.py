@@ -197,7 +197,8 @@ def static_conds_traced(p, functional):
         torch._dynamo.reset()
 
 
-REMOVED = {SHARED: "each torch.cond operand cloned first (no two sharing a storage)",
+REMOVED = {STRIDES: "the branches' values cloned in contiguous strides",
+           SHARED: "each torch.cond operand cloned first (no two sharing a storage)",
            DYNAMIC_COND: "dynamo's automatic dynamic shapes off"}  # what traced_of removed
 
 

@@ -4795,6 +4795,18 @@ if torch_reinplace.available() is None:
         check("traced_of: a trace that fails with automatic dynamic shapes off too: its own "
               "error stands", other["fx.make_fx"]["status"] == "error" and
               "refused by the stand-in" in other["fx.make_fx"]["first_mismatch"], str(other))
+    _removals = (torch_cond.STRIDES, torch_cond.SHARED)
+    _combined = [*_removals, torch_reinplace.DYNAMIC_COND] + \
+        [c + "+" + torch_reinplace.DYNAMIC_COND for c in _removals]
+    _classed = {c: [torch_reinplace.classed({"status": st}, c) for st in ("agree", "excused")]
+                for c in _combined}
+    check("classed: each class traced_of returns, alone or joined with 101's, stands for agree "
+          "and excused at the trace, a removal's own detail (a joined one names both)",
+          all(r["status"] == "known_torch_issue" and r["known_torch_issue"] == c and
+              r["stage"] == "trace" and ("agrees" in r["detail"]) == (i == 0) and
+              ("+" not in c or all(torch_reinplace.REMOVED[x] in r["detail"]
+                                   for x in c.split("+")))
+              for c, rs in _classed.items() for i, r in enumerate(rs)), str(_classed))
     if torch_export.available() is None:  # torch.cond on two halves of one tensor: 37's shape
         _halves = torch.tensor([[1.0, 2.0, 3.0], [4.0, 5.0, 6.0], [7.0, 8.0, 9.0],
                                 [1.5, 2.5, 3.5]])
