@@ -157,8 +157,8 @@ def operands_unshared(p):
 
 def shared_operands(p):
     """Whether a branch torch.cond takes has two operands that share a storage (pieces of one
-    tensor: a chunk's, a split's), in an eager run of a fresh model, read as size_one_strides
-    reads its strides."""
+    tensor, a chunk's or a split's; a value and a view of it, a reshape), in an eager run of a
+    fresh model, read as size_one_strides reads its strides."""
     seen = []
 
     def probe(flag, a, b):
