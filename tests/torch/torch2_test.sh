@@ -252,7 +252,12 @@ esac
 compiles_with_inductor() {  # compiles_with_inductor FILE: a repro that compiles with Inductor
   grep -q '"inductor"\|torch\._inductor\|aoti_compile\|backend=.inductor' "$1"
 }
+# Where the checks' time goes: a line "time: WHAT: N s" after each part (the log of a slow run
+# says which part to look at).
+mark=$SECONDS
+took() { echo "time: $1: $((SECONDS - mark)) s"; mark=$SECONDS; }
 "${in_root[@]}" python3 "$src/tests/core/naming_table.py" --check || fail=1
+took "naming table"
 # bridge_units.py's --reads alias checks run on hand-made cases of a buffer read through a view.
 "$bin" emit-torch "$src/tests/torch/alias" -o "$work/alias" >/dev/null
 # and its --update-inputs checks on seed-quickstart emitted so
@@ -264,6 +269,7 @@ units=("$work/alias")
 "${in_root[@]}" python3 -W ignore "$src/tests/torch/bridge_units.py" "${units[@]}" \
   >"$work/units.out" 2>&1 || fail=1
 cat "$work/units.out"
+took "bridge_units.py"
 # --no-inductor is read: bridge_units.py's Inductor section ran or said it was not run, as asked.
 ran_units=$(grep -c "^the Inductor path's checks: run$" "$work/units.out")
 skipped_units=$(grep -c "^skip: the Inductor path's checks (not run here" "$work/units.out")
@@ -344,6 +350,7 @@ for repro in "${repros[@]}"; do
     fail=1
   fi
 done
+took "the repros"
 # scripts/in-torch-root passes ATEN_CPU_CAPABILITY in (a run as on another CPU needs it;
 # "default": torch's plain kernels, whatever the CPU, named "NO AVX" by torch 2.6 and "DEFAULT"
 # by 2.14.1), with Inductor's caches in a folder of that ISA's own (found-bugs 100), and
@@ -498,6 +505,7 @@ for f in "$work"/drawn/*.py; do
   bridge "$f" --paths "$path" \
     --draw "$(cat "$(side_file "$f" .draw)")" >>"$work/cases.jsonl"
 done
+took "the corpus cases through their classes' paths"
 # The summary names the vector ISA Inductor builds its kernels for (as torch picks it; None:
 # scalar kernels) where an Inductor or AOTInductor path ran, and has no such field elsewhere.
 isa=$("${in_root[@]}" python3 -c 'from torch._inductor.cpu_vec_isa import pick_vec_isa as p
@@ -531,6 +539,7 @@ if { [ "$inductor" -eq 1 ] && [ "$isa_runs" -lt 2 ]; } ||
     "$(grep -c . "$work/unrun-cases") not run (inductor=$inductor)"
   fail=1
 fi
+took "the corpus cases with bridge options of their own (.args)"
 if [ -s "$work/unrun-cases" ]; then
   echo "not run here (--no-inductor): $(grep -c . "$work/unrun-cases") cases on Inductor or" \
     "AOTInductor paths:" $(cat "$work/unrun-cases")
@@ -686,6 +695,7 @@ print(f"split paths on split-module-reorders-mutation-1: {got}" +
       ("" if ok else " (FAIL: expected the class on fx.split, agree on fx.split_ordered)"))
 sys.exit(0 if ok else 1)
 EOF
+took "judging the corpus cases"
 # --interesting (the shrinker's test) reads its path, status and text, the text matched against
 # the known-issue class too: a class-6 case is interesting as its own class only. Class 6 is on
 # torch 2.6, 2.11 and 2.14 (the tied-buffer case served here until 2.11 fixed it, the multi-call
@@ -951,6 +961,7 @@ if ! grep -q '"path": "fx.const_fold", "status": "known_torch_issue", "detail": 
   echo "FAIL: --reads alias did not read the buffer as itself on the alias case (ignored?)"
   fail=1
 fi
+took "the option checks"
 [ "$fail" -eq 0 ] && echo "PASS: naming table, corpus/torch repros, --pass, export names," \
   "--interesting, --time, the hash seed, SIGTERM, --device, --draw, --branch, --reads"
 exit "$fail"
