@@ -9,8 +9,10 @@ named as an attribute of the modules torch builds, or as a value torch names its
       Traced when the program names children so (CHILD_NAMES) and the path, run again with
       every child under its flatcheck name, agrees with torch eager, or fails only by known
       classes (joined to this one). A path that gave a wrong result (not an error) and agrees
-      so keeps its mismatch: no known class is a silent one of child names, and the result
-      says that the names are its cause ("child_names_cause")
+      so keeps its mismatch, the result saying that the names are its cause
+      ("child_names_cause"): the one silent class of child names known, a child named
+      `_export_root` on strict export (docs/found-bugs.md 104), is traced inside the unflatten
+      paths (torch_structure) before this
 """
 import contextlib
 

@@ -20,8 +20,9 @@ eager's bit for bit (torch_compare.judge). When the unflatten path differs, the 
 whether unflatten without save/load differs too, to localize the fault.
 
 A mismatch or an exception of an unflatten path is traced before it is reported: unflatten is
-run again with one cause of docs/found-bugs.md removed at a time (TRACES: call_module targets
-compared in the dedup; nn_module_stack keys that name module paths instead of module objects;
+run again with one cause of docs/found-bugs.md removed at a time (TRACES: module-stack paths
+that are dynamo's source expressions read back as FQNs, tried first where a program has such
+paths; call_module targets compared in the dedup; nn_module_stack keys that name module paths instead of module objects;
 children not reordered; a call variant keeping its module's children; a preserved call's entry
 without a module dropped; a higher-order op's graphs placed where they are read; and the
 others of TRACES, each where the program has its shape), then in
@@ -50,6 +51,7 @@ import zlib
 import torch
 
 from torch_compare import judge, run_calls, strip_variants, tensors_of
+import torch_structure
 
 MODES = ("strict", "nonstrict")
 KINDS = ("module", "unflatten", "preserve", "preserve_some", "reexport", "decomp",
@@ -1154,7 +1156,18 @@ def calls_dispatched_under_variants():
 
 
 # (class, prepares the program, context for unflatten): one cause of docs/found-bugs.md removed.
+def fqn_paths(ep):
+    """`ep` with its module-stack paths that are dynamo's source expressions read back as FQNs
+    (docs/found-bugs.md 103, torch_structure.with_fqn_paths)."""
+    torch_structure.with_fqn_paths(ep)
+    return ep
+
+
+# Single causes are tried in this order and the first that explains a program names it: 103's
+# first, as a program with source-expression paths also meets the symptoms of others (a preserved
+# `0` has no module under its name: class 6's shape), which its removal takes away.
 TRACES = [
+    (torch_structure.SOURCE_PATH, fqn_paths, contextlib.nullcontext),
     ("unflatten-dedup-ignores-call-targets", lambda ep: ep, call_targets_compared),
     ("unflatten-strict-keys-name-module-objects", keyed_by_path, contextlib.nullcontext),
     ("unflatten-reorder-keyerror", lambda ep: ep, children_not_reordered),
@@ -1217,7 +1230,8 @@ def trace_unflatten(p, fresh, eager, cache, excuse=None):
     # a cause only a higher-order op's graphs have, only a no_grad block, wrong use lists, a
     # module's calls met out of order, nodes without a module stack or a dispatched module
     # below an unpreserved one, is tried only where the program has them
-    only_where = {COND_CLASS: holds_graphs, GRAD_REGION: grad_regions,
+    only_where = {torch_structure.SOURCE_PATH: torch_structure.source_paths,
+                  COND_CLASS: holds_graphs, GRAD_REGION: grad_regions,
                   UNLINKED: lambda ep: unlinked_uses(ep.graph_module),
                   LATER_FIRST: calls_out_of_order, STACKLESS: stackless_nodes,
                   DISPATCH_UNDER_VARIANT: dispatched_under_variants,
@@ -1415,6 +1429,22 @@ def unflatten_path(p, mode, loaded, load, eager, cache):
             return {"status": "known_torch_issue", "known_torch_issue": cls, "detail": why,
                     "variants": variants(u)}
         r["without_save_load"] = unflatten_unsaved(p, mode, eager, cache)
+    else:  # the numbers agree: the names too (torch_structure, docs/found-bugs.md 103)
+        def agrees(module):
+            return judge(p, run_calls(module, p), state_after(module), eager, cache)[0] \
+                != "mismatch"
+        def reference():  # the same program's non-strict export, unflattened
+            return torch.export.unflatten(export_program(p, "nonstrict"))
+
+        def reexport(context):  # the program exported again inside `context`
+            with context():
+                return export_program(p, mode)
+        strict = mode == "strict"
+        wrong = torch_structure.judged(u, p, load, agrees, cache, reference if strict else None,
+                                       reexport if strict else None,
+                                       lambda make: trace_unflatten(p, make, eager, cache))
+        if wrong:
+            return {**wrong, "variants": variants(u)}
     r["variants"] = variants(u)
     return r
 
