@@ -424,6 +424,7 @@ by_class=(  # "NAME-PREFIX PATHS": the cases whose file name starts so, through 
   "export-strict-preserve- $preserving"
   "reexport-variant- export.nonstrict.reexport"
   "unflatten-strict-keys- export.strict.unflatten,export.strict.preserve"
+  "unflatten-strict-source-path- export.strict.unflatten"
   "unflatten-preserve-entry-without-module $preserving,export.nonstrict.swap"
   "unflatten-dedup- $unflattening"
   "unflatten-reorder- $unflattening"
@@ -614,6 +615,9 @@ LATER = {"preserve-tied-buffer-update": [((2, 11), None)],
          # traces them (2.7 to 2.13 not run for this form)
          "decomp-cond-operands-share-storage":
              [((0, 0), None), ((2, 14), {"decomp-cond-operands-share-storage"})],
+         # (103) torch 2.6's strict export records the child's FQN, and its structure is right
+         "unflatten-strict-source-path-module":
+             [((0, 0), None), ((2, 14), {"unflatten-strict-source-path-module"})],
          # torch 2.6's torch.cond takes a size-1 dimension's stride as it comes
          "cond-size-one-stride-rejected":
              [((0, 0), None), ((2, 14), {"cond-size-one-stride-rejected"})],
