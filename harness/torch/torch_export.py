@@ -22,8 +22,8 @@ whether unflatten without save/load differs too, to localize the fault.
 A mismatch or an exception of an unflatten path is traced before it is reported: unflatten is
 run again with one cause of docs/found-bugs.md removed at a time (TRACES: module-stack paths
 that are dynamo's source expressions read back as FQNs, tried first where a program has such
-paths; call_module targets compared in the dedup; nn_module_stack keys that name module paths instead of module objects;
-children not reordered; a call variant keeping its module's children; a preserved call's entry
+paths; call_module targets compared in the dedup; nn_module_stack keys that name module paths
+instead of module objects; children not reordered; a call variant keeping its module's children; a preserved call's entry
 without a module dropped; a higher-order op's graphs placed where they are read; and the
 others of TRACES, each where the program has its shape), then in
 pairs, threes and so on; when such a run agrees with eager, the path is `known_torch_issue` of
@@ -1155,7 +1155,6 @@ def calls_dispatched_under_variants():
         module.UnflattenedModule._dispatch_modules = dispatch
 
 
-# (class, prepares the program, context for unflatten): one cause of docs/found-bugs.md removed.
 def fqn_paths(ep):
     """`ep` with its module-stack paths that are dynamo's source expressions read back as FQNs
     (docs/found-bugs.md 103, torch_structure.with_fqn_paths)."""
@@ -1163,9 +1162,10 @@ def fqn_paths(ep):
     return ep
 
 
-# Single causes are tried in this order and the first that explains a program names it: 103's
-# first, as a program with source-expression paths also meets the symptoms of others (a preserved
-# `0` has no module under its name: class 6's shape), which its removal takes away.
+# (class, prepares the program, context for unflatten): one cause of docs/found-bugs.md removed.
+# Single causes are tried in this order, the first that explains a program naming it: 103's
+# first (tried only where a program has source-expression paths), as the wrong names it gives
+# change what the other causes show (they kept class 1's calls from the dedup on seed 7 case 37).
 TRACES = [
     (torch_structure.SOURCE_PATH, fqn_paths, contextlib.nullcontext),
     ("unflatten-dedup-ignores-call-targets", lambda ep: ep, call_targets_compared),
@@ -1227,9 +1227,9 @@ def trace_unflatten(p, fresh, eager, cache, excuse=None):
 
     if ivals_collide(fresh):
         return IVALS_CLASS
-    # a cause only a higher-order op's graphs have, only a no_grad block, wrong use lists, a
-    # module's calls met out of order, nodes without a module stack or a dispatched module
-    # below an unpreserved one, is tried only where the program has them
+    # a cause only source-expression module paths, a higher-order op's graphs, only a no_grad
+    # block, wrong use lists, a module's calls met out of order, nodes without a module stack or
+    # a dispatched module below an unpreserved one have, is tried only where the program has them
     only_where = {torch_structure.SOURCE_PATH: torch_structure.source_paths,
                   COND_CLASS: holds_graphs, GRAD_REGION: grad_regions,
                   UNLINKED: lambda ep: unlinked_uses(ep.graph_module),
@@ -1433,6 +1433,7 @@ def unflatten_path(p, mode, loaded, load, eager, cache):
         def agrees(module):
             return judge(p, run_calls(module, p), state_after(module), eager, cache)[0] \
                 != "mismatch"
+
         def reference():  # the same program's non-strict export, unflattened
             return torch.export.unflatten(export_program(p, "nonstrict"))
 
