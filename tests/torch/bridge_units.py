@@ -918,6 +918,24 @@ if VERSION >= (2, 14):
           "with the paths read back; without a trace, a mismatch",
           joined.get("known_torch_issue") == f"{torch_structure.SOURCE_PATH}+stand-in-class" and
           seen_programs == [[]] and alone["status"] == "mismatch", f"{joined}, {seen_programs}")
+    # the mended program's unflatten raising (seed 189's cond programs: class 34) is traced too
+    original = torch_structure.with_fqn_paths
+
+    def read_back_then_broken(ep):  # a stand-in: the names read back, then unflatten raises
+        n = original(ep)
+        ep._module_call_graph = None
+        return n
+    torch_structure.with_fqn_paths = read_back_then_broken
+    try:
+        raised = torch_structure.judged(u, p, ep_fresh, lambda m: True, {}, None, None,
+                                        lambda make: "stand-in-class")
+        untraced = torch_structure.judged(u, p, ep_fresh, lambda m: True, {})
+    finally:
+        torch_structure.with_fqn_paths = original
+    check("structure: the mended program's unflatten raising: the trace's class joined after 103; "
+          "without a trace, a mismatch",
+          raised.get("known_torch_issue") == f"{torch_structure.SOURCE_PATH}+stand-in-class" and
+          untraced["status"] == "mismatch", f"{raised}, {untraced}")
 else:
     print("skip: the joined trace of 103 (torch 2.6 has no class 103 to mend)")
 # docs/found-bugs.md 104: strict export on torch 2.14.1 deletes every `_export_root` component
