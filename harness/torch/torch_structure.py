@@ -158,9 +158,10 @@ def judged(u, p, fresh, agrees, cache, reference=None, reexport=None, trace=None
     `agrees(module)` hold, a mismatch at stage "structure" otherwise. 103's removal acts on
     `fresh()` (a new copy of the program); 104's, where the model names a child `_export_root`,
     on `reexport(context)` (the program exported again inside `context`). Where a removal makes
-    the structure right but the outputs wrong, the cause had hidden another (a module under the
-    wrong name escapes unflatten's deduplication, class 1): `trace(make)`, the unflatten paths'
-    trace on the programs `make()` gives, names it, joined after."""
+    the structure right but the outputs wrong, or unflatten raise, the cause had hidden another
+    (a module under the wrong name escapes unflatten's deduplication, class 1; class 34 with
+    torch.cond): `trace(make)`, the unflatten paths' trace on the programs `make()` gives, names
+    it, joined after."""
     names = model_names(p, cache)
     want = set()
     if reference is not None:
