@@ -1155,19 +1155,12 @@ def calls_dispatched_under_variants():
         module.UnflattenedModule._dispatch_modules = dispatch
 
 
-def fqn_paths(ep):
-    """`ep` with its module-stack paths that are dynamo's source expressions read back as FQNs
-    (docs/found-bugs.md 103, torch_structure.with_fqn_paths)."""
-    torch_structure.with_fqn_paths(ep)
-    return ep
-
-
 # (class, prepares the program, context for unflatten): one cause of docs/found-bugs.md removed.
 # Single causes are tried in this order, the first that explains a program naming it: 103's
 # first (tried only where a program has source-expression paths), as the wrong names it gives
 # change what the other causes show (they kept class 1's calls from the dedup on seed 7 case 37).
 TRACES = [
-    (torch_structure.SOURCE_PATH, fqn_paths, contextlib.nullcontext),
+    (torch_structure.SOURCE_PATH, torch_structure.read_back, contextlib.nullcontext),
     ("unflatten-dedup-ignores-call-targets", lambda ep: ep, call_targets_compared),
     ("unflatten-strict-keys-name-module-objects", keyed_by_path, contextlib.nullcontext),
     ("unflatten-reorder-keyerror", lambda ep: ep, children_not_reordered),

@@ -127,6 +127,13 @@ def with_fqn_paths(ep):
     return replaced
 
 
+def read_back(ep):
+    """`ep` with its source-expression paths read back as FQNs (with_fqn_paths): class 103's
+    removal as the structure check and torch_export.TRACES take it."""
+    with_fqn_paths(ep)
+    return ep
+
+
 @contextlib.contextmanager
 def export_root_once():
     """Inside, strict export deletes its root wrapper's `_export_root` component from a module
@@ -181,10 +188,6 @@ def judged(u, p, fresh, agrees, cache, reference=None, reexport=None, trace=None
     if not found:
         return None
     detail = "; ".join(found)
-
-    def read_back(ep):  # 103's removal
-        with_fqn_paths(ep)
-        return ep
     removals = []
     if source_paths(fresh()):
         removals.append((SOURCE_PATH, lambda: read_back(fresh())))

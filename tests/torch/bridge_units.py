@@ -994,7 +994,7 @@ for name, build in (("`0.0`", lambda: _Named("0", child=_Named("0"))),
         results.append(torch_structure.graph_names(u) == ref and torch.equal(u(x4), build()(x4)))
     paths = torch_structure.source_paths(fresh())
     want = [False, True] if VERSION >= (2, 14) else [True, True]
-    check(f"trace fqn_paths: {name}, strict: the structure right as it is / with the paths read "
+    check(f"trace read_back: {name}, strict: the structure right as it is / with the paths read "
           f"back as FQNs: {want} (103)", results == want and bool(paths) == (VERSION >= (2, 14)),
           f"{results}, source paths {paths}")
 
