@@ -30,9 +30,11 @@
 #       and when fewer programs ran than asked. Not the pipeline path: some of its failures on
 #       torch 2.6 are not yet traced to a cause (docs/torch.md); its classes' cases and
 #       bridge_units.py check it here
-#   torch2_test.sh checks FLATCHECK_BIN SOURCE_DIR [--no-inductor]
+#   torch2_test.sh checks FLATCHECK_BIN SOURCE_DIR [--no-inductor | --only-inductor]
 #       (--no-inductor: nothing below that compiles with Inductor or AOTInductor runs, each
-#       named as not run: CTest's torch2/checks on torch 2.6; torch-current/checks runs it all)
+#       named as not run: CTest's torch2/checks on torch 2.6 and torch-current/checks on the
+#       newest torch; --only-inductor: only that runs, bridge_units.py whole beside the repros
+#       and cases that compile: CTest's torch-current/inductor, label `extended`)
 #       naming_table.py --check against torch.fx; bridge_units.py (the bridge's judging,
 #       flattening and tracing on the shapes torch 2.11 and 2.14 showed); every corpus/torch
 #       repro still reproduces (exit 1) on this torch, or not, as its FIXED_IN / PRESENT_FROM
@@ -238,16 +240,21 @@ fi
 
 [ "$mode" = checks ] || { echo "usage: torch2_test.sh bridge|checks ..."; exit 2; }
 fail=0
-# --no-inductor (the older torch's checks: CTest's torch2/checks): nothing that compiles with
-# Inductor or AOTInductor, which is most of the checks' time, runs here (torch-current/checks runs
-# all of it on the newest torch; docs/torch.md): bridge_units.py's Inductor and AOTInductor
-# sections, the repros that compile with them, the cases whose paths are theirs. Each is named
-# as not run. Any other fourth argument is refused.
-inductor=1
+# --no-inductor (CTest's torch2/checks and torch-current/checks): nothing that compiles with
+# Inductor or AOTInductor, which is most of the checks' time, runs here (docs/torch.md):
+# bridge_units.py's Inductor and AOTInductor sections, the repros that compile with them, the
+# cases whose paths are theirs. Each is named as not run. --only-inductor (CTest's
+# torch-current/inductor, label `extended`: the default test run leaves it to CI's second
+# command) runs only those, and bridge_units.py whole (its other checks are quick), in a process
+# beside the repros and the cases; the rest is named as not run. Any other fourth argument is
+# refused.
+inductor=1 rest=1  # inductor: what compiles with Inductor runs; rest: all else runs
 case "${4-}" in
   "") ;;
   --no-inductor) inductor=0 ;;
-  *) echo "torch2_test.sh checks: unknown option '$4' (expected --no-inductor)"; exit 2 ;;
+  --only-inductor) rest=0 ;;
+  *) echo "torch2_test.sh checks: unknown option '$4' (expected --no-inductor or --only-inductor)"
+     exit 2 ;;
 esac
 compiles_with_inductor() {  # compiles_with_inductor FILE: a repro that compiles with Inductor
   grep -q '"inductor"\|torch\._inductor\|aoti_compile\|backend=.inductor' "$1"
@@ -256,8 +263,10 @@ compiles_with_inductor() {  # compiles_with_inductor FILE: a repro that compiles
 # says which part to look at).
 mark=$SECONDS
 took() { echo "time: $1: $((SECONDS - mark)) s"; mark=$SECONDS; }
-"${in_root[@]}" python3 "$src/tests/core/naming_table.py" --check || fail=1
-took "naming table"
+if [ "$rest" -eq 1 ]; then
+  "${in_root[@]}" python3 "$src/tests/core/naming_table.py" --check || fail=1
+  took "naming table"
+fi
 # bridge_units.py's --reads alias checks run on hand-made cases of a buffer read through a view.
 "$bin" emit-torch "$src/tests/torch/alias" -o "$work/alias" >/dev/null
 # and its --update-inputs checks on seed-quickstart emitted so
@@ -266,17 +275,33 @@ took "naming table"
 alias="$work/alias/view-read-after-update.py"
 units=("$work/alias")
 [ "$inductor" -eq 1 ] || units=(--no-inductor "$work/alias")
-"${in_root[@]}" python3 -W ignore "$src/tests/torch/bridge_units.py" "${units[@]}" \
-  >"$work/units.out" 2>&1 || fail=1
-cat "$work/units.out"
-took "bridge_units.py"
-# --no-inductor is read: bridge_units.py's Inductor section ran or said it was not run, as asked.
-ran_units=$(grep -c "^the Inductor path's checks: run$" "$work/units.out")
-skipped_units=$(grep -c "^skip: the Inductor path's checks (not run here" "$work/units.out")
-if [ "$ran_units $skipped_units" != "$inductor $((1 - inductor))" ]; then
-  echo "FAIL: bridge_units.py's Inductor checks ran $ran_units times, were skipped" \
-    "$skipped_units times (inductor=$inductor: --no-inductor ignored?)"
-  fail=1
+run_units() {  # bridge_units.py's output in units.out, its time in units.time
+  local start=$SECONDS
+  "${in_root[@]}" python3 -W ignore "$src/tests/torch/bridge_units.py" "${units[@]}" \
+    >"$work/units.out" 2>&1 || touch "$work/units.failed"
+  echo $((SECONDS - start)) >"$work/units.time"
+}
+judge_units() {
+  [ ! -e "$work/units.failed" ] || fail=1
+  cat "$work/units.out"
+  # --no-inductor is read: bridge_units.py's Inductor section ran or said it was not run, as
+  # asked.
+  local ran skipped
+  ran=$(grep -c "^the Inductor path's checks: run$" "$work/units.out")
+  skipped=$(grep -c "^skip: the Inductor path's checks (not run here" "$work/units.out")
+  if [ "$ran $skipped" != "$inductor $((1 - inductor))" ]; then
+    echo "FAIL: bridge_units.py's Inductor checks ran $ran times, were skipped $skipped times" \
+      "(inductor=$inductor: --no-inductor ignored?)"
+    fail=1
+  fi
+}
+if [ "$rest" -eq 1 ]; then
+  run_units
+  judge_units
+  took "bridge_units.py"
+else  # --only-inductor: beside the repros and the cases (judged before the cases are)
+  run_units &
+  units_pid=$!
 fi
 # A repro exits 1 while its bug is present; one that names FIXED_IN = (major, minor) exits 0 on
 # that torch and later ones, one that names PRESENT_FROM = (major, minor) exits 0 before that
@@ -317,16 +342,17 @@ if [ "$got" != "plain=0 exits1=1 raises=1 killed=143 " ] ||
 fi
 repros=() unrun=()
 for repro in "$src"/corpus/torch/*.py; do
-  if [ "$inductor" -eq 0 ] && compiles_with_inductor "$repro"; then
-    unrun+=("$(basename "$repro" .py)")
-  else
-    repros+=("$repro")
-  fi
+  if compiles_with_inductor "$repro"; then run=$inductor; else run=$rest; fi
+  if [ "$run" -eq 1 ]; then repros+=("$repro"); else unrun+=("$(basename "$repro" .py)"); fi
 done
 if [ "$inductor" -eq 0 ]; then
   echo "not run here (--no-inductor): ${#unrun[@]} repros that compile with Inductor:" \
     "${unrun[*]}"
   [ "${#unrun[@]}" -gt 0 ] || { echo "FAIL: --no-inductor found no Inductor repro"; fail=1; }
+elif [ "$rest" -eq 0 ]; then
+  echo "not run here (--only-inductor): ${#unrun[@]} repros that do not compile with Inductor"
+  [ "${#unrun[@]}" -gt 0 ] && [ "${#repros[@]}" -gt 0 ] ||
+    { echo "FAIL: --only-inductor left ${#repros[@]} repros to run, ${#unrun[@]} unrun"; fail=1; }
 fi
 "${in_root[@]}" python3 "$src/tests/torch/run_repros.py" "$work/repros" "${repros[@]}"
 for repro in "${repros[@]}"; do
@@ -400,119 +426,125 @@ for a in "$src"/corpus/torch/cases/*.args; do
   [ -e "$a" ] || continue
   mv "$(emitted "$a" .args)" "$work/argsd/" || fail=1
 done
-# Each class's cases through the paths its class shows on (all of them on every case would
-# double the run): the decomposition classes' through the decomposition paths, split_module's
-# through the split paths, to_folder's, const_fold's, the rewriter's (52, 53), the functional
-# trace's passes' (75 to 77), TorchScript's (78), pipelining's,
-# the hooked export's, the swap's (entry 31), the graph swap's (45 to 49), the partitioned
-# module's re-export's (32, 44), the dynamic export's (33) and the cond export's (34, 35)
-# through theirs, strict export's cond operands' (39) through the
-# strict preserve path with --branch cond, the no_grad blocks' (40, 41, 42, and 36's no_grad
-# form) through the unflatten, strict preserve, non-strict decomp_preserve and pipeline paths
-# with --branch nograd; the other classes' cases through the export or partition paths their
-# class shows on (by_class below: on torch 2.6 and 2.14.1, 2026-12-02), and a case of any other
-# class through every other export path and the partition paths.
-other_cases=$(ls "$work"/cases/*.py |
-  grep -v '/decomp-\|/split-\|/fx-to-folder-\|/const-fold-\|/pipeline-\|/export-bound-\|/export-strict-bound-\|/unflatten-preserve-dead-input-\|/reexport-partitioned-\|/unflatten-later-call-first-\|/unflatten-drops-shape-guards-\|/unflatten-cond-\|/cond-\|/export-strict-cond-\|/export-load-dead-grad-\|/export-strict-grad-\|grad-region-\|/swap-modules-\|/functional-call-\|/rewrite-\|/reinplace-\|/cse-\|/jit-')
 : >"$work/cases.jsonl"
-preserving=export.strict.preserve,export.nonstrict.preserve
-unflattening=export.strict.unflatten,export.nonstrict.unflatten,export.nonstrict.reexport
-unflattening+=,export.nonstrict.hooked
-by_class=(  # "NAME-PREFIX PATHS": the cases whose file name starts so, through those paths
-  "capability- partition.splitter,partition.capability"
-  "preserve- $preserving"
-  "export-strict-preserve- $preserving"
-  "reexport-variant- export.nonstrict.reexport"
-  "unflatten-strict-keys- export.strict.unflatten,export.strict.preserve"
-  "unflatten-strict-source-path- export.strict.unflatten"
-  "unflatten-preserve-entry-without-module $preserving,export.nonstrict.swap"
-  "unflatten-dedup- $unflattening"
-  "unflatten-reorder- $unflattening"
-)
-for entry in "${by_class[@]}"; do
-  prefix=${entry%% *} paths=${entry#* }
-  chosen=$(echo "$other_cases" | grep "/$prefix" || true)
-  other_cases=$(echo "$other_cases" | grep -v "/$prefix" || true)
-  if [ -z "$chosen" ]; then
-    echo "FAIL: no corpus/torch case's name starts with $prefix (by_class is out of date)"
-    fail=1
-    continue
-  fi
-  bridge $chosen --paths "$paths" >>"$work/cases.jsonl"
-done
-[ -z "$other_cases" ] || bridge $other_cases --paths "$others" >>"$work/cases.jsonl"
-bridge $(ls "$work"/cases/decomp-*.py | grep -v grad-region-) --paths "$decomp" \
-  >>"$work/cases.jsonl"
-bridge "$work"/cases/split-*.py --paths fx.split,fx.split_ordered >>"$work/cases.jsonl"
-bridge "$work"/cases/fx-to-folder-*.py --paths fx.folder >>"$work/cases.jsonl"
-bridge "$work"/cases/const-fold-*.py --paths fx.const_fold >>"$work/cases.jsonl"
-bridge "$work"/cases/rewrite-*.py --paths fx.rewrite >>"$work/cases.jsonl"  # (52, 53)
-bridge "$work"/cases/reinplace-*.py --paths fx.make_fx,fx.reinplace \
-  >>"$work/cases.jsonl"  # (75, 76)
-bridge "$work"/cases/cse-*.py --paths fx.make_fx,fx.cse,fx.cse_inplace \
-  >>"$work/cases.jsonl"  # (77; 81's case, which reads its buffer as itself, is in argsd)
-bridge "$work"/cases/jit-*.py --paths jit >>"$work/cases.jsonl"  # (78)
-bridge $(ls "$work"/cases/pipeline-*.py | grep -v grad-region-) --paths pipeline \
-  >>"$work/cases.jsonl"
-for f in "$work"/cases/export-bound-*.py; do
-  [ -e "$f" ] && bridge "$f" --paths export.nonstrict.hooked >>"$work/cases.jsonl"
-done
-for f in "$work"/cases/export-strict-bound-*.py; do
-  [ -e "$f" ] && bridge "$f" --paths export.strict.hooked >>"$work/cases.jsonl"
-done
-for f in "$work"/cases/unflatten-preserve-dead-input-*.py; do
-  [ -e "$f" ] && bridge "$f" --paths export.strict.swap,export.nonstrict.swap \
+: >"$work/unrun-cases"
+if [ "$rest" -eq 1 ]; then
+  # Each class's cases through the paths its class shows on (all of them on every case would
+  # double the run): the decomposition classes' through the decomposition paths, split_module's
+  # through the split paths, to_folder's, const_fold's, the rewriter's (52, 53), the functional
+  # trace's passes' (75 to 77), TorchScript's (78), pipelining's,
+  # the hooked export's, the swap's (entry 31), the graph swap's (45 to 49), the partitioned
+  # module's re-export's (32, 44), the dynamic export's (33) and the cond export's (34, 35)
+  # through theirs, strict export's cond operands' (39) through the
+  # strict preserve path with --branch cond, the no_grad blocks' (40, 41, 42, and 36's no_grad
+  # form) through the unflatten, strict preserve, non-strict decomp_preserve and pipeline paths
+  # with --branch nograd; the other classes' cases through the export or partition paths their
+  # class shows on (by_class below: on torch 2.6 and 2.14.1, 2026-12-02), and a case of any other
+  # class through every other export path and the partition paths.
+  other_cases=$(ls "$work"/cases/*.py |
+    grep -v '/decomp-\|/split-\|/fx-to-folder-\|/const-fold-\|/pipeline-\|/export-bound-\|/export-strict-bound-\|/unflatten-preserve-dead-input-\|/reexport-partitioned-\|/unflatten-later-call-first-\|/unflatten-drops-shape-guards-\|/unflatten-cond-\|/cond-\|/export-strict-cond-\|/export-load-dead-grad-\|/export-strict-grad-\|grad-region-\|/swap-modules-\|/functional-call-\|/rewrite-\|/reinplace-\|/cse-\|/jit-')
+  preserving=export.strict.preserve,export.nonstrict.preserve
+  unflattening=export.strict.unflatten,export.nonstrict.unflatten,export.nonstrict.reexport
+  unflattening+=,export.nonstrict.hooked
+  by_class=(  # "NAME-PREFIX PATHS": the cases whose file name starts so, through those paths
+    "capability- partition.splitter,partition.capability"
+    "preserve- $preserving"
+    "export-strict-preserve- $preserving"
+    "reexport-variant- export.nonstrict.reexport"
+    "unflatten-strict-keys- export.strict.unflatten,export.strict.preserve"
+    "unflatten-strict-source-path- export.strict.unflatten"
+    "unflatten-preserve-entry-without-module $preserving,export.nonstrict.swap"
+    "unflatten-dedup- $unflattening"
+    "unflatten-reorder- $unflattening"
+  )
+  for entry in "${by_class[@]}"; do
+    prefix=${entry%% *} paths=${entry#* }
+    chosen=$(echo "$other_cases" | grep "/$prefix" || true)
+    other_cases=$(echo "$other_cases" | grep -v "/$prefix" || true)
+    if [ -z "$chosen" ]; then
+      echo "FAIL: no corpus/torch case's name starts with $prefix (by_class is out of date)"
+      fail=1
+      continue
+    fi
+    bridge $chosen --paths "$paths" >>"$work/cases.jsonl"
+  done
+  [ -z "$other_cases" ] || bridge $other_cases --paths "$others" >>"$work/cases.jsonl"
+  bridge $(ls "$work"/cases/decomp-*.py | grep -v grad-region-) --paths "$decomp" \
     >>"$work/cases.jsonl"
-done
-# (50, pytorch#164759) the functional-call classes' cases: one run through both paths
-calls=$(ls "$work"/cases/functional-call-*.py 2>/dev/null)
-[ -n "$calls" ] && bridge $calls \
-  --paths export.strict.functional_call,export.nonstrict.functional_call >>"$work/cases.jsonl"
-# (45 to 49) the graph-swap classes' cases: one bridge run through both graph-swap paths
-swaps=$(ls "$work"/cases/swap-modules-*.py 2>/dev/null)
-[ -n "$swaps" ] && bridge $swaps \
-  --paths export.strict.swap_modules,export.nonstrict.swap_modules >>"$work/cases.jsonl"
-for f in "$work"/cases/unflatten-drops-shape-guards-*.py; do
-  [ -e "$f" ] && bridge "$f" --paths export.nonstrict.dynamic >>"$work/cases.jsonl"
-done
-for f in "$work"/cases/unflatten-cond-*.py "$work"/cases/cond-*.py; do
-  [ -e "$f" ] && bridge "$f" --paths export.nonstrict.cond >>"$work/cases.jsonl"
-done
-for f in "$work"/cases/export-strict-cond-*.py; do  # (39): only with the branch op by torch.cond
-  [ -e "$f" ] && bridge "$f" --paths export.strict.preserve --branch cond \
+  bridge "$work"/cases/split-*.py --paths fx.split,fx.split_ordered >>"$work/cases.jsonl"
+  bridge "$work"/cases/fx-to-folder-*.py --paths fx.folder >>"$work/cases.jsonl"
+  bridge "$work"/cases/const-fold-*.py --paths fx.const_fold >>"$work/cases.jsonl"
+  bridge "$work"/cases/rewrite-*.py --paths fx.rewrite >>"$work/cases.jsonl"  # (52, 53)
+  bridge "$work"/cases/reinplace-*.py --paths fx.make_fx,fx.reinplace \
+    >>"$work/cases.jsonl"  # (75, 76)
+  bridge "$work"/cases/cse-*.py --paths fx.make_fx,fx.cse,fx.cse_inplace \
+    >>"$work/cases.jsonl"  # (77; 81's case, which reads its buffer as itself, is in argsd)
+  bridge "$work"/cases/jit-*.py --paths jit >>"$work/cases.jsonl"  # (78)
+  bridge $(ls "$work"/cases/pipeline-*.py | grep -v grad-region-) --paths pipeline \
     >>"$work/cases.jsonl"
-done
-# (40, 41, 42, 36's no_grad form): only with --branch nograd; one bridge run for their cases
-grad=$(ls "$work"/cases/*grad-region-*.py 2>/dev/null | grep -v /reexport-partitioned-)
-[ -n "$grad" ] && bridge $grad --branch nograd \
-  --paths export.nonstrict.unflatten,export.strict.unflatten,export.strict.preserve,export.nonstrict.decomp_preserve,pipeline \
-  >>"$work/cases.jsonl"
-# the re-export's classes (32, 44; 32 joined with 43 with --branch nograd): one bridge run each
-reexport=$(ls "$work"/cases/reexport-partitioned-*.py "$work"/cases/unflatten-later-call-first-*.py \
-  2>/dev/null)
-plain=$(echo "$reexport" | grep -v grad-region-)
-nograd=$(echo "$reexport" | grep grad-region-)
-[ -n "$plain" ] && bridge $plain --paths partition.reexport.capability \
-  >>"$work/cases.jsonl"
-[ -n "$nograd" ] && bridge $nograd --branch nograd --paths partition.reexport.capability \
-  >>"$work/cases.jsonl"
-for f in "$work"/drawn/*.py; do
-  [ -e "$f" ] || continue
-  case $(basename "$f") in
-    pipeline-*) path=pipeline ;;
-    export-strict-*) path=export.strict.hooked ;;
-    *) path=export.nonstrict.hooked ;;
-  esac
-  bridge "$f" --paths "$path" \
-    --draw "$(cat "$(side_file "$f" .draw)")" >>"$work/cases.jsonl"
-done
-took "the corpus cases through their classes' paths"
+  for f in "$work"/cases/export-bound-*.py; do
+    [ -e "$f" ] && bridge "$f" --paths export.nonstrict.hooked >>"$work/cases.jsonl"
+  done
+  for f in "$work"/cases/export-strict-bound-*.py; do
+    [ -e "$f" ] && bridge "$f" --paths export.strict.hooked >>"$work/cases.jsonl"
+  done
+  for f in "$work"/cases/unflatten-preserve-dead-input-*.py; do
+    [ -e "$f" ] && bridge "$f" --paths export.strict.swap,export.nonstrict.swap \
+      >>"$work/cases.jsonl"
+  done
+  # (50, pytorch#164759) the functional-call classes' cases: one run through both paths
+  calls=$(ls "$work"/cases/functional-call-*.py 2>/dev/null)
+  [ -n "$calls" ] && bridge $calls \
+    --paths export.strict.functional_call,export.nonstrict.functional_call >>"$work/cases.jsonl"
+  # (45 to 49) the graph-swap classes' cases: one bridge run through both graph-swap paths
+  swaps=$(ls "$work"/cases/swap-modules-*.py 2>/dev/null)
+  [ -n "$swaps" ] && bridge $swaps \
+    --paths export.strict.swap_modules,export.nonstrict.swap_modules >>"$work/cases.jsonl"
+  for f in "$work"/cases/unflatten-drops-shape-guards-*.py; do
+    [ -e "$f" ] && bridge "$f" --paths export.nonstrict.dynamic >>"$work/cases.jsonl"
+  done
+  for f in "$work"/cases/unflatten-cond-*.py "$work"/cases/cond-*.py; do
+    [ -e "$f" ] && bridge "$f" --paths export.nonstrict.cond >>"$work/cases.jsonl"
+  done
+  for f in "$work"/cases/export-strict-cond-*.py; do  # (39): only with the branch op by torch.cond
+    [ -e "$f" ] && bridge "$f" --paths export.strict.preserve --branch cond \
+      >>"$work/cases.jsonl"
+  done
+  # (40, 41, 42, 36's no_grad form): only with --branch nograd; one bridge run for their cases
+  grad=$(ls "$work"/cases/*grad-region-*.py 2>/dev/null | grep -v /reexport-partitioned-)
+  [ -n "$grad" ] && bridge $grad --branch nograd \
+    --paths export.nonstrict.unflatten,export.strict.unflatten,export.strict.preserve,export.nonstrict.decomp_preserve,pipeline \
+    >>"$work/cases.jsonl"
+  # the re-export's classes (32, 44; 32 joined with 43 with --branch nograd): one bridge run each
+  reexport=$(ls "$work"/cases/reexport-partitioned-*.py "$work"/cases/unflatten-later-call-first-*.py \
+    2>/dev/null)
+  plain=$(echo "$reexport" | grep -v grad-region-)
+  nograd=$(echo "$reexport" | grep grad-region-)
+  [ -n "$plain" ] && bridge $plain --paths partition.reexport.capability \
+    >>"$work/cases.jsonl"
+  [ -n "$nograd" ] && bridge $nograd --branch nograd --paths partition.reexport.capability \
+    >>"$work/cases.jsonl"
+  for f in "$work"/drawn/*.py; do
+    [ -e "$f" ] || continue
+    case $(basename "$f") in
+      pipeline-*) path=pipeline ;;
+      export-strict-*) path=export.strict.hooked ;;
+      *) path=export.nonstrict.hooked ;;
+    esac
+    bridge "$f" --paths "$path" \
+      --draw "$(cat "$(side_file "$f" .draw)")" >>"$work/cases.jsonl"
+  done
+  took "the corpus cases through their classes' paths"
+else  # --only-inductor: none of these is on an Inductor path
+  for f in "$work"/cases/*.py "$work"/drawn/*.py; do
+    [ -e "$f" ] && basename "$f" .py >>"$work/unrun-cases"
+  done
+fi
 # The summary names the vector ISA Inductor builds its kernels for (as torch picks it; None:
 # scalar kernels) where an Inductor or AOTInductor path ran, and has no such field elsewhere.
 isa=$("${in_root[@]}" python3 -c 'from torch._inductor.cpu_vec_isa import pick_vec_isa as p
 print(str(p()) if p() else None)' 2>&1 | tail -n 1)
 isa_runs=0
-: >"$work/unrun-cases"
 for f in "$work"/argsd/*.py; do
   [ -e "$f" ] || continue
   read -r -a extra <"$(side_file "$f" .args)"
@@ -523,6 +555,9 @@ for f in "$work"/argsd/*.py; do
       continue
     fi
     want=$isa isa_runs=$((isa_runs + 1))
+  elif [ "$rest" -eq 0 ]; then
+    basename "$f" .py >>"$work/unrun-cases"
+    continue
   fi
   bridge "$f" "${extra[@]}" >"$work/argsd.jsonl"
   cat "$work/argsd.jsonl" >>"$work/cases.jsonl"
@@ -541,9 +576,21 @@ if { [ "$inductor" -eq 1 ] && [ "$isa_runs" -lt 2 ]; } ||
   fail=1
 fi
 took "the corpus cases with bridge options of their own (.args)"
-if [ -s "$work/unrun-cases" ]; then
+if [ "$inductor" -eq 0 ] && [ -s "$work/unrun-cases" ]; then
   echo "not run here (--no-inductor): $(grep -c . "$work/unrun-cases") cases on Inductor or" \
     "AOTInductor paths:" $(cat "$work/unrun-cases")
+elif [ "$rest" -eq 0 ]; then
+  echo "not run here (--only-inductor): $(grep -c . "$work/unrun-cases") cases on no Inductor" \
+    "or AOTInductor path"
+  # --only-inductor is read: no case ran on any other path (cases.jsonl holds the .args runs).
+  others_run=$(grep -o '"path": "[^"]*"' "$work/cases.jsonl" | grep -v 'aoti\|inductor' | sort -u)
+  if [ -n "$others_run" ] || [ ! -s "$work/unrun-cases" ]; then
+    echo "FAIL: --only-inductor ran cases on other paths ($others_run) or left none unrun"
+    fail=1
+  fi
+  wait "$units_pid"
+  judge_units
+  echo "time: bridge_units.py (beside the repros and the cases): $(cat "$work/units.time") s"
 fi
 python3 - "$work/cases.jsonl" $torch_version "$src/corpus/torch/cases" "$work/unrun-cases" \
   <<'EOF' || fail=1
@@ -674,16 +721,22 @@ def holds(case, got):
         return c in got
     return c not in got if labels is None else bool(labels & got)
 bad = [c for c, g in sorted(seen.items()) if not holds(c, g)]
-for c, g in sorted(seen.items()):
+for c, g in sorted(seen.items()):  # (FAIL: the line the end of the log repeats)
     verdict = "NOT as expected, got " + str(sorted(g)) if c in bad else "as expected on this torch"
-    print(f"corpus/torch/cases {c}: {verdict}")
+    print(f"{'FAIL: ' if c in bad else ''}corpus/torch/cases {c}: {verdict}")
 want = {os.path.splitext(f)[0].replace("+", "_") for f in os.listdir(sys.argv[4])
         if f.endswith(".json")}
 want -= {line.strip() for line in open(sys.argv[5])}  # not run here: --no-inductor
 if want - set(seen):
-    print(f"corpus/torch/cases with no result: {sorted(want - set(seen))}")
+    print(f"FAIL: corpus/torch/cases with no result: {sorted(want - set(seen))}")
 sys.exit(1 if bad or not seen or want - set(seen) else 0)
 EOF
+if [ "$rest" -eq 0 ]; then
+  took "judging the corpus cases"
+  [ "$fail" -eq 0 ] && echo "PASS: bridge_units.py, the repros and corpus cases that compile" \
+    "with Inductor or AOTInductor"
+  exit "$fail"
+fi
 # The split paths read their order: on the split class's case fx.split reports the class and
 # fx.split_ordered (the same split, keep_original_order=True) agrees.
 python3 - "$work/cases.jsonl" <<'EOF' || fail=1
