@@ -11,11 +11,12 @@ named as an attribute of the modules torch builds, or as a value torch names its
       classes (joined to this one). A path that gave a wrong result (not an error) and agrees
       so keeps its mismatch, the result saying that the names are its cause
       ("child_names_cause"): the one silent class of child names known, a child named
-      `_export_root` on strict export (docs/found-bugs.md 104), is traced inside the unflatten
-      paths (torch_structure) before this
+      `_export_root` on strict export (docs/found-bugs.md 104 and 105), is traced before this,
+      by root_traced (and inside the unflatten paths' structure check, torch_structure)
 """
 import contextlib
 
+import torch_structure
 from torch_compare import tensors_of
 
 CHILD_ATTR = "export-child-named-as-module-attribute"
@@ -72,14 +73,54 @@ def children_unspelled(p, eager, cache):
         cache.update(kept_cache)
 
 
+def root_traced(p, failing, run, results):
+    """{path: result} for the strict paths of `failing` that fail only by strict export's
+    cleaning of its wrapper's name from every `_export_root` component (docs/found-bugs.md 104,
+    105), where `p` names a child `_export_root`: each run again inside
+    torch_structure.export_root_once() that agrees, or fails only by known classes (joined
+    after), as 105's class where the state export lifts differs so (state_merged), else 104's."""
+    strict = [x for x in failing if "strict" in x.split(".")]
+    if not strict or torch_structure.ROOT_NAME not in getattr(p, "CHILD_NAMES", {}).values():
+        return {}
+    try:
+        with torch_structure.export_root_once():
+            again = run(strict)
+        cls = torch_structure.STATE_MERGED if torch_structure.state_merged(p) else \
+            torch_structure.EXPORT_ROOT
+    except Exception:  # noqa: BLE001 - no torch to clean otherwise, or no run: not this cause
+        return {}
+    out = {}
+    for x in strict:
+        status = again.get(x, {}).get("status")
+        if status not in ("agree", "excused", "known_torch_issue"):
+            continue
+        other = again[x].get("known_torch_issue") if status == "known_torch_issue" else None
+        stage = {"stage": results[x]["stage"]} if results[x].get("stage") else {}
+        out[x] = {"status": "known_torch_issue",
+                  "known_torch_issue": "+".join([cls] + ([other] if other else [])), **stage,
+                  "detail": (f"a child named {torch_structure.ROOT_NAME}; with strict export's "
+                             "cleaning of its wrapper's component only, the path "
+                             + (f"fails only by {other}" if other else "agrees")
+                             + f" ({results[x].get('first_mismatch')})")[:500]}
+    return out
+
+
 def traced(p, group, run, results, eager, cache):
     """`results` of the paths `group` ({path: result}) with each error traced to CHILD_ATTR where
     `p` names children otherwise and the path, run again with flatcheck's names, agrees (or
-    fails only by known classes); a mismatch that so agrees is marked, not excused."""
+    fails only by known classes); a mismatch that so agrees is marked, not excused. First a
+    strict path's failure, where `p` names a child `_export_root`, is traced to 104 or 105
+    (root_traced)."""
     failing = [x for x in group if results.get(x, {}).get("status") in ("mismatch", "error")]
     names = spelled(p) if failing else {}
     if not names:
         return results
+    rooted = root_traced(p, failing, run, results)
+    if rooted:
+        results = {**results, **rooted}
+        failing = [x for x in failing if x not in rooted]
+        if not failing:
+            return results
     try:
         with children_unspelled(p, eager, cache):
             again = run(failing)

@@ -27,6 +27,15 @@ one of these causes, or both ("+"-joined), by removing it:
       own child so named too (`_export_root.layer0` recorded as `layer0`); the class when the
       program, exported again with only the wrapper's component deleted (export_root_once), has
       the right structure and agrees. Tried only where the model names a child `_export_root`.
+A wrong result of any strict path (wrong numbers, or an error) on a program naming a child
+`_export_root` is traced in torch_children (root_traced): the path run again inside
+export_root_once(); the class when it then agrees (or fails only by known classes, joined):
+  export-strict-root-name-merges-state (docs/found-bugs.md 105)
+      104's cause turns the FQN of a parameter or buffer below that child into another's
+      (`n._export_root.w` into `n.w`): strict export lifts the two as one, and ep.module()
+      reads and updates the other's tensor, a silent wrong result (at the root, export raises);
+      named where the lifted FQNs differ from those lifted inside export_root_once
+      (state_merged), else 104's class.
 A removal that makes the structure right but the outputs wrong, or unflatten raise, had hidden
 another cause (class 1: the wrong names kept the calls from unflatten's deduplication; class 34,
 met with torch.cond); the unflatten paths' trace on the mended programs names it, joined after. Any other wrong structure is a mismatch at stage
@@ -40,6 +49,8 @@ import torch
 
 SOURCE_PATH = "unflatten-strict-source-path-module"
 EXPORT_ROOT = "unflatten-strict-export-root-name-erased"
+STATE_MERGED = "export-strict-root-name-merges-state"  # docs/found-bugs.md 105 (104's cause)
+ROOT_NAME = "_export_root"  # strict export's name for its wrapper of the model
 # Modules torch makes itself, at the root: export's shape guards (`ep.module()`'s and, on the
 # dynamic paths, the unflattened module's `_guards_fn`, torch 2.9 and later).
 TORCH_MADE = frozenset({"_guards_fn"})
@@ -158,6 +169,26 @@ def export_root_once():
         export.clean_export_root_string = original
 
 
+def lifted_state(p):
+    """The parameter and buffer FQNs that strict export of a fresh model of program `p` lifts
+    into its graph's inputs (its graph signature's), each list sorted."""
+    ep = torch.export.export(p.build(), tuple(t.clone() for t in p.INPUTS), strict=True)
+    return sorted(ep.graph_signature.parameters), sorted(ep.graph_signature.buffers)
+
+
+def state_merged(p):
+    """Whether strict export of program `p` lifts other parameter and buffer FQNs than it does
+    inside export_root_once() (class 105's symptom: torch's cleaning turned the FQN of state
+    below a child named `_export_root` into another's, and the two became one; or export raised
+    where, so cleaned, it does not). Raises what the export inside export_root_once raises."""
+    with export_root_once():
+        once = lifted_state(p)
+    try:
+        return lifted_state(p) != once
+    except Exception:  # noqa: BLE001 - export raises as torch cleans, not as cleaned once
+        return True
+
+
 def judged(u, p, fresh, agrees, cache, reference=None, reexport=None, trace=None):
     """None where unflattened module `u` names only the model's modules and, given `reference()`
     (the reference's unflattened module), has a graph under each name that has one; else the
@@ -191,7 +222,7 @@ def judged(u, p, fresh, agrees, cache, reference=None, reexport=None, trace=None
     removals = []
     if source_paths(fresh()):
         removals.append((SOURCE_PATH, lambda: read_back(fresh())))
-    if reexport is not None and any("_export_root" in n.split(".") for n in names):
+    if reexport is not None and any(ROOT_NAME in n.split(".") for n in names):
         removals += [(EXPORT_ROOT, lambda: reexport(export_root_once)),
                      (f"{SOURCE_PATH}+{EXPORT_ROOT}", lambda: read_back(reexport(export_root_once)))]
     for cls, make in removals:

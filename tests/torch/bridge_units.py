@@ -5426,7 +5426,9 @@ if torch_merge.available() is None:
     # symbolic_trace (the pass's own first step) a read becomes a constant (entry 2's
     # mechanism); the path hands the pass the fx trace as it is.
     _retraced = {}
-    for _name in ("update-after-every-read", "update-from-own-view"):
+    if len(sys.argv) < 2:
+        print("skip: run_merge on emitted programs (no ALIAS_PROGRAMS given)")
+    for _name in ("update-after-every-read", "update-from-own-view") * (len(sys.argv) > 1):
         _prog = flatcheck_torch.load_program(os.path.join(sys.argv[1], _name + ".py"))
         _gm = torch_fx.trace(_prog)
         _consts = [[n.target for n in g.graph.nodes if n.op == "get_attr" and
@@ -5663,6 +5665,128 @@ check("91: torch_children.traced leaves a program whose children keep their name
                             _cache) == {"fx": {"status": "error"}} and
       torch_children.spelled(_kids) == {"M1.block": "graph"} and
       torch_children.spelled(types.SimpleNamespace()) == {})
+
+# docs/found-bugs.md 105 (104's cause): strict export on torch 2.14.1 turns the FQN of state below
+# a child named `_export_root` into another's (`n._export_root.w` into `n.w`), lifts the two as
+# one, and ep.module() reads and updates the other's tensor; at the root, export raises. A strict
+# path's failure on such a program is run again with only the wrapper's component cleaned
+# (torch_children.root_traced): 105 where the lifted state differs so, else 104.
+class _RootLeaf(torch.nn.Module):
+    def __init__(self, buffer):
+        super().__init__()
+        self.buffer = buffer
+        if buffer:
+            self.register_buffer("w", torch.full((2,), 10.0))
+        else:
+            self.w = torch.nn.Parameter(torch.full((2,), 10.0))
+
+    def forward(self, x):
+        if self.buffer:
+            self.w.add_(1.0)
+        return x + self.w
+
+
+class _RootMid(torch.nn.Module):  # its child under CHILD_NAMES' name, its own `w` (or `v`)
+    def __init__(self, names, buffer, own="w"):
+        super().__init__()
+        self.names, self.own = names, own
+        setattr(self, own, torch.nn.Parameter(torch.full((2,), 2.0)))
+        self.add_module(names["M1.inner"], _RootLeaf(buffer))
+
+    def forward(self, x):
+        return getattr(self, self.names["M1.inner"])(x) * getattr(self, self.own)
+
+
+class _RootTop(torch.nn.Module):
+    def __init__(self, mid):
+        super().__init__()
+        self.n = mid
+
+    def forward(self, x):
+        return self.n(x) - 1
+
+
+def _root_program(child, buffer=False, below=True, own="w"):
+    names = {"M1.inner": child}
+
+    def build():
+        mid = _RootMid(names, buffer, own)
+        return _RootTop(_RootTop(mid)) if below == 2 else _RootTop(mid) if below else mid
+    return types.SimpleNamespace(CHILD_NAMES=names, build=build, INPUTS=[torch.zeros(2)])
+
+
+def _root_run(p):
+    """export (strict or not, by the path), ep.module(), one call: agree or mismatch against
+    eager on the output and the state, or an error."""
+    def run(group):
+        out = {}
+        for path in group:
+            model, x = p.build(), p.INPUTS[0]
+            want = p.build()(x.clone())
+            try:
+                ep = torch.export.export(model, (x.clone(),), strict="strict" in path.split("."))
+                m = ep.module()
+                got = m(x.clone())
+                same = torch.equal(got, want) and len(dict(m.named_buffers())) == \
+                    len(dict(p.build().named_buffers()))
+                out[path] = {"status": "agree"} if same else \
+                    {"status": "mismatch", "first_mismatch": f"got {got.tolist()}"}
+            except Exception as e:  # noqa: BLE001
+                out[path] = {"status": "error", "stage": "export", "first_mismatch": str(e)}
+        return out
+    return run
+
+
+_root_paths = ["export.strict.module", "export.nonstrict.module"]
+for _label, _prog in (("a parameter below the root", _root_program("_export_root")),
+                      ("an updated buffer below the root", _root_program("_export_root", True)),
+                      ("a parameter two levels down",
+                       _root_program("_export_root", below=2)),
+                      ("a parameter at the root", _root_program("_export_root", below=False))):
+    _run = _root_run(_prog)
+    _first = _run(_root_paths)
+    _got = torch_children.traced(_prog, _root_paths, _run, _first, None, {})
+    if VERSION >= (2, 14) and "at the root" in _label:
+        # the model's `_export_root.w` and the wrapper's view of the root's `w` get one flat
+        # name from dynamo, and torch cleans that name twice: export raises, inside
+        # export_root_once too, so the removal cannot show the class and the error stays
+        check(f"105: {_label} named `_export_root`: strict export raises, inside "
+              "export_root_once too: an error, not traced; non-strict agrees",
+              _first["export.strict.module"]["status"] == "error" and
+              _got["export.strict.module"] == _first["export.strict.module"] and
+              _got["export.nonstrict.module"] == {"status": "agree"}, f"{_got}")
+    elif VERSION >= (2, 14):
+        check(f"105: {_label} named `_export_root`: strict export fails "
+              f"({_first['export.strict.module']['status']}), traced to 105; non-strict agrees",
+              _first["export.strict.module"]["status"] in ("mismatch", "error") and
+              _got["export.strict.module"].get("known_torch_issue") ==
+              torch_structure.STATE_MERGED and _got["export.nonstrict.module"] ==
+              {"status": "agree"}, f"{_first} {_got}")
+    else:
+        check(f"105: {_label} named `_export_root`: both exports agree on torch "
+              f"{torch.__version__}, nothing traced", _got == _first and
+              all(r == {"status": "agree"} for r in _got.values()), f"{_got}")
+if VERSION >= (2, 14):
+    # without a collision (its own state `v`) the state is not merged: a stand-in failure that
+    # the removal mends is 104's class; a failure it does not mend stays; `export_root` (no
+    # leading underscore) and a non-strict path are not traced
+    _prog = _root_program("_export_root", own="v")
+    _failed = {x: {"status": "mismatch", "first_mismatch": "stand-in"} for x in _root_paths}
+    _got = torch_children.traced(_prog, _root_paths, _root_run(_prog), _failed, None, {})
+    _kept = torch_children.traced(_prog, _root_paths, lambda g: _failed, _failed, None, {})
+    _other = _root_program("export_root")
+    _plain = torch_children.traced(_other, _root_paths, _root_run(_other), _failed, None, {})
+    check("105: no state merged (its own `v`): a failure the removal mends is 104's class; one it "
+          "does not stays; non-strict, and a child named export_root, not traced",
+          _got["export.strict.module"].get("known_torch_issue") == torch_structure.EXPORT_ROOT
+          and _got["export.nonstrict.module"]["status"] == "mismatch" and
+          _kept["export.strict.module"]["status"] == "mismatch" and
+          _plain["export.strict.module"]["status"] == "mismatch",
+          f"{_got} {_kept} {_plain}")
+    check("105: state_merged reads the lifted FQNs: merged with a collision, not without",
+          torch_structure.state_merged(_root_program("_export_root")) and
+          not torch_structure.state_merged(_root_program("_export_root", own="v")) and
+          not torch_structure.state_merged(_root_program("export_root")))
 
 # The gradient paths (torch_grad.py, docs/found-bugs.md 92 and 93): the judging of gradients,
 # and the two classes on hand models, each trace's removal read (not only its result).

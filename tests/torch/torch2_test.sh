@@ -665,6 +665,9 @@ LATER = {"preserve-tied-buffer-update": [((2, 11), None)],
          # (103) torch 2.6's strict export records the child's FQN, and its structure is right
          "unflatten-strict-source-path-module":
              [((0, 0), None), ((2, 14), {"unflatten-strict-source-path-module"})],
+         # (105) torch 2.6's strict export lifts the state under its own FQNs
+         "export-strict-root-name-merges-state":
+             [((0, 0), None), ((2, 14), {"export-strict-root-name-merges-state"})],
          # torch 2.6's torch.cond takes a size-1 dimension's stride as it comes
          "cond-size-one-stride-rejected":
              [((0, 0), None), ((2, 14), {"cond-size-one-stride-rejected"})],
