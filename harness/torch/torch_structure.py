@@ -38,8 +38,8 @@ export_root_once(); the class when it then agrees (or fails only by known classe
       (state_merged), else 104's class.
 A removal that makes the structure right but the outputs wrong, or unflatten raise, had hidden
 another cause (class 1: the wrong names kept the calls from unflatten's deduplication; class 34,
-met with torch.cond); the unflatten paths' trace on the mended programs names it, joined after. Any other wrong structure is a mismatch at stage
-"structure".
+met with torch.cond); the unflatten paths' trace on the mended programs names it, joined after.
+Any other wrong structure is a mismatch at stage "structure".
 """
 import contextlib
 import importlib
@@ -224,7 +224,8 @@ def judged(u, p, fresh, agrees, cache, reference=None, reexport=None, trace=None
         removals.append((SOURCE_PATH, lambda: read_back(fresh())))
     if reexport is not None and any(ROOT_NAME in n.split(".") for n in names):
         removals += [(EXPORT_ROOT, lambda: reexport(export_root_once)),
-                     (f"{SOURCE_PATH}+{EXPORT_ROOT}", lambda: read_back(reexport(export_root_once)))]
+                     (f"{SOURCE_PATH}+{EXPORT_ROOT}",
+                      lambda: read_back(reexport(export_root_once)))]
     for cls, make in removals:
         try:
             try:
