@@ -76,13 +76,14 @@ def children_unspelled(p, eager, cache):
 def root_traced(p, failing, run, results):
     """{path: result} for the strict paths of `failing` that fail only by strict export's
     cleaning of its wrapper's name from every `_export_root` component (docs/found-bugs.md 104,
-    105), where `p` names a child `_export_root`: each run again inside
+    105), where a module name or state FQN of `p`'s model holds `_export_root`
+    (torch_structure.holds_root_name): each run again inside
     torch_structure.export_root_once() that agrees, or fails only by known classes (joined
     after), as 105's class where the state export lifts differs so (state_merged), else 104's."""
     strict = [x for x in failing if "strict" in x.split(".")]
-    if not strict or torch_structure.ROOT_NAME not in getattr(p, "CHILD_NAMES", {}).values():
-        return {}
     try:
+        if not strict or not torch_structure.holds_root_name(p):
+            return {}
         with torch_structure.export_root_once():
             again = run(strict)
         cls = torch_structure.STATE_MERGED if torch_structure.state_merged(p) else \
@@ -109,8 +110,8 @@ def traced(p, group, run, results, eager, cache):
     """`results` of the paths `group` ({path: result}) with each error traced to CHILD_ATTR where
     `p` names children otherwise and the path, run again with flatcheck's names, agrees (or
     fails only by known classes); a mismatch that so agrees is marked, not excused. First a
-    strict path's failure, where `p` names a child `_export_root`, is traced to 104 or 105
-    (root_traced)."""
+    strict path's failure, where `p`'s model names something `_export_root` or a name holding
+    it, is traced to 104 or 105 (root_traced)."""
     failing = [x for x in group if results.get(x, {}).get("status") in ("mismatch", "error")]
     names = spelled(p) if failing else {}
     if not names:

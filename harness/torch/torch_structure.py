@@ -26,9 +26,11 @@ one of these causes, or both ("+"-joined), by removing it:
       `_export_root` component from the module-stack paths and attribute targets, the model's
       own child so named too (`_export_root.layer0` recorded as `layer0`); the class when the
       program, exported again with only the wrapper's component deleted (export_root_once), has
-      the right structure and agrees. Tried only where the model names a child `_export_root`.
-A wrong result of any strict path (wrong numbers, or an error) on a program naming a child
-`_export_root` is traced in torch_children (root_traced): the path run again inside
+      the right structure and agrees. Tried only where a module name of the model holds
+      `_export_root` (a child so named, or one whose name holds it: torch deletes the text
+      wherever it stands, `_export_rootb` recorded as `b` joined to its parent's name).
+A wrong result of any strict path (wrong numbers, or an error) on a program whose module names
+or state FQNs hold `_export_root` (holds_root_name) is traced in torch_children (root_traced): the path run again inside
 export_root_once(); the class when it then agrees (or fails only by known classes, joined):
   export-strict-root-name-merges-state (docs/found-bugs.md 105)
       104's cause turns the FQN of a parameter or buffer below that child into another's
@@ -169,6 +171,17 @@ def export_root_once():
         export.clean_export_root_string = original
 
 
+def holds_root_name(p):
+    """Whether a module name or state FQN of a fresh model of program `p` holds strict export's
+    wrapper name `_export_root` (as a component, or inside one: torch's cleaning replaces the
+    text `_export_root.`, `._export_root` and `__export_root_` wherever it stands, so
+    `n._export_rootb` is recorded as `nb` and `a__export_root_b` as `a_b`)."""
+    model = p.build()
+    return any(ROOT_NAME in name for name, _ in model.named_modules(remove_duplicate=False)) or \
+        any(ROOT_NAME in fqn for fqn, _ in model.named_parameters(remove_duplicate=False)) or \
+        any(ROOT_NAME in fqn for fqn, _ in model.named_buffers(remove_duplicate=False))
+
+
 def lifted_state(p):
     """The parameter and buffer FQNs that strict export of a fresh model of program `p` lifts
     into its graph's inputs (its graph signature's), each list sorted."""
@@ -222,7 +235,7 @@ def judged(u, p, fresh, agrees, cache, reference=None, reexport=None, trace=None
     removals = []
     if source_paths(fresh()):
         removals.append((SOURCE_PATH, lambda: read_back(fresh())))
-    if reexport is not None and any(ROOT_NAME in n.split(".") for n in names):
+    if reexport is not None and any(ROOT_NAME in n for n in names):
         removals += [(EXPORT_ROOT, lambda: reexport(export_root_once)),
                      (f"{SOURCE_PATH}+{EXPORT_ROOT}",
                       lambda: read_back(reexport(export_root_once)))]

@@ -5715,9 +5715,10 @@ def _root_program(child, buffer=False, below=True, own="w"):
     return types.SimpleNamespace(CHILD_NAMES=names, build=build, INPUTS=[torch.zeros(2)])
 
 
-def _root_run(p):
-    """export (strict or not, by the path), ep.module(), one call: agree or mismatch against
-    eager on the output and the state, or an error."""
+def _root_run(p, unflatten=False):
+    """export (strict or not, by the path), ep.module() (or, with `unflatten`,
+    torch.export.unflatten), one call: agree or mismatch against eager on the output and the
+    state, or an error."""
     def run(group):
         out = {}
         for path in group:
@@ -5725,7 +5726,7 @@ def _root_run(p):
             want = p.build()(x.clone())
             try:
                 ep = torch.export.export(model, (x.clone(),), strict="strict" in path.split("."))
-                m = ep.module()
+                m = torch.export.unflatten(ep) if unflatten else ep.module()
                 got = m(x.clone())
                 same = torch.equal(got, want) and len(dict(m.named_buffers())) == \
                     len(dict(p.build().named_buffers()))
@@ -5783,6 +5784,21 @@ if VERSION >= (2, 14):
           _kept["export.strict.module"]["status"] == "mismatch" and
           _plain["export.strict.module"]["status"] == "mismatch",
           f"{_got} {_kept} {_plain}")
+    # torch deletes the text wherever it stands: `n._export_rootb` is recorded as `nb`, which
+    # is no descendant of `n`, and unflatten raises; exported so again it agrees: 104's class
+    _prog = _root_program("_export_rootb", own="v")
+    _run = _root_run(_prog, unflatten=True)
+    _first = _run(_root_paths)
+    _got = torch_children.traced(_prog, _root_paths, _run, _first, None, {})
+    check("104: a child named `_export_rootb` (a name holding `_export_root`): strict unflatten "
+          "raises, traced to 104; non-strict agrees",
+          _first["export.strict.module"]["status"] == "error" and
+          _got["export.strict.module"].get("known_torch_issue") == torch_structure.EXPORT_ROOT
+          and _got["export.nonstrict.module"] == {"status": "agree"}, f"{_first} {_got}")
+    check("105: holds_root_name: a module name holding `_export_root` anywhere, not another",
+          torch_structure.holds_root_name(_root_program("_export_root_1")) and
+          torch_structure.holds_root_name(_root_program("a__export_root")) and
+          not torch_structure.holds_root_name(_root_program("export_root")))
     check("105: state_merged reads the lifted FQNs: merged with a collision, not without",
           torch_structure.state_merged(_root_program("_export_root")) and
           not torch_structure.state_merged(_root_program("_export_root", own="v")) and
