@@ -19,13 +19,11 @@ namespace {
 // wrapper), which make those paths fail (docs/found-bugs.md 91), and names torch gives its own
 // values and modules or that its generated code reads. None has '@' (unflatten's call index,
 // which the bridge reads too) or is an attribute of nn.Module (add_module refuses it).
-// `_export_root_1` holds the name of strict export's wrapper, which torch deletes from recorded
-// names wherever the text stands (docs/found-bugs.md 104, 105).
 // clang-format off
-constexpr std::array<std::string_view, 18> kAttributeChildNames = {
+constexpr std::array<std::string_view, 17> kAttributeChildNames = {
     "graph", "code", "meta", "ivals", "adapted", "graph_signature", "module_call_graph",
     "flat_args_adapter", "_graph", "_code", "print_readable", "_in_spec", "_out_spec",
-    "range_constraints", "_ty", "_guards_fn", "_export_root", "_export_root_1"};
+    "range_constraints", "_ty", "_guards_fn", "_export_root"};
 constexpr std::array<std::string_view, 30> kValueChildNames = {
     "L__self__", "L_self_", "self", "output", "x", "input", "args", "kwargs", "submod_0",
     "submod_1", "fused_0", "_run_on_acc_0", "_run_on_gpu_0", "_tensor_constant0",
