@@ -99,7 +99,7 @@ def root_traced(p, failing, run, results):
         stage = {"stage": results[x]["stage"]} if results[x].get("stage") else {}
         out[x] = {"status": "known_torch_issue",
                   "known_torch_issue": "+".join([cls] + ([other] if other else [])), **stage,
-                  "detail": (f"a child named {torch_structure.ROOT_NAME}; with strict export's "
+                  "detail": (f"a name holding {torch_structure.ROOT_NAME}; with strict export's "
                              "cleaning of its wrapper's component only, the path "
                              + (f"fails only by {other}" if other else "agrees")
                              + f" ({results[x].get('first_mismatch')})")[:500]}
