@@ -113,15 +113,13 @@ def traced(p, group, run, results, eager, cache):
     strict path's failure, where `p`'s model names something `_export_root` or a name holding
     it, is traced to 104 or 105 (root_traced)."""
     failing = [x for x in group if results.get(x, {}).get("status") in ("mismatch", "error")]
+    rooted = root_traced(p, failing, run, results) if failing else {}
+    if rooted:  # (a case file may name a child so without --hostile-child-names)
+        results = {**results, **rooted}
+        failing = [x for x in failing if x not in rooted]
     names = spelled(p) if failing else {}
     if not names:
         return results
-    rooted = root_traced(p, failing, run, results)
-    if rooted:
-        results = {**results, **rooted}
-        failing = [x for x in failing if x not in rooted]
-        if not failing:
-            return results
     try:
         with children_unspelled(p, eager, cache):
             again = run(failing)

@@ -30,14 +30,16 @@ one of these causes, or both ("+"-joined), by removing it:
       `_export_root` (a child so named, or one whose name holds it: torch deletes the text
       wherever it stands, `_export_rootb` recorded as `b` joined to its parent's name).
 A wrong result of any strict path (wrong numbers, or an error) on a program whose module names
-or state FQNs hold `_export_root` (holds_root_name) is traced in torch_children (root_traced): the path run again inside
-export_root_once(); the class when it then agrees (or fails only by known classes, joined):
+or state FQNs hold `_export_root` (holds_root_name) is traced in torch_children (root_traced):
+the path run again inside export_root_once(); the class when it then agrees (or fails only by
+known classes, joined):
   export-strict-root-name-merges-state (docs/found-bugs.md 105)
       104's cause turns the FQN of a parameter or buffer below that child into another's
       (`n._export_root.w` into `n.w`): strict export lifts the two as one, and ep.module()
-      reads and updates the other's tensor, a silent wrong result (at the root, export raises);
-      named where the lifted FQNs differ from those lifted inside export_root_once
-      (state_merged), else 104's class.
+      reads and updates the other's tensor, a silent wrong result; named where the lifted FQNs
+      differ from those lifted inside export_root_once (state_merged), else 104's class. (At
+      the root, `_export_root.w` beside the root's `w`, export raises inside export_root_once
+      too: not traced.)
 A removal that makes the structure right but the outputs wrong, or unflatten raise, had hidden
 another cause (class 1: the wrong names kept the calls from unflatten's deduplication; class 34,
 met with torch.cond); the unflatten paths' trace on the mended programs names it, joined after.

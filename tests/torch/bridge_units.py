@@ -5795,6 +5795,14 @@ if VERSION >= (2, 14):
           _first["export.strict.module"]["status"] == "error" and
           _got["export.strict.module"].get("known_torch_issue") == torch_structure.EXPORT_ROOT
           and _got["export.nonstrict.module"] == {"status": "agree"}, f"{_first} {_got}")
+    # a case file may name a child so itself: no CHILD_NAMES table, traced the same
+    _named = _root_program("_export_root")
+    _bare = types.SimpleNamespace(build=_named.build, INPUTS=_named.INPUTS)
+    _run = _root_run(_bare)
+    _got = torch_children.traced(_bare, _root_paths, _run, _run(_root_paths), None, {})
+    check("105: a model naming a child `_export_root` without a CHILD_NAMES table: traced to 105",
+          _got["export.strict.module"].get("known_torch_issue") == torch_structure.STATE_MERGED,
+          f"{_got}")
     check("105: holds_root_name: a module name holding `_export_root` anywhere, not another",
           torch_structure.holds_root_name(_root_program("_export_root_1")) and
           torch_structure.holds_root_name(_root_program("a__export_root")) and
