@@ -73,6 +73,17 @@ def children_unspelled(p, eager, cache):
         cache.update(kept_cache)
 
 
+def mended(again, paths):
+    """{path: the known classes it still fails by, or None} for the paths of `paths` that the
+    run `again` ({path: result}) found agreeing, excused or failing only by known classes."""
+    out = {}
+    for x in paths:
+        status = again.get(x, {}).get("status")
+        if status in ("agree", "excused", "known_torch_issue"):
+            out[x] = again[x].get("known_torch_issue") if status == "known_torch_issue" else None
+    return out
+
+
 def root_traced(p, failing, run, results):
     """{path: result} for the strict paths of `failing` that fail only by strict export's
     cleaning of its wrapper's name from every `_export_root` component (docs/found-bugs.md 104,
@@ -85,17 +96,15 @@ def root_traced(p, failing, run, results):
         if not strict or not torch_structure.holds_root_name(p):
             return {}
         with torch_structure.export_root_once():
-            again = run(strict)
+            fixed = mended(run(strict), strict)
+        if not fixed:  # (then the two exports state_merged makes are not needed)
+            return {}
         cls = torch_structure.STATE_MERGED if torch_structure.state_merged(p) else \
             torch_structure.EXPORT_ROOT
     except Exception:  # noqa: BLE001 - no torch to clean otherwise, or no run: not this cause
         return {}
     out = {}
-    for x in strict:
-        status = again.get(x, {}).get("status")
-        if status not in ("agree", "excused", "known_torch_issue"):
-            continue
-        other = again[x].get("known_torch_issue") if status == "known_torch_issue" else None
+    for x, other in fixed.items():
         stage = {"stage": results[x]["stage"]} if results[x].get("stage") else {}
         out[x] = {"status": "known_torch_issue",
                   "known_torch_issue": "+".join([cls] + ([other] if other else [])), **stage,
@@ -128,11 +137,7 @@ def traced(p, group, run, results, eager, cache):
     shown = ", ".join(f"{k} as {v}" for k, v in sorted(names.items())[:4]) + \
         (f" and {len(names) - 4} more" if len(names) > 4 else "")
     out = dict(results)
-    for x in failing:
-        status = again.get(x, {}).get("status")
-        if status not in ("agree", "excused", "known_torch_issue"):
-            continue
-        other = again[x].get("known_torch_issue") if status == "known_torch_issue" else None
+    for x, other in mended(again, failing).items():
         if results[x]["status"] == "mismatch":
             out[x] = dict(results[x], child_names_cause=(
                 f"with flatcheck's child names (not {shown}) the path "
