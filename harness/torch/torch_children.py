@@ -12,7 +12,10 @@ named as an attribute of the modules torch builds, or as a value torch names its
       so keeps its mismatch, the result saying that the names are its cause
       ("child_names_cause"): the one silent class of child names known, a child named
       `_export_root` on strict export (docs/found-bugs.md 104 and 105), is traced before this,
-      by root_traced (and inside the unflatten paths' structure check, torch_structure)
+      by root_traced (and inside the unflatten paths' structure check, torch_structure); so is
+      a module name that is no identifier on strict export (103), by source_traced: torch
+      2.14.1 records its path as dynamo's source expression, and a preserved module's call
+      signature comes out empty
 """
 import contextlib
 
@@ -84,6 +87,38 @@ def mended(again, paths):
     return out
 
 
+def rerun_traced(failing, run, results, context, classify, why, silent=None):
+    """{path: result} for the paths of `failing` that, run again inside `context()`, agree, or
+    fail only by known classes (joined after): each as the class `classify()` names (asked once
+    a path mended; its error, or the context's, means no path is). `why` opens the detail. With
+    `silent` (a result key), a path that gave a wrong result (not an error) keeps its mismatch,
+    marked under that key with what mended it: a cause known to give errors is no excuse for
+    wrong numbers."""
+    try:
+        with context():
+            fixed = mended(run(failing), failing)
+        if not fixed:  # (then classify's work is not needed)
+            return {}
+        cls = classify()
+    except Exception:  # noqa: BLE001 - no torch to change so, or no run: not this cause
+        return {}
+    out = {}
+    for x, other in fixed.items():
+        then = f"the path {f'fails only by {other}' if other else 'agrees'}"
+        if silent and results[x]["status"] == "mismatch":
+            out[x] = dict(results[x], **{silent: f"{why}, {then} ({cls})"[:500]})
+            continue
+        stage = {"stage": results[x]["stage"]} if results[x].get("stage") else {}
+        out[x] = {"status": "known_torch_issue",
+                  "known_torch_issue": "+".join([cls] + ([other] if other else [])), **stage,
+                  "detail": f"{why}, {then} ({results[x].get('first_mismatch')})"[:500]}
+    return out
+
+
+def strict_paths(paths):
+    return [x for x in paths if "strict" in x.split(".")]
+
+
 def root_traced(p, failing, run, results):
     """{path: result} for the strict paths of `failing` that fail only by strict export's
     cleaning of its wrapper's name from every `_export_root` component (docs/found-bugs.md 104,
@@ -91,28 +126,39 @@ def root_traced(p, failing, run, results):
     (torch_structure.holds_root_name): each run again inside
     torch_structure.export_root_once() that agrees, or fails only by known classes (joined
     after), as 105's class where the state export lifts differs so (state_merged), else 104's."""
-    strict = [x for x in failing if "strict" in x.split(".")]
+    strict = strict_paths(failing)
     try:
         if not strict or not torch_structure.holds_root_name(p):
             return {}
-        with torch_structure.export_root_once():
-            fixed = mended(run(strict), strict)
-        if not fixed:  # (then the two exports state_merged makes are not needed)
-            return {}
-        cls = torch_structure.STATE_MERGED if torch_structure.state_merged(p) else \
-            torch_structure.EXPORT_ROOT
-    except Exception:  # noqa: BLE001 - no torch to clean otherwise, or no run: not this cause
+    except Exception:  # noqa: BLE001 - no model to read: not this cause
         return {}
-    out = {}
-    for x, other in fixed.items():
-        stage = {"stage": results[x]["stage"]} if results[x].get("stage") else {}
-        out[x] = {"status": "known_torch_issue",
-                  "known_torch_issue": "+".join([cls] + ([other] if other else [])), **stage,
-                  "detail": (f"a name holding {torch_structure.ROOT_NAME}; with strict export's "
-                             "cleaning of its wrapper's component only, the path "
-                             + (f"fails only by {other}" if other else "agrees")
-                             + f" ({results[x].get('first_mismatch')})")[:500]}
-    return out
+    return rerun_traced(
+        strict, run, results, torch_structure.export_root_once,
+        lambda: torch_structure.STATE_MERGED if torch_structure.state_merged(p)
+        else torch_structure.EXPORT_ROOT,
+        f"a name holding {torch_structure.ROOT_NAME}; with strict export's cleaning of its "
+        "wrapper's component only")
+
+
+def source_traced(p, failing, run, results):
+    """{path: result} for the strict paths of `failing` that fail only by strict export
+    recording module-stack paths as dynamo's source expressions (docs/found-bugs.md 103), where
+    a module name of `p`'s model is no identifier (torch_structure.holds_source_name): each run
+    again inside torch_structure.fqn_paths_at_export() that agrees, or fails only by known
+    classes (joined after), as 103's class. A path that gave wrong numbers and so agrees keeps
+    its mismatch, marked "source_path_cause": 103 is known to give wrong structure and errors,
+    not wrong numbers."""
+    strict = strict_paths(failing)
+    try:
+        if not strict or not torch_structure.holds_source_name(p):
+            return {}
+    except Exception:  # noqa: BLE001 - no model to read: not this cause
+        return {}
+    return rerun_traced(
+        strict, run, results, torch_structure.fqn_paths_at_export,
+        lambda: torch_structure.SOURCE_PATH,
+        "a module name that is no identifier; with strict export's module-stack paths read back "
+        "as FQNs as it records them", silent="source_path_cause")
 
 
 def traced(p, group, run, results, eager, cache):
@@ -120,33 +166,43 @@ def traced(p, group, run, results, eager, cache):
     `p` names children otherwise and the path, run again with flatcheck's names, agrees (or
     fails only by known classes); a mismatch that so agrees is marked, not excused. First a
     strict path's failure, where `p`'s model names something `_export_root` or a name holding
-    it, is traced to 104 or 105 (root_traced)."""
+    it, is traced to 104 or 105 (root_traced), then one where a module name is no identifier to
+    103 (source_traced)."""
     failing = [x for x in group if results.get(x, {}).get("status") in ("mismatch", "error")]
-    rooted = root_traced(p, failing, run, results) if failing else {}
-    if rooted:  # (a case file may name a child so without --hostile-child-names)
-        results = {**results, **rooted}
-        failing = [x for x in failing if x not in rooted]
+    for trace in (root_traced, source_traced):
+        found = trace(p, failing, run, results) if failing else {}
+        if found:  # (a case file may name a child so without --hostile-child-names)
+            results = {**results, **found}
+            failing = [x for x in failing if x not in found]
     names = spelled(p) if failing else {}
     if not names:
         return results
+    fixed = {}  # {path: (classes, the known classes it still fails by)}
     try:
         with children_unspelled(p, eager, cache):
-            again = run(failing)
-    except Exception:  # noqa: BLE001 - no run to compare with: the results stand
-        return results
+            fixed = {x: [CHILD_ATTR, other] for x, other in mended(run(failing), failing).items()}
+            # flatcheck's names are numbers (`0`), themselves no identifiers: a strict path may
+            # fail by both causes, the second (103) removed as source_traced removes it
+            rest = strict_paths([x for x in failing if x not in fixed])
+            if rest and torch_structure.holds_source_name(p):
+                with torch_structure.fqn_paths_at_export():
+                    fixed.update({x: [f"{CHILD_ATTR}+{torch_structure.SOURCE_PATH}", other]
+                                  for x, other in mended(run(rest), rest).items()})
+    except Exception:  # noqa: BLE001, S110 - no run to compare with: those results stand
+        pass
     shown = ", ".join(f"{k} as {v}" for k, v in sorted(names.items())[:4]) + \
         (f" and {len(names) - 4} more" if len(names) > 4 else "")
     out = dict(results)
-    for x, other in mended(again, failing).items():
+    for x, (cls, other) in fixed.items():
+        read = " and the module-stack paths read back as FQNs" if "+" in cls else ""
+        then = f"the path {f'fails only by {other}' if other else 'agrees'}"
         if results[x]["status"] == "mismatch":
             out[x] = dict(results[x], child_names_cause=(
-                f"with flatcheck's child names (not {shown}) the path "
-                + (f"fails only by {other}" if other else "agrees")))
+                f"with flatcheck's child names (not {shown}){read} {then}"))
             continue
         out[x] = {"status": "known_torch_issue",
-                  "known_torch_issue": "+".join([CHILD_ATTR] + ([other] if other else [])),
+                  "known_torch_issue": "+".join([cls] + ([other] if other else [])),
                   "stage": results[x].get("stage"),
-                  "detail": (f"children named {shown}; with flatcheck's names the path "
-                             + (f"fails only by {other}" if other else "agrees")
-                             + f" ({results[x].get('first_mismatch')})")[:500]}
+                  "detail": (f"children named {shown}; with flatcheck's names{read} {then} "
+                             f"({results[x].get('first_mismatch')})")[:500]}
     return out

@@ -47,6 +47,7 @@ Any other wrong structure is a mismatch at stage "structure".
 """
 import contextlib
 import importlib
+import keyword
 import re
 
 import torch
@@ -129,8 +130,14 @@ def with_fqn_paths(ep):
     """`ep` with each module-stack path that is a source expression replaced by its FQN (in
     place): the removal of class 103's cause (a row of torch_export.TRACES too). The number of
     paths replaced."""
+    return fqn_paths_in(ep.graph_module.graph.nodes)
+
+
+def fqn_paths_in(nodes):
+    """Each module-stack path of `nodes` that is a source expression replaced by its FQN (in
+    place); the number replaced."""
     replaced = 0
-    for node in ep.graph_module.graph.nodes:
+    for node in nodes:
         stack = node.meta.get("nn_module_stack")
         if not stack:
             continue
@@ -147,6 +154,41 @@ def read_back(ep):
     removal as the structure check and torch_export.TRACES take it."""
     with_fqn_paths(ep)
     return ep
+
+
+@contextlib.contextmanager
+def fqn_paths_at_export():
+    """Inside, strict export reads each module-stack path that is a source expression back as
+    its FQN (fqn_paths_in) as soon as torch has normalized the paths
+    (torch.export._trace._normalize_nn_module_stack), before the passes that key by them: the
+    removal of class 103's cause where reading back the exported program's paths comes too late
+    (a preserved module's call signature recorded empty, its unflatten failing; entry 12's
+    KeyError). Raises LookupError on a torch without that function."""
+    try:
+        trace = importlib.import_module("torch.export._trace")
+        original = trace._normalize_nn_module_stack
+    except (ImportError, AttributeError) as e:
+        raise LookupError(f"no module-stack normalization to extend here: {e}") from e
+
+    def normalize(gm, *args, **kwargs):
+        out = original(gm, *args, **kwargs)
+        fqn_paths_in(n for g in gm.modules() if isinstance(g, torch.fx.GraphModule)
+                     for n in g.graph.nodes)
+        return out
+    trace._normalize_nn_module_stack = normalize
+    try:
+        yield
+    finally:
+        trace._normalize_nn_module_stack = original
+
+
+def holds_source_name(p):
+    """Whether a module name of a fresh model of program `p` has a component that is no Python
+    identifier (`0`, `a-b`, a keyword): strict export may record its path as a source
+    expression (class 103)."""
+    return any(not c.isidentifier() or keyword.iskeyword(c)
+               for name, _ in p.build().named_modules(remove_duplicate=False) if name
+               for c in name.split("."))
 
 
 @contextlib.contextmanager
