@@ -1446,8 +1446,19 @@ def unflatten_path(p, mode, loaded, load, eager, cache):
 def preserve_path(p, mode, eager, cache):
     """export with every submodule's call signature preserved, then unflatten (no save/load):
     each preserved module keeps its calling convention, and the calls of a module called more
-    than once are dispatched by call index (torch's InterpreterModuleDispatcher)."""
-    return preserve_unflatten(p, export_program(p, mode, preserve=True), eager, cache)
+    than once are dispatched by call index (torch's InterpreterModuleDispatcher). Where the
+    numbers agree, the names are judged as on the unflatten paths (torch_structure.judged), the
+    strict path's against the non-strict preserve path's unflattened module."""
+    strict = mode == "strict"
+
+    def reference():
+        return torch.export.unflatten(export_program(p, "nonstrict", preserve=True))
+
+    def reexport(context):
+        with context():
+            return export_program(p, mode, preserve=True)
+    return preserve_unflatten(p, export_program(p, mode, preserve=True), eager, cache,
+                              (reference, reexport) if strict else (None, None))
 
 
 PRESERVED = None  # the modules whose call signatures preserve_some keeps (the bridge's --draw)
@@ -1506,12 +1517,13 @@ def preserve_some_path(p, mode, eager, cache):
     return {"preserved": kept, **preserve_unflatten(p, ep, eager, cache)}
 
 
-def preserve_unflatten(p, ep, eager, cache):
+def preserve_unflatten(p, ep, eager, cache, structure=None):
     """The preserve path from the exported program `ep` on: unflatten, the calls, the verdict.
     A failure is traced (trace_unflatten), with a shape found before (preserve_excuse)
     excusing what goes wrong once unflatten succeeds; a missing output node is checked for
     entry 21's mechanism first (output_inside_child), then entry 54's (returned_state), then
-    entry 60's (output_inside_preserved_child)."""
+    entry 60's (output_inside_preserved_child). With `structure` ((reference, reexport), either
+    None), a result whose numbers agree has its names judged too (torch_structure.judged)."""
     fresh = copies_of(ep)
     stage = "unflatten"
     try:
@@ -1519,7 +1531,11 @@ def preserve_unflatten(p, ep, eager, cache):
         stage = "run"
         status, why = judge(p, run_calls(u, p), state_after(u), eager, cache)
         if status != "mismatch":
-            return verdict(status, why)
+            wrong = structure and torch_structure.judged(
+                u, p, fresh, lambda m: judge(p, run_calls(m, p), state_after(m), eager,
+                                             cache)[0] != "mismatch",
+                cache, *structure, lambda make: trace_unflatten(p, make, eager, cache))
+            return wrong or verdict(status, why)
         error = None
     except Exception as e:  # noqa: BLE001
         error, why = e, f"{type(e).__name__}: {e}"

@@ -251,8 +251,9 @@ def judged(u, p, fresh, agrees, cache, reference=None, reexport=None, trace=None
     (the reference's unflattened module), has a graph under each name that has one; else the
     path's result: the class (or both, joined) whose cause removed makes both hold and
     `agrees(module)` hold, a mismatch at stage "structure" otherwise. 103's removal acts on
-    `fresh()` (a new copy of the program); 104's, where the model names a child `_export_root`,
-    on `reexport(context)` (the program exported again inside `context`). Where a removal makes
+    `reexport(fqn_paths_at_export)`, then on `fresh()` (a new copy of the program); 104's, where
+    the model names a child `_export_root`, on `reexport(export_root_once)` (the program
+    exported again inside that context). Where a removal makes
     the structure right but the outputs wrong, or unflatten raise, the cause had hidden another
     (a module under the wrong name escapes unflatten's deduplication, class 1; class 34 with
     torch.cond): `trace(make)`, the unflatten paths' trace on the programs `make()` gives, names
@@ -278,6 +279,9 @@ def judged(u, p, fresh, agrees, cache, reference=None, reexport=None, trace=None
     detail = "; ".join(found)
     removals = []
     if source_paths(fresh()):
+        if reexport is not None:  # read back as export records them: afterwards comes too
+            # late for a preserved module's call signature (keyed by the path)
+            removals.append((SOURCE_PATH, lambda: reexport(fqn_paths_at_export)))
         removals.append((SOURCE_PATH, lambda: read_back(fresh())))
     if reexport is not None and any(ROOT_NAME in n for n in names):
         removals += [(EXPORT_ROOT, lambda: reexport(export_root_once)),

@@ -860,9 +860,9 @@ def structure_of(build, strict, mend=True, reference=True, reexport=True):
     u = torch.export.unflatten(fresh())
     stray = torch_structure.stray_names(u, torch_structure.model_names(p, {}))
     missing = torch_structure.graph_names(ref()) - torch_structure.graph_names(u) if ref else set()
-    original = torch_structure.with_fqn_paths
-    if not mend:
-        torch_structure.with_fqn_paths = lambda ep: 0
+    original = torch_structure.fqn_paths_in
+    if not mend:  # both of 103's removals: the exported program's paths, and export's
+        torch_structure.fqn_paths_in = lambda nodes: 0
 
     def again(context):
         with context():
@@ -871,7 +871,7 @@ def structure_of(build, strict, mend=True, reference=True, reexport=True):
         got = torch_structure.judged(u, p, fresh, agrees, {}, ref,
                                      again if strict and reexport else None)
     finally:
-        torch_structure.with_fqn_paths = original
+        torch_structure.fqn_paths_in = original
     return stray, missing, got and got.get("known_torch_issue", got["status"])
 
 
@@ -5952,6 +5952,32 @@ check(f"91 and 103: a child named graph, flatcheck's name `0`: both paths fail; 
       _got["export.strict.preserve"].get("known_torch_issue") == _want and
       _got["export.nonstrict.preserve"].get("known_torch_issue") == torch_children.CHILD_ATTR and
       _prog.CHILD_NAMES == {"M1.0": "graph"}, f"{_first} {_got}")
+
+# The preserve path judges the names too where the numbers agree (torch_structure.judged), the
+# strict path's against the non-strict one's: a module under a name the model does not hold (a
+# stand-in: unflatten made to add one) is a mismatch at stage structure; without it, agree.
+_prog = _src_program("a_1", parent="b")
+_eager = eager_run(_prog)
+_unflatten = torch.export.unflatten
+
+
+def _stray_unflatten(*args, **kwargs):
+    u = _unflatten(*args, **kwargs)
+    u.add_module("stray", torch.nn.Module())
+    return u
+
+
+_plain = {m: torch_export.preserve_path(_prog, m, _eager, {}) for m in ("strict", "nonstrict")}
+torch.export.unflatten = _stray_unflatten
+try:
+    _stray = {m: torch_export.preserve_path(_prog, m, _eager, {}) for m in ("strict", "nonstrict")}
+finally:
+    torch.export.unflatten = _unflatten
+check("preserve path: its unflattened module's names judged where the numbers agree: a stray "
+      "module is a mismatch at stage structure, strict and non-strict; without it, agree",
+      all(r["status"] == "agree" for r in _plain.values()) and
+      all(r["status"] == "mismatch" and r.get("stage") == "structure" and
+          "stray" in r["first_mismatch"] for r in _stray.values()), f"{_plain} {_stray}")
 
 # The gradient paths (torch_grad.py, docs/found-bugs.md 92 and 93): the judging of gradients,
 # and the two classes on hand models, each trace's removal read (not only its result).
