@@ -212,7 +212,8 @@ the program under way and counts it not run, the summary saying "stopped". --pat
 stops a path that runs longer on one program (export.MODE.module and export.MODE.unflatten,
 which share one export, share the limit) and reports it skipped, reason "time limit", with
 torch's compile caches reset after it; a limit met in an import waits for the import, and a
-path that ends meanwhile is skipped too.
+path that ends meanwhile is skipped too; a trace's runs of a failing path again are held to it
+each.
 
 A path's status: agree; excused (only NaN payloads differ, and exactly as a NaN constant losing
 its payload explains: torch_compare.judge); mismatch; error (torch raised); skipped (with its
@@ -726,8 +727,10 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
                 (GRAD_PATHS, lambda w: run_grad(p, eager, w, cache))]
     for family, run in families:
         for group in path_groups([x for x in paths if x in family]):
-            got = torch_names.traced(p, group, run, within(path_time, group, run))
-            got = torch_children.traced(p, group, run, got, eager, cache)
+            def limited(paths, run=run):  # a trace's runs again, each held to --path-time
+                return within(path_time, paths, run)
+            got = torch_names.traced(p, group, limited, limited(group))
+            got = torch_children.traced(p, group, limited, got, eager, cache)
             results += [{"path": path, **r} for path, r in got.items()]
     for r in results:
         r.update({"update_args": True} if getattr(p, "CONFIG", {}).get("update_args") else {})

@@ -143,14 +143,16 @@ def root_traced(p, failing, run, results):
 def source_traced(p, failing, run, results):
     """{path: result} for the strict paths of `failing` that fail only by strict export
     recording module-stack paths as dynamo's source expressions (docs/found-bugs.md 103), where
-    a module name of `p`'s model is no identifier (torch_structure.holds_source_name): each run
-    again inside torch_structure.fqn_paths_at_export() that agrees, or fails only by known
-    classes (joined after), as 103's class. A path that gave wrong numbers and so agrees keeps
-    its mismatch, marked "source_path_cause": 103 is known to give wrong structure and errors,
-    not wrong numbers."""
+    a module name of `p`'s model is no identifier (torch_structure.holds_source_name) and this
+    torch records such paths (records_source_paths): each run again inside
+    torch_structure.fqn_paths_at_export() that agrees, or fails only by known classes (joined
+    after), as 103's class. A path that gave wrong numbers and so agrees keeps its mismatch,
+    marked "source_path_cause": 103 is known to give wrong structure and errors, not wrong
+    numbers."""
     strict = strict_paths(failing)
     try:
-        if not strict or not torch_structure.holds_source_name(p):
+        if not strict or not torch_structure.holds_source_name(p) or \
+                not torch_structure.records_source_paths():
             return {}
     except Exception:  # noqa: BLE001 - no model to read: not this cause
         return {}
@@ -184,7 +186,8 @@ def traced(p, group, run, results, eager, cache):
             # flatcheck's names are numbers (`0`), themselves no identifiers: a strict path may
             # fail by both causes, the second (103) removed as source_traced removes it
             rest = strict_paths([x for x in failing if x not in fixed])
-            if rest and torch_structure.holds_source_name(p):
+            if rest and torch_structure.holds_source_name(p) and \
+                    torch_structure.records_source_paths():
                 with torch_structure.fqn_paths_at_export():
                     fixed.update({x: [f"{CHILD_ATTR}+{torch_structure.SOURCE_PATH}", other]
                                   for x, other in mended(run(rest), rest).items()})

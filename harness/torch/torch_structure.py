@@ -46,6 +46,7 @@ met with torch.cond); the unflatten paths' trace on the mended programs names it
 Any other wrong structure is a mismatch at stage "structure".
 """
 import contextlib
+import functools
 import importlib
 import keyword
 import re
@@ -180,6 +181,28 @@ def fqn_paths_at_export():
         yield
     finally:
         trace._normalize_nn_module_stack = original
+
+
+@functools.lru_cache(maxsize=None)
+def records_source_paths():
+    """Whether this torch's strict export records a module-stack path as dynamo's source
+    expression (torch 2.14.1; 2.6 reads them back as FQNs): a child named `0` exported, once."""
+    class Leaf(torch.nn.Module):
+        def forward(self, x):
+            return x + 1
+
+    class Holder(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.add_module("0", Leaf())
+
+        def forward(self, x):
+            return getattr(self, "0")(x)
+    try:
+        ep = torch.export.export(Holder(), (torch.ones(1),), strict=True)
+    except Exception:  # noqa: BLE001 - no strict export here: nothing it records
+        return False
+    return bool(source_paths(ep))
 
 
 def holds_source_name(p):

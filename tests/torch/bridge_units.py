@@ -5902,6 +5902,9 @@ for _label, _prog in (("`0`", _src_program("0")), ("`7`, called twice", _src_pro
         check(f"103: a child {_label}, its call signature preserved: both exports agree on torch "
               f"{torch.__version__}, nothing traced", _got == _first and
               all(r == {"status": "agree"} for r in _got.values()), f"{_got}")
+check(f"103: records_source_paths: torch {torch.__version__}'s strict export records a child `0` "
+      "as a source expression from 2.14 on (2.6 reads it back)",
+      torch_structure.records_source_paths() == (VERSION >= (2, 14)))
 check("103: holds_source_name: a module name with a component that is no identifier (a number, "
       "`a-b`, a keyword, below a parent), not an identifier",
       torch_structure.holds_source_name(_src_program("0")) and
