@@ -5715,27 +5715,35 @@ def _root_program(child, buffer=False, below=True, own="w"):
     return types.SimpleNamespace(CHILD_NAMES=names, build=build, INPUTS=[torch.zeros(2)])
 
 
+def _runner(stage, call):
+    """A runner of paths: `call(path)` gives (the output, whether it is right): agree or
+    mismatch, or an error at `stage` where it raises."""
+    def run(group):
+        out = {}
+        for path in group:
+            try:
+                got, same = call(path)
+                out[path] = {"status": "agree"} if same else \
+                    {"status": "mismatch", "first_mismatch": f"got {got.tolist()}"}
+            except Exception as e:  # noqa: BLE001
+                out[path] = {"status": "error", "stage": stage, "first_mismatch": str(e)}
+        return out
+    return run
+
+
 def _root_run(p, unflatten=False):
     """export (strict or not, by the path), ep.module() (or, with `unflatten`,
     torch.export.unflatten), one call: agree or mismatch against eager on the output and the
     state, or an error."""
-    def run(group):
-        out = {}
-        for path in group:
-            model, x = p.build(), p.INPUTS[0]
-            want = p.build()(x.clone())
-            try:
-                ep = torch.export.export(model, (x.clone(),), strict="strict" in path.split("."))
-                m = torch.export.unflatten(ep) if unflatten else ep.module()
-                got = m(x.clone())
-                same = torch.equal(got, want) and len(dict(m.named_buffers())) == \
-                    len(dict(p.build().named_buffers()))
-                out[path] = {"status": "agree"} if same else \
-                    {"status": "mismatch", "first_mismatch": f"got {got.tolist()}"}
-            except Exception as e:  # noqa: BLE001
-                out[path] = {"status": "error", "stage": "export", "first_mismatch": str(e)}
-        return out
-    return run
+    def call(path):
+        model, x = p.build(), p.INPUTS[0]
+        want = p.build()(x.clone())
+        ep = torch.export.export(model, (x.clone(),), strict="strict" in path.split("."))
+        m = torch.export.unflatten(ep) if unflatten else ep.module()
+        got = m(x.clone())
+        return got, torch.equal(got, want) and len(dict(m.named_buffers())) == \
+            len(dict(p.build().named_buffers()))
+    return _runner("export", call)
 
 
 _root_paths = ["export.strict.module", "export.nonstrict.module"]
@@ -5863,23 +5871,16 @@ def _src_run(p, attr_check=False):
     unflatten, one call: agree or mismatch against eager, or an error; with `attr_check`,
     torch.fx.symbolic_trace of the model first (class 91's crash where a child is named
     graph)."""
-    def run(group):
-        out = {}
-        for path in group:
-            model, x = p.build(), p.INPUTS[0]
-            signature = tuple(n for n, _ in model.named_modules() if n)
-            try:
-                if attr_check:
-                    torch.fx.symbolic_trace(p.build())
-                ep = torch.export.export(model, (x.clone(),), strict="strict" in path.split("."),
-                                         preserve_module_call_signature=signature)
-                got = torch.export.unflatten(ep)(x.clone())
-                out[path] = {"status": "agree"} if torch.equal(got, p.build()(x.clone())) else \
-                    {"status": "mismatch", "first_mismatch": f"got {got.tolist()}"}
-            except Exception as e:  # noqa: BLE001
-                out[path] = {"status": "error", "stage": "unflatten", "first_mismatch": str(e)}
-        return out
-    return run
+    def call(path):
+        model, x = p.build(), p.INPUTS[0]
+        if attr_check:
+            torch.fx.symbolic_trace(p.build())
+        ep = torch.export.export(model, (x.clone(),), strict="strict" in path.split("."),
+                                 preserve_module_call_signature=tuple(
+                                     n for n, _ in model.named_modules() if n))
+        got = torch.export.unflatten(ep)(x.clone())
+        return got, torch.equal(got, p.build()(x.clone()))
+    return _runner("unflatten", call)
 
 
 _src_paths = ["export.strict.preserve", "export.nonstrict.preserve"]
