@@ -20,7 +20,12 @@ one of these causes, or both ("+"-joined), by removing it:
       (a path that does not extend its parent's, `getattr(L['self'].c, '1')` below `c`) drops
       it and leaves the module's ops in its parent's graph; the class when those paths read
       back as the FQNs they name (source_fqn), on a fresh copy of the program, make every name
-      the model's, give a graph under each name the reference has one, and the outputs agree.
+      the model's, give a graph under each name the reference has one, and the outputs agree;
+      first tried (where the path can export again) on the program exported with the paths
+      read back as export records them (fqn_paths_at_export): a preserved module's call
+      signature is keyed by its path, and reading the paths back afterwards is too late for it.
+      The preserve path's structure is judged so too (torch_export.preserve_path); a strict
+      path's failure on a program with such names is traced in torch_children (source_traced).
   unflatten-strict-export-root-name-erased (docs/found-bugs.md 104)
       strict export (torch 2.14.1) wraps the model as `_export_root` and then deletes every
       `_export_root` component from the module-stack paths and attribute targets, the model's
