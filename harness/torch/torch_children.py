@@ -140,6 +140,12 @@ def root_traced(p, failing, run, results):
         "wrapper's component only")
 
 
+def source_names(p):
+    """Whether `p`'s model has a module name that is no identifier and this torch's strict
+    export records such a name's path as a source expression (103's cause can act)."""
+    return torch_structure.holds_source_name(p) and torch_structure.records_source_paths()
+
+
 def source_traced(p, failing, run, results):
     """{path: result} for the strict paths of `failing` that fail only by strict export
     recording module-stack paths as dynamo's source expressions (docs/found-bugs.md 103), where
@@ -151,8 +157,7 @@ def source_traced(p, failing, run, results):
     numbers."""
     strict = strict_paths(failing)
     try:
-        if not strict or not torch_structure.holds_source_name(p) or \
-                not torch_structure.records_source_paths():
+        if not strict or not source_names(p):
             return {}
     except Exception:  # noqa: BLE001 - no model to read: not this cause
         return {}
@@ -186,8 +191,7 @@ def traced(p, group, run, results, eager, cache):
             # flatcheck's names are numbers (`0`), themselves no identifiers: a strict path may
             # fail by both causes, the second (103) removed as source_traced removes it
             rest = strict_paths([x for x in failing if x not in fixed])
-            if rest and torch_structure.holds_source_name(p) and \
-                    torch_structure.records_source_paths():
+            if rest and source_names(p):
                 with torch_structure.fqn_paths_at_export():
                     fixed.update({x: [f"{CHILD_ATTR}+{torch_structure.SOURCE_PATH}", other]
                                   for x, other in mended(run(rest), rest).items()})

@@ -1402,6 +1402,13 @@ def failure(e, stage):
     return {"status": "error", "stage": stage, "first_mismatch": f"{type(e).__name__}: {e}"[:600]}
 
 
+def agreeing(p, eager, cache):
+    """Whether a module's calls of program `p` agree with torch eager (or are excused): the
+    structure check's test of a mended module (its calls update the state: asked once)."""
+    return lambda module: judge(p, run_calls(module, p), state_after(module), eager,
+                                cache)[0] != "mismatch"
+
+
 def unflatten_path(p, mode, loaded, load, eager, cache):
     """unflatten of the loaded program, the calls, the verdict; a mismatch or an exception is
     traced to a cause of docs/found-bugs.md when one explains it, on programs `load()` loads
@@ -1423,10 +1430,6 @@ def unflatten_path(p, mode, loaded, load, eager, cache):
                     "variants": variants(u)}
         r["without_save_load"] = unflatten_unsaved(p, mode, eager, cache)
     else:  # the numbers agree: the names too (torch_structure, docs/found-bugs.md 103)
-        def agrees(module):
-            return judge(p, run_calls(module, p), state_after(module), eager, cache)[0] \
-                != "mismatch"
-
         def reference():  # the same program's non-strict export, unflattened
             return torch.export.unflatten(export_program(p, "nonstrict"))
 
@@ -1434,7 +1437,8 @@ def unflatten_path(p, mode, loaded, load, eager, cache):
             with context():
                 return export_program(p, mode)
         strict = mode == "strict"
-        wrong = torch_structure.judged(u, p, load, agrees, cache, reference if strict else None,
+        wrong = torch_structure.judged(u, p, load, agreeing(p, eager, cache), cache,
+                                       reference if strict else None,
                                        reexport if strict else None,
                                        lambda make: trace_unflatten(p, make, eager, cache))
         if wrong:
@@ -1532,9 +1536,8 @@ def preserve_unflatten(p, ep, eager, cache, structure=None):
         status, why = judge(p, run_calls(u, p), state_after(u), eager, cache)
         if status != "mismatch":
             wrong = structure and torch_structure.judged(
-                u, p, fresh, lambda m: judge(p, run_calls(m, p), state_after(m), eager,
-                                             cache)[0] != "mismatch",
-                cache, *structure, lambda make: trace_unflatten(p, make, eager, cache))
+                u, p, fresh, agreeing(p, eager, cache), cache, *structure,
+                lambda make: trace_unflatten(p, make, eager, cache))
             return wrong or verdict(status, why)
         error = None
     except Exception as e:  # noqa: BLE001
