@@ -21,9 +21,9 @@ import torch
 
 from torch_compare import judge, run_calls
 from torch_export import (GRAD_REGION, copies_of, export_program, failure, fresh_exports,
-                          grad_regions, grad_regions_placed, preserve_unflatten, preserved_part,
-                          region_getitems, state_after, trace_unflatten, unflatten_unsaved,
-                          variants, verdict)
+                          grad_regions, grad_regions_placed, preserve_structure,
+                          preserve_unflatten, preserved_part, region_getitems, state_after,
+                          trace_unflatten, unflatten_unsaved, variants, verdict)
 from torch_partition import base_of, in_place, view_of
 
 # docs/found-bugs.md 18: run_decompositions maps a preserved signature's names to the new
@@ -528,7 +528,9 @@ def grad_region_cause(p, mode, eager, cache):
 def decomp_preserve_path(p, mode, eager, cache, unpreserved=()):
     """export preserving every submodule's call signature (but the names in `unpreserved`, as
     on decomp_preserve_some), run_decompositions (its flat module
-    judged first, stage "decompose"), then the preserve path's unflatten and calls. Past a
+    judged first, stage "decompose"), then the preserve path's unflatten and calls (with the
+    names judged as there, against the non-strict program decomposed, but past
+    past_dead_values). Past a
     decomposition that fails for a known cause the path goes on where it can: with
     GETITEM_PROVENANCE's cause removed (decompose), and past DEAD_SIGNATURE_VALUE (and
     GRAD_REGION_VALUE) with the modules whose signatures name dead values (no_grad blocks'
@@ -538,24 +540,28 @@ def decomp_preserve_path(p, mode, eager, cache, unpreserved=()):
     with GETITEM_PROVENANCE's cause removed: agreeing then, the cause is that class (its
     second symptom: a signature name given to another node of the new graph)."""
     ep = export_program(p, mode, preserve=True, unpreserved=unpreserved)
+    # the names are judged (torch_structure.judged), on each unflatten of the program and the
+    # programs the traces make, but where past_dead_values left more modules unpreserved
+    structure = preserve_structure(p, mode, unpreserved, lambda e: decompose(e)[0])
     try:
         try:
             dec, fixed, raised = decompose(ep)
         except DecompositionFailed as e:
             ep, dec, fixed, raised = past_dead_values(p, mode, ep, e, unpreserved)
+            structure = None
         status, why = judged_flat(p, dec, eager, cache)
     except Exception as e:  # noqa: BLE001
         return failure(e, "decompose")
     if status == "mismatch":
         return {"status": "mismatch", "stage": "decompose", "first_mismatch": why[:600],
                 **({"decomposed_with_cause_removed": fixed} if fixed else {})}
-    r = preserve_unflatten(p, dec, eager, cache)
+    r = preserve_unflatten(p, dec, eager, cache, structure)
     if r["status"] not in ("mismatch", "error"):
         return known(joined(fixed, r.get("known_torch_issue")), "decompose", raised) \
             if fixed else r
     if GETITEM_PROVENANCE not in (fixed or "").split("+"):
         try:
-            again = preserve_unflatten(p, fixed_decomposition(ep), eager, cache)
+            again = preserve_unflatten(p, fixed_decomposition(ep), eager, cache, structure)
         except Exception:  # noqa: BLE001 - then not this cause
             again = {"status": "error"}
         if again["status"] in ("agree", "excused", "known_torch_issue"):
@@ -564,7 +570,7 @@ def decomp_preserve_path(p, mode, eager, cache, unpreserved=()):
     if grad_regions(ep):  # class 41: the blocks placed where they ran, then decomposed
         try:
             again = preserve_unflatten(p, decompose(grad_regions_placed(copy.deepcopy(ep)))[0],
-                                       eager, cache)
+                                       eager, cache, structure)
         except Exception:  # noqa: BLE001 - then not this cause
             again = {"status": "error"}
         if again["status"] in ("agree", "excused", "known_torch_issue"):
@@ -574,7 +580,8 @@ def decomp_preserve_path(p, mode, eager, cache, unpreserved=()):
         r["decomposed_with_cause_removed"] = fixed
     # whether the program the path decomposed (after past_dead_values, with some modules left
     # unpreserved) already fails without the decomposition: then the failure is not its
-    r["without_decomposition"] = preserve_unflatten(p, ep, eager, cache)["status"]
+    r["without_decomposition"] = preserve_unflatten(
+        p, ep, eager, cache, structure and preserve_structure(p, mode, unpreserved))["status"]
     return r
 
 

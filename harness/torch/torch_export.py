@@ -1452,17 +1452,29 @@ def preserve_path(p, mode, eager, cache):
     each preserved module keeps its calling convention, and the calls of a module called more
     than once are dispatched by call index (torch's InterpreterModuleDispatcher). Where the
     numbers agree, the names are judged as on the unflatten paths (torch_structure.judged), the
-    strict path's against the non-strict preserve path's unflattened module."""
-    strict = mode == "strict"
+    strict path's against the non-strict preserve path's unflattened module
+    (preserve_structure)."""
+    return preserve_unflatten(p, export_program(p, mode, preserve=True), eager, cache,
+                              preserve_structure(p, mode))
+
+
+def preserve_structure(p, mode, unpreserved=(), then=lambda ep: ep):
+    """The `structure` argument of preserve_unflatten for the preserve paths that export with
+    the call signatures of all submodules but `unpreserved` kept, and give unflatten
+    `then(exported program)`: on a strict path, (the non-strict export's unflattened module so
+    made, the program exported so again inside a context); (None, None) on a non-strict path,
+    whose names alone are judged."""
+    if mode != "strict":
+        return None, None
 
     def reference():
-        return torch.export.unflatten(export_program(p, "nonstrict", preserve=True))
+        return torch.export.unflatten(
+            then(export_program(p, "nonstrict", preserve=True, unpreserved=unpreserved)))
 
     def reexport(context):
         with context():
-            return export_program(p, mode, preserve=True)
-    return preserve_unflatten(p, export_program(p, mode, preserve=True), eager, cache,
-                              (reference, reexport) if strict else (None, None))
+            return then(export_program(p, mode, preserve=True, unpreserved=unpreserved))
+    return reference, reexport
 
 
 PRESERVED = None  # the modules whose call signatures preserve_some keeps (the bridge's --draw)
@@ -1513,12 +1525,14 @@ def preserve_some_path(p, mode, eager, cache):
     """export with the call signatures of a drawn part of the submodules preserved
     (preserved_part), then the preserve path's unflatten and calls: preserved modules below and
     above unpreserved ones, which the preserve path (every module) never has. A program with
-    fewer than two submodule objects is skipped."""
+    fewer than two submodule objects is skipped. The names are judged as on the preserve path,
+    against the non-strict export with the same part preserved."""
     kept, unpreserved = preserved_part(p)
     if kept is None:
         return unpreserved
     ep = export_program(p, mode, preserve=True, unpreserved=unpreserved)
-    return {"preserved": kept, **preserve_unflatten(p, ep, eager, cache)}
+    return {"preserved": kept, **preserve_unflatten(p, ep, eager, cache,
+                                                    preserve_structure(p, mode, unpreserved))}
 
 
 def preserve_unflatten(p, ep, eager, cache, structure=None):

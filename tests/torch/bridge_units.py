@@ -19,6 +19,7 @@ import re
 import operator
 import os
 import sys
+import time
 import types
 
 import torch
@@ -4181,6 +4182,33 @@ if len(sys.argv) > 1 and VERSION >= (2, 0):
           [(r["path"], r["status"]) for r in got] ==
           [("eager", "agree"), ("fx", "skipped"), ("compile.eager", "skipped")] and
           all("view of the buffer it writes" in r["skip"] for r in got[1:]), str(got))
+    # --path-time holds a trace's reruns too: the run check_program gives the traces
+    # (torch_names.traced, torch_children.traced) is held to it. A stand-in split path that
+    # takes 2 s on a rerun (a trace's), under a 0.5 s limit: the first run agrees, the rerun is
+    # skipped (unheld, it would agree after 2 s).
+    _reruns = []
+
+    def _split(p, eager, group, cache):
+        if _reruns:
+            time.sleep(2)
+        return {path: {"status": "agree"} for path in group}
+
+    def _traced(p, group, run, first):
+        _reruns.append(first)
+        return run(group)
+    _run_split, _names_traced = flatcheck_torch.run_split, flatcheck_torch.torch_names.traced
+    flatcheck_torch.run_split, flatcheck_torch.torch_names.traced = _split, _traced
+    try:
+        got = flatcheck_torch.check_program(flatcheck_torch.load_program(os.path.join(
+            sys.argv[1], "view-read-after-update.py")), ["eager", "fx.split"],
+            flatten_by_position, "", {}, path_time=0.5)
+    finally:
+        flatcheck_torch.run_split, flatcheck_torch.torch_names.traced = _run_split, _names_traced
+    check("check_program --path-time: a trace's rerun is held to it (skipped, reason time "
+          "limit), the first run not",
+          _reruns == [{"fx.split": {"status": "agree"}}] and
+          [(r["path"], r["status"]) for r in got] == [("eager", "agree"), ("fx.split", "skipped")]
+          and "time limit" in got[1]["skip"], f"{_reruns} {got}")
     # emit-torch --update-inputs (seed-quickstart, emitted so into ALIAS_PROGRAMS/inputs): the
     # root updates its input x in place by its first result's sum once its results are made.
     # Torch eager's inputs after each call follow its outputs; export agrees; const_fold, which
@@ -5957,9 +5985,11 @@ check(f"91 and 103: a child named graph, flatcheck's name `0`: both paths fail; 
       _got["export.nonstrict.preserve"].get("known_torch_issue") == torch_children.CHILD_ATTR and
       _prog.CHILD_NAMES == {"M1.0": "graph"}, f"{_first} {_got}")
 
-# The preserve path judges the names too where the numbers agree (torch_structure.judged), the
+# The preserve paths judge the names too where the numbers agree (torch_structure.judged), the
 # strict path's against the non-strict one's: a module under a name the model does not hold (a
-# stand-in: unflatten made to add one) is a mismatch at stage structure; without it, agree.
+# stand-in: unflatten made to add one) is a mismatch at stage structure; without it, agree. On
+# preserve, preserve_some (b.a_1's signature kept, b's not), decomp_preserve and
+# decomp_preserve_some.
 _prog = _src_program("a_1", parent="b")
 _eager = eager_run(_prog)
 _unflatten = torch.export.unflatten
@@ -5971,17 +6001,51 @@ def _stray_unflatten(*args, **kwargs):
     return u
 
 
-_plain = {m: torch_export.preserve_path(_prog, m, _eager, {}) for m in ("strict", "nonstrict")}
-torch.export.unflatten = _stray_unflatten
+def _preserve_paths():
+    return {f"{m}.{name}": run(_prog, m, _eager, {}) for m in ("strict", "nonstrict")
+            for name, run in (("preserve", torch_export.preserve_path),
+                              ("preserve_some", torch_export.preserve_some_path),
+                              ("decomp_preserve", torch_decomp.decomp_preserve_path),
+                              ("decomp_preserve_some", torch_decomp.decomp_preserve_some_path))}
+
+
+torch_export.PRESERVED = ["b.a_1"]
 try:
-    _stray = {m: torch_export.preserve_path(_prog, m, _eager, {}) for m in ("strict", "nonstrict")}
+    _plain = _preserve_paths()
+    torch.export.unflatten = _stray_unflatten
+    try:
+        _stray = _preserve_paths()
+    finally:
+        torch.export.unflatten = _unflatten
 finally:
-    torch.export.unflatten = _unflatten
-check("preserve path: its unflattened module's names judged where the numbers agree: a stray "
-      "module is a mismatch at stage structure, strict and non-strict; without it, agree",
-      all(r["status"] == "agree" for r in _plain.values()) and
+    torch_export.PRESERVED = None
+check("preserve paths (preserve, preserve_some, decomp_preserve, decomp_preserve_some): the "
+      "unflattened module's names judged where the numbers agree: a stray module is a mismatch "
+      "at stage structure, strict and non-strict; without it, agree",
+      len(_plain) == 8 and all(r["status"] == "agree" for r in _plain.values()) and
       all(r["status"] == "mismatch" and r.get("stage") == "structure" and
           "stray" in r["first_mismatch"] for r in _stray.values()), f"{_plain} {_stray}")
+
+# preserve_structure's reference and re-export keep the same part unpreserved, and apply `then`
+_calls, _thens = [], []
+_export_program = torch_export.export_program
+torch_export.export_program = lambda p, mode, preserve=False, unpreserved=(): \
+    _calls.append((mode, preserve, set(unpreserved))) or _export_program(p, mode, preserve,
+                                                                         unpreserved)
+try:
+    _ref, _again = torch_export.preserve_structure(_prog, "strict", {"b"},
+                                                   lambda ep: _thens.append(ep) or ep)
+    _names = torch_structure.graph_names(_ref())
+    _ep = _again(contextlib.nullcontext)
+finally:
+    torch_export.export_program = _export_program
+check("preserve_structure: the strict path's reference is the non-strict export with the same "
+      "part unpreserved, `then` applied; the re-export the strict one; none on a non-strict path",
+      _calls == [("nonstrict", True, {"b"}), ("strict", True, {"b"})] and "b.a_1" in _names and
+      len(_thens) == 2 and _thens[1] is _ep and
+      [s.fqn for s in _ep.module_call_graph if s.signature] == ["", "b.a_1"] and
+      torch_export.preserve_structure(_prog, "nonstrict") == (None, None),
+      f"{_calls} {_names} {_ep.module_call_graph}")
 
 # The gradient paths (torch_grad.py, docs/found-bugs.md 92 and 93): the judging of gradients,
 # and the two classes on hand models, each trace's removal read (not only its result).
