@@ -91,9 +91,10 @@ def rerun_traced(failing, run, results, context, classify, why, silent=None):
     """{path: result} for the paths of `failing` that, run again inside `context()`, agree, or
     fail only by known classes (joined after): each as the class `classify()` names (asked once
     a path mended; its error, or the context's, means no path is). `why` opens the detail. With
-    `silent` (a result key), a path that gave a wrong result (not an error) keeps its mismatch,
-    marked under that key with what mended it: a cause known to give errors is no excuse for
-    wrong numbers."""
+    `silent` (a result key), a path that gave a wrong result (not an error, nor a wrong
+    structure: a mismatch at stage "structure", which a cause of wrong names gives) keeps its
+    mismatch, marked under that key with what mended it: a cause known to give errors and wrong
+    names is no excuse for wrong numbers."""
     try:
         with context():
             fixed = mended(run(failing), failing)
@@ -105,7 +106,8 @@ def rerun_traced(failing, run, results, context, classify, why, silent=None):
     out = {}
     for x, other in fixed.items():
         then = f"the path {f'fails only by {other}' if other else 'agrees'}"
-        if silent and results[x]["status"] == "mismatch":
+        if silent and results[x]["status"] == "mismatch" and \
+                results[x].get("stage") != "structure":
             out[x] = dict(results[x], **{silent: f"{why}, {then} ({cls})"[:500]})
             continue
         stage = {"stage": results[x]["stage"]} if results[x].get("stage") else {}
@@ -154,7 +156,7 @@ def source_traced(p, failing, run, results):
     torch_structure.fqn_paths_at_export() that agrees, or fails only by known classes (joined
     after), as 103's class. A path that gave wrong numbers and so agrees keeps its mismatch,
     marked "source_path_cause": 103 is known to give wrong structure and errors, not wrong
-    numbers."""
+    numbers (a wrong structure, stage "structure", is traced to it)."""
     strict = strict_paths(failing)
     try:
         if not strict or not source_names(p):

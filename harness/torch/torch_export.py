@@ -458,18 +458,24 @@ def stack_paths(n):
     return [path.split("@")[0] for path, _ in (n.meta.get("nn_module_stack") or {}).values()]
 
 
-def output_inside_child(ep):
+def output_inside_child(ep, replayed=False):
     """The first value a preserved module's signature returns that an unpreserved module below
     it computes and only that module reads (docs/found-bugs.md 21, by its mechanism: unflatten
     outlines the child with the values read outside it, and a signature is not a reader): a
-    text, or None."""
+    text, or None. With `replayed` (a functional graph: a decomposed program's), the output's
+    read of a buffer's or input's new value that the program does not return is not a read
+    either: unflatten turns it back into a `copy_` beside the value."""
     preserved = {e.fqn.split("@")[0] for e in ep.module_call_graph if e.signature is not None}
     live = live_nodes(ep.graph)
+    sig = ep.graph_signature
+    replay = {*sig.buffers_to_mutate, *getattr(sig, "user_inputs_to_mutate", {})} - \
+        set(sig.user_outputs) if replayed else set()
     for entry, _, n in preserved_outputs(ep):
         # a later call's entry is `a@1`; the module stack names the module, `a`
         base = entry.fqn.split("@")[0]
         inside = [q for q in stack_paths(n) if q.startswith(base + ".") and q not in preserved]
-        if inside and all(inside[0] in stack_paths(u) for u in n.users if u in live):
+        readers = [u for u in n.users if u in live and not (u.op == "output" and n.name in replay)]
+        if inside and all(inside[0] in stack_paths(u) for u in readers):
             return (f"{entry.fqn} returns {n.name}, which its unpreserved child {inside[0]} "
                     f"computes and only it reads")
     return None
@@ -1575,6 +1581,14 @@ def preserve_unflatten(p, ep, eager, cache, structure=None):
         detail = f"{shape[1]}: {why}" if shape and shape[0] in cls else why
         return {"status": "known_torch_issue", "known_torch_issue": cls, "stage": stage,
                 "detail": detail[:300]}
+    # entry 21's mechanism in a functional graph, once no removal explains the failure (entry
+    # 66's, which moves a returned update's readers, comes first)
+    inside = output_inside_child(ep, replayed=True) if error is not None and \
+        "Could not find output node" in why else None
+    if inside:
+        return {"status": "known_torch_issue", "stage": stage, "detail": why[:300],
+                "known_torch_issue": f"{OUTPUT_INSIDE_CHILD}: {inside}, the new value of "
+                "state the program does not return (its copy_ put beside it)"}
     return verdict(status, why) if error is None else failure(error, stage)
 
 

@@ -5959,6 +5959,9 @@ if VERSION >= (2, 14):
     _kept = torch_children.traced(_prog, _src_paths, lambda g: _failed, _failed, None, {})
     _ident = _src_program("a_1")
     _plain = torch_children.traced(_ident, _src_paths, _src_run(_ident), _failed, None, {})
+    _wrong_names = {x: {"status": "mismatch", "stage": "structure", "first_mismatch": "stand-in"}
+                    for x in _src_paths}
+    _named = torch_children.traced(_prog, _src_paths, _src_run(_prog), _wrong_names, None, {})
     check("103: with the removal a no-op the error stays; a mismatch it mends stays, marked "
           "source_path_cause; one it does not mend, a non-strict path and an identifier name "
           "stay unmarked",
@@ -5967,6 +5970,13 @@ if VERSION >= (2, 14):
           "read back as FQNs" in _marked["export.strict.preserve"].get("source_path_cause", "")
           and "source_path_cause" not in _marked["export.nonstrict.preserve"] and
           _kept == _failed and _plain == _failed, f"{_noop} {_marked} {_kept} {_plain}")
+    check("103: a wrong structure (a stand-in mismatch at stage structure) the removal mends is "
+          "traced to 103 on the strict path, not marked; the non-strict path's stays",
+          _named["export.strict.preserve"].get("known_torch_issue") ==
+          torch_structure.SOURCE_PATH and
+          _named["export.strict.preserve"].get("stage") == "structure" and
+          _named["export.nonstrict.preserve"] == _wrong_names["export.nonstrict.preserve"],
+          f"{_named}")
 # both causes on one program: a child named `graph` (class 91: symbolic_trace fails) whose
 # flatcheck name `0` is itself no identifier; with flatcheck's names the strict path still
 # fails by 103 (torch 2.14.1), and with the paths read back too it agrees
@@ -6046,6 +6056,77 @@ check("preserve_structure: the strict path's reference is the non-strict export 
       [s.fqn for s in _ep.module_call_graph if s.signature] == ["", "b.a_1"] and
       torch_export.preserve_structure(_prog, "nonstrict") == (None, None),
       f"{_calls} {_names} {_ep.module_call_graph}")
+
+# Entry 21's mechanism in a decomposed (functional) program: a preserved `a` returns the new
+# value of its unpreserved child `c`'s buffer, which only `c` reads and the program does not
+# return. The output's read of it as the buffer's new value is no read outside `c` (unflatten
+# turns it into a copy_ beside the value): output_inside_child(replayed=True) finds it, and the
+# decomp_preserve_some paths (a preserved, c not) report entry 21, strict and non-strict. Two
+# forms (a copy_ of a new value, an add_ returning the buffer); where the root returns a's
+# result the value is read outside c: not found.
+class _Kept(torch.nn.Module):
+    def __init__(self, form):
+        super().__init__()
+        self.form = form
+        self.register_buffer("buf", torch.zeros(2))
+
+    def forward(self, x):
+        if self.form == "add_":
+            self.buf.add_(x)
+            return self.buf
+        new = self.buf.clone() + x
+        self.buf.copy_(new)
+        return new
+
+
+class _KeptHolder(torch.nn.Module):
+    def __init__(self, form):
+        super().__init__()
+        self.c = _Kept(form)
+
+    def forward(self, x):
+        return self.c(x)
+
+
+class _KeptRoot(torch.nn.Module):
+    def __init__(self, form, returned):
+        super().__init__()
+        self.a, self.returned = _KeptHolder(form), returned
+
+    def forward(self, x):
+        y = self.a(x)
+        return y + 1.0 if self.returned else x + 1.0
+
+
+def _kept_program(form, returned=False):
+    return types.SimpleNamespace(build=lambda: _KeptRoot(form, returned), INPUTS=[torch.ones(2)],
+                                 CONFIG={"calls": 1}, OPS=[], _NoRecorder=object)
+
+
+_found, _paths = {}, {}
+torch_export.PRESERVED = ["a"]
+try:
+    for _form in ("copy_", "add_"):
+        for _returned in (False, True):
+            _prog = _kept_program(_form, _returned)
+            _dec = torch_export.export_program(_prog, "nonstrict", preserve=True,
+                                               unpreserved={"a.c"}).run_decompositions()
+            _found[_form, _returned] = (torch_export.output_inside_child(_dec),
+                                        torch_export.output_inside_child(_dec, replayed=True))
+        _prog = _kept_program(_form)
+        _paths[_form] = [torch_decomp.decomp_preserve_some_path(_prog, m, eager_run(_prog), {})
+                         for m in ("strict", "nonstrict")]
+finally:
+    torch_export.PRESERVED = None
+check("21 in a functional graph: a preserved module returning its unpreserved child's buffer "
+      "update, unread outside the child and not returned by the program: found with replayed "
+      "only, and reported as entry 21 on decomp_preserve_some (two forms, strict and "
+      "non-strict); returned by the program, not found",
+      all(_found[f, False][0] is None and "a returns" in (_found[f, False][1] or "") and
+          _found[f, True] == (None, None) for f in ("copy_", "add_")) and
+      all(r.get("known_torch_issue", "").startswith(torch_export.OUTPUT_INSIDE_CHILD) and
+          "copy_ put beside it" in r["known_torch_issue"] for g in _paths.values() for r in g),
+      f"{_found} {_paths}")
 
 # The gradient paths (torch_grad.py, docs/found-bugs.md 92 and 93): the judging of gradients,
 # and the two classes on hand models, each trace's removal read (not only its result).
