@@ -529,8 +529,8 @@ def decomp_preserve_path(p, mode, eager, cache, unpreserved=()):
     """export preserving every submodule's call signature (but the names in `unpreserved`, as
     on decomp_preserve_some), run_decompositions (its flat module
     judged first, stage "decompose"), then the preserve path's unflatten and calls (with the
-    names judged as there, against the non-strict program decomposed, but past
-    past_dead_values). Past a
+    names judged as there, against the non-strict program decomposed, except past
+    past_dead_values, where more modules are left unpreserved). Past a
     decomposition that fails for a known cause the path goes on where it can: with
     GETITEM_PROVENANCE's cause removed (decompose), and past DEAD_SIGNATURE_VALUE (and
     GRAD_REGION_VALUE) with the modules whose signatures name dead values (no_grad blocks'
