@@ -6,7 +6,9 @@
              do (`m.forward = MethodType(wrapper, m)`, the wrapper calling the original bound
              forward; the result is unchanged); then torch.export.export (strict or not),
              torch.export.unflatten, CONFIG["calls"] calls; outputs and state must equal torch
-             eager's bit for bit
+             eager's bit for bit, and then the unflattened module's structure must be the
+             unhooked program's (hooked_structure: the names the model holds, a graph under
+             each name the unhooked program's non-strict export, unflattened, has one)
 
 The hooked modules are drawn per program (one at least), seeded by the called modules' names
 and the program's ops, so a program gets one draw on any machine, the same for both paths; a
@@ -25,7 +27,9 @@ causes do not explain the failure without it), the path is `known_torch_issue`:
       strict export (torch 2.14.1) records the path of a module reached through the wrapper's
       closure as the source expression dynamo followed (`a.forward.__func__.__closure__[1].
       cell_contents.__self__.a`), and unflatten fails on it
-Other failures are traced as the unflatten paths' are.
+Other failures are traced as the unflatten paths' are. A wrong structure is traced so too: to
+29 or 30 where the wrappers put on the classes mend it (torch_structure.judged, its `also`), to
+103 or 104 where their removals do, else a mismatch at stage "structure".
 """
 import functools
 import random
@@ -35,8 +39,9 @@ from types import MethodType
 import torch
 
 from torch_compare import judge, run_calls
-from torch_export import (available, failure, fresh_exports, run_family, state_after,
-                          trace_unflatten, verdict)
+from torch_export import (agreeing, available, export_program, failure, fresh_exports,
+                          run_family, state_after, trace_unflatten, verdict)
+import torch_structure
 
 PATHS = ("export.strict.hooked", "export.nonstrict.hooked")
 BOUND = "export-bound-forward-module-stack"  # non-strict (docs/found-bugs.md 29)
@@ -152,6 +157,43 @@ def trace_hooked(p, fqns, eager, cache, strict=False):
     return f"{cls}+{other}" if other else None
 
 
+def unhooked_reference(p, cache):
+    """The structure check's reference of both hooked paths: the program without wrappers,
+    exported non-strict and unflattened (once per program; only its names are read)."""
+    key = ("unhooked_reference",)
+    if key not in cache:
+        try:
+            cache[key] = torch.export.unflatten(export_program(p, "nonstrict"))
+        except Exception as e:  # noqa: BLE001 - kept: raised again for the other path
+            cache[key] = e
+    if isinstance(cache[key], Exception):
+        raise cache[key]
+    return cache[key]
+
+
+def hooked_structure(p, fqns, u, eager, cache, strict=False):
+    """None where `u`, the hooked export unflattened (its calls agreeing), names only the
+    model's modules and has a graph under every name the unhooked program's non-strict export,
+    unflattened, has one (a wrapper that calls the forward it replaces changes no structure);
+    else the path's result (torch_structure.judged): class 103 or 104 where their causes'
+    removal mends it, class 29 (non-strict) or 30 (strict) where the wrappers put on the
+    modules' classes do (joined with 103 where strict export's paths must be read back too),
+    a mismatch at stage "structure" otherwise."""
+    cls = SOURCE if strict else BOUND
+
+    def reexport(context):
+        with context():
+            return hooked_export(p, fqns, strict=strict)
+    also = [(cls, lambda: hooked_export(p, fqns, True, strict))]
+    if strict:
+        also.append((f"{cls}+{torch_structure.SOURCE_PATH}", lambda: torch_structure.read_back(
+            hooked_export(p, fqns, True, strict))))
+    return torch_structure.judged(
+        u, p, lambda: hooked_export(p, fqns, strict=strict), agreeing(p, eager, cache), cache,
+        lambda: unhooked_reference(p, cache), reexport if strict else None,
+        lambda make: trace_unflatten(p, make, eager, cache), also)
+
+
 def hooked_path(p, eager, cache, strict=False):
     stage = "draw"
     try:
@@ -165,8 +207,9 @@ def hooked_path(p, eager, cache, strict=False):
         u = torch.export.unflatten(ep)
         stage = "run"
         status, why = judge(p, run_calls(u, p), state_after(u), eager, cache)
-        if status != "mismatch":
-            return {**result, **verdict(status, why)}
+        if status != "mismatch":  # the numbers agree: the structure too
+            wrong = hooked_structure(p, fqns, u, eager, cache, strict)
+            return {**result, **(wrong or verdict(status, why))}
         error = None
     except Exception as e:  # noqa: BLE001 - torch refusing the program, or a cause below
         if stage in ("draw", "export"):

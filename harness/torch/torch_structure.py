@@ -274,7 +274,7 @@ def state_merged(p):
         return True
 
 
-def judged(u, p, fresh, agrees, cache, reference=None, reexport=None, trace=None):
+def judged(u, p, fresh, agrees, cache, reference=None, reexport=None, trace=None, also=()):
     """None where unflattened module `u` names only the model's modules and, given `reference()`
     (the reference's unflattened module), has a graph under each name that has one; else the
     path's result: the class (or both, joined) whose cause removed makes both hold and
@@ -285,7 +285,8 @@ def judged(u, p, fresh, agrees, cache, reference=None, reexport=None, trace=None
     the structure right but the outputs wrong, or unflatten raise, the cause had hidden another
     (a module under the wrong name escapes unflatten's deduplication, class 1; class 34 with
     torch.cond): `trace(make)`, the unflatten paths' trace on the programs `make()` gives, names
-    it, joined after."""
+    it, joined after. `also`, (class, make) pairs, are a path's own removals, tried after
+    these (the hooked paths' wrappers put on the modules' classes: docs/found-bugs.md 29, 30)."""
     names = model_names(p, cache)
     want = set()
     if reference is not None:
@@ -315,7 +316,7 @@ def judged(u, p, fresh, agrees, cache, reference=None, reexport=None, trace=None
         removals += [(EXPORT_ROOT, lambda: reexport(export_root_once)),
                      (f"{SOURCE_PATH}+{EXPORT_ROOT}",
                       lambda: read_back(reexport(export_root_once)))]
-    for cls, make in removals:
+    for cls, make in removals + list(also):
         try:
             try:
                 mended = torch.export.unflatten(make())

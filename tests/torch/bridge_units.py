@@ -1618,6 +1618,88 @@ for second, want in ((math.nan, "excused"), (nan_of(0x7fc00001), "mismatch")):
 # module stacks (torch 2.11 and 2.14.1: the repro's model; torch 2.6 records them right).
 import torch_hooked  # noqa: E402
 
+# The hooked paths' structure check (docs/found-bugs.md 29, 30): a module shared under two names,
+# `n` and `layer0.n`; with `layer0`'s forward bound to it, non-strict export records the call of
+# `layer0.n` as `n` below `layer0` (29). torch 2.14.1's unflatten drops `n` from that stack and
+# leaves its ops in `layer0`'s graph: the numbers agree, `layer0.n` has no graph (the
+# structure); torch 2.6's raises on it.
+class _HookLeaf(torch.nn.Module):
+    def forward(self, x):
+        return x * 3
+
+
+class _HookMid(torch.nn.Module):
+    def __init__(self, leaf):
+        super().__init__()
+        self.n = leaf
+
+    def forward(self, x):
+        return self.n(x) + 1
+
+
+class _HookShared(torch.nn.Module):
+    def __init__(self, name="layer0"):
+        super().__init__()
+        leaf = _HookLeaf()
+        self.add_module(name, _HookMid(leaf))
+        self.n = leaf
+        self.name = name
+
+    def forward(self, x):
+        return getattr(self, self.name)(x) - self.n(x)
+
+
+if torch_export.available() is None:
+    shared_prog = types.SimpleNamespace(CONFIG={"calls": 1}, INPUTS=[torch.ones(2)], OPS=["mul"],
+                                        _NoRecorder=object, build=_HookShared)
+    shared_eager = torch_compare.eager_run(shared_prog)
+    torch_hooked.PINNED = ["layer0"]
+    try:
+        shared = torch_hooked.hooked_path(shared_prog, shared_eager, {})
+        saved_class = torch_hooked.forward_by_class
+        torch_hooked.forward_by_class = torch_hooked.forward_bound  # a stand-in: mends nothing
+        try:
+            unmended = torch_hooked.hooked_path(shared_prog, shared_eager, {})
+        finally:
+            torch_hooked.forward_by_class = saved_class
+    finally:
+        torch_hooked.PINNED = None
+    newer = VERSION >= NEWER
+    check("hooked_path non-strict, `layer0` hooked, `layer0.n` also held as `n`: class 29 at "
+          "stage structure from torch 2.11 (no graph under layer0.n), at stage unflatten on 2.6",
+          shared.get("known_torch_issue", "").startswith(torch_hooked.BOUND) and
+          shared.get("stage") == ("structure" if newer else "unflatten") and
+          (not newer or "layer0.n" in shared.get("detail", "")), str(shared))
+    if newer:
+        check("hooked_path: the class wrappers (stand-in) mending nothing: a mismatch at stage "
+              "structure", unmended.get("status") == "mismatch" and
+              unmended.get("stage") == "structure", str(unmended))
+
+    def missing_child(name):
+        """The unhooked program's non-strict export, unflattened, without `NAME.n`'s graph."""
+        prog = types.SimpleNamespace(**{**vars(shared_prog),
+                                        "build": lambda: _HookShared(name)})
+        u = torch.export.unflatten(torch_export.export_program(prog, "nonstrict"))
+        delattr(getattr(u, name), "n")
+        return prog, u
+    prog, u = missing_child("layer0")
+    strict = torch_hooked.hooked_structure(prog, ["layer0"], u, shared_eager, {}, strict=True)
+    check("hooked_structure strict, a structure without layer0.n's graph: mended by the class "
+          "wrappers: class 30 at stage structure", strict.get("known_torch_issue") ==
+          torch_hooked.SOURCE and strict.get("stage") == "structure", str(strict))
+    # A child named `0`: strict export records its path as `getattr(L['self'], '0')` on torch
+    # 2.14.1 (103), with the class wrappers too; read back, the structure is right.
+    prog, u = missing_child("0")
+    digits = torch_hooked.hooked_structure(prog, ["0"], u, shared_eager, {}, strict=True)
+    want = torch_hooked.SOURCE + (f"+{torch_structure.SOURCE_PATH}"
+                                  if torch_structure.records_source_paths() else "")
+    check(f"hooked_structure strict, the child named `0` without 0.n's graph: {want}",
+          digits.get("known_torch_issue") == want and digits.get("stage") == "structure",
+          str(digits))
+    right = torch_hooked.hooked_structure(prog, ["0"], torch.export.unflatten(
+        torch_export.export_program(prog, "nonstrict")), shared_eager, {})
+    check("hooked_structure: the unhooked structure itself: None", right is None, str(right))
+
 if torch_export.available() is None:
     bound_repro = repro_module("export-bound-forward-module-stack")
     hooked_prog = types.SimpleNamespace(CONFIG={"calls": 1}, INPUTS=[torch.ones(2)], OPS=["mul"],
@@ -1668,10 +1750,14 @@ if torch_export.available() is None:
         drawn = tuple(torch_hooked.draw_hooked(prog, ["a", "a.a"]))
         if drawn in (("a",), ("a.a",)) and drawn not in by_draw:
             r = torch_hooked.hooked_path(prog, hooked_eager, {})
-            by_draw[drawn] = r.get("known_torch_issue", r["status"]).split(":")[0]
-    want_draws = {("a",): torch_hooked.BOUND if newer else "agree", ("a.a",): "agree"}
-    check("hooked_path: `a` hooked is class 29 from torch 2.11 (agrees on 2.6), `a.a` agrees",
-          by_draw == want_draws, str(by_draw))
+            by_draw[drawn] = (r.get("known_torch_issue", r["status"]).split(":")[0],
+                              r.get("stage"))
+    # torch 2.6's unflatten agrees on the numbers, but a.a's node stands in `a`: no graph under
+    # a.a, the structure form of 29 (the hook is a closure here, not the repro's method)
+    want_draws = {("a",): (torch_hooked.BOUND, "run" if newer else "structure"),
+                  ("a.a",): ("agree", None)}
+    check("hooked_path: `a` hooked is class 29 (from torch 2.11 wrong numbers, on 2.6 a wrong "
+          "structure), `a.a` agrees", by_draw == want_draws, str(by_draw))
     fake = types.SimpleNamespace(OPS=["mul"])
     draws = {tuple(torch_hooked.draw_hooked(types.SimpleNamespace(OPS=[f"op{k}"]),
                                             ["a", "b", "c"])) for k in range(12)}
