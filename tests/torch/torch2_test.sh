@@ -634,6 +634,8 @@ LATER = {"preserve-tied-buffer-update": [((2, 11), None)],
          # the module types there, agrees (class 29 shows on 2.6 as crashes on other programs)
          "export-bound-forward-module-stack":
              [((0, 0), None), ((2, 14), {"export-bound-forward-module-stack"})],
+         # (29's structure form) 2.14.1 leaves layer0.n without a graph; 2.6's unflatten raises
+         "export-bound-forward-module-stack-2": [((0, 0), {"export-bound-forward-module-stack"})],
          "export-strict-bound-forward-source-path":  # torch 2.6 records the right path
              [((0, 0), None), ((2, 14), {"export-strict-bound-forward-source-path"})],
          # torch 2.6 records no module stack for some of the re-exported nodes and unflatten
