@@ -630,12 +630,10 @@ LATER = {"preserve-tied-buffer-update": [((2, 11), None)],
          "pipeline-bound-forward-module-stack":
              [((0, 0), {"pipeline-sink-params-no-inputs-indexerror"}),
               ((2, 14), {"pipeline-bound-forward-module-stack"})],
-         # torch 2.6 records this case's wrong module stack too but its unflatten, blind to
-         # the module types there, agrees (class 29 shows on 2.6 as crashes on other programs)
-         "export-bound-forward-module-stack":
-             [((0, 0), None), ((2, 14), {"export-bound-forward-module-stack"})],
-         # (29's structure form) 2.14.1 leaves layer0.n without a graph; 2.6's unflatten raises
-         "export-bound-forward-module-stack-2": [((0, 0), {"export-bound-forward-module-stack"})],
+         # (29) every torch shows the class on its cases, as no entry here says: torch 2.6
+         # records case 1's wrong module stack too, and its unflatten, blind to the module
+         # types there, agrees on the numbers but leaves layer0.layer0 without a graph (the
+         # structure form, as 2.14.1 on case 2; 2.6's unflatten raises on case 2)
          "export-strict-bound-forward-source-path":  # torch 2.6 records the right path
              [((0, 0), None), ((2, 14), {"export-strict-bound-forward-source-path"})],
          # torch 2.6 records no module stack for some of the re-exported nodes and unflatten
