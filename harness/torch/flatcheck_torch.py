@@ -70,9 +70,11 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            the preserve path's unflatten, or (decomp_preserve_some) the preserve_some path's
            export (its drawn part preserved) and unflatten (torch_decomp.py).
   export.strict.hooked, export.nonstrict.hooked
-           each module the model calls, with probability 1/2, given a forward wrapper bound to
-           the module (as library hooks and pipelining's split points install), then export
-           (strict or not) and unflatten; the calls; vs torch eager, bit for bit
+           each module the model calls, with probability 1/2, given a hook that changes no
+           result, of a kind drawn per module (bound: a forward wrapper bound to the module, as
+           pipelining's split points install; partial: accelerate's add_hook_to_module form;
+           closure; pre_hook, hook: registered identity hooks), then export (strict or not)
+           and unflatten; the calls; vs torch eager, bit for bit; then the structure
            (torch_hooked.py).
   export.strict.swap, export.nonstrict.swap
            export preserving every submodule's call signature and unflatten, then what
@@ -795,9 +797,13 @@ def pin_draws(draws):
         torch_pipeline.PINNED = dict(spec)
     if "hooked" in draws:
         fqns = draws["hooked"]
-        if not isinstance(fqns, list) or not all(isinstance(f, str) for f in fqns):
-            raise ValueError(f"hooked: a list of FQNs, got {fqns!r}")
-        torch_hooked.PINNED = list(fqns)
+        if not (isinstance(fqns, list) and all(isinstance(f, str) for f in fqns) or
+                isinstance(fqns, dict) and all(
+                    isinstance(f, str) and k in torch_hooked.KINDS for f, k in fqns.items())):
+            raise ValueError(f"hooked: {{FQN: kind}} (a kind of "
+                             f"{', '.join(torch_hooked.KINDS)}) or a list of FQNs (each hooked "
+                             f"bound), got {fqns!r}")
+        torch_hooked.PINNED = torch_hooked.as_hooks(fqns)
     if "swap" in draws:
         fqns = draws["swap"]
         if not isinstance(fqns, list) or not all(isinstance(f, str) for f in fqns) or \
@@ -878,10 +884,12 @@ def main():
     ap.add_argument("--draw", metavar="JSON",
                     help="the per-program draws fixed instead of drawn, as a result reports "
                          "them: {\"pipeline\": {FQN: \"BEGINNING\"|\"END\"}, "
-                         "\"hooked\": [FQN, ...], \"swap\": [FQN, ...], "
+                         "\"hooked\": {FQN: KIND} (or [FQN, ...], each bound), "
+                         "\"swap\": [FQN, ...], "
                          "\"dynamic\": [[SHAPE, ...], ...], \"rewrite\": [PATTERN, ...], "
                          "\"preserve\": [FQN, ...]} (any "
-                         "of the keys; the modules of both hooked paths, of the four swap paths "
+                         "of the keys; the modules of both hooked paths and their hooks' kinds, "
+                         "of the four swap paths "
                          "(swap, swap_modules), the input shapes of each size both dynamic "
                          "paths judge, the patterns fx.rewrite tries (its results' "
                          "\"pattern\"), the modules whose call signatures the preserve_some "

@@ -1,23 +1,31 @@
 """The bridge's hooked export paths (docs/torch.md), torch >= 2.5:
 
   export.strict.hooked, export.nonstrict.hooked
-             each module the model calls, with probability 1/2, gets its forward replaced by a
-             wrapper bound to the module object, as library hooks and pipelining's split points
-             do (`m.forward = MethodType(wrapper, m)`, the wrapper calling the original bound
-             forward; the result is unchanged); then torch.export.export (strict or not),
+             each module the model calls, with probability 1/2, gets a hook that changes no
+             result, of a kind drawn per module (KINDS): its forward replaced by a wrapper
+             bound to the module object, as pipelining's split points do (`bound`:
+             `m.forward = MethodType(wrapper, m)`), by a partial of a function taking the module
+             with the original forward kept as an attribute, as accelerate's add_hook_to_module
+             does (`partial`), or by a plain closure (`closure`), each wrapper calling the
+             original bound forward; or an identity hook registered on the module (`pre_hook`:
+             a forward pre-hook with keyword arguments; `hook`: a forward hook with keyword
+             arguments, returning the output); then torch.export.export (strict or not),
              torch.export.unflatten, CONFIG["calls"] calls; outputs and state must equal torch
              eager's bit for bit, and then the unflattened module's structure must be the
              unhooked program's (hooked_structure: the names the model holds, a graph under
              each name the unhooked program's non-strict export, unflattened, has one)
 
 The hooked modules are drawn per program (one at least), seeded by the called modules' names
-and the program's ops, so a program gets one draw on any machine, the same for both paths; a
-program that calls no module is skipped. The bridge's --draw fixes the modules instead
-(PINNED), for shrinking.
+and the program's ops, and then each one's kind, seeded by the drawn names and the ops, so a
+program gets one draw on any machine, the same for both paths; a program that calls no module is
+skipped. The bridge's --draw fixes the modules and their kinds instead (PINNED: {FQN: kind}; a
+list of FQNs hooks each `bound`), for shrinking. A result names its draw as `hooked`,
+{FQN: kind}, which --draw takes as it is.
 
 A failure (an exception, or a wrong result) is traced. When the same wrappers put on the
 modules' classes instead (forward_by_class: through the class, the tracer's proxy of a module
-is its `self`) change the module stacks export records, and with them unflatten agrees (alone;
+is its `self`; the registered hooks kept as they are) change the module stacks export records,
+and with them unflatten agrees (alone;
 or with a cause of the unflatten paths removed too, torch_export.trace_unflatten, when those
 causes do not explain the failure without it), the path is `known_torch_issue`:
   export-bound-forward-module-stack (non-strict; docs/found-bugs.md 29)
@@ -46,7 +54,9 @@ import torch_structure
 PATHS = ("export.strict.hooked", "export.nonstrict.hooked")
 BOUND = "export-bound-forward-module-stack"  # non-strict (docs/found-bugs.md 29)
 SOURCE = "export-strict-bound-forward-source-path"  # strict (docs/found-bugs.md 30)
-PINNED = None  # the modules to hook instead of a draw (the bridge's --draw)
+PINNED = None  # {FQN: kind} to hook instead of a draw (the bridge's --draw)
+KINDS = ("bound", "partial", "closure", "pre_hook", "hook")
+REPLACING = ("bound", "partial", "closure")  # the kinds that replace the module's forward
 
 
 def called_modules(p, cache=None):
@@ -89,6 +99,43 @@ def forward_bound(module, around):
                                 module)
 
 
+def forward_partial(module, around):
+    """Replaces `module`'s forward as accelerate's add_hook_to_module does: the original bound
+    forward kept as the module's attribute `_old_forward`, the new forward a partial of a function
+    taking the module, wrapped to look like the original (functools.update_wrapper)."""
+    module._old_forward = module.forward
+
+    def new_forward(module, *args, **kwargs):
+        return around(module._old_forward, *args, **kwargs)
+    module.forward = functools.update_wrapper(functools.partial(new_forward, module),
+                                              module._old_forward)
+
+
+def forward_closure(module, around):
+    """Replaces `module`'s forward by a plain function closing over the original bound forward."""
+    original = module.forward
+    module.forward = lambda *args, **kwargs: around(original, *args, **kwargs)
+
+
+def pre_hook(module, around):
+    """Registers an identity forward pre-hook with keyword arguments on `module`."""
+    module.register_forward_pre_hook(lambda m, args, kwargs: (args, kwargs), with_kwargs=True)
+
+
+def post_hook(module, around):
+    """Registers an identity forward hook with keyword arguments on `module`."""
+    module.register_forward_hook(lambda m, args, kwargs, output: output, with_kwargs=True)
+
+
+HOOK = {"bound": forward_bound, "partial": forward_partial, "closure": forward_closure,
+        "pre_hook": pre_hook, "hook": post_hook}
+
+
+def as_hooks(fqns):
+    """{FQN: kind} of a draw: `fqns` itself, or each FQN of a list `bound`."""
+    return dict(fqns) if isinstance(fqns, dict) else {fqn: "bound" for fqn in fqns}
+
+
 def forward_by_class(module, around):
     """The same wrapper found through the module's class: the module gets a subclass of its
     class (same names) whose forward calls `around(forward, *args, **kwargs)` with the class's
@@ -115,6 +162,13 @@ def draw_hooked(p, called):
     return chosen or [rng.choice(called)] if called else []
 
 
+def draw_kinds(p, fqns):
+    """{FQN: kind} for the drawn modules `fqns`: each kind of KINDS alike, seeded by the names
+    and the program's ops."""
+    rng = random.Random(zlib.crc32(repr(("hook kinds", fqns, list(p.OPS))).encode()))
+    return {fqn: rng.choice(KINDS) for fqn in fqns}
+
+
 def module_stacks(ep):
     """The module paths export recorded for each node of `ep`'s graph."""
     return [(n.name, tuple(path for path, _ in (n.meta.get("nn_module_stack") or {}).values()))
@@ -122,11 +176,13 @@ def module_stacks(ep):
 
 
 def hooked_export(p, fqns, by_class=False, strict=False):
-    """A fresh model of `p` with the modules `fqns` hooked (bound wrappers, or `by_class`),
+    """A fresh model of `p` with the modules `fqns` hooked ({FQN: kind}, or a list of FQNs hooked
+    `bound`; with `by_class`, each wrapper replacing a forward put on the module's class instead),
     exported (non-strict, or `strict`)."""
     model = p.build()
-    for fqn in fqns:
-        (forward_by_class if by_class else forward_bound)(model.get_submodule(fqn), passthrough)
+    for fqn, kind in as_hooks(fqns).items():
+        hook = forward_by_class if by_class and kind in REPLACING else HOOK[kind]
+        hook(model.get_submodule(fqn), passthrough)
     return torch.export.export(model, tuple(t.clone() for t in p.INPUTS), strict=strict)
 
 
@@ -197,7 +253,11 @@ def hooked_structure(p, fqns, u, eager, cache, strict=False):
 def hooked_path(p, eager, cache, strict=False):
     stage = "draw"
     try:
-        fqns = PINNED if PINNED is not None else draw_hooked(p, called_modules(p, cache))
+        if PINNED is not None:
+            fqns = as_hooks(PINNED)
+        else:
+            drawn = draw_hooked(p, called_modules(p, cache))
+            fqns = draw_kinds(p, drawn)
         if not fqns:
             return {"status": "skipped", "skip": "the program calls no module to hook"}
         result = {"hooked": fqns}

@@ -1743,21 +1743,39 @@ if torch_export.available() is None:
         traced = torch_hooked.trace_hooked(strict_prog, ["a"], strict_eager, {}, strict=True)
         check("trace_hooked strict: class 30, not 29", (traced or "").startswith(
             torch_hooked.SOURCE + ":"), str(traced))
-    # The whole path, with the draws that hook `a` alone and `a.a` alone.
+    # The whole path, with the draws that hook `a` alone and `a.a` alone, of each kind: the
+    # kinds that replace `a`'s forward are class 29, the registered hooks change nothing.
     by_draw = {}
-    for k in range(40):
+    for k in range(400):
         prog = types.SimpleNamespace(**{**vars(hooked_prog), "OPS": [f"op{k}"]})
-        drawn = tuple(torch_hooked.draw_hooked(prog, ["a", "a.a"]))
-        if drawn in (("a",), ("a.a",)) and drawn not in by_draw:
+        drawn = torch_hooked.draw_hooked(prog, ["a", "a.a"])
+        key = tuple(torch_hooked.draw_kinds(prog, drawn).items())
+        if len(key) == 1 and key not in by_draw:
             r = torch_hooked.hooked_path(prog, hooked_eager, {})
-            by_draw[drawn] = (r.get("known_torch_issue", r["status"]).split(":")[0],
-                              r.get("stage"))
+            by_draw[key] = (r.get("known_torch_issue", r["status"]).split(":")[0],
+                            r.get("stage"), r.get("hooked") == dict(key))
     # torch 2.6's unflatten agrees on the numbers, but a.a's node stands in `a`: no graph under
     # a.a, the structure form of 29 (the hook is a closure here, not the repro's method)
-    want_draws = {("a",): (torch_hooked.BOUND, "run" if newer else "structure"),
-                  ("a.a",): ("agree", None)}
-    check("hooked_path: `a` hooked is class 29 (from torch 2.11 wrong numbers, on 2.6 a wrong "
-          "structure), `a.a` agrees", by_draw == want_draws, str(by_draw))
+    want_draws = {**{(("a", kind),): (torch_hooked.BOUND, "run" if newer else "structure", True)
+                     for kind in torch_hooked.REPLACING},
+                  **{(("a", kind),): ("agree", None, True) for kind in ("pre_hook", "hook")},
+                  **{(("a.a", kind),): ("agree", None, True) for kind in torch_hooked.KINDS}}
+    check("hooked_path: `a` hooked is class 29 where its forward is replaced (from torch 2.11 "
+          "wrong numbers, on 2.6 a wrong structure), agrees with registered hooks; `a.a` agrees; "
+          "the result names the draw", by_draw == want_draws, str(by_draw))
+    # Strict export of accelerate's form (`partial`): dynamo reaches a.a through the attribute
+    # `_old_forward`; unflatten makes modules under those names, a.a has no graph (30's structure
+    # form, corpus/torch/export-strict-hook-attribute-source-path.py); torch 2.6 agrees.
+    torch_hooked.PINNED = {"a": "partial"}
+    try:
+        attribute = torch_hooked.hooked_path(strict_prog, strict_eager, {}, strict=True)
+    finally:
+        torch_hooked.PINNED = None
+    check("hooked_path strict, `a` hooked as accelerate does: class 30 at stage structure (from "
+          "torch 2.11), agrees on 2.6",
+          (attribute.get("known_torch_issue") == torch_hooked.SOURCE and
+           attribute.get("stage") == "structure" and "_old_forward" in attribute.get("detail", ""))
+          if newer else attribute.get("status") == "agree", str(attribute))
     fake = types.SimpleNamespace(OPS=["mul"])
     draws = {tuple(torch_hooked.draw_hooked(types.SimpleNamespace(OPS=[f"op{k}"]),
                                             ["a", "b", "c"])) for k in range(12)}
@@ -1765,6 +1783,45 @@ if torch_export.available() is None:
           torch_hooked.draw_hooked(fake, ["a", "b"]) == torch_hooked.draw_hooked(fake, ["a", "b"])
           and len(draws) > 3 and all(draws) and torch_hooked.draw_hooked(fake, []) == [],
           str(draws))
+    kinds = [torch_hooked.draw_kinds(types.SimpleNamespace(OPS=[f"op{k}"]), ["a", "b"])
+             for k in range(30)]
+    check("draw_kinds: one kind for each drawn module, one draw a program, every kind drawn",
+          all(list(d) == ["a", "b"] for d in kinds) and
+          torch_hooked.draw_kinds(fake, ["a"]) == torch_hooked.draw_kinds(fake, ["a"]) and
+          {k for d in kinds for k in d.values()} == set(torch_hooked.KINDS), str(kinds))
+    # --draw's "hooked": {FQN: kind}, or a list (each bound); an unknown kind refused
+    import flatcheck_torch  # noqa: E402 - imported again below, with its own checks
+    read = []
+    for pinned in ({"a": "partial", "b": "hook"}, ["a"]):
+        flatcheck_torch.pin_draws({"hooked": pinned})
+        read.append(torch_hooked.PINNED)
+    torch_hooked.PINNED = None
+    try:
+        flatcheck_torch.pin_draws({"hooked": {"a": "sideways"}})
+        read.append("not refused")
+    except ValueError:
+        pass
+    check("pin_draws: a hooked draw of kinds read, a list hooked bound, an unknown kind refused",
+          read == [{"a": "partial", "b": "hook"}, {"a": "bound"}], str(read))
+    # Each kind installs its hook: a replaced forward (bound to the module, a partial of a
+    # function taking it with the original kept as _old_forward, a closure), or a registered hook
+    installed = {}
+    for kind in torch_hooked.KINDS:
+        m = bound_repro.Leaf()
+        plain = m.forward
+        torch_hooked.HOOK[kind](m, torch_hooked.passthrough)
+        forward = m.__dict__.get("forward")
+        installed[kind] = (
+            type(forward).__name__ if forward is not None else None,
+            getattr(forward, "__self__", None) is m, getattr(m, "_old_forward", None) == plain,
+            len(m._forward_pre_hooks), len(m._forward_hooks),
+            torch_compare.bit_equal(m(torch.ones(2)), plain(torch.ones(2))))
+    check("HOOK: each kind installs its own hook, and none changes the result", installed == {
+        "bound": ("method", True, False, 0, 0, True),
+        "partial": ("partial", False, True, 0, 0, True),
+        "closure": ("function", False, False, 0, 0, True),
+        "pre_hook": (None, False, False, 1, 0, True),
+        "hook": (None, False, False, 0, 1, True)}, str(installed))
 
     # The trace's exports: one export, then a deep copy per call (each new, none touched by
     # another's unflatten), unless a copy does not keep the shared tensors: then export each time.

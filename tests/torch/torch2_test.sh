@@ -957,6 +957,8 @@ refused_draw() {  # refused_draw PATH KEY DRAW WHAT: the bridge exits 2 naming t
 refused_draw pipeline pipeline '{"pipeline": {"a": "MIDDLE"}}' "with an unknown split point"
 refused_draw export.nonstrict.preserve_some preserve '{"preserve": "a"}' \
   "with preserved modules that are no list"
+refused_draw export.nonstrict.hooked hooked '{"hooked": {"a": "sideways"}}' \
+  "with an unknown hook kind"
 # The swap paths read --draw too: swapping nothing, entry 31's case agrees (its own draw, its one
 # module, is the class; above).
 bridge "$work/cases/unflatten-preserve-dead-input-none-1.py" --paths export.nonstrict.swap \
