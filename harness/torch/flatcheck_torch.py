@@ -73,9 +73,9 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            each module the model calls, with probability 1/2, given a hook that changes no
            result, of a kind drawn per module (bound: a forward wrapper bound to the module, as
            pipelining's split points install; partial: accelerate's add_hook_to_module form;
-           closure; pre_hook, hook: registered identity hooks), then export (strict or not)
-           and unflatten; the calls; vs torch eager, bit for bit; then the structure
-           (torch_hooked.py).
+           closure; pre_hook, hook: registered identity hooks; compile: Module.compile), then
+           export (strict or not) and unflatten; the calls; vs torch eager, bit for bit; then
+           the structure (torch_hooked.py).
   export.strict.swap, export.nonstrict.swap
            export preserving every submodule's call signature and unflatten, then what
            preserved signatures are for: modules the model calls, each with probability 1/2,

@@ -9,7 +9,9 @@
              does (`partial`), or by a plain closure (`closure`), each wrapper calling the
              original bound forward; or an identity hook registered on the module (`pre_hook`:
              a forward pre-hook with keyword arguments; `hook`: a forward hook with keyword
-             arguments, returning the output); then torch.export.export (strict or not),
+             arguments, returning the output); or the module compiled in place
+             (`compile`: Module.compile, dynamo's eager backend, so that no path needs a C++
+             compiler); then torch.export.export (strict or not),
              torch.export.unflatten, CONFIG["calls"] calls; outputs and state must equal torch
              eager's bit for bit, and then the unflattened module's structure must be the
              unhooked program's (hooked_structure: the names the model holds, a graph under
@@ -24,7 +26,8 @@ list of FQNs hooks each `bound`), for shrinking. A result names its draw as `hoo
 
 A failure (an exception, or a wrong result) is traced. When the same wrappers put on the
 modules' classes instead (forward_by_class: through the class, the tracer's proxy of a module
-is its `self`; the registered hooks kept as they are) change the module stacks export records,
+is its `self`; a compiled module left uncompiled, given that wrapper; the registered hooks kept
+as they are) change the module stacks export records,
 and with them unflatten agrees (alone;
 or with a cause of the unflatten paths removed too, torch_export.trace_unflatten, when those
 causes do not explain the failure without it), the path is `known_torch_issue`:
@@ -55,8 +58,12 @@ PATHS = ("export.strict.hooked", "export.nonstrict.hooked")
 BOUND = "export-bound-forward-module-stack"  # non-strict (docs/found-bugs.md 29)
 SOURCE = "export-strict-bound-forward-source-path"  # strict (docs/found-bugs.md 30)
 PINNED = None  # {FQN: kind} to hook instead of a draw (the bridge's --draw)
-KINDS = ("bound", "partial", "closure", "pre_hook", "hook")
-REPLACING = ("bound", "partial", "closure")  # the kinds that replace the module's forward
+KINDS = ("bound", "partial", "closure", "pre_hook", "hook", "compile")
+# the kinds that replace what a call of the module runs (its forward; compile: its call)
+REPLACING = ("bound", "partial", "closure", "compile")
+# torch 2.6's non-strict export refuses a compiled module (a documented limitation: "not
+# supported at the moment"); the path is skipped there
+COMPILED_REFUSED = "symbolically trace a dynamo-optimized function"
 
 
 def called_modules(p, cache=None):
@@ -127,8 +134,14 @@ def post_hook(module, around):
     module.register_forward_hook(lambda m, args, kwargs, output: output, with_kwargs=True)
 
 
+def compiled(module, around):
+    """Compiles `module` in place (Module.compile: its calls run torch.compile of its bound
+    _call_impl), with dynamo's eager backend."""
+    module.compile(backend="eager")
+
+
 HOOK = {"bound": forward_bound, "partial": forward_partial, "closure": forward_closure,
-        "pre_hook": pre_hook, "hook": post_hook}
+        "pre_hook": pre_hook, "hook": post_hook, "compile": compiled}
 
 
 def as_hooks(fqns):
@@ -177,8 +190,8 @@ def module_stacks(ep):
 
 def hooked_export(p, fqns, by_class=False, strict=False):
     """A fresh model of `p` with the modules `fqns` hooked ({FQN: kind}, or a list of FQNs hooked
-    `bound`; with `by_class`, each wrapper replacing a forward put on the module's class instead),
-    exported (non-strict, or `strict`)."""
+    `bound`; with `by_class`, each kind of REPLACING a passthrough wrapper put on the module's
+    class instead), exported (non-strict, or `strict`)."""
     model = p.build()
     for fqn, kind in as_hooks(fqns).items():
         hook = forward_by_class if by_class and kind in REPLACING else HOOK[kind]
@@ -272,6 +285,10 @@ def hooked_path(p, eager, cache, strict=False):
             return {**result, **(wrong or verdict(status, why))}
         error = None
     except Exception as e:  # noqa: BLE001 - torch refusing the program, or a cause below
+        if stage == "export" and not strict and "compile" in fqns.values() and \
+                COMPILED_REFUSED in str(e):
+            return {**result, "status": "skipped", "skip": "this torch's non-strict export "
+                    "refuses a compiled module (Module.compile)"}
         if stage in ("draw", "export"):
             return failure(e, stage)
         error, why = e, f"{type(e).__name__}: {e}"

@@ -1744,7 +1744,8 @@ if torch_export.available() is None:
         check("trace_hooked strict: class 30, not 29", (traced or "").startswith(
             torch_hooked.SOURCE + ":"), str(traced))
     # The whole path, with the draws that hook `a` alone and `a.a` alone, of each kind: the
-    # kinds that replace `a`'s forward are class 29, the registered hooks change nothing.
+    # kinds that replace `a`'s forward, or compile `a`, are class 29, the registered hooks
+    # change nothing. torch 2.6's non-strict export refuses a compiled module: skipped.
     by_draw = {}
     for k in range(400):
         prog = types.SimpleNamespace(**{**vars(hooked_prog), "OPS": [f"op{k}"]})
@@ -1757,12 +1758,15 @@ if torch_export.available() is None:
     # torch 2.6's unflatten agrees on the numbers, but a.a's node stands in `a`: no graph under
     # a.a, the structure form of 29 (the hook is a closure here, not the repro's method)
     want_draws = {**{(("a", kind),): (torch_hooked.BOUND, "run" if newer else "structure", True)
-                     for kind in torch_hooked.REPLACING},
+                     for kind in ("bound", "partial", "closure")},
                   **{(("a", kind),): ("agree", None, True) for kind in ("pre_hook", "hook")},
-                  **{(("a.a", kind),): ("agree", None, True) for kind in torch_hooked.KINDS}}
+                  **{(("a.a", kind),): ("agree", None, True) for kind in torch_hooked.KINDS},
+                  **{((fqn, "compile"),): (torch_hooked.BOUND, "run", True) if newer and fqn == "a"
+                     else ("agree" if newer else "skipped", None, True) for fqn in ("a", "a.a")}}
     check("hooked_path: `a` hooked is class 29 where its forward is replaced (from torch 2.11 "
-          "wrong numbers, on 2.6 a wrong structure), agrees with registered hooks; `a.a` agrees; "
-          "the result names the draw", by_draw == want_draws, str(by_draw))
+          "wrong numbers, on 2.6 a wrong structure) or it is compiled (2.14.1; 2.6 refuses: "
+          "skipped), agrees with registered hooks; `a.a` agrees; the result names the draw",
+          by_draw == want_draws, str(by_draw))
     # Strict export of accelerate's form (`partial`): dynamo reaches a.a through the attribute
     # `_old_forward`; unflatten makes modules under those names, a.a has no graph (30's structure
     # form, corpus/torch/export-strict-hook-attribute-source-path.py); torch 2.6 agrees.
@@ -1804,7 +1808,8 @@ if torch_export.available() is None:
     check("pin_draws: a hooked draw of kinds read, a list hooked bound, an unknown kind refused",
           read == [{"a": "partial", "b": "hook"}, {"a": "bound"}], str(read))
     # Each kind installs its hook: a replaced forward (bound to the module, a partial of a
-    # function taking it with the original kept as _old_forward, a closure), or a registered hook
+    # function taking it with the original kept as _old_forward, a closure), a registered hook,
+    # or the module compiled in place
     installed = {}
     for kind in torch_hooked.KINDS:
         m = bound_repro.Leaf()
@@ -1815,13 +1820,15 @@ if torch_export.available() is None:
             type(forward).__name__ if forward is not None else None,
             getattr(forward, "__self__", None) is m, getattr(m, "_old_forward", None) == plain,
             len(m._forward_pre_hooks), len(m._forward_hooks),
+            getattr(m, "_compiled_call_impl", None) is not None,
             torch_compare.bit_equal(m(torch.ones(2)), plain(torch.ones(2))))
     check("HOOK: each kind installs its own hook, and none changes the result", installed == {
-        "bound": ("method", True, False, 0, 0, True),
-        "partial": ("partial", False, True, 0, 0, True),
-        "closure": ("function", False, False, 0, 0, True),
-        "pre_hook": (None, False, False, 1, 0, True),
-        "hook": (None, False, False, 0, 1, True)}, str(installed))
+        "bound": ("method", True, False, 0, 0, False, True),
+        "partial": ("partial", False, True, 0, 0, False, True),
+        "closure": ("function", False, False, 0, 0, False, True),
+        "pre_hook": (None, False, False, 1, 0, False, True),
+        "hook": (None, False, False, 0, 1, False, True),
+        "compile": (None, False, False, 0, 0, True, True)}, str(installed))
 
     # The trace's exports: one export, then a deep copy per call (each new, none touched by
     # another's unflatten), unless a copy does not keep the shared tensors: then export each time.
@@ -5115,6 +5122,9 @@ if torch_reinplace.available() is None:
                   r["known_torch_issue"] == torch_cond.STRIDES and "agrees" in r["detail"]
                   for r in got.values()), str(got))
     if torch_export.available() is None:  # torch.cond at two sizes: entry 101's shape
+        # as the bridge judges a program: dynamo's caches emptied first (the checks above
+        # compiled with dynamo; eager torch.cond compiles its branches with it)
+        flatcheck_torch.reset_compile_caches()
         _two = cond_program(["branch", "neg", "mul"], _CondTwoSizes, [_square])
         _two_eager = eager_run(_two)
         with torch_cond.branch_by(_two, torch_cond.cond_branch):
@@ -5170,6 +5180,7 @@ if torch_reinplace.available() is None:
                                 [1.5, 2.5, 3.5]])
         got = {}
         for model in (_CondChunks, _CondChunksTwice):
+            flatcheck_torch.reset_compile_caches()  # as the bridge judges a program
             _prog = cond_program(["branch", "mul"], model, [_halves])
             _prog_eager = eager_run(_prog)
             with torch_cond.branch_by(_prog, torch_cond.cond_branch):
@@ -5485,6 +5496,7 @@ if torch_vmap.available() is None:
     _cv.build = _CondVmap
     _cv_eager = eager_run(_cv)
     _cv._branch = torch_cond.cond_branch
+    flatcheck_torch.reset_compile_caches()  # as the bridge judges a program
     _cv_present = tuple(int(v) for v in torch.__version__.split(".")[:2]) >= (2, 14)
     got = torch_vmap.run_vmap(_cv, _cv_eager, torch_vmap.PATHS, {})
     _want = {"known_torch_issue": torch_vmap.EXPANDED} if _cv_present else {"status": "agree"}
@@ -5513,6 +5525,7 @@ if torch_vmap.available() is None:
                                 _branch=torch_cond.python_branch)
     _cw_eager = eager_run(_cw)
     _cw._branch = torch_cond.cond_branch
+    flatcheck_torch.reset_compile_caches()  # as the bridge judges a program
     got = torch_vmap.run_vmap(_cw, _cw_eager, torch_vmap.PATHS, {})
     check("run_vmap --branch cond: a branch op between two values of a parameter: class 80 on "
           "both paths", all(got[x].get("known_torch_issue") == torch_vmap.UNBATCHED
