@@ -634,6 +634,10 @@ LATER = {"preserve-tied-buffer-update": [((2, 11), None)],
          # records case 1's wrong module stack too, and its unflatten, blind to the module
          # types there, agrees on the numbers but leaves layer0.layer0 without a graph (the
          # structure form, as 2.14.1 on case 2; 2.6's unflatten raises on case 2)
+         # (29, the compile form) case 3 compiles a module (its .draw): torch 2.6's non-strict
+         # export refuses a compiled module, and the path is skipped there
+         "export-bound-forward-module-stack-3":
+             [((0, 0), None), ((2, 14), {"export-bound-forward-module-stack"})],
          "export-strict-bound-forward-source-path":  # torch 2.6 records the right path
              [((0, 0), None), ((2, 14), {"export-strict-bound-forward-source-path"})],
          # torch 2.6 records no module stack for some of the re-exported nodes and unflatten
