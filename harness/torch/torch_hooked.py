@@ -27,10 +27,9 @@ list of FQNs hooks each `bound`), for shrinking. A result names its draw as `hoo
 A failure (an exception, or a wrong result) is traced. When the same wrappers put on the
 modules' classes instead (forward_by_class: through the class, the tracer's proxy of a module
 is its `self`; a compiled module left uncompiled, given that wrapper; the registered hooks kept
-as they are) change the module stacks export records,
-and with them unflatten agrees (alone;
-or with a cause of the unflatten paths removed too, torch_export.trace_unflatten, when those
-causes do not explain the failure without it), the path is `known_torch_issue`:
+as they are) change the module stacks export records, and with them unflatten agrees (alone; or
+with a cause of the unflatten paths removed too, torch_export.trace_unflatten, when those causes
+do not explain the failure without it), the path is `known_torch_issue`:
   export-bound-forward-module-stack (non-strict; docs/found-bugs.md 29)
       with a module held under two names, export's non-strict tracer names the children of a
       module whose forward runs with the module itself as `self` by their bare attribute names
@@ -266,11 +265,8 @@ def hooked_structure(p, fqns, u, eager, cache, strict=False):
 def hooked_path(p, eager, cache, strict=False):
     stage = "draw"
     try:
-        if PINNED is not None:
-            fqns = as_hooks(PINNED)
-        else:
-            drawn = draw_hooked(p, called_modules(p, cache))
-            fqns = draw_kinds(p, drawn)
+        fqns = as_hooks(PINNED) if PINNED is not None else \
+            draw_kinds(p, draw_hooked(p, called_modules(p, cache)))
         if not fqns:
             return {"status": "skipped", "skip": "the program calls no module to hook"}
         result = {"hooked": fqns}
