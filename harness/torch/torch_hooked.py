@@ -22,7 +22,9 @@ and the program's ops, and then each one's kind, seeded by the drawn names and t
 program gets one draw on any machine, the same for both paths; a program that calls no module is
 skipped. The bridge's --draw fixes the modules and their kinds instead (PINNED: {FQN: kind}; a
 list of FQNs hooks each `bound`), for shrinking. A result names its draw as `hooked`,
-{FQN: kind}, which --draw takes as it is.
+{FQN: kind}, which --draw takes as it is. Where torch's non-strict export refuses a compiled
+module (torch 2.6), the draw's compiled modules are left uncompiled and the result names them as
+`uncompiled` (its `hooked` the rest, which run); a draw of compiled modules alone is skipped.
 
 A failure (an exception, or a wrong result) is traced. When the same wrappers put on the
 modules' classes instead (forward_by_class: through the class, the tracer's proxy of a module
@@ -61,8 +63,10 @@ KINDS = ("bound", "partial", "closure", "pre_hook", "hook", "compile")
 # the kinds that replace what a call of the module runs (its forward; compile: its call)
 REPLACING = ("bound", "partial", "closure", "compile")
 # torch 2.6's non-strict export refuses a compiled module (a documented limitation: "not
-# supported at the moment"); the path is skipped there
+# supported at the moment"); there the compiled modules are left as they are and the draw's other
+# hooks run (the result's `uncompiled` names the modules left), or the path is skipped
 COMPILED_REFUSED = "symbolically trace a dynamo-optimized function"
+REFUSED = "this torch's non-strict export refuses a compiled module (Module.compile)"
 
 
 def called_modules(p, cache=None):
@@ -263,14 +267,27 @@ def hooked_structure(p, fqns, u, eager, cache, strict=False):
 
 
 def hooked_path(p, eager, cache, strict=False):
-    stage = "draw"
     try:
         fqns = as_hooks(PINNED) if PINNED is not None else \
             draw_kinds(p, draw_hooked(p, called_modules(p, cache)))
-        if not fqns:
-            return {"status": "skipped", "skip": "the program calls no module to hook"}
-        result = {"hooked": fqns}
-        stage = "export"
+    except Exception as e:  # noqa: BLE001 - the program's modules not found, or a bad --draw
+        return failure(e, "draw")
+    if not fqns:
+        return {"status": "skipped", "skip": "the program calls no module to hook"}
+    r = drawn_path(p, fqns, eager, cache, strict)
+    kept = {fqn: kind for fqn, kind in fqns.items() if kind != "compile"}
+    if r.get("skip") == REFUSED and kept:
+        # the other hooks still run on this torch: the compiled modules left as they are
+        return {**drawn_path(p, kept, eager, cache, strict),
+                "uncompiled": [fqn for fqn in fqns if fqn not in kept]}
+    return r
+
+
+def drawn_path(p, fqns, eager, cache, strict=False):
+    """One hooked path with the modules `fqns` hooked ({FQN: kind})."""
+    result = {"hooked": fqns}
+    stage = "export"
+    try:
         ep = hooked_export(p, fqns, strict=strict)
         stage = "unflatten"
         u = torch.export.unflatten(ep)
@@ -283,9 +300,8 @@ def hooked_path(p, eager, cache, strict=False):
     except Exception as e:  # noqa: BLE001 - torch refusing the program, or a cause below
         if stage == "export" and not strict and "compile" in fqns.values() and \
                 COMPILED_REFUSED in str(e):
-            return {**result, "status": "skipped", "skip": "this torch's non-strict export "
-                    "refuses a compiled module (Module.compile)"}
-        if stage in ("draw", "export"):
+            return {**result, "status": "skipped", "skip": REFUSED}
+        if stage == "export":
             return failure(e, stage)
         error, why = e, f"{type(e).__name__}: {e}"
     known = trace_hooked(p, fqns, eager, cache, strict)

@@ -1767,6 +1767,19 @@ if torch_export.available() is None:
           "wrong numbers, on 2.6 a wrong structure) or it is compiled (2.14.1; 2.6 refuses: "
           "skipped), agrees with registered hooks; `a.a` agrees; the result names the draw",
           by_draw == want_draws, str(by_draw))
+    # A compiled module beside another hook: where non-strict export refuses it (2.6), it is
+    # left uncompiled and the other hook runs; from torch 2.11 both run
+    torch_hooked.PINNED = {"a": "compile", "a.a": "bound"}
+    try:
+        mixed = torch_hooked.hooked_path(hooked_prog, hooked_eager, {})
+    finally:
+        torch_hooked.PINNED = None
+    check("hooked_path, `a` compiled and `a.a` bound: on 2.6 `a` left uncompiled (`uncompiled`), "
+          "`a.a`'s hook runs and agrees; from torch 2.11 both hooks run",
+          (mixed.get("hooked") == {"a": "compile", "a.a": "bound"} and "uncompiled" not in mixed
+           and mixed["status"] != "skipped") if newer else
+          (mixed.get("hooked") == {"a.a": "bound"} and mixed.get("uncompiled") == ["a"] and
+           mixed["status"] == "agree"), str(mixed))
     # Strict export of accelerate's form (`partial`): dynamo reaches a.a through the attribute
     # `_old_forward`; unflatten makes modules under those names, a.a has no graph (30's structure
     # form, corpus/torch/export-strict-hook-attribute-source-path.py); torch 2.6 agrees.
