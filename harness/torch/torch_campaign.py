@@ -32,7 +32,9 @@ made through a forward argument the caller fills with the buffer (emit-torch --u
 torch sees submodules update their inputs in place. A shrink's test runs the bridge with the same
 --pass, --device, --branch and --reads, on programs emitted with the same --update-args and
 --update-inputs (and --kwargs, --dict-outputs, --packed-args, --op-kwargs, --hostile-names,
---hostile-child-names). --update-inputs: the
+--hostile-child-names), and, for a path that draws per program (hooked, swap, preserve_some,
+pipeline, rewrite, dynamic), with the finding's draw as --draw, written beside the shrunk case
+(OUT/minimized/<name>-<path>.draw). --update-inputs: the
 programs' roots update their inputs in
 place once their results are made (emit-torch --update-inputs); every path judges the inputs
 after each call against torch eager's. --kwargs: each child is called with some or all of its
@@ -257,6 +259,25 @@ def emit_flags(args):
     return [flag for flag, _, _ in FORMS if getattr(args, flag[2:].replace("-", "_"))]
 
 
+# A drawn path's result names its draw (the hooked paths' modules and kinds, the swap paths'
+# modules, preserve_some's modules, the pipeline's split points, the rewrite path's pattern, the
+# dynamic paths' sizes): as `RESULT FIELD: --draw KEY`. A shrink's test pins it, so that every
+# smaller candidate is checked with the finding's draw, not one drawn from the candidate itself.
+DRAWS = {"hooked": "hooked", "swapped": "swap", "preserved": "preserve", "split_spec": "pipeline"}
+SIZED = ("export.strict.dynamic", "export.nonstrict.dynamic", "aoti.dynamic")  # read --draw's sizes
+
+
+def pinned_draw(x, path):
+    """The --draw that fixes what the path `path` drew for the result `x` ({} when it drew
+    nothing)."""
+    draw = {key: x[field] for field, key in DRAWS.items() if field in x}
+    if "pattern" in x:
+        draw["rewrite"] = [x["pattern"]]
+    if "sizes" in x and path in SIZED:
+        draw["dynamic"] = x["sizes"]
+    return draw
+
+
 def shrink(args, python, x, cases):
     program, path = x["program"], x["path"]
     if args.device != "cpu":  # the bridge names a result PATH.<device>; --interesting takes PATH
@@ -272,6 +293,9 @@ def shrink(args, python, x, cases):
     extra += f" --device {args.device}" if args.device != "cpu" else ""
     extra += f" --branch {args.branch}" if args.branch != "python" else ""
     extra += f" --reads {args.reads}" if args.reads != "copy" else ""
+    pinned = pinned_draw(x, path)
+    draw = json.dumps(pinned) if pinned else ""
+    extra += f" --draw {shlex.quote(draw)}" if draw else ""
     emit = "".join(" " + f for f in emit_flags(args))
     pred = (f"{shlex.quote(args.flatcheck)} emit-torch {{}}{emit} -o {shlex.quote(scratch)} "
             f">/dev/null && {' '.join(shlex.quote(c) for c in python)} {shlex.quote(BRIDGE)} "
@@ -286,6 +310,10 @@ def shrink(args, python, x, cases):
         repros = os.path.join(args.out, "repros")
         run([args.flatcheck, "emit-torch", minimized, "-o", repros] + emit.split())
         print(f"    repro: python3 {os.path.join(repros, name + '-' + path + '.py')}")
+        if draw:  # beside the shrunk case, as corpus/torch/cases keeps a case's draw
+            with open(os.path.splitext(minimized)[0] + ".draw", "w") as f:
+                f.write(draw + "\n")
+            print(f"    its draw (the bridge's --draw): {draw}")
 
 
 def main():

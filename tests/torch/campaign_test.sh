@@ -2,7 +2,8 @@
 # CTest `torch-campaign/dying-bridge` (label unit, needs no torch): a bridge process that ends
 # before its summary line leaves programs unchecked, so the campaign must say so and exit 2,
 # never report the programs that did run as the whole result; --time, --path-time (0 refused),
-# --device, --branch and --reads reach the bridge and a shrink's test; --first picks the seed's cases;
+# --device, --branch and --reads reach the bridge and a shrink's test, and a drawn path's draw
+# a shrink's test; --first picks the seed's cases;
 # the five emit-torch forms (--update-args, ...) emit the programs and shrinks so;
 # progress in a log is a whole line every 10 s; SIGTERM and SIGINT stop the bridges and the
 # campaign summarizes what ran.
@@ -97,6 +98,52 @@ if [ "$rc" -ne 1 ] || ! grep -q -- "--device cuda --branch cond --reads alias --
   exit 1
 fi
 echo "PASS: a shrink's test runs the bridge with the campaign's --device, --branch and --reads"
+# A drawn path's shrink pins the finding's draw (--draw) and keeps it beside the shrunk case; a
+# path that draws nothing gets no --draw (a stand-in bridge failing a hooked, a rewrite, a
+# dynamic and a plain path, recording its arguments as a shrink's test).
+cat >"$work/drawn.py" <<'PY'
+import json, sys
+args = sys.argv[3:]
+if "--interesting" in args:
+    open(sys.argv[1], "a").write(" ".join(args[1:]) + "\n")
+    sys.exit(0)
+progs = [a for a in args if a.endswith(".py")]
+draws = {"export.nonstrict.hooked": {"hooked": {"a": "partial", "b": "compile"}},
+         "fx.rewrite": {"pattern": "mul(add)"},
+         "export.nonstrict.dynamic": {"sizes": [[[2, 3]], [[4, 3]]]},
+         "export.nonstrict.module": {}}
+for p in progs:
+    for path, draw in draws.items():
+        print(json.dumps({"path": path, "status": "mismatch", "program": p,
+                          "first_mismatch": {"why": "bits differ"}, **draw}))
+print(json.dumps({"summary": True, "torch": "stand-in", "programs": len(progs),
+                  "programs_not_run": 0, "ops_per_path": {},
+                  "paths": {path: {"mismatch": len(progs)} for path in draws}}))
+sys.exit(1)
+PY
+python3 "$src/harness/torch/torch_campaign.py" --cases 1 --jobs 1 --flatcheck "$bin" \
+  --out "$work/out5" --max-checks 2 --python "python3 $work/drawn.py $work/drawn-args" \
+  >"$work/log5" 2>&1
+rc=$?
+want=(
+  '--quiet --draw {"hooked": {"a": "partial", "b": "compile"}} --interesting export.nonstrict.hooked:mismatch'
+  '--quiet --draw {"rewrite": ["mul(add)"]} --interesting fx.rewrite:mismatch'
+  '--quiet --draw {"dynamic": [[[2, 3]], [[4, 3]]]} --interesting export.nonstrict.dynamic:mismatch'
+  '--quiet --interesting export.nonstrict.module:mismatch')
+missing=0
+for line in "${want[@]}"; do
+  grep -qxF -- "$line" "$work/drawn-args" 2>/dev/null || { echo "  missing: $line"; missing=1; }
+done
+kept=$(cat "$work"/out5/minimized/*-export.nonstrict.hooked.draw 2>/dev/null)
+if [ "$rc" -ne 1 ] || [ "$missing" -ne 0 ] ||
+   [ "$kept" != '{"hooked": {"a": "partial", "b": "compile"}}' ] ||
+   ls "$work"/out5/minimized/*-export.nonstrict.module.draw >/dev/null 2>&1; then
+  cat "$work/log5" "$work/drawn-args"
+  echo "FAIL: a shrink's test did not pin the finding's draw (--draw), or the draw was not kept"
+  echo "  beside the shrunk case, or a path that draws nothing got one (exit $rc)"
+  exit 1
+fi
+echo "PASS: a drawn path's shrink pins the finding's draw and keeps it beside the shrunk case"
 # --first K: the bridge is given the seed's cases K..K+N-1, each the same case a campaign from 0
 # checks (a stand-in bridge that names a path after each program it is given).
 cat >"$work/names.py" <<'PY'
