@@ -3,7 +3,7 @@
 # before its summary line leaves programs unchecked, so the campaign must say so and exit 2,
 # never report the programs that did run as the whole result; --time, --path-time (0 refused),
 # --device, --branch and --reads reach the bridge and a shrink's test, and a drawn path's draw
-# a shrink's test; --first picks the seed's cases;
+# reaches a shrink's test; --first picks the seed's cases;
 # the five emit-torch forms (--update-args, ...) emit the programs and shrinks so;
 # progress in a log is a whole line every 10 s; SIGTERM and SIGINT stop the bridges and the
 # campaign summarizes what ran.
