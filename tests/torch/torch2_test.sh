@@ -31,10 +31,13 @@
 #       torch 2.6 are not yet traced to a cause (docs/torch.md); its classes' cases and
 #       bridge_units.py check it here
 #   torch2_test.sh checks FLATCHECK_BIN SOURCE_DIR [--no-inductor | --only-inductor]
+#                         [--no-option-checks]
 #       (--no-inductor: nothing below that compiles with Inductor or AOTInductor runs, each
 #       named as not run: CTest's torch2/checks on torch 2.6 and torch-current/checks on the
 #       newest torch; --only-inductor: only that runs, bridge_units.py whole beside the repros
-#       and cases that compile: CTest's torch-current/inductor, label `extended`)
+#       and cases that compile: CTest's torch-current/inductor, label `extended`;
+#       --no-option-checks: the checks of the bridge's options, from --pass on below, do not
+#       run, named as not run: CTest's torch2/checks, torch-current/checks runs them)
 #       naming_table.py --check against torch.fx; bridge_units.py (the bridge's judging,
 #       flattening and tracing on the shapes torch 2.11 and 2.14 showed); every corpus/torch
 #       repro still reproduces (exit 1) on this torch, or not, as its FIXED_IN / PRESENT_FROM
@@ -246,16 +249,25 @@ fail=0
 # cases whose paths are theirs. Each is named as not run. --only-inductor (CTest's
 # torch-current/inductor, label `extended`: the default test run leaves it to CI's second
 # command) runs only those, and bridge_units.py whole (its other checks are quick), in a process
-# beside the repros and the cases; the rest is named as not run. Any other fourth argument is
+# beside the repros and the cases; the rest is named as not run. --no-option-checks (CTest's
+# torch2/checks: the bridge reads its options as it does on any torch, and torch-current/checks
+# checks them) leaves out the checks of the bridge's options, about 50 s. Any other option is
 # refused.
-inductor=1 rest=1  # inductor: what compiles with Inductor runs; rest: all else runs
-case "${4-}" in
-  "") ;;
-  --no-inductor) inductor=0 ;;
-  --only-inductor) rest=0 ;;
-  *) echo "torch2_test.sh checks: unknown option '$4' (expected --no-inductor or --only-inductor)"
-     exit 2 ;;
-esac
+inductor=1 rest=1 options=1  # what compiles with Inductor, all else, the option checks: run
+for opt in "${@:4}"; do
+  case "$opt" in
+    --no-inductor) inductor=0 ;;
+    --only-inductor) rest=0 ;;
+    --no-option-checks) options=0 ;;
+    *) echo "torch2_test.sh checks: unknown option '$opt' (expected --no-inductor," \
+         "--only-inductor or --no-option-checks)"
+       exit 2 ;;
+  esac
+done
+if [ "$inductor" -eq 0 ] && [ "$rest" -eq 0 ]; then
+  echo "torch2_test.sh checks: --no-inductor and --only-inductor leave nothing to run"
+  exit 2
+fi
 compiles_with_inductor() {  # compiles_with_inductor FILE: a repro that compiles with Inductor
   grep -q '"inductor"\|torch\._inductor\|aoti_compile\|backend=.inductor' "$1"
 }
@@ -308,8 +320,9 @@ fi
 # torch (docs/found-bugs.md records both).
 torch_version=$("${in_root[@]}" python3 -c 'import torch; print(*torch.__version__.split(".")[:2])')
 at_least() {  # at_least MAJOR MINOR: this torch is that version or later
-  python3 -c 'import sys; a = sys.argv[1:3]; b = sys.argv[3:5]
-sys.exit(0 if [int(x) for x in a] >= [int(x) for x in b] else 1)' $torch_version "$1" "$2"
+  local major minor
+  read -r major minor <<<"$torch_version"
+  [ "$major" -gt "$1" ] || { [ "$major" -eq "$1" ] && [ "$minor" -ge "$2" ]; }
 }
 # Each repro in a process of its own, forked from one that imported torch (run_repros.py: the
 # import paid once, not per repro); first the runner itself on scripts whose statuses are known.
@@ -394,12 +407,18 @@ if [ "$bad" -ne 2 ] || { [ "$got" != "NO AVX /tmp/torchinductor_root-default" ] 
 fi
 "$bin" emit-torch "$src/corpus/torch/cases" -o "$work/cases" >/dev/null
 # emit-torch names a case's program after its file with each '+' (classes joined) as '_':
-# the program of a case's side file (CLASS-N.SUFFIX), and the side file of a program.
-emitted() { echo "$work/cases/$(basename "$1" "$2" | tr + _).py"; }
-side_file() {
-  local s
+# the program of a case's side file (CLASS-N.SUFFIX), and the side file of a program (in $side,
+# with no process started: a basename and a tr per corpus file cost 40 s of a run beside
+# another test, 2026-12-07).
+emitted() { local b=${1##*/}; b=${b%"$2"}; echo "$work/cases/${b//+/_}.py"; }
+side_file() {  # side_file PROGRAM SUFFIX: its side file in $side, "" where there is none
+  local s b want=${1##*/}
+  want=${want%.py}
+  side=""
   for s in "$src"/corpus/torch/cases/*"$2"; do
-    [ "$(basename "$s" "$2" | tr + _)" = "$(basename "$1" .py)" ] && { echo "$s"; return; }
+    b=${s##*/}
+    b=${b%"$2"}
+    [ "${b//+/_}" = "$want" ] && { side=$s; return; }
   done
 }
 # A case whose class shows only in a program emitted with options of its own (CLASS-N.emit:
@@ -531,8 +550,8 @@ if [ "$rest" -eq 1 ]; then
       export-strict-*) path=export.strict.hooked ;;
       *) path=export.nonstrict.hooked ;;
     esac
-    bridge "$f" --paths "$path" \
-      --draw "$(cat "$(side_file "$f" .draw)")" >>"$work/cases.jsonl"
+    side_file "$f" .draw
+    bridge "$f" --paths "$path" --draw "$(cat "$side")" >>"$work/cases.jsonl"
   done
   took "the corpus cases through their classes' paths"
 else  # --only-inductor: none of these is on an Inductor path
@@ -541,13 +560,17 @@ else  # --only-inductor: none of these is on an Inductor path
   done
 fi
 # The summary names the vector ISA Inductor builds its kernels for (as torch picks it; None:
-# scalar kernels) where an Inductor or AOTInductor path ran, and has no such field elsewhere.
-isa=$("${in_root[@]}" python3 -c 'from torch._inductor.cpu_vec_isa import pick_vec_isa as p
+# scalar kernels) where an Inductor or AOTInductor path ran, and has no such field elsewhere
+# (torch's pick, 4 to 8 s, asked only where those paths run).
+isa=absent
+[ "$inductor" -eq 0 ] || isa=$("${in_root[@]}" python3 -c \
+  'from torch._inductor.cpu_vec_isa import pick_vec_isa as p
 print(str(p()) if p() else None)' 2>&1 | tail -n 1)
 isa_runs=0
 for f in "$work"/argsd/*.py; do
   [ -e "$f" ] || continue
-  read -r -a extra <"$(side_file "$f" .args)"
+  side_file "$f" .args
+  read -r -a extra <"$side"
   want=absent
   if [[ " ${extra[*]} " =~ \ --paths\ ([^\ ]*[,.])?(aoti|inductor|[a-z_]*_inductor) ]]; then
     if [ "$inductor" -eq 0 ]; then
@@ -561,8 +584,10 @@ for f in "$work"/argsd/*.py; do
   fi
   bridge "$f" "${extra[@]}" >"$work/argsd.jsonl"
   cat "$work/argsd.jsonl" >>"$work/cases.jsonl"
-  got=$(tail -n 1 "$work/argsd.jsonl" | python3 -c 'import json, sys
-print(json.loads(sys.stdin.read()).get("inductor_vector_isa", "absent"))' 2>&1)
+  # the summary's field as Python prints it (null: None), "absent" where it has none
+  got=absent
+  [[ $(tail -n 1 "$work/argsd.jsonl") =~ \"inductor_vector_isa\":\ (null|\"([^\"]*)\") ]] &&
+    got=${BASH_REMATCH[2]:-None}
   if [ "$got" != "$want" ]; then
     echo "FAIL: $(basename "$f") (${extra[*]}): the summary's inductor_vector_isa is $got," \
       "expected $want"
@@ -760,6 +785,13 @@ print(f"split paths on split-module-reorders-mutation-1: {got}" +
 sys.exit(0 if ok else 1)
 EOF
 took "judging the corpus cases"
+if [ "$options" -eq 0 ]; then
+  echo "not run here (--no-option-checks): the checks of the bridge's options (--pass," \
+    "EXPORT_NAMES, --interesting, --time, --path-time, --progress, the hash seed, SIGTERM," \
+    "--device, --draw, --branch, --reads)"
+  [ "$fail" -eq 0 ] && echo "PASS: naming table, corpus/torch repros and cases"
+  exit "$fail"
+fi
 # --interesting (the shrinker's test) reads its path, status and text, the text matched against
 # the known-issue class too: a class-6 case is interesting as its own class only. Class 6 is on
 # torch 2.6, 2.11 and 2.14 (the tied-buffer case served here until 2.11 fixed it, the multi-call
