@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <iterator>
 #include <map>
 #include <set>
@@ -102,10 +103,13 @@ TEST(CliOptionsTest, MinimizingIsAnnouncedOffATerminalUnlessQuiet) {
 }
 
 // Off a terminal progress is a whole line every 10 s (a CI log gets one, not a stream of \r
-// rewrites), and --quiet silences it.
+// rewrites), and --quiet silences it. The two campaigns run side by side (10.5 s, not 21).
 TEST(CliOptionsTest, ProgressIsALineEvery10SecondsOffATerminalUnlessQuiet) {
+  auto quiet_run = std::async(std::launch::async, [] {
+    return run_cli("fuzz --time 10.5 --no-isolate --out '' --quiet");
+  });
   CliRun shown = run_cli("fuzz --time 10.5 --no-isolate --out ''");
-  CliRun quiet = run_cli("fuzz --time 10.5 --no-isolate --out '' --quiet");
+  CliRun quiet = quiet_run.get();
   EXPECT_EQ(shown.code, 0) << shown.out;
   EXPECT_EQ(quiet.code, 0) << quiet.out;
   size_t at = shown.out.find(" failing, ");
@@ -491,14 +495,18 @@ TEST(CliShrinkPredicateTest, TimeBudgetStopsWithTheSmallestCaseSoFar) {
 
 // A shrink against a slow predicate says how far it got: off a terminal a whole line every 10 s
 // (after a check, kept or not), and --quiet silences it. Each check sleeps 1 s; the 10.5 s budget
-// ends the shrink after the check that crosses 10 s.
+// ends the shrink after the check that crosses 10 s. The two shrinks run side by side.
 TEST(CliShrinkPredicateTest, ProgressIsALineEvery10SecondsOffATerminalUnlessQuiet) {
   std::string dir = scratch("progress");
   std::string src = std::string(FLATCHECK_SOURCE_DIR) + "/corpus/regression/seed-graph-break.json";
-  std::string cmd = "shrink " + src + " -o " + dir +
-                    "/min.json --predicate \"sleep 1; test -f {}\" --time-budget 10.5";
-  CliRun shown = run_cli(cmd);
-  CliRun quiet = run_cli(cmd + " --quiet");
+  auto cmd = [&](const std::string& out) {
+    return "shrink " + src + " -o " + dir + "/" + out +
+           " --predicate \"sleep 1; test -f {}\" --time-budget 10.5";
+  };
+  auto quiet_run =
+      std::async(std::launch::async, [&] { return run_cli(cmd("quiet.json") + " --quiet"); });
+  CliRun shown = run_cli(cmd("min.json"));
+  CliRun quiet = quiet_run.get();
   EXPECT_EQ(shown.code, 1) << shown.out;
   EXPECT_EQ(quiet.code, 1) << quiet.out;
   size_t at = shown.out.find(" checks, ");
