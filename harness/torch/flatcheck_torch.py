@@ -162,10 +162,12 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
            compiled into one package, loaded afresh and called at the inputs' sizes and up to
            three others; a size outside the program's shape guards is not judged (the package
            running it is a known torch issue).
-  jit.trace, jit.save, jit.freeze
+  jit.trace, jit.save, jit.freeze, jit.convert
            torch.jit.trace of a fresh model (its tensors set back after the trace's own run),
            or that traced module through torch.jit.save and torch.jit.load, or frozen
-           (torch.jit.freeze, optimize_numerics off); the calls with the TensorExpr fuser off
+           (torch.jit.freeze, optimize_numerics off), or converted to an ExportedProgram by
+           torch's TorchScript converter (TS2EPConverter; torch >= 2.4) and run as
+           ep.module(); the calls with the TensorExpr fuser off
            (its kernels round differently); outputs and state (a frozen module's: the tensors
            it still holds) vs torch eager, bit for bit (torch_jit.py; skipped with --branch
            cond: torch.jit.trace refuses torch.cond).
@@ -187,7 +189,7 @@ Each PROGRAM.py is written by `flatcheck emit-torch`. For each one, these paths:
 two normalize paths, the two split paths, the rewrite path and the four functional-trace paths, `export` the
 twenty-seven export paths, `export.strict` thirteen, `partition` the two partition paths and
 their two re-export paths, `compile` the fifteen torch.compile paths (`compile.inductor`
-Inductor's ten), `aoti` the two AOTInductor paths, `jit` the three TorchScript paths, `grad` the
+Inductor's ten), `aoti` the two AOTInductor paths, `jit` the four TorchScript paths, `grad` the
 six gradient paths; the default is every path.
 
 --branch cond runs every path but eager with the program's branch op taken by torch.cond, as the

@@ -11,6 +11,10 @@ TorchScript path and mobile deployment start from, and its own save format.
                unchanged, then constant propagation), then the calls; the state judged is what
                the frozen module still holds (a folded tensor is no longer an attribute), the
                outputs all
+  jit.convert  the traced module converted to an ExportedProgram by torch's TorchScript
+               converter (torch._export.converter.TS2EPConverter, the model's inputs as its
+               sample; torch >= 2.4, skipped with the reason before), then the calls of its
+               module (ep.module()); outputs and state must equal torch eager's bit for bit
 
 The model's branch ops run as the bridge's --branch makes them; a torch.cond is not traceable
 by torch.jit, so with --branch cond the paths are skipped.
@@ -23,6 +27,13 @@ A mismatch is traced to a known class by its cause removed:
       when the program has float zero constants of both signs in its add, sub, mul and div and,
       run with every one of them +0.0 (torch eager and the path alike: one_signed_zeros), the
       path agrees
+  ts-converter-input-name-collision (docs/found-bugs.md 106; jit.convert)
+      the converter names each input of the traced graph by its TorchScript debug name with
+      '.' made '_', unchecked: torch.jit.trace renames an input `x` to `x.1` when a child's
+      parameter `x` takes the name, so inputs `x.1` and `x_1` get one name, and the conversion
+      raises (SyntaxError: duplicate argument). Traced when two of the traced graph's inputs
+      normalize alike and, with every input renamed apart (flatcheck_input_N) before the
+      conversion, the path agrees
 """
 import contextlib
 import importlib
@@ -35,8 +46,9 @@ from torch_compare import Eager, eager_run, judge, run_calls, tensors_of
 from torch_export import failure, state_after, verdict
 from torch_partition import reset_state
 
-PATHS = ("jit.trace", "jit.save", "jit.freeze")
+PATHS = ("jit.trace", "jit.save", "jit.freeze", "jit.convert")
 POOLED_ZERO = "jit-constant-pooling-signed-zero"
+INPUT_NAMES = "ts-converter-input-name-collision"  # docs/found-bugs.md 106
 # The ops a program gives a float constant to (emit-torch: add_scalar ... div_scalar)
 SCALAR_OPS = ("add", "sub", "mul", "div")
 
@@ -80,6 +92,55 @@ def traced(p):
         module = torch.jit.trace(model, tuple(t.clone() for t in p.INPUTS), check_trace=False)
     reset_state(tensors_of(module), before)
     return module
+
+
+def converter():
+    """torch's TorchScript-to-ExportedProgram converter (TS2EPConverter), or None where this
+    torch has none (before 2.4)."""
+    try:
+        from torch._export.converter import TS2EPConverter  # noqa: PLC0415 - torch >= 2.4
+    except ImportError:
+        return None
+    return TS2EPConverter
+
+
+def converted(module, p):
+    """The traced `module` converted to an ExportedProgram (the program's inputs, copied, as
+    the sample), as the module ep.module() gives."""
+    return converter()(module, tuple(t.clone() for t in p.INPUTS)).convert().module()
+
+
+def colliding_inputs(module):
+    """The traced graph's input names (self left out) that the converter's normalization
+    ('.' made '_') gives another input's name too, sorted."""
+    names = [v.debugName() for v in list(module.graph.inputs())[1:]]
+    normal = [n.replace(".", "_") for n in names]
+    return sorted(n for n, m in zip(names, normal) if normal.count(m) > 1)
+
+
+def input_names_class(p, r, eager, cache):
+    """`r`, a failure of jit.convert, as INPUT_NAMES when two of the traced graph's inputs
+    normalize alike and, with every input renamed apart before the conversion, the path agrees
+    with torch eager (or is excused); else `r`."""
+    try:
+        module = traced(p)
+        colliding = colliding_inputs(module)
+        if not colliding:
+            return r
+        for i, value in enumerate(list(module.graph.inputs())[1:]):
+            value.setDebugName(f"flatcheck_input_{i}")
+        again = converted(module, p)
+        with fuser_off():
+            status, _ = judge(p, run_calls(again, p), state_after(again), eager, cache)
+    except Exception:  # noqa: BLE001 - the renamed conversion fails too: not this cause alone
+        return r
+    if status not in ("agree", "excused"):
+        return r
+    return {"status": "known_torch_issue", "known_torch_issue": INPUT_NAMES,
+            "stage": r.get("stage", "run"),
+            "detail": (f"the traced graph's inputs {colliding} normalize to one name; with "
+                       f"every input renamed apart, the path agrees; "
+                       f"{r.get('first_mismatch')}")[:500]}
 
 
 def saved(module):
@@ -194,6 +255,9 @@ def jit_path(p, path, eager, cache, traced_classes=True):
         if path == "jit.save":
             stage = "save"
             module = saved(module)
+        elif path == "jit.convert":
+            stage = "convert"
+            module = converted(module, p)
         elif path == "jit.freeze":
             stage = "freeze"
             module = frozen(module)
@@ -205,10 +269,15 @@ def jit_path(p, path, eager, cache, traced_classes=True):
             outs = run_calls(module, p)
         status, why = judge(p, outs, state(module), want, cache)
     except Exception as e:  # noqa: BLE001 - torch refusing a program
-        return failure(e, stage)
+        r = failure(e, stage)
+        if path == "jit.convert" and r["status"] == "error" and traced_classes:
+            r = input_names_class(p, r, eager, cache)
+        return r
     r = verdict(status, why)
     if status == "mismatch" and traced_classes:
         r = pooled_zero_class(p, path, r)
+    if path == "jit.convert" and r["status"] == "mismatch" and traced_classes:
+        r = input_names_class(p, r, eager, cache)
     if path == "jit.freeze":
         r["state_held"] = len(want.final)
     return r
@@ -218,5 +287,9 @@ def run_jit(p, eager, paths, cache, branch="python"):
     """The TorchScript paths of one program, when asked for: {path: result}."""
     why = available() or ("torch.jit cannot trace torch.cond (--branch cond)"
                           if branch == "cond" else None)
-    return {path: {"status": "skipped", "skip": why} if why else jit_path(p, path, eager, cache)
+    no_converter = None if converter() else (f"torch {torch.__version__} has no TorchScript "
+                                             "converter (torch._export.converter, torch >= 2.4)")
+    return {path: {"status": "skipped", "skip": why or no_converter}
+            if why or (path == "jit.convert" and no_converter)
+            else jit_path(p, path, eager, cache)
             for path in PATHS if path in paths}

@@ -4923,6 +4923,81 @@ check("run_jit: with --branch cond every path is skipped, saying why",
       all(r["status"] == "skipped" and "torch.cond" in r["skip"] for r in skipped.values()),
       str(skipped))
 
+
+# jit.convert, torch's TorchScript-to-ExportedProgram converter (docs/found-bugs.md 106): a
+# model whose forward takes x and x_1 and passes another value to a child whose parameter is x
+# has traced inputs x.1 and x_1, which the converter names alike; traced as the class (renamed
+# apart, the path agrees), an error untraced; the control (second input y) agrees; a failure the
+# renaming does not mend is left an error; where torch has no converter the path is skipped.
+class _ConvChild(torch.nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+class _ConvModel(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.child = _ConvChild()
+
+    def forward(self, x, x_1):
+        return self.child(x + 1) + x_1
+
+
+class _ConvControl(_ConvModel):
+    def forward(self, x, y):
+        return self.child(x + 1) + y
+
+
+def _conv_prog(build):
+    return types.SimpleNamespace(CONFIG={"calls": 2}, INPUTS=[torch.ones(2), torch.full((2,), 5.0)],
+                                 OPS=["add"], build=build, _NoRecorder=object)
+
+
+_collide = _conv_prog(_ConvModel)
+_collide_eager = eager_run(_collide)
+got = torch_jit.run_jit(_collide, _collide_eager, torch_jit.PATHS, {})
+check("run_jit: inputs x.1 and x_1: jit.convert is ts-converter-input-name-collision (106), "
+      "the other TorchScript paths agree",
+      got["jit.convert"].get("known_torch_issue") == torch_jit.INPUT_NAMES and
+      got["jit.convert"]["stage"] == "convert" and
+      all(got[x]["status"] == "agree" for x in torch_jit.PATHS if x != "jit.convert"), str(got))
+check("colliding_inputs: the traced graph's x.1 and x_1",
+      torch_jit.colliding_inputs(torch_jit.traced(_collide)) == ["x.1", "x_1"],
+      str(torch_jit.colliding_inputs(torch_jit.traced(_collide))))
+bare = torch_jit.jit_path(_collide, "jit.convert", _collide_eager, {}, traced_classes=False)
+check("jit_path: inputs x.1 and x_1, not traced: an error at stage convert (duplicate argument)",
+      bare["status"] == "error" and bare["stage"] == "convert" and
+      "duplicate argument" in bare["first_mismatch"], str(bare))
+_control = _conv_prog(_ConvControl)
+got = torch_jit.run_jit(_control, eager_run(_control), ("jit.convert",), {})
+check("run_jit: the control (inputs x.1 and y) agrees on jit.convert",
+      got["jit.convert"]["status"] == "agree" and
+      torch_jit.colliding_inputs(torch_jit.traced(_control)) == [], str(got))
+original_converted = torch_jit.converted
+
+
+def _always_refused(module, p):
+    raise RuntimeError("refused for another reason")
+
+
+torch_jit.converted = _always_refused
+try:
+    got = torch_jit.run_jit(_collide, _collide_eager, ("jit.convert",), {})["jit.convert"]
+finally:
+    torch_jit.converted = original_converted
+check("run_jit: a conversion that fails with the inputs renamed apart too is left an error",
+      got["status"] == "error" and "another reason" in got["first_mismatch"], str(got))
+original_converter = torch_jit.converter
+torch_jit.converter = lambda: None
+try:
+    got = torch_jit.run_jit(_control, eager_run(_control), torch_jit.PATHS, {})
+finally:
+    torch_jit.converter = original_converter
+check("run_jit: where torch has no converter jit.convert is skipped, saying why; the others run",
+      got["jit.convert"]["status"] == "skipped" and
+      "no TorchScript converter" in got["jit.convert"]["skip"] and
+      all(got[x]["status"] == "agree" for x in torch_jit.PATHS if x != "jit.convert"), str(got))
+
 # TorchScript's constant pooling of 0.0 and -0.0 (docs/found-bugs.md 78), traced by the cause
 # removed: every float zero constant +0.0.
 _zeros_sign = torch_jit.OneSignedZeros()

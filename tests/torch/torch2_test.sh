@@ -16,7 +16,7 @@
 #       export.strict.dynamic, which reports what the non-strict one does on the programs seen;
 #       not export.strict.cond, below) and the two partition paths, not their re-export paths (on
 #       2.6 nearly every program is reexport-partitioned-no-module-stack; class 32's case and
-#       repro check them), the three TorchScript paths (jit); the four decomposition paths on
+#       repro check them), the four TorchScript paths (jit); the four decomposition paths on
 #       every eighth program, export.nonstrict.swap_modules,
 #       export.nonstrict.dynamic, export.nonstrict.functional_call and fx.rewrite on every
 #       fourth (not export.strict.functional_call: its classes show on the non-strict one, and
@@ -142,7 +142,7 @@ if [ "$mode" = bridge ]; then
     i=$((i + 1))
   done
   n=$(ls "$work"/programs/*.py | wc -l)
-  # Every path on every program (the three TorchScript paths about 0.3 s a program together)
+  # Every path on every program (the four TorchScript paths about 0.5 s a program together)
   # but the four decomposition paths, which run on every eighth program (on torch 2.6 about 9 s
   # a program for the four, more than the other fifteen together; every other program until
   # the default test run passed 15 minutes, then every fourth until it passed 15 again), the
@@ -194,7 +194,7 @@ if [ "$mode" = bridge ]; then
     "$work/dynamic.jsonl" "$work/cond.jsonl" "$work/compile.jsonl"
   # Each set: its output, its programs, its paths (a set with no program has no output, and
   # its paths count for none; fewer than 16 programs leave the compile set empty).
-  python3 - "$work/out.jsonl" "$n" 26 "$work/preserve.jsonl" "$h" 1 "$work/decomp.jsonl" "$d" 4 \
+  python3 - "$work/out.jsonl" "$n" 27 "$work/preserve.jsonl" "$h" 1 "$work/decomp.jsonl" "$d" 4 \
     "$work/swap.jsonl" "$m" 1 "$work/dynamic.jsonl" "$q" 3 "$work/cond.jsonl" "$e" 1 \
     "$work/compile.jsonl" "$c" 9 <<'EOF'
 import json, sys
