@@ -105,9 +105,8 @@ TEST(CliOptionsTest, MinimizingIsAnnouncedOffATerminalUnlessQuiet) {
 // Off a terminal progress is a whole line every 10 s (a CI log gets one, not a stream of \r
 // rewrites), and --quiet silences it. The two campaigns run side by side (10.5 s, not 21).
 TEST(CliOptionsTest, ProgressIsALineEvery10SecondsOffATerminalUnlessQuiet) {
-  auto quiet_run = std::async(std::launch::async, [] {
-    return run_cli("fuzz --time 10.5 --no-isolate --out '' --quiet");
-  });
+  auto quiet_run = std::async(
+      std::launch::async, [] { return run_cli("fuzz --time 10.5 --no-isolate --out '' --quiet"); });
   CliRun shown = run_cli("fuzz --time 10.5 --no-isolate --out ''");
   CliRun quiet = quiet_run.get();
   EXPECT_EQ(shown.code, 0) << shown.out;
