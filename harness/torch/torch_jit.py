@@ -287,8 +287,9 @@ def run_jit(p, eager, paths, cache, branch="python"):
     """The TorchScript paths of one program, when asked for: {path: result}."""
     why = available() or ("torch.jit cannot trace torch.cond (--branch cond)"
                           if branch == "cond" else None)
-    no_converter = None if converter() else (f"torch {torch.__version__} has no TorchScript "
-                                             "converter (torch._export.converter, torch >= 2.4)")
+    no_converter = None if "jit.convert" not in paths or converter() else (
+        f"torch {torch.__version__} has no TorchScript converter (torch._export.converter, "
+        "torch >= 2.4)")
     return {path: {"status": "skipped", "skip": why or no_converter}
             if why or (path == "jit.convert" and no_converter)
             else jit_path(p, path, eager, cache)
