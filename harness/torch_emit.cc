@@ -82,6 +82,7 @@ class Emitter {
        << ", \"op_kwargs\": " << (options_.op_kwargs ? "True" : "False")
        << ", \"hostile_names\": " << (options_.hostile_names ? "True" : "False")
        << ", \"hostile_child_names\": " << (options_.hostile_child_names ? "True" : "False")
+       << ", \"non_persistent_buffers\": " << (options_.non_persistent_buffers ? "True" : "False")
        << "}\n\n";
     state(os);
     std::ostringstream body;
@@ -181,6 +182,12 @@ class Emitter {
     return it == updates_.end() ? kNone : it->second;
   }
 
+  // --non-persistent-buffers: whether class `cls` registers its buffer `key` with
+  // persistent=False (two of each three registrations, by the class and the name).
+  bool non_persistent(const std::string& cls, const std::string& key) const {
+    return options_.non_persistent_buffers && fnv1a64(cls + "." + key) % 3 != 0;
+  }
+
   void emit_class(std::ostringstream& os, const Module& m, const std::string& name) {
     os << "class " << name << "(torch.nn.Module):  # flatcheck type " << py_str(m.type) << "\n"
        << "    def __init__(self, S):\n        super().__init__()\n";
@@ -188,8 +195,8 @@ class Emitter {
       os << "        self.register_parameter(" << py_str(k) << ", S[" << storage_.at(t.get())
          << "])\n";
     for (const auto& [k, t] : m.buffers)
-      os << "        self.register_buffer(" << py_str(k) << ", S[" << storage_.at(t.get())
-         << "])\n";
+      os << "        self.register_buffer(" << py_str(k) << ", S[" << storage_.at(t.get()) << "]"
+         << (non_persistent(name, k) ? ", persistent=False" : "") << ")\n";
     std::vector<std::string> params;
     std::vector<std::string> ph_names;
     if (options_.hostile_names) {

@@ -74,6 +74,11 @@ struct EmitOptions {
   // torch_children.py). The same eager results. Left out: names with '@' (unflatten's and the
   // bridge's own call-index mark) and nn.Module's own attributes (add_module refuses them).
   bool hostile_child_names = false;
+  // About two of each three buffer registrations made with persistent=False: registration k of
+  // class C is non-persistent unless fnv1a64("C.k") % 3 == 0, so a tensor two modules hold
+  // may be non-persistent under both names or under one. The same eager results; torch keeps
+  // such buffers out of the state dict (torch.export: in the program's constants).
+  bool non_persistent_buffers = false;
 };
 
 // The Python source for `c`. `source` names where the case came from (a file, a seed).

@@ -56,6 +56,7 @@ int cmd_emit_torch(int argc, char** argv) {
   options.op_kwargs = a.flag("--op-kwargs");
   options.hostile_names = a.flag("--hostile-names");
   options.hostile_child_names = a.flag("--hostile-child-names");
+  options.non_persistent_buffers = a.flag("--non-persistent-buffers");
   for (const auto& path : case_files(a.positional())) {
     Case c = load_case_file(path);
     std::string text;

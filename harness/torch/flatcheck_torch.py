@@ -741,7 +741,7 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
         r.update({"update_inputs": True} if getattr(p, "CONFIG", {}).get("update_inputs")
                  else {})
         for form in ("kwargs", "dict_outputs", "packed_args", "op_kwargs",  # emit-torch's forms
-                     "hostile_names", "hostile_child_names"):
+                     "hostile_names", "hostile_child_names", "non_persistent_buffers"):
             r.update({form: True} if getattr(p, "CONFIG", {}).get(form) else {})
         if r["path"] != "eager":
             r.update({"branch": branch} if branch != "python" else {})

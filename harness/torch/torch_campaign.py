@@ -11,7 +11,7 @@ PyTorch repro.
         [--max-nodes N] [--max-shrinks K] [--time SECONDS] [--path-time SECONDS]
         [--device cpu|cuda] [--branch python|cond|nograd] [--reads copy|alias|changed]
         [--update-args] [--update-inputs] [--kwargs] [--dict-outputs] [--packed-args]
-        [--op-kwargs] [--hostile-names] [--hostile-child-names]
+        [--op-kwargs] [--hostile-names] [--hostile-child-names] [--non-persistent-buffers]
 
 --torch-root runs the bridge in the torch 2.x root (scripts/torch-root.sh builds it; this is
 --python "scripts/in-torch-root python3"); without it, --python (default: this interpreter).
@@ -44,7 +44,8 @@ arguments as one tuple (emit-torch --packed-args). --op-kwargs: additions, subtr
 divisions spelled with keyword arguments (emit-torch --op-kwargs). --hostile-names: each forward's
 parameters named from names torch makes or reads (emit-torch --hostile-names).
 --hostile-child-names: most children named from names torch's modules and values use
-(emit-torch --hostile-child-names). Prints counts per
+(emit-torch --hostile-child-names). --non-persistent-buffers: about two of each three buffers
+registered with persistent=False (emit-torch --non-persistent-buffers). Prints counts per
 path, the skip and known-issue classes, and per op and
 path; exits 1 when a mismatch or an error was found, 2 on bad usage. SIGTERM or SIGINT (a time limit around the campaign,
 Ctrl-C) stops each bridge process, which counts the program under way and those after it not
@@ -251,6 +252,9 @@ FORMS = (
     ("--hostile-child-names", "children named as torch names its own",
      "emit the programs with most children named from names torch's modules and values use "
      "(graph, code, meta, L__self__, submod_0, ...) (emit-torch --hostile-child-names)"),
+    ("--non-persistent-buffers", "buffers registered non-persistent",
+     "emit the programs with about two of each three buffers registered with persistent=False "
+     "(emit-torch --non-persistent-buffers)"),
 )
 
 

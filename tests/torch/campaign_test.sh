@@ -204,8 +204,8 @@ if [ "$rc" -ne 2 ] || ! grep -q "path-time must be positive" "$work/log-zero" ||
 fi
 echo "PASS: --path-time 0 is refused"
 # --update-args, --update-inputs, --kwargs, --dict-outputs, --packed-args, --op-kwargs,
-# --hostile-names and --hostile-child-names: the campaign's programs are emitted so (each says
-# "update_args": True, ..., "hostile_child_names": True),
+# --hostile-names, --hostile-child-names and --non-persistent-buffers: the campaign's programs
+# are emitted so (each says "update_args": True, ..., "non_persistent_buffers": True),
 # and so are a shrink's candidates; without them, neither (stand-ins that name the path after the form of the programs they are given, and record it when run as
 # a shrink's test).
 cat >"$work/form.py" <<'PY'
@@ -220,7 +220,8 @@ form = "+".join(f for f, key in (("args", '"update_args": True'),
                                  ("packed", '"packed_args": True'),
                                  ("opkw", '"op_kwargs": True'),
                                  ("hostile", '"hostile_names": True'),
-                                 ("child", '"hostile_child_names": True'))
+                                 ("child", '"hostile_child_names": True'),
+                                 ("npbuf", '"non_persistent_buffers": True'))
                 if texts and all(key in t for t in texts)) or "plain"
 if "--interesting" in args:
     open(sys.argv[1], "a").write(form + "\n")
@@ -233,11 +234,12 @@ print(json.dumps({"summary": True, "torch": "stand-in", "programs": len(progs),
                   "paths": {f"form.{form}": {"mismatch": len(progs)}}}))
 sys.exit(1)
 PY
-for form in plain args inputs kwargs dicts packed opkw hostile child; do
+for form in plain args inputs kwargs dicts packed opkw hostile child npbuf; do
   flag=$(case $form in args) echo --update-args ;; inputs) echo --update-inputs ;;
                        kwargs) echo --kwargs ;; dicts) echo --dict-outputs ;;
                        packed) echo --packed-args ;; opkw) echo --op-kwargs ;;
                        hostile) echo --hostile-names ;; child) echo --hostile-child-names ;;
+                       npbuf) echo --non-persistent-buffers ;;
                        esac)
   python3 "$src/harness/torch/torch_campaign.py" --cases 2 --jobs 1 --flatcheck "$bin" \
     --out "$work/form-$form" --max-checks 2 --max-shrinks 1 $flag \
@@ -251,6 +253,7 @@ for form in plain args inputs kwargs dicts packed opkw hostile child; do
   said_opkw=$(grep -c "ops spelled with keyword arguments" "$work/log-$form")
   said_hostile=$(grep -c "parameters named as torch names its own" "$work/log-$form")
   said_child=$(grep -c "children named as torch names its own" "$work/log-$form")
+  said_npbuf=$(grep -c "buffers registered non-persistent" "$work/log-$form")
   if [ "$rc" -ne 1 ] || ! grep -q "form\.$form " "$work/log-$form" ||
      [ "$(sort -u "$work/form-pred-$form" 2>/dev/null)" != "$form" ] ||
      [ "$said" -ne "$([ "$form" = args ] && echo 1 || echo 0)" ] ||
@@ -260,7 +263,8 @@ for form in plain args inputs kwargs dicts packed opkw hostile child; do
      [ "$said_packed" -ne "$([ "$form" = packed ] && echo 1 || echo 0)" ] ||
      [ "$said_opkw" -ne "$([ "$form" = opkw ] && echo 1 || echo 0)" ] ||
      [ "$said_hostile" -ne "$([ "$form" = hostile ] && echo 1 || echo 0)" ] ||
-     [ "$said_child" -ne "$([ "$form" = child ] && echo 1 || echo 0)" ]; then
+     [ "$said_child" -ne "$([ "$form" = child ] && echo 1 || echo 0)" ] ||
+     [ "$said_npbuf" -ne "$([ "$form" = npbuf ] && echo 1 || echo 0)" ]; then
     cat "$work/log-$form" "$work/form-pred-$form"
     echo "FAIL: with${flag:+ $flag}${flag:-out --update-args}, the programs or a shrink's"
     echo "  candidates were not emitted as '$form' (exit $rc)"
@@ -268,7 +272,7 @@ for form in plain args inputs kwargs dicts packed opkw hostile child; do
   fi
 done
 echo "PASS: --update-args, --update-inputs, --kwargs, --dict-outputs, --packed-args,"
-echo "  --op-kwargs and --hostile-names emit"
+echo "  --op-kwargs, --hostile-names, --hostile-child-names and --non-persistent-buffers emit"
 echo "  the campaign's programs and a shrink's candidates so"
 # SIGTERM or SIGINT to the campaign (a time limit around it, Ctrl-C) reaches each bridge
 # process, whose summary counts the programs it did not run; the campaign then writes its

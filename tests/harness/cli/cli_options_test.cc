@@ -302,6 +302,27 @@ TEST(CliEmitTorchTest, PackedArgsPassesAChildsArgumentsAsOneTuple) {
   EXPECT_NE(py.find("\"packed_args\": False"), std::string::npos);
 }
 
+TEST(CliEmitTorchTest, NonPersistentBuffersRegistersTwoOfThreeBuffersSo) {
+  // The draw is fnv1a64("<class>.<buffer>") % 3 != 0: seed-quickstart's M0.steps and
+  // fault-mangled-fqn-collision's M2.buf are non-persistent, fault-dce-drops-mutation's M0.buf
+  // is not (fnv1a64 of "M0.buf" is 0 mod 3). Without the flag, every buffer is persistent.
+  std::string py = emitted("seed-quickstart", " --non-persistent-buffers");
+  EXPECT_NE(py.find("self.register_buffer(\"steps\", S[1], persistent=False)"), std::string::npos)
+      << py;
+  EXPECT_NE(py.find("\"non_persistent_buffers\": True"), std::string::npos);
+  EXPECT_EQ(py, emitted("seed-quickstart", " --non-persistent-buffers"));  // deterministic
+  py = emitted("fault-mangled-fqn-collision", " --non-persistent-buffers");
+  EXPECT_NE(py.find("self.register_buffer(\"buf\", S[2], persistent=False)"), std::string::npos)
+      << py;
+  py = emitted("fault-dce-drops-mutation", " --non-persistent-buffers");
+  EXPECT_NE(py.find("self.register_buffer(\"buf\", S[0])\n"), std::string::npos) << py;
+  for (const char* name : {"seed-quickstart", "fault-mangled-fqn-collision"}) {
+    py = emitted(name);
+    EXPECT_EQ(py.find("persistent=False"), std::string::npos) << name;
+    EXPECT_NE(py.find("\"non_persistent_buffers\": False"), std::string::npos) << name;
+  }
+}
+
 TEST(CliEmitTorchTest, OpKwargsSpellsAdditionSubtractionAndDivisionWithKeywords) {
   // fault-mangled-fqn-collision holds additions of tensors and of a scalar, a division and a
   // subtraction of a scalar; fault-inline-by-name a subtraction of tensors.
