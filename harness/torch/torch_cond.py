@@ -32,8 +32,8 @@ import contextlib
 import torch
 
 from torch_compare import judge, run_calls
-from torch_export import (available, failure, run_family, saved_loader, state_after,
-                          unflatten_path, verdict)
+from torch_export import (available, failure, loaded_module_class, run_family, saved_loader,
+                          state_after, unflatten_path, verdict)
 
 PATHS = ("export.strict.cond", "export.nonstrict.cond")
 STRIDES = "cond-size-one-stride-rejected"  # docs/found-bugs.md 35
@@ -259,6 +259,10 @@ def cond_path(p, mode, eager, cache):
         m = load().module()
         status, why = judge(p, run_calls(m, p), state_after(m), eager, cache)
         if status == "mismatch":
+            known = loaded_module_class(p, load, eager, cache)
+            if known:
+                return {"status": "known_torch_issue", "known_torch_issue": known,
+                        "stage": "module", "detail": why, "conds": n}
             return {**verdict(status, why), "stage": "module", "conds": n}
         stage = "unflatten"
         # the trace's export without save/load re-exports the program, as exported here

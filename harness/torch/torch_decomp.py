@@ -20,7 +20,8 @@ import types
 import torch
 
 from torch_compare import judge, run_calls
-from torch_export import (GRAD_REGION, copies_of, export_program, failure, fresh_exports,
+from torch_export import (ALIASED_META, GRAD_REGION, aliased_constants, copies_of,
+                          export_program, failure, fresh_exports, loaded_module_class,
                           grad_regions, grad_regions_placed, preserve_structure,
                           preserve_unflatten, preserved_part, region_getitems, state_after,
                           trace_unflatten, unflatten_unsaved, variants, verdict)
@@ -414,12 +415,15 @@ def dead_nodes(gm):
 
 
 def untied_copy(ep):
-    """A copy of `ep` whose every state tensor has storage of its own (TIED_MUTATED removed)."""
+    """A copy of `ep` whose every state tensor (the constants too: non-persistent buffers) has
+    storage of its own (TIED_MUTATED removed)."""
     untied = copy.deepcopy(ep)
-    for name, t in list(untied.state_dict.items()):
-        own = t.detach().clone()
-        untied.state_dict[name] = (torch.nn.Parameter(own, t.requires_grad)
-                                   if isinstance(t, torch.nn.Parameter) else own)
+    for table in (untied.state_dict, untied.constants):
+        for name, t in list(table.items()):
+            if isinstance(t, torch.Tensor):
+                own = t.detach().clone()
+                table[name] = (torch.nn.Parameter(own, t.requires_grad)
+                               if isinstance(t, torch.nn.Parameter) else own)
     return untied
 
 
@@ -465,17 +469,24 @@ def decomp_path(p, mode, eager, cache):
         data = saved.getvalue()
         stage = "decompose"
         status, why = judged_flat(p, dec, eager, cache)
+        aliased = aliased_constants(dec)  # the names of shared constants (load unshares them)
+
+        def fresh():  # the decomposed program, loaded anew
+            loaded = torch.export.load(io.BytesIO(data))
+            if aliased:
+                loaded.graph_module.meta[ALIASED_META] = aliased
+            return loaded
         if status != "mismatch":
             stage = "load"
-            m = torch.export.load(io.BytesIO(data)).module()
+            m = fresh().module()
             status, why = judge(p, run_calls(m, p), state_after(m), eager, cache)
+            untied = loaded_module_class(p, fresh, eager, cache) if status == "mismatch" else None
+            if untied:
+                return known(joined(fixed, untied), stage, why)
         if status == "mismatch":
             return {"status": "mismatch", "stage": stage, "first_mismatch": why[:600]}
     except Exception as e:  # noqa: BLE001
         return failure(e, stage)
-
-    def fresh():  # the decomposed program, loaded anew
-        return torch.export.load(io.BytesIO(data))
     try:
         u = torch.export.unflatten(fresh())
         status, why = judge(p, run_calls(u, p), state_after(u), eager, cache)

@@ -1086,6 +1086,102 @@ def copy_names_kept(ep):
     return ep
 
 
+# docs/found-bugs.md 107: unflatten gives the modules it builds a clone of each state tensor,
+# one per tensor that names share (a parameter or buffer of the state dict), but then assigns
+# the program's constants (its non-persistent buffers among them) again, each name a clone of
+# its own: its table meant to clone a shared constant once is keyed by the clone's id. A
+# non-persistent buffer is then no longer the tensor its other names hold, and an update of it
+# reaches one of them only.
+CONSTANT_CLONES = "unflatten-aliased-constants-untied"
+# docs/found-bugs.md 110: torch.export.save / load writes each constant on its own: a loaded
+# program's constants share no tensor, with each other or with the state dict, where the saved
+# program's did; its module() then updates one name of a shared buffer only.
+LOAD_UNTIES = "export-load-unties-aliased-constants"
+ALIASED = []  # the last program constants_cloned_once was prepared for: aliased_constants
+ALIASED_META = "flatcheck_aliased_constants"  # saved_loader's record of the saved program's
+
+
+def aliased_constants(ep):
+    """The groups of names of the program's state dict and constants (non-persistent buffers,
+    tensor constants) that hold one tensor, each with two names or more and a constant among
+    them: the state dict's names first."""
+    groups = {}
+    for table in (ep.state_dict, ep.constants):
+        for fqn, value in table.items():
+            if isinstance(value, torch.Tensor):
+                groups.setdefault(id(value), []).append(fqn)
+    return [g for g in groups.values() if len(g) > 1 and any(f in ep.constants for f in g)]
+
+
+def constants_retied(ep):
+    """A loaded `ep` (saved_loader) with LOAD_UNTIES's cause removed: each constant of a group
+    the saved program shared made again the tensor of the group's first name."""
+    for group in ep.graph_module.meta.get(ALIASED_META, ()):
+        first = ep.state_dict.get(group[0], ep.constants.get(group[0]))
+        for fqn in group:
+            if fqn in ep.constants:
+                ep.constants[fqn] = first
+    return ep
+
+
+def load_untied(ep):
+    """Whether `ep` was loaded from a program with aliased constants that it no longer shares."""
+    return any(len({id(ep.state_dict.get(f, ep.constants.get(f))) for f in group}) > 1
+               for group in ep.graph_module.meta.get(ALIASED_META, ()))
+
+
+def aliases_recorded(ep):
+    """`ep` with its aliased constants recorded for constants_cloned_once."""
+    ALIASED[:] = aliased_constants(ep)
+    return ep
+
+
+def constants_aliased(ep):
+    """Whether `ep`, or the program a loaded `ep` was saved from, has aliased constants."""
+    return bool(ep.graph_module.meta.get(ALIASED_META) or aliased_constants(ep))
+
+
+def loaded_module_class(p, load, eager, cache):
+    """LOAD_UNTIES when the module() of a program `load()` loads, with the class's cause removed
+    (constants_retied), agrees with torch eager; else None."""
+    try:
+        ep = load()
+        if not load_untied(ep):
+            return None
+        m = constants_retied(ep).module()
+        return LOAD_UNTIES if judge(p, run_calls(m, p), state_after(m), eager,
+                                    cache)[0] != "mismatch" else None
+    except Exception:  # noqa: BLE001 - then not (only) this cause
+        return None
+
+
+@contextlib.contextmanager
+def constants_cloned_once():
+    """unflatten with CONSTANT_CLONES's cause removed: a constant that unflatten already gave
+    its module as a buffer (a non-persistent buffer: a clone shared as the tensor is) is not
+    given again, and the other constants of a recorded group (aliases_recorded) are all given
+    the clone the first of them was given."""
+    module = sys.modules["torch.export.unflatten"]
+    original = module._assign_attr
+    group_of = {fqn: i for i, group in enumerate(ALIASED) for fqn in group}
+    given, buffers = {}, set()
+
+    def assign(from_obj, to_module, target, attr_kind, persistent=True):
+        if attr_kind == module._AttrKind.BUFFER:
+            buffers.add(target)
+        elif attr_kind == module._AttrKind.CONSTANT:
+            if target in buffers:
+                return None
+            if target in group_of:
+                from_obj = given.setdefault(group_of[target], from_obj)
+        return original(from_obj, to_module, target, attr_kind=attr_kind, persistent=persistent)
+    module._assign_attr = assign
+    try:
+        yield
+    finally:
+        module._assign_attr = original
+
+
 # docs/found-bugs.md 62: unflatten replaces the call variants of a module whose call signature is
 # preserved by one dispatcher (_dispatch_modules) and renames each call of `leaf@N` in a graph
 # to `leaf`, but it finds the graph's calls of the module by a path built from the calling
@@ -1187,6 +1283,8 @@ TRACES = [
     (SIGNATURE_UPDATE, lambda ep: ep, updates_read_as_values),
     (SINK_BY_NAME, state_renamed, contextlib.nullcontext),
     (COPY_RENAMED, copy_names_kept, contextlib.nullcontext),
+    (LOAD_UNTIES, constants_retied, contextlib.nullcontext),
+    (CONSTANT_CLONES, aliases_recorded, constants_cloned_once),
 ]
 
 
@@ -1236,7 +1334,8 @@ def trace_unflatten(p, fresh, eager, cache, excuse=None):
                   DISPATCH_UNDER_VARIANT: dispatched_under_variants,
                   UNREAD_ARGUMENT: unread_arguments, UPDATE_READ_OUTSIDE: updates_read_outside,
                   SIGNATURE_UPDATE: signature_updates, INPUT_UPDATES_KEPT: input_updates_kept,
-                  SINK_BY_NAME: kwarg_state_collisions, COPY_RENAMED: copy_renamed}
+                  SINK_BY_NAME: kwarg_state_collisions, COPY_RENAMED: copy_renamed,
+                  LOAD_UNTIES: load_untied, CONSTANT_CLONES: constants_aliased}
     first = fresh() if any(t[0] in only_where for t in TRACES) else None
     traces = [t for t in TRACES if t[0] not in only_where or only_where[t[0]](first)]
     for size in range(0 if excuse else 1, len(traces) + 1):
@@ -1378,16 +1477,22 @@ def saved_loader(ep):
     the program it is given, so each use needs its own). Each loaded program's graph module
     carries, under REGION_STACKS in its meta, the module stacks export gave the results of its
     torch.no_grad() blocks (region_stacks): save/load gives them the root's, and the trace of
-    class 41 (grad_regions_placed) reads them. unflatten does not read that meta."""
+    class 41 (grad_regions_placed) reads them; under ALIASED_META, the groups of the saved
+    program's constant names that shared a tensor (aliased_constants: a loaded program's share
+    nothing), which the trace of class 107 (aliases_recorded) reads. unflatten does not read that
+    meta."""
     saved = io.BytesIO()
     torch.export.save(ep, saved)
     data = saved.getvalue()
     stacks = region_stacks(ep)
+    aliased = aliased_constants(ep)
 
     def load():
         loaded = torch.export.load(io.BytesIO(data))
         if stacks:
             loaded.graph_module.meta[REGION_STACKS] = stacks
+        if aliased:
+            loaded.graph_module.meta[ALIASED_META] = aliased
         return loaded
     return load
 

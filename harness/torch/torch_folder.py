@@ -11,7 +11,12 @@ one (two FQNs of one shared parameter or buffer), and the same module with those
 again agrees, is the class fx-to-folder-unties-shared-state (docs/found-bugs.md 24). A
 SyntaxError importing the package, where the traced module has a child whose name is not a
 Python identifier (`0`), is fx-to-folder-child-name-not-identifier (torch 1.13 and 2.6: the
-code says `self.0 = ...`; torch 2.14.1 writes setattr).
+code says `self.0 = ...`; torch 2.14.1 writes setattr). An error building the imported module
+for a state dict key it misses, where the traced module has non-persistent buffers and the same
+module with them made persistent agrees, is fx-to-folder-drops-non-persistent-buffer
+(docs/found-bugs.md 108: the package registers every buffer as a persistent one and loads the
+state dict, which leaves the non-persistent ones out; torch 2.14.1, whose symbolic_trace keeps a
+buffer non-persistent).
 """
 import importlib.util
 import itertools
@@ -33,7 +38,55 @@ UNTIED = "fx-to-folder-unties-shared-state"
 # torch 1.13 and 2.6 (not 2.14.1): a child whose name is not an identifier is written as an
 # attribute assignment, which does not parse.
 NAME = "fx-to-folder-child-name-not-identifier"
+DROPPED = "fx-to-folder-drops-non-persistent-buffer"  # docs/found-bugs.md 108
 _count = itertools.count()
+
+
+def written(gm, work):
+    """The class of the package gm.to_folder writes into a new folder below `work`, imported."""
+    name = f"flatcheck_folder_{os.getpid()}_{next(_count)}"
+    with warnings.catch_warnings():  # it warns of each child it pickles
+        warnings.simplefilter("ignore")
+        gm.to_folder(os.path.join(work, name), "FlatcheckFolder")
+    return import_folder(os.path.join(work, name), name, cls="FlatcheckFolder")
+
+
+def non_persistent(module):
+    """The FQNs of the module's non-persistent buffers."""
+    return [f"{prefix}.{b}" if prefix else b for prefix, m in module.named_modules()
+            for b in sorted(m._non_persistent_buffers_set)]
+
+
+def dropped_buffers(p, gm, work, eager, cache, e):
+    """The known-issue result when `e`, building the imported module, is DROPPED's: a state
+    dict key missing, the traced module has non-persistent buffers, and with them made
+    persistent (a fresh trace) the package builds and agrees, or agrees once the tensors it
+    unties are shared again (UNTIED's cause removed too: the class is then both); else None."""
+    names = non_persistent(gm)
+    if not names or "Missing key(s) in state_dict" not in str(e):
+        return None
+    again = trace(p)
+    for _, m in again.named_modules():
+        m._non_persistent_buffers_set.clear()
+    cls = DROPPED
+    try:
+        built = written(again, work)
+        module = built()
+        if judge(p, run_calls(module, p), state_after(module), eager, cache)[0] == "mismatch":
+            split = untied(shared_groups(again), module)
+            module = built()
+            for g in split:
+                tie(module, g)
+            if not split or judge(p, run_calls(module, p), state_after(module), eager,
+                                  cache)[0] == "mismatch":
+                return None
+            cls = f"{DROPPED}+{UNTIED}"
+    except Exception:  # noqa: BLE001 - then not (only) this cause
+        return None
+    return {"status": "known_torch_issue", "stage": "import", "detail": str(e).strip()[:300],
+            "known_torch_issue": f"{cls}: the package's state dict leaves out the "
+                                 f"non-persistent buffers {', '.join(names[:4])}; made "
+                                 "persistent, it agrees"}
 
 
 def import_folder(folder, name, cls):
@@ -81,21 +134,24 @@ def folder_path(p, eager, cache):
         gm = trace(p)
         groups = shared_groups(gm)
         stage = "to_folder"
-        name = f"flatcheck_folder_{os.getpid()}_{next(_count)}"
-        with warnings.catch_warnings():  # it warns of each child it pickles
-            warnings.simplefilter("ignore")
-            gm.to_folder(os.path.join(work, name), "FlatcheckFolder")
-        stage = "import"
         try:
-            cls = import_folder(os.path.join(work, name), name, cls="FlatcheckFolder")
+            cls = written(gm, work)
         except SyntaxError as e:
+            stage = "import"
             bad = [c for c, _ in gm.named_children() if not c.isidentifier()]
             if bad:
                 return {"status": "known_torch_issue", "stage": stage, "detail": str(e),
                         "known_torch_issue": f"{NAME}: to_folder writes self.{bad[0]} = ... for "
                                              f"the child {bad[0]!r}, not a Python name"}
             raise
-        module = cls()
+        stage = "import"
+        try:
+            module = cls()
+        except RuntimeError as e:
+            known = dropped_buffers(p, gm, work, eager, cache, e)
+            if known:
+                return known
+            raise
         stage = "run"
         status, why = judge(p, run_calls(module, p), state_after(module), eager, cache)
         split = untied(groups, module)

@@ -322,9 +322,63 @@ def inductor_path(p, eager, cache, path="compile.inductor"):
         finally:
             reset()
     out = {**verdict(*judged(p, outs, state, eager, cache)), **extra}
-    if path != "compile.inductor.freezing" or out["status"] != "mismatch":
+    if out["status"] != "mismatch":
         return out
-    return cse_class(p, eager, cache, out)
+    return cse_class(p, eager, cache, out) if path == "compile.inductor.freezing" else out
+
+
+# docs/found-bugs.md 109: Inductor's post-grad pattern that fuses add(mm(a, b), c) (or add(c,
+# mm(a, b))) into addmm(c, a, b) matches an add with any alpha and drops it: torch.add(a @ b, c,
+# alpha=-1) runs as a @ b + c.
+ADDMM_ALPHA = "inductor-addmm-fusion-drops-alpha"
+
+
+@contextlib.contextmanager
+def addmm_alpha_kept(found):
+    """Inductor with ADDMM_ALPHA's cause removed: its add + mm -> addmm fusion refuses an add
+    whose alpha is not 1 (`found` collects those alphas), and no cache is read (a cached graph
+    was fused). Yields whether the fusion was found."""
+    import torch._inductor.config
+    from torch._inductor.fx_passes import post_grad
+    wrapped = []
+    for entries in post_grad.pass_patterns[2].patterns.values():
+        for entry in entries:
+            if getattr(getattr(entry, "handler", None), "__name__", "") != "addmm" or \
+                    any(entry is e for e, _ in wrapped):  # an entry under two keys: once
+                continue
+
+            def refuse(match, check=entry.extra_check):
+                alpha = match.output_node().kwargs.get("alpha", 1)
+                if alpha != 1:
+                    found.add(repr(alpha))
+                    return False
+                return check(match)
+            wrapped.append((entry, entry.extra_check))
+            entry.extra_check = refuse
+    try:
+        with torch._inductor.config.patch(force_disable_caches=True):
+            yield bool(wrapped)
+    finally:
+        for entry, check in wrapped:
+            entry.extra_check = check
+
+
+def addmm_class(r, again):
+    """`r`, a mismatch of an Inductor path, as entry 109's class when the path run again with
+    its cause removed (`again()` inside addmm_alpha_kept) refused some fusion and agrees or is
+    rounding; else `r`."""
+    found = set()
+    try:
+        with addmm_alpha_kept(found):
+            second = again()
+    except Exception:  # noqa: BLE001 - the mismatch has another cause too
+        return r
+    if not found or second.get("status") not in ("agree", "excused"):
+        return r
+    return {**{k: v for k, v in r.items() if k not in ("status", "first_mismatch")},
+            "status": "known_torch_issue", "known_torch_issue": ADDMM_ALPHA, "stage": "run",
+            "detail": (f"{r.get('first_mismatch')}; with the add + mm -> addmm fusion refusing "
+                       f"adds of alpha {', '.join(sorted(found))}, it agrees or is rounding")[:500]}
 
 
 def cse_class(p, eager, cache, r):
@@ -626,15 +680,17 @@ def run_inductor(p, eager, paths, cache):
     mismatch of a path but the cache paths, on a program whose branch op is torch.cond, is
     traced: where the path run again with Inductor giving each torch.cond operand the strides
     its branch graphs were compiled for (cond_operands_exact) agrees or is rounding, it is
-    entry 102's class."""
+    entry 102's class. A mismatch that stays one is traced too: where the path run again with
+    Inductor's add + mm -> addmm fusion refusing an add whose alpha is not 1 (addmm_alpha_kept)
+    agrees or is rounding, it is entry 109's class."""
     def one(path):
         r = run_path(path)
-        if r["status"] not in ("error", "mismatch") or path in CACHE_PATHS or \
-                getattr(p, "_branch", None) is not cond_branch:
-            return r
-        with cond_operands_exact():
-            again = run_path(path)
-        return cond_strides_class(r, again)
+        if r["status"] in ("error", "mismatch") and path not in CACHE_PATHS and \
+                getattr(p, "_branch", None) is cond_branch:
+            with cond_operands_exact():
+                again = run_path(path)
+            r = cond_strides_class(r, again)
+        return addmm_class(r, lambda: run_path(path)) if r["status"] == "mismatch" else r
 
     def run_path(path):
         if path == "compile.inductor.dynamic":

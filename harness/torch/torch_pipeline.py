@@ -77,6 +77,10 @@ pipelining cannot split such a model at all (cond_graphs_refused). With the bran
 computed under torch.no_grad() (--branch nograd), whose body export keeps as a graph attribute
 too, a failure is pipeline-grad-region-body (the same cause) when the pipe without the block
 (the value cloned without torch.no_grad()) builds, runs and agrees (grad_region_refused).
+An AttributeError building the pipe of a model with non-persistent buffers, where the same pipe
+with every buffer made persistent builds and agrees, is pipeline-drops-non-persistent-buffer
+(docs/found-bugs.md 111: pipelining assigns a shared tensor to each stage under the FQNs of the
+state dict, which leaves non-persistent buffers out; persistent_refused).
 """
 import contextlib
 import importlib
@@ -117,6 +121,7 @@ RETURNED = "pipeline-returned-state"  # docs/found-bugs.md 56
 COND_TEXT = (r"Unable to find nn_module_stack for node|parameter (true|false)_graph_\d|"
              r"no attribute '(true|false)_graph_\d")
 PINNED = None  # {FQN: "BEGINNING" or "END"} instead of a draw (the bridge's --draw)
+NON_PERSISTENT = "pipeline-drops-non-persistent-buffer"  # docs/found-bugs.md 111
 
 
 def available():
@@ -388,7 +393,7 @@ def pipeline_path(p, eager, cache):
         except Exception as e:  # noqa: BLE001 - torch refusing the program, or a cause below
             known = cond_graphs_refused(p, e) or grad_region_refused(p, eager, cache) \
                 or no_inputs_indexerror(e) or returned_state(p, e) \
-                or attribute(p, spec, eager, cache)
+                or attribute(p, spec, eager, cache) or persistent_refused(p, spec, e, eager, cache)
             if known:
                 return {**result, "status": "known_torch_issue", "stage": stage,
                         "detail": f"{type(e).__name__}: {e}"[:300], "known_torch_issue": known}
@@ -408,6 +413,26 @@ def pipeline_path(p, eager, cache):
     except Exception as e:  # noqa: BLE001 - torch refusing a program
         return failure(e, stage)
     return {**result, **verdict(status, why)}
+
+
+def persistent_refused(p, spec, e, eager, cache):
+    """NON_PERSISTENT's class text when `e` is an AttributeError, the model has non-persistent
+    buffers, and the pipe of a model with every buffer made persistent builds, runs and agrees
+    with torch eager; else None."""
+    model = p.build()
+    held = [m for _, m in model.named_modules() if m._non_persistent_buffers_set]
+    if not isinstance(e, AttributeError) or not held:
+        return None
+    for m in held:
+        m._non_persistent_buffers_set.clear()
+    try:
+        pipe, _ = build_pipe(p, model, spec)
+        if judged(p, pipe, model_names(model), eager, cache)[0] == "mismatch":
+            return None
+    except Exception:  # noqa: BLE001 - then not (only) this cause
+        return None
+    return (f"{NON_PERSISTENT}: with its buffers persistent (in the state dict, which "
+            "pipelining assigns shared tensors by) the pipe builds and agrees")
 
 
 def cond_graphs_refused(p, e):

@@ -4041,6 +4041,35 @@ if torch_compile.available() is None and not NO_INDUCTOR:
             check(f"{path}: skipped with the reason ({why})",
                   res.get("status") == "skipped" and res.get("skip") == why, str(res))
 
+
+class _AddMm(torch.nn.Module):  # docs/found-bugs.md 109's shape: an add of a product, alpha -1
+    def __init__(self, alpha):
+        super().__init__()
+        self.alpha = alpha
+        self.register_buffer("c", torch.full((2, 2), 10.0))
+
+    def forward(self, x):
+        return torch.add(x @ x, self.c, alpha=self.alpha)
+
+
+if torch_compile.available() is None and not NO_INDUCTOR:
+    got = {}
+    for alpha in (-1, 1):
+        prog = types.SimpleNamespace(CONFIG={"calls": 1}, OPS=["add"], _NoRecorder=object,
+                                     INPUTS=[torch.tensor([[1.0, 2.0], [3.0, 4.0]])],
+                                     build=lambda alpha=alpha: _AddMm(alpha))
+        got[alpha] = torch_inductor.run_inductor(prog, torch_compare.eager_run(prog),
+                                                 ["compile.inductor"], {})["compile.inductor"]
+    found = set()
+    with torch_inductor.addmm_alpha_kept(found) as hooked:
+        pass
+    check("compile.inductor: add(x @ x, c, alpha=-1) is inductor-addmm-fusion-drops-alpha (109) "
+          "where Inductor drops the alpha; alpha 1 agrees; the fusion's pattern is found",
+          hooked and got[1]["status"] == "agree" and
+          got[-1].get("known_torch_issue", torch_inductor.ADDMM_ALPHA) ==
+          torch_inductor.ADDMM_ALPHA and got[-1]["status"] in ("agree", "known_torch_issue"),
+          str(got))
+
 if NO_INDUCTOR:
     print("skip: the Inductor path's checks (" + NO_INDUCTOR_WHY + ")")
 
@@ -7137,6 +7166,52 @@ check("within: a runner's exception is each path's error (stage bridge, where it
           "RuntimeError: references nonexistent attribute" in r["first_mismatch"] and
           "_raising_runner" in r["first_mismatch"] for r in got.values()) and
       fine == {"jit.trace": {"status": "agree"}}, str(got))
+
+# A tensor two modules hold as a buffer, one of them updating it (the repros of
+# docs/found-bugs.md 107 and 108): non-persistent, unflatten gives each name its own clone (107:
+# traced by re-tying what save/load and unflatten untie); the folder's module cannot hold it
+# (108, torch 2.14.1). Persistent (the controls), neither class is given.
+def _np_program(build):
+    return types.SimpleNamespace(CONFIG={"calls": 2}, INPUTS=[torch.ones(2)], OPS=["add"],
+                                 build=build, _NoRecorder=object)
+
+
+if torch_export.available() is None:
+    _untied = repro_module("unflatten-aliased-constants-untied")
+    _aliased = [torch_export.aliased_constants(torch.export.export(
+        _untied.Model(persistent), (torch.ones(2),), strict=False)) for persistent in (False, True)]
+    check("aliased_constants: the shared non-persistent buffer's names, none when persistent",
+          _aliased == [[["a.buf", "b.buf"]], []], str(_aliased))
+    _row = [t for t in torch_export.TRACES if t[0] == torch_export.CONSTANT_CLONES]
+    _load = torch_export.saved_loader(torch.export.export(_untied.Model(False), (torch.ones(2),),
+                                                          strict=False))
+    _u = torch_export.unflatten_removing(_load, _row)
+    check("unflatten-aliased-constants-untied: with the cause removed, a loaded program's "
+          "unflattened module holds the shared buffer once; the table is put back",
+          _u.a.buf is _u.b.buf and
+          torch_export.sys.modules["torch.export.unflatten"]._assign_attr.__name__ ==
+          "_assign_attr", str((_u.a.buf, _u.b.buf)))
+    got = {persistent: torch_export.run_one(
+        _np_program(lambda persistent=persistent: _untied.Model(persistent)),
+        eager_run(_np_program(lambda persistent=persistent: _untied.Model(persistent))),
+        "nonstrict", ("unflatten",), {})["unflatten"] for persistent in (False, True)}
+    check("unflatten path: a shared non-persistent buffer is unflatten-aliased-constants-untied "
+          "(107); persistent, it agrees",
+          got[False].get("known_torch_issue") == torch_export.CONSTANT_CLONES and
+          got[True]["status"] == "agree", str(got))
+
+_dropped = repro_module("folder-drops-non-persistent-buffer")
+got = {persistent: torch_folder.folder_path(
+    _np_program(lambda persistent=persistent: _dropped.Model(persistent)),
+    eager_run(_np_program(lambda persistent=persistent: _dropped.Model(persistent))), {})
+    for persistent in (False, True)}
+_keeps = bool(torch.fx.symbolic_trace(_dropped.Model(False))._non_persistent_buffers_set)
+check("fx.folder: a non-persistent buffer is fx-to-folder-drops-non-persistent-buffer (108) where "
+      "the trace keeps it non-persistent (torch 2.14.1), else agrees; persistent, it agrees",
+      got[True]["status"] == "agree" and
+      (str(got[False].get("known_torch_issue", "")).startswith(torch_folder.DROPPED + ":")
+       if _keeps else got[False]["status"] == "agree"), str((_keeps, got)))
+
 
 print(f"{len(failed)} of the bridge unit checks failed" if failed else "bridge unit checks: all hold")
 sys.exit(1 if failed else 0)
