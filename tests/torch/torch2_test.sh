@@ -625,6 +625,10 @@ import json, os, re, sys
 # order; a case's own entry stands before its class's. docs/found-bugs.md says what
 # changed (2.11: on the GPU machine; 2.14: Debian sid's, scripts/torch-root.sh).
 LATER = {"preserve-tied-buffer-update": [((2, 11), None)],
+         # (108) 2.6's symbolic_trace makes a buffer persistent, and to_folder loads it; 2.14.1's
+         # keeps it non-persistent (pytorch#191708), which to_folder drops (2.7 to 2.13 not run)
+         "fx-to-folder-drops-non-persistent-buffer":
+             [((0, 0), None), ((2, 14), {"fx-to-folder-drops-non-persistent-buffer"})],
          # 2.6's lowering specializes the case's rows (pytorch#150364, open); 2.14.1's does
          # not, and the case agrees (2.7 to 2.13 not run)
          "aoti-lowering-guard-unchecked": [((2, 14), None)],
