@@ -334,10 +334,11 @@ ADDMM_ALPHA = "inductor-addmm-fusion-drops-alpha"
 
 
 @contextlib.contextmanager
-def addmm_alpha_kept(found):
+def addmm_alpha_kept(found, refuse=True):
     """Inductor with ADDMM_ALPHA's cause removed: its add + mm -> addmm fusion refuses an add
     whose alpha is not 1 (`found` collects those alphas), and no cache is read (a cached graph
-    was fused). Yields whether the fusion was found."""
+    was fused). With `refuse` False, the fusion is only watched: `found` collects the alphas
+    it fuses, and nothing else changes. Yields whether the fusion was found."""
     import torch._inductor.config
     from torch._inductor.fx_passes import post_grad
     wrapped = []
@@ -347,16 +348,22 @@ def addmm_alpha_kept(found):
                     any(entry is e for e, _ in wrapped):  # an entry under two keys: once
                 continue
 
-            def refuse(match, check=entry.extra_check):
+            def watched(match, check=entry.extra_check):
                 alpha = match.output_node().kwargs.get("alpha", 1)
-                if alpha != 1:
-                    found.add(repr(alpha))
-                    return False
-                return check(match)
+                if alpha == 1:
+                    return check(match)
+                if not refuse:
+                    fused = check(match)
+                    if fused:
+                        found.add(repr(alpha))
+                    return fused
+                found.add(repr(alpha))
+                return False
             wrapped.append((entry, entry.extra_check))
-            entry.extra_check = refuse
+            entry.extra_check = watched
     try:
-        with torch._inductor.config.patch(force_disable_caches=True):
+        with torch._inductor.config.patch(force_disable_caches=True) if refuse else \
+                contextlib.nullcontext():
             yield bool(wrapped)
     finally:
         for entry, check in wrapped:
@@ -680,17 +687,28 @@ def run_inductor(p, eager, paths, cache):
     mismatch of a path but the cache paths, on a program whose branch op is torch.cond, is
     traced: where the path run again with Inductor giving each torch.cond operand the strides
     its branch graphs were compiled for (cond_operands_exact) agrees or is rounding, it is
-    entry 102's class. A mismatch that stays one is traced too: where the path run again with
-    Inductor's add + mm -> addmm fusion refusing an add whose alpha is not 1 (addmm_alpha_kept)
-    agrees or is rounding, it is entry 109's class."""
+    entry 102's class. A mismatch that stays one, where the path's compile fused an add whose
+    alpha is not 1 into addmm (watched: addmm_alpha_kept(refuse=False)) or, on a path but the
+    cache paths, took a graph from a cache (whose fusions nobody watched), is traced too: where the path run again with that
+    fusion refusing such adds (caches off) agrees or is rounding, it is entry 109's class."""
     def one(path):
-        r = run_path(path)
+        fused = set()  # the alphas of adds the addmm fusion took (entry 109's cause), if any
+        before = cache_counts()
+        with addmm_alpha_kept(fused, refuse=False):
+            r = run_path(path)
+        hits = cache_counts(before)
+        if path not in CACHE_PATHS and (hits.get("fxgraph_cache_hit") or
+                                        hits.get("autograd_cache_hit")):
+            fused.add("unseen")  # a graph taken from a cache: its fusions were not watched
+            # (the cache paths take their warm run's graph from their own cold run, watched)
         if r["status"] in ("error", "mismatch") and path not in CACHE_PATHS and \
                 getattr(p, "_branch", None) is cond_branch:
             with cond_operands_exact():
                 again = run_path(path)
             r = cond_strides_class(r, again)
-        return addmm_class(r, lambda: run_path(path)) if r["status"] == "mismatch" else r
+        if r["status"] == "mismatch" and fused:
+            r = addmm_class(r, lambda: run_path(path))
+        return r
 
     def run_path(path):
         if path == "compile.inductor.dynamic":
