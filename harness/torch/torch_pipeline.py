@@ -419,9 +419,11 @@ def persistent_refused(p, spec, e, eager, cache):
     """NON_PERSISTENT's class text when `e` is an AttributeError, the model has non-persistent
     buffers, and the pipe of a model with every buffer made persistent builds, runs and agrees
     with torch eager; else None."""
+    if not isinstance(e, AttributeError):
+        return None
     model = p.build()
     held = [m for _, m in model.named_modules() if m._non_persistent_buffers_set]
-    if not isinstance(e, AttributeError) or not held:
+    if not held:
         return None
     for m in held:
         m._non_persistent_buffers_set.clear()
