@@ -614,13 +614,65 @@ def reset_compile_caches():
         pass
 
 
+CONFIGS_SEEN = {}  # a torch config module's name -> its values when first met between paths
+
+
+def torch_configs():
+    """torch's config modules imported so far (torch._dynamo.config, torch._inductor.config,
+    torch._functorch.config, ...): name -> module, each one with get_config_copy."""
+    return {name: mod for name, mod in list(sys.modules.items())
+            if name.startswith("torch.") and name.rsplit(".", 1)[-1] in ("config", "_config")
+            and isinstance(getattr(mod, "__dict__", {}).get("_config"), dict)}
+
+
+def global_state():
+    """What a path's code sets for a while and must set back, as far as torch shows it: the
+    grad mode and the depths of the dispatch and function mode stacks. Each config module
+    imported so far is noted the first time it is met (between paths, so unpatched)."""
+    for name, mod in torch_configs().items():
+        if name not in CONFIGS_SEEN:
+            CONFIGS_SEEN[name] = mod.get_config_copy()
+    c = torch._C
+    return (torch.is_grad_enabled(),
+            c._len_torch_dispatch_stack() if hasattr(c, "_len_torch_dispatch_stack") else 0,
+            c._len_torch_function_stack() if hasattr(c, "_len_torch_function_stack") else 0)
+
+
+def restore_global_state(before):
+    """What a path stopped part-way left set, set back to `before` (global_state()): the
+    PathTimeout can land inside a `config.patch` block's entry or exit, where torch does not
+    undo it (seen: strict export stopped at its entry left dynamo's automatic dynamic shapes
+    off and every size dynamic for the rest of the process, so later programs' torch.cond and
+    vmap paths gave other results). Returns the config keys set back, "module.key" each."""
+    restored = []
+    for name, values in CONFIGS_SEEN.items():
+        mod = sys.modules.get(name)
+        for key, value in values.items() if mod is not None else ():
+            try:
+                if getattr(mod, key) != value:
+                    setattr(mod, key, value)
+                    restored.append(f"{name}.{key}")
+            except Exception:  # noqa: BLE001,S112 - a key this torch cannot set back stays
+                continue
+    grad, dispatch, function = before
+    c = torch._C
+    while hasattr(c, "_len_torch_dispatch_stack") and c._len_torch_dispatch_stack() > dispatch:
+        c._pop_torch_dispatch_stack()
+    while hasattr(c, "_len_torch_function_stack") and c._len_torch_function_stack() > function:
+        c._pop_torch_function_stack()
+    c._set_grad_enabled(grad)  # after the modes: a function mode left pushed would take it
+    return restored
+
+
 def within(seconds, group, run):
     """run(group), or each path of the group skipped with the reason "time limit" when it ran
     past `seconds` (stopped there, or ended in an import's grace after it: either way past it);
-    torch's compile caches (dynamo's, left mid-trace) are reset then. An exception a path's own
-    code lets out (the bridge's fault, or torch's in code the bridge did not guard) is an error
-    of each path of the group, stage "bridge", with where it was raised: the program's other
-    paths and the programs after it still run."""
+    torch's compile caches (dynamo's, left mid-trace) are reset then, and torch's global state
+    the path left set (restore_global_state) set back. An exception a path's own code lets out
+    (the bridge's fault, or torch's in code the bridge did not guard) is an error of each path
+    of the group, stage "bridge", with where it was raised: the program's other paths and the
+    programs after it still run."""
+    before = global_state()
     try:
         with time_limit(seconds) as limit:
             results = run(group)
@@ -629,10 +681,12 @@ def within(seconds, group, run):
         return results
     except PathTimeout:
         reset_compile_caches()
+        restore_global_state(before)
         why = f"time limit: ran past --path-time {seconds:g} s on this program"
         return {path: {"status": "skipped", "skip": why} for path in group}
     except Exception as e:  # noqa: BLE001 - reported as the paths' error, never lost
         reset_compile_caches()
+        restore_global_state(before)
         where = traceback.extract_tb(e.__traceback__)[-1]
         why = (f"the bridge raised {type(e).__name__}: {e} (at {os.path.basename(where.filename)}:"
                f"{where.lineno}, {where.name})")

@@ -1907,6 +1907,39 @@ check("within: a limit met during an import stops nothing until the import is do
       imported == {"a": {"status": "skipped", "skip": "time limit: ran past --path-time 0.01 s "
                          "on this program"}} and sys.modules["slowpkg"].part.VALUE == 7 and
       spun["a"]["status"] == "skipped", f"{imported} {spun}")
+# What a path stopped part-way leaves set is set back (restore_global_state): a strict export
+# stopped inside dynamo's `config.patch` entry once left automatic dynamic shapes off and every
+# size dynamic for the rest of the process (seen in CI: four later torch.cond and vmap checks
+# gave other results). Stand-ins: a group that patches torch's config modules without undoing
+# it (as the entry stopped half-way does), disables grad and pushes a function mode, then spins.
+_configs = flatcheck_torch.torch_configs()
+if _configs:
+    _patched = {}
+    for _name, _mod in sorted(_configs.items()):  # one bool key of each module, flipped
+        for _key, _value in sorted(_mod.get_config_copy().items()):
+            if isinstance(_value, bool):
+                _patched[_name] = (_key, _value)
+                break
+
+    class _Mode(torch.overrides.TorchFunctionMode):
+        pass
+
+    def _leaves_set(group):
+        for name, (key, value) in _patched.items():
+            _configs[name].patch(**{key: not value}).__enter__()
+        torch.set_grad_enabled(False)
+        _Mode().__enter__()
+        spin(group)
+
+    _depth = torch._C._len_torch_function_stack()
+    stopped = flatcheck_torch.within(0.05, ["a"], _leaves_set)
+    _after = {name: getattr(_configs[name], key) for name, (key, _) in _patched.items()}
+    check(f"within: a path stopped with {len(_patched)} config modules patched, grad off and a "
+          "function mode pushed: each set back",
+          len(_patched) >= 2 and stopped["a"]["status"] == "skipped" and
+          _after == {name: value for name, (_, value) in _patched.items()} and
+          torch.is_grad_enabled() and torch._C._len_torch_function_stack() == _depth,
+          f"{_patched} {_after} grad {torch.is_grad_enabled()}")
 check("path_groups: export.MODE.module and .unflatten together, every other path alone",
       flatcheck_torch.path_groups(["fx", "export.strict.module", "export.nonstrict.module",
                                    "export.strict.preserve", "export.strict.unflatten",
@@ -1946,7 +1979,11 @@ if torch_export.available() is None:
         if isinstance(stopped["x"], dict):
             break
     after = flatcheck_torch.within(None, ["x"], strict_export)["x"]  # a result dict if it failed
-    check("within: a strict export stopped mid-way, then one runs and is right",
+    _dynamo_config = torch._dynamo.config.get_config_copy()
+    check("within: a strict export stopped mid-way, then one runs and is right; dynamo's "
+          "config as before (its automatic dynamic shapes on)",
+          _dynamo_config == flatcheck_torch.CONFIGS_SEEN.get("torch._dynamo.config") and
+          _dynamo_config["automatic_dynamic_shapes"] and
           isinstance(stopped["x"], dict) and stopped["x"]["status"] == "skipped" and
           not isinstance(after, dict) and
           torch.equal(after.module()(torch.ones(2)), torch.full((2,), 2.0)),
