@@ -24,7 +24,10 @@ without Python, or loaded back into Python).
 
 On a program whose branch op is torch.cond (--branch cond) both paths try one removal first:
 COND_STRIDES (docs/found-bugs.md 102: Inductor lowering the branch graphs for strides the
-operands are not given; removed by torch_inductor.cond_operands_exact).
+operands are not given; removed by torch_inductor.cond_operands_exact). Where the compile
+fused an add whose alpha is not 1 into addmm (watched: torch_inductor.addmm_watched), or took a
+graph from a cache, ADDMM_ALPHA (docs/found-bugs.md 109: that fusion dropping the alpha;
+removed by torch_inductor.addmm_alpha_kept) is tried next.
 
 Needs what compile.inductor needs (a C++ compiler, torch's headers) and torch >= 2.6
 (aoti_compile_and_package); else the path is skipped with the reason. An export that fails is
@@ -46,7 +49,8 @@ from torch_dynamic import (RANK, dynamic_export, input_shapes, inputs_of, refuse
 from torch_decomp import TIED_MUTATED, known, tied_buffer_updated, untied_copy
 from torch_export import classify, export_program, failure, run_family, verdict
 from torch_inductor import available as inductor_available
-from torch_inductor import BROADCAST, COND_STRIDES, expand_by_value, judged
+from torch_inductor import (ADDMM_ALPHA, BROADCAST, COND_STRIDES, expand_by_value,
+                             judged)
 
 PATHS = ("aoti", "aoti.dynamic")
 # AOTInductor inlines a small buffer into the package as a constant though the graph updates it
@@ -133,7 +137,8 @@ def aoti_path(p, eager, cache):
         return failure(e, "export")
     with tempfile.TemporaryDirectory() as folder:
         try:
-            runner = compiled(ep, folder)
+            with torch_inductor.addmm_watched() as fused:
+                runner = compiled(ep, folder)
         except Exception as e:  # noqa: BLE001 - AOTInductor refusing or failing
             return traced(p, eager, cache, ep, folder, e)
         try:
@@ -141,7 +146,8 @@ def aoti_path(p, eager, cache):
         except Exception as e:  # noqa: BLE001
             return failure(e, "run")
         status, why = judged(p, outs, None, eager, cache)
-        cls = cause(p, eager, cache, folder) if status == "mismatch" else None
+        cls = cause(p, eager, cache, folder, addmm=bool(fused)) if status == "mismatch" else \
+            None
         if cls:
             return {"status": "known_torch_issue", "known_torch_issue": cls, "stage": "run",
                     "detail": f"{why}; with the cause removed it agrees"[:500]}
@@ -165,18 +171,21 @@ def state_counted_as_inputs():
         post_grad.remove_noop_ops = real
 
 
-def cause(p, eager, cache, folder, agrees=None, broadcast=False):
+def cause(p, eager, cache, folder, agrees=None, broadcast=False, addmm=False):
     """The class of a mismatch: the causes (CLONE, INLINED, FOLDED; with `broadcast` BROADCAST
-    first; on a program whose branch op is torch.cond COND_STRIDES before all; one, then two,
-    then three, joined by '+') whose removal together makes the program compiled again agree
-    with eager (or differ by rounding only), as agrees(p, eager, cache, folder, context,
-    configs) says (removed_agrees); None when none does."""
+    first; with `addmm` (the compile fused an add of alpha not 1 into addmm, or took a graph
+    from a cache) ADDMM_ALPHA before those; on a program whose branch op is torch.cond
+    COND_STRIDES before all; one, then two, then three, joined by '+') whose removal together
+    makes the program compiled again agree with eager (or differ by rounding only), as
+    agrees(p, eager, cache, folder, context, configs) says (removed_agrees); None when none
+    does."""
     agrees = agrees or removed_agrees
     cond = getattr(p, "_branch", None) is cond_branch
-    removals = ((COND_STRIDES, {}),) * cond + ((BROADCAST, {}),) * broadcast + \
-        ((CLONE, {}), (INLINED, KEEP), (FOLDED, UNFOLDED))
+    removals = ((COND_STRIDES, {}),) * cond + ((ADDMM_ALPHA, {}),) * addmm + \
+        ((BROADCAST, {}),) * broadcast + ((CLONE, {}), (INLINED, KEEP), (FOLDED, UNFOLDED))
     contexts = {CLONE: state_counted_as_inputs, BROADCAST: expand_by_value,
-                COND_STRIDES: torch_inductor.cond_operands_exact}
+                COND_STRIDES: torch_inductor.cond_operands_exact,
+                ADDMM_ALPHA: lambda: torch_inductor.addmm_alpha_kept(set())}
     tries = [c for k in (1, 2, 3) for c in itertools.combinations(removals, k)]
     for i, chosen in enumerate(tries):
         names = [name for name, _ in chosen]
@@ -364,12 +373,14 @@ def dynamic_aoti_path(p, eager, cache):
               "state": "judged through the later calls' outputs"}
     with tempfile.TemporaryDirectory() as folder:
         try:
-            package, guards = compiled_with_guards(ep, folder)
+            with torch_inductor.addmm_watched() as fused:
+                package, guards = compiled_with_guards(ep, folder)
         except Exception as e:  # noqa: BLE001 - AOTInductor refusing or failing
             return {**traced(p, eager, cache, ep, folder, e), **shapes}
         worst = worst_at(p, ep, package, sizes, guards)
         if worst["status"] == "mismatch":
-            cls = cause(p, eager, cache, folder, dynamic_agrees(sizes), broadcast=True)
+            cls = cause(p, eager, cache, folder, dynamic_agrees(sizes), broadcast=True,
+                        addmm=bool(fused))
             if cls:
                 worst = {"status": "known_torch_issue", "known_torch_issue": cls,
                          "stage": "run", "shapes": worst["shapes"],

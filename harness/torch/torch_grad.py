@@ -107,7 +107,12 @@ of an Inductor path is traced as the forward paths trace it:
       not eager's and the same path with Inductor's ExpandView.make_reindexer asking whether a
       size is 1 by its value (torch_inductor.expand_by_value) gives eager's forward outputs
       (seen on grad.compile.dynamic_inductor, torch 2.14.1: generate --seed 182, cases 32, 39).
+  inductor-addmm-fusion-drops-alpha (109)   an Inductor path's mismatch (forward or gradients)
+      where its compile fused an add whose alpha is not 1 into addmm (or took a graph from a
+      cache), and the path run again with that fusion refusing such adds agrees
+      (torch_inductor.addmm_class).
 """
+import contextlib
 import importlib
 import re
 
@@ -118,7 +123,7 @@ from torch_compile import available as compile_available
 from torch_compile import broken, compile_regions
 from torch_cond import cond_branch, nograd_branch
 from torch_export import available, export_program, failure, grad_regions
-from torch_inductor import BROADCAST, expand_by_value
+from torch_inductor import BROADCAST, addmm_class, addmm_watched, expand_by_value
 from torch_inductor import available as inductor_available
 
 PATHS = ("grad.compile.aot_eager", "grad.compile.inductor", "grad.compile.dynamic",
@@ -508,6 +513,22 @@ def traced_error(e, path, want, alias=lambda: None, kept=lambda: False, twin=lam
     return failure(e, "backward" if changed else path)
 
 
+def path_verdict(p, path, make, want, params, got):
+    """The result of a path whose Run is `got`, before traced(): skipped where a forward gated
+    path's forward is not eager's, a forward mismatch (forward_judged), else judged."""
+    differs = forward_differs(want, got) if got and path in FORWARD_GATED else None
+    r = {"status": "skipped", "skip": f"the forward is not eager's ({differs}): the forward "
+         "paths judge it"} if differs else judged(want, got) if got else {
+        "status": "mismatch", "first_mismatch": "no float output requires grad"}
+    return (got and forward_judged(p, path, make, want, params, got)) or r
+
+
+def again(p, path, make, want, params):
+    """The path run again from empty compile caches: its path_verdict."""
+    torch._dynamo.reset()
+    return path_verdict(p, path, make, want, params, gradients(p, make, params))
+
+
 def forward_judged(p, path, make, want, params, got):
     """A compile path's forward outputs (with grad on) that are not eager's: a mismatch at
     stage forward, OUTPUT_ALIAS where its cause shows; None when they are eager's."""
@@ -716,14 +737,14 @@ def one_path(p, path, make, want, params, no_inductor, twin=None):
     if inlined:
         return {"status": "skipped", "skip": inlined}
     try:
-        got = gradients(p, make, params)
-        differs = forward_differs(want, got) if got and path in FORWARD_GATED else None
-        r = {"status": "skipped", "skip": f"the forward is not eager's ({differs}): the "
-             "forward paths judge it"} if differs else judged(want, got) if got else {
-            "status": "mismatch", "first_mismatch": "no float output requires grad"}
-        r = (got and forward_judged(p, path, make, want, params, got)) or r
+        watch = addmm_watched() if path in INDUCTOR_PATHS else contextlib.nullcontext(set())
+        with watch as fused:
+            got = gradients(p, make, params)
+        r = path_verdict(p, path, make, want, params, got)
         if r["status"] == "mismatch" and r.get("stage") != "forward":
             r = traced(p, path, make, want, params, r, got)
+        if r["status"] == "mismatch" and fused:  # docs/found-bugs.md 109's cause met
+            r = addmm_class(r, lambda: again(p, path, make, want, params))
     except Exception as e:  # noqa: BLE001 - torch refusing the program: traced, else an error
         why = refused(p, path, make, e)
         r = {"status": "skipped", "skip": why} if why else traced_error(

@@ -370,6 +370,20 @@ def addmm_alpha_kept(found, refuse=True):
             entry.extra_check = check
 
 
+@contextlib.contextmanager
+def addmm_watched(count_hits=True):
+    """Yields the set of the alphas of adds the addmm fusion takes in the block, other than 1
+    (entry 109's cause; addmm_alpha_kept(refuse=False)); with `count_hits`, "unseen" is added
+    where a graph came from Inductor's or AOTAutograd's cache, whose fusions nobody watched."""
+    fused = set()
+    before = cache_counts()
+    with addmm_alpha_kept(fused, refuse=False):
+        yield fused
+    hits = cache_counts(before)
+    if count_hits and (hits.get("fxgraph_cache_hit") or hits.get("autograd_cache_hit")):
+        fused.add("unseen")
+
+
 def addmm_class(r, again):
     """`r`, a mismatch of an Inductor path, as entry 109's class when the path run again with
     its cause removed (`again()` inside addmm_alpha_kept) refused some fusion and agrees or is
@@ -692,15 +706,9 @@ def run_inductor(p, eager, paths, cache):
     cache paths, took a graph from a cache (whose fusions nobody watched), is traced too: where the path run again with that
     fusion refusing such adds (caches off) agrees or is rounding, it is entry 109's class."""
     def one(path):
-        fused = set()  # the alphas of adds the addmm fusion took (entry 109's cause), if any
-        before = cache_counts()
-        with addmm_alpha_kept(fused, refuse=False):
+        # the cache paths take their warm run's graph from their own cold run, watched
+        with addmm_watched(count_hits=path not in CACHE_PATHS) as fused:
             r = run_path(path)
-        hits = cache_counts(before)
-        if path not in CACHE_PATHS and (hits.get("fxgraph_cache_hit") or
-                                        hits.get("autograd_cache_hit")):
-            fused.add("unseen")  # a graph taken from a cache: its fusions were not watched
-            # (the cache paths take their warm run's graph from their own cold run, watched)
         if r["status"] in ("error", "mismatch") and path not in CACHE_PATHS and \
                 getattr(p, "_branch", None) is cond_branch:
             with cond_operands_exact():

@@ -4106,6 +4106,55 @@ if torch_compile.available() is None and not NO_INDUCTOR:
           got[-1].get("known_torch_issue", torch_inductor.ADDMM_ALPHA) ==
           torch_inductor.ADDMM_ALPHA and got[-1]["status"] in ("agree", "known_torch_issue"),
           str(got))
+    _shows_109 = got[-1]["status"] == "known_torch_issue"  # this torch has entry 109's bug
+    # The AOTInductor path traces it too (its compile watched as compile.inductor's is).
+    import torch_aoti  # noqa: E402
+    got = {}
+    for alpha in (-1, 1):
+        prog = types.SimpleNamespace(CONFIG={"calls": 1}, OPS=["add"], _NoRecorder=object,
+                                     INPUTS=[torch.tensor([[1.0, 2.0], [3.0, 4.0]])],
+                                     build=lambda alpha=alpha: _AddMm(alpha))
+        got[alpha] = torch_aoti.run_aoti(prog, torch_compare.eager_run(prog), ["aoti"],
+                                         {})["aoti"]
+    check("aoti: add(x @ x, c, alpha=-1) is 109 (its first difference in the detail) where "
+          "compile.inductor shows it, else agrees; alpha 1 agrees",
+          got[1]["status"] == "agree" and
+          (got[-1].get("known_torch_issue") == torch_inductor.ADDMM_ALPHA and
+           "beyond rounding" in got[-1]["detail"] if _shows_109 else
+           got[-1]["status"] == "agree"), str(got))
+
+    class _AddMmBeside(torch.nn.Module):  # 109's shape beside an output that needs grad
+        def __init__(self, alpha):
+            super().__init__()
+            self.alpha = alpha
+            self.w = torch.nn.Parameter(torch.tensor([[1.0, 2.0], [3.0, 4.0]]))
+            self.register_buffer("c", torch.full((2, 2), 10.0))
+
+        def forward(self, x):
+            return x * self.w, torch.add(x @ x, self.c, alpha=self.alpha)
+
+    import torch_grad  # noqa: E402
+    got, bare = {}, None
+    for alpha in (-1, 1):
+        prog = types.SimpleNamespace(CONFIG={"calls": 1}, OPS=["add"], _NoRecorder=object,
+                                     INPUTS=[torch.tensor([[1.0, 2.0], [3.0, 4.0]])],
+                                     build=lambda alpha=alpha: _AddMmBeside(alpha))
+        prog_eager = torch_compare.eager_run(prog)
+        got[alpha] = torch_grad.run_grad(prog, prog_eager, ["grad.compile.inductor"],
+                                         {})["grad.compile.inductor"]
+        if alpha == -1:
+            untraced, torch_grad.addmm_class = torch_grad.addmm_class, lambda r, again: r
+            try:
+                bare = torch_grad.run_grad(prog, prog_eager, ["grad.compile.inductor"],
+                                           {})["grad.compile.inductor"]
+            finally:
+                torch_grad.addmm_class = untraced
+    check("grad.compile.inductor: add(x @ x, c, alpha=-1) beside x * w is 109 where "
+          "compile.inductor shows it (without the trace a mismatch), else agrees; alpha 1 "
+          "agrees", got[1]["status"] == "agree" and
+          (got[-1].get("known_torch_issue") == torch_inductor.ADDMM_ALPHA and
+           bare["status"] == "mismatch" if _shows_109 else got[-1]["status"] == "agree"),
+          str((got, bare)))
 
 if NO_INDUCTOR:
     print("skip: the Inductor path's checks (" + NO_INDUCTOR_WHY + ")")
