@@ -21,6 +21,9 @@ the data flow allows, runs_joined, unflattens to a module that agrees):
       the partitioner moved some of a module's nodes into a fused submodule, ahead of or after
       other modules' nodes, so one call is two runs with one key; unflatten outlines both runs
       as that call and keeps one run's graph
+Where that removal leaves a mismatch, the unflatten paths' trace runs on the export with it
+(joined_cause): a class found there is joined with it (`STALE+CLASS`: seen with
+unflatten-aliased-constants-untied, docs/found-bugs.md 107, on non-persistent buffers).
 Otherwise a failure is traced as the unflatten paths' are (the earlier stacks bring the model's
 module tree, and its unflatten classes, into the re-exported program; and with the partitioner's
 order, a module's calls out of their index order: unflatten-later-call-first-dedup,
@@ -168,9 +171,10 @@ def unflatten_judged(split, p, refs, initial, eager, cache, clear=False):
     u = torch.export.unflatten(ep)
     outs = run_calls(u, p)
     state = state_after(u)
-    for name, t in ep.state_dict.items():
+    # the non-persistent buffers are the program's constants, not its state dict
+    for name, t in {**ep.state_dict, **ep.constants}.items():
         value = attr_of(u, name)
-        if value is None:
+        if not isinstance(value, torch.Tensor):
             continue
         for fqn in fqns_of.get(id(t), []):
             state.setdefault(fqn, value.detach().clone())
@@ -226,13 +230,42 @@ def trace_reexport(split, p, refs, initial, eager, cache):
         except Exception:  # noqa: BLE001 - not (only) this cause
             pass
         removal = "each call's nodes run together (the graph reordered, its stacks kept)"
+    joined = None
+    if status == "mismatch" and pieces:  # that cause and another: the unflatten classes'
+        joined, removal = joined_cause(split, p, refs, initial, eager, cache, mended)
+        status = "agree" if joined else status
     if status == "mismatch" or not pieces:
         known = trace_unflatten(p, fresh_exports(export), eager, cache)
         return known + also if known else None
-    return f"{STALE}{also}: export records a call of {pieces[0]}" + \
-        (f" and {len(pieces) - 1} more" if len(pieces) > 1 else "") + \
+    return f"{STALE}{'+' + joined if joined else ''}{also}: export records a call of " + \
+        f"{pieces[0]}" + (f" and {len(pieces) - 1} more" if len(pieces) > 1 else "") + \
         f" as more than one run of nodes under one key; with {removal}" + \
+        (f" and {joined}'s cause removed" if joined else "") + \
         (" and the use lists mended" if unlinked else "") + ", unflatten agrees"
+
+
+def joined_cause(split, p, refs, initial, eager, cache, mended):
+    """(the unflatten class whose cause, removed beside STALE's, makes the re-export's unflatten
+    agree (torch_export.trace_unflatten on the re-export with STALE's cause removed: the
+    stacks cleared, or on torch 2.6 each call's nodes run together), how STALE's was removed);
+    (None, None) where none does. Seen: seed 218 case 14 with non-persistent buffers, whose
+    re-export with the stacks cleared still lost a shared buffer's updates (found-bugs 107)."""
+    removals = (("the nodes' earlier module stacks removed", lambda: stacks_cleared(split)),
+                ("each call's nodes run together (the graph reordered, its stacks kept)",
+                 lambda: runs_joined(split)))
+    for removal, context in removals:
+        def export(context=context):
+            with mended(), context():
+                return reexported(split, p, refs, initial)
+        try:
+            if segmented_keys(export()):
+                continue  # this removal leaves STALE's cause in place
+            known = trace_unflatten(p, fresh_exports(export), eager, cache)
+        except Exception:  # noqa: BLE001,S112 - not (only) these causes
+            continue
+        if known:
+            return known, removal
+    return None, None
 
 
 def reexport_path(p, kind, eager, cache):
