@@ -48,6 +48,9 @@ STALE = "reexport-partitioned-stale-module-stack"  # docs/found-bugs.md 32
 # module, and unflatten refuses the program (docs/found-bugs.md 32).
 NO_STACK = "reexport-partitioned-no-module-stack"
 NO_STACK_MESSAGE = "Unable to find nn_module_stack for node"
+# STALE's two removals, as its detail names them: stacks_cleared, runs_joined (torch 2.6)
+CLEARED = "the nodes' earlier module stacks removed"
+JOINED_RUNS = "each call's nodes run together (the graph reordered, its stacks kept)"
 
 
 def segmented_keys(ep):
@@ -218,7 +221,7 @@ def trace_reexport(split, p, refs, initial, eager, cache):
     except Exception:  # noqa: BLE001 - not (only) this cause
         status = "mismatch"
     pieces = segmented_keys(export())
-    removal = "the nodes' earlier module stacks removed"
+    removal = CLEARED
     if status == "mismatch" and pieces:
         # torch 2.6 records no module stack for some nodes of the export without them, and
         # unflatten refuses it (NO_STACK): the other removal keeps the stacks and runs each
@@ -229,7 +232,7 @@ def trace_reexport(split, p, refs, initial, eager, cache):
                     status, _ = unflatten_judged(split, p, refs, initial, eager, cache)
         except Exception:  # noqa: BLE001 - not (only) this cause
             pass
-        removal = "each call's nodes run together (the graph reordered, its stacks kept)"
+        removal = JOINED_RUNS
     joined = None
     if status == "mismatch" and pieces:  # that cause and another: the unflatten classes'
         joined, removal = joined_cause(split, p, refs, initial, eager, cache, mended)
@@ -250,9 +253,8 @@ def joined_cause(split, p, refs, initial, eager, cache, mended):
     stacks cleared, or on torch 2.6 each call's nodes run together), how STALE's was removed);
     (None, None) where none does. Seen: seed 218 case 14 with non-persistent buffers, whose
     re-export with the stacks cleared still lost a shared buffer's updates (found-bugs 107)."""
-    removals = (("the nodes' earlier module stacks removed", lambda: stacks_cleared(split)),
-                ("each call's nodes run together (the graph reordered, its stacks kept)",
-                 lambda: runs_joined(split)))
+    removals = ((CLEARED, lambda: stacks_cleared(split)),
+                (JOINED_RUNS, lambda: runs_joined(split)))
     for removal, context in removals:
         def export(context=context):
             with mended(), context():
