@@ -23,6 +23,7 @@
 #include "core/runtime/interpreter.h"
 #include "core/serialize/serialize.h"
 #include "harness/torch_emit_children.h"
+#include "harness/torch_emit_state.h"
 #include "harness/torch_emit_text.h"
 
 namespace flatcheck {
@@ -83,7 +84,8 @@ class Emitter {
        << ", \"hostile_names\": " << (options_.hostile_names ? "True" : "False")
        << ", \"hostile_child_names\": " << (options_.hostile_child_names ? "True" : "False")
        << ", \"non_persistent_buffers\": " << (options_.non_persistent_buffers ? "True" : "False")
-       << "}\n\n";
+       << ", \"tensor_constants\": " << (options_.tensor_constants ? "True" : "False")
+       << ", \"inplace_updates\": " << (options_.inplace_updates ? "True" : "False") << "}\n\n";
     state(os);
     std::ostringstream body;
     classes(body);
@@ -163,17 +165,6 @@ class Emitter {
     walk(*c_.module);
   }
 
-  // The buffers a module's own graph updates (`copy_` targets), each once, in graph order.
-  static std::vector<std::string> updated_paths(const Module& m) {
-    std::vector<std::string> out;
-    for (Node* n = m.graph.first(); n; n = n->next)
-      if (n->op == NodeOp::kCallFunction && n->fn == OpCode::kCopy) {
-        const std::string& path = std::get<Node*>(n->args.at(0))->target;
-        if (std::find(out.begin(), out.end(), path) == out.end()) out.push_back(path);
-      }
-    return out;
-  }
-
   // With --update-args, the buffers module `m` updates, each taken as a forward argument
   // (`_u0`, `_u1`, ...) that its caller fills with the buffer itself; none for the root.
   const std::vector<std::string>& update_args(const Module& m) const {
@@ -182,21 +173,23 @@ class Emitter {
     return it == updates_.end() ? kNone : it->second;
   }
 
-  // --non-persistent-buffers: whether class `cls` registers its buffer `key` with
-  // persistent=False (two of each three registrations, by the class and the name).
-  bool non_persistent(const std::string& cls, const std::string& key) const {
-    return options_.non_persistent_buffers && fnv1a64(cls + "." + key) % 3 != 0;
-  }
-
   void emit_class(std::ostringstream& os, const Module& m, const std::string& name) {
     os << "class " << name << "(torch.nn.Module):  # flatcheck type " << py_str(m.type) << "\n"
        << "    def __init__(self, S):\n        super().__init__()\n";
     for (const auto& [k, t] : m.params)
       os << "        self.register_parameter(" << py_str(k) << ", S[" << storage_.at(t.get())
          << "])\n";
-    for (const auto& [k, t] : m.buffers)
+    for (const auto& [k, t] : m.buffers) {
+      if (emit_tensor_constant(options_, name, k)) {
+        has_constants_ = true;
+        os << "        setattr(self, " << py_str(k) << ", S[" << storage_.at(t.get())
+           << "])  # a plain tensor attribute, not a buffer\n";
+        continue;
+      }
       os << "        self.register_buffer(" << py_str(k) << ", S[" << storage_.at(t.get()) << "]"
-         << (non_persistent(name, k) ? ", persistent=False" : "") << ")\n";
+         << (emit_non_persistent(options_, name, k) ? ", persistent=False" : "") << ")\n";
+    }
+    if (options_.inplace_updates) inplace_.merge(inplace_updates(m));
     std::vector<std::string> params;
     std::vector<std::string> ph_names;
     if (options_.hostile_names) {
@@ -267,15 +260,16 @@ class Emitter {
     return out && out->args.size() != 1;
   }
 
-  // An addition, subtraction or division of x and y (--op-kwargs: x + y as x - (-1) y and
-  // x - y as x + (-1) y, exact; x / y with its default rounding mode spelled out).
-  std::string arith_expr(OpCode fn, const std::string& x, const std::string& y) const {
-    const bool kw = options_.op_kwargs;
-    if (fn == OpCode::kDiv || fn == OpCode::kDivScalar)
-      return "torch.div(" + x + ", " + y + (kw ? ", rounding_mode=None)" : ")");
-    const bool add = fn == OpCode::kAdd || fn == OpCode::kAddScalar;
-    if (kw) return std::string(add ? "torch.sub(" : "torch.add(") + x + ", " + y + ", alpha=-1)";
-    return std::string(add ? "torch.add(" : "torch.sub(") + x + ", " + y + ")";
+  // --inplace-updates: copy_ `c` (of module `m`) made as the in-place form of op `v`, whose
+  // value it writes: `_R.update(self, path, "add_", y, {kwargs}[, _uK])`.
+  std::string update_expr(const Module& m, const Node& c, const Node& v) {
+    ArithSpelling a = arith_spelling(v.fn, options_.op_kwargs);
+    const std::string& path = std::get<Node*>(c.args.at(0))->target;
+    const auto& into = update_args(m);
+    auto k = std::find(into.begin(), into.end(), path);
+    return "_R.update(self, " + children_.path_expr(m, path) + ", " + py_str(a.op + "_") + ", " +
+           arg(v.args.at(1)) + ", {" + (a.key.empty() ? "" : py_str(a.key) + ": " + a.value) + "}" +
+           (k == into.end() ? "" : ", _u" + std::to_string(k - into.begin())) + ")";
   }
 
   std::string call_expr(const Module& m, const Node& n) {
@@ -287,9 +281,10 @@ class Emitter {
       case OpCode::kAddScalar:
       case OpCode::kSubScalar:
       case OpCode::kDivScalar:
-        return arith_expr(n.fn, a(0), a(1));
+        return arith_call(n.fn, options_.op_kwargs, a(0), a(1));
       case OpCode::kMul:
-        return "torch.mul(" + a(0) + ", " + a(1) + ")";
+      case OpCode::kMulScalar:
+        return arith_call(n.fn, options_.op_kwargs, a(0), a(1));
       case OpCode::kMaximum:
         return "torch.maximum(" + a(0) + ", " + a(1) + ")";
       case OpCode::kMinimum:
@@ -303,8 +298,6 @@ class Emitter {
       case OpCode::kSqrt:
       case OpCode::kClone:
         return "torch." + n.target + "(" + a(0) + ")";  // the op's name is torch's
-      case OpCode::kMulScalar:
-        return "torch.mul(" + a(0) + ", " + a(1) + ")";
       case OpCode::kMatmul:
         return "torch.matmul(" + a(0) + ", " + a(1) + ")";
       case OpCode::kSum:
@@ -357,9 +350,12 @@ class Emitter {
           Node* dst = std::get<Node*>(n.args.at(0));
           const auto& into = update_args(m);
           auto k = std::find(into.begin(), into.end(), dst->target);
-          os << ind << "_R.copy(self, " << children_.path_expr(m, dst->target) << ", "
-             << arg(n.args.at(1))
-             << (k == into.end() ? "" : ", _u" + std::to_string(k - into.begin())) << ")\n";
+          if (inplace_.count(&n))
+            os << ind << update_expr(m, n, *inplace_.at(&n)) << "\n";
+          else
+            os << ind << "_R.copy(self, " << children_.path_expr(m, dst->target) << ", "
+               << arg(n.args.at(1))
+               << (k == into.end() ? "" : ", _u" + std::to_string(k - into.begin())) << ")\n";
           os << ind << var(n.name) << " = _R.node(" << py_str(n.name) << ", \"copy_\", "
              << arg(n.args.at(1)) << ", " << inputs_of(n) << ")\n";
           return;
@@ -511,17 +507,6 @@ class Emitter {
     os << "}\n";
   }
 
-  // Counts the FQNs of state in the tree, a module under two names counted under both.
-  static size_t state_fqns(const Module& m, std::unordered_set<const Tensor*>& tensors,
-                           int depth = 0) {
-    size_t n = m.params.size() + m.buffers.size();
-    for (const auto* state : {&m.params, &m.buffers})
-      for (const auto& [_, t] : *state) tensors.insert(t.get());
-    if (depth < kMaxModuleDepth)
-      for (const auto& [_, child] : m.children) n += state_fqns(*child, tensors, depth + 1);
-    return n;
-  }
-
   // flatcheck export's placeholder name of each parameter and buffer, by FQN, for the bridge to
   // compare with torch's non-strict export. None where they cannot compare: the program's
   // inputs are `v_<name>`, so a root input that takes a state placeholder's name in flatcheck
@@ -539,6 +524,10 @@ class Emitter {
         os << "None  # a root input is named like state\n";
         return;
       }
+    }
+    if (has_constants_) {
+      os << "None  # buffers held as plain tensor attributes (--tensor-constants)\n";
+      return;
     }
     std::unordered_set<const Tensor*> tensors;
     if (state_fqns(*c_.module, tensors) != tensors.size()) {
@@ -573,6 +562,8 @@ class Emitter {
   std::vector<const Module*> order_;
   std::unordered_map<const Node*, std::string> spelled_;  // --hostile-names: parameters
   ChildNames children_;                                   // --hostile-child-names
+  std::unordered_map<const Node*, const Node*> inplace_;  // --inplace-updates: copy_ -> its op
+  bool has_constants_ = false;  // --tensor-constants held some buffer as a plain attribute
   std::map<std::string, std::string> consts_;  // module-level float constants: name -> definition
 };
 

@@ -79,6 +79,20 @@ struct EmitOptions {
   // may be non-persistent under both names or under one. The same eager results; torch keeps
   // such buffers out of the state dict (torch.export: in the program's constants).
   bool non_persistent_buffers = false;
+  // About two of each three buffers held as plain tensor attributes (`setattr(self, k, t)`),
+  // not registered: buffer k of class C is so held unless fnv1a64("const C.k") % 3 == 0 (a
+  // tensor two modules hold may be a buffer under one name and a plain attribute under the
+  // other). The same eager results; torch sees tensor constants (torch.export lifts them as
+  // CONSTANT_TENSOR inputs, outside the state dict). EXPORT_NAMES is None then: flatcheck's
+  // export models buffers, not constants.
+  bool tensor_constants = false;
+  // Each buffer update `copy_(b, op(b', y))` whose op is an addition, subtraction,
+  // multiplication or division taking a read b' of the same buffer first and keeping the
+  // buffer's shape, with no module call and no other update between the read and the update,
+  // written as the in-place op (`b.add_(y)`, `b.mul_(2.0)`) where the copy_ was: the buffer
+  // still holds what was read, so the same eager results; torch sees in-place ops on state
+  // (aten.add_, ...) where it otherwise sees copy_.
+  bool inplace_updates = false;
 };
 
 // The Python source for `c`. `source` names where the case came from (a file, a seed).

@@ -94,6 +94,12 @@ class _NoRecorder:
         the buffer as the forward argument it came in by (--update-args), updated through it."""
         (self.state(module, path) if into is None else into).copy_(value)
 
+    def update(self, module, path, op, other, kwargs, into=None):
+        """An in-place buffer update by the tensor method `op` (emit-torch --inplace-updates:
+        `b.add_(y)`, `b.mul_(2.0)`, ...), where copy() would write the same op's value computed
+        out of place from the buffer as it still is. `into` as for copy()."""
+        getattr(self.state(module, path) if into is None else into, op)(other, **kwargs)
+
 
 _R = _NoRecorder()
 )PY";
@@ -122,11 +128,13 @@ def main():
             if not same:
                 print("  torch eager:   ", g.tolist())
                 print("  flatcheck eager:", w.tolist())
-    # Every FQN of every state tensor: named_parameters() and named_buffers() name a tensor
-    # shared by two modules (or a module under two names) once only.
+    # Every FQN of every state tensor, plain tensor attributes too (--tensor-constants):
+    # named_parameters() and named_buffers() name a tensor shared by two modules (or a module
+    # under two names) once only.
     state = {}
     for path, module in model.named_modules(remove_duplicate=False):
-        for name, t in [*module._parameters.items(), *module._buffers.items()]:
+        plain = [(k, v) for k, v in vars(module).items() if isinstance(v, torch.Tensor)]
+        for name, t in [*module._parameters.items(), *module._buffers.items(), *plain]:
             if t is not None:
                 state[path + "." + name if path else name] = t
     for fqn, want in EXPECTED_STATE.items():

@@ -57,6 +57,8 @@ int cmd_emit_torch(int argc, char** argv) {
   options.hostile_names = a.flag("--hostile-names");
   options.hostile_child_names = a.flag("--hostile-child-names");
   options.non_persistent_buffers = a.flag("--non-persistent-buffers");
+  options.tensor_constants = a.flag("--tensor-constants");
+  options.inplace_updates = a.flag("--inplace-updates");
   for (const auto& path : case_files(a.positional())) {
     Case c = load_case_file(path);
     std::string text;

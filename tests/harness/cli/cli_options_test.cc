@@ -323,6 +323,57 @@ TEST(CliEmitTorchTest, NonPersistentBuffersRegistersTwoOfThreeBuffersSo) {
   }
 }
 
+TEST(CliEmitTorchTest, TensorConstantsHoldsTwoOfThreeBuffersAsPlainAttributes) {
+  // The draw is fnv1a64("const <class>.<buffer>") % 3 != 0: seed-quickstart's M0.steps and
+  // fault-container-order-outputs' M1.buf are plain attributes, its M0.buf stays a buffer.
+  // Without the flag, every buffer is registered and EXPORT_NAMES names the state.
+  std::string py = emitted("seed-quickstart", " --tensor-constants");
+  EXPECT_NE(py.find("setattr(self, \"steps\", S[1])"), std::string::npos) << py;
+  EXPECT_EQ(py.find("register_buffer(\"steps\""), std::string::npos) << py;
+  EXPECT_NE(py.find("\"tensor_constants\": True"), std::string::npos);
+  EXPECT_NE(py.find("EXPORT_NAMES = None  # buffers held as plain tensor attributes"),
+            std::string::npos)
+      << py;
+  EXPECT_EQ(py, emitted("seed-quickstart", " --tensor-constants"));  // deterministic
+  py = emitted("fault-container-order-outputs", " --tensor-constants");
+  EXPECT_NE(py.find("self.register_buffer(\"buf\", S[0])\n"), std::string::npos) << py;
+  EXPECT_NE(py.find("setattr(self, \"buf\", S[1])"), std::string::npos) << py;
+  for (const char* name : {"seed-quickstart", "fault-container-order-outputs"}) {
+    py = emitted(name);
+    EXPECT_EQ(py.find("setattr(self"), std::string::npos) << name;
+    EXPECT_NE(py.find("\"tensor_constants\": False"), std::string::npos) << name;
+  }
+  EXPECT_NE(emitted("seed-quickstart").find("\"block.steps\": \"b_block_steps\""),
+            std::string::npos);
+}
+
+TEST(CliEmitTorchTest, InplaceUpdatesWritesArithmeticUpdatesAsInPlaceOps) {
+  // seed-quickstart updates steps by add_scalar(steps, 1.0); fault-container-order-outputs
+  // updates b.buf by an addition (with --op-kwargs a subtraction with alpha=-1) and a.buf by a
+  // module's result (no in-place form); fault-swap-by-name's child updates the buffer it is
+  // given (--update-args: through _u0).
+  std::string py = emitted("seed-quickstart", " --inplace-updates");
+  EXPECT_NE(py.find("        _R.update(self, \"steps\", \"add_\", 1.0, {})\n"), std::string::npos)
+      << py;
+  EXPECT_EQ(py.find("_R.copy("), std::string::npos) << py;
+  EXPECT_NE(py.find("torch.add(v_steps, 1.0)"), std::string::npos) << py;  // the op's value
+  EXPECT_NE(py.find("\"inplace_updates\": True"), std::string::npos);
+  py = emitted("fault-container-order-outputs", " --inplace-updates --op-kwargs");
+  EXPECT_NE(py.find("_R.update(self, \"b.buf\", \"sub_\", v_x, {\"alpha\": -1})"),
+            std::string::npos)
+      << py;
+  EXPECT_NE(py.find("_R.copy(self, \"a.buf\", v_layer0)"), std::string::npos) << py;
+  py = emitted("fault-container-order-outputs", " --inplace-updates");
+  EXPECT_NE(py.find("_R.update(self, \"b.buf\", \"add_\", v_x, {})"), std::string::npos) << py;
+  py = emitted("fault-swap-by-name", " --inplace-updates --update-args");
+  EXPECT_NE(py.find(", _u0)\n"), std::string::npos) << py;
+  EXPECT_NE(py.find("_R.update(self, \"buf\", "), std::string::npos) << py;
+  py = emitted("seed-quickstart");
+  EXPECT_EQ(py.find("_R.update("), std::string::npos) << py;
+  EXPECT_NE(py.find("_R.copy(self, \"steps\", v_add_scalar)"), std::string::npos) << py;
+  EXPECT_NE(py.find("\"inplace_updates\": False"), std::string::npos);
+}
+
 TEST(CliEmitTorchTest, OpKwargsSpellsAdditionSubtractionAndDivisionWithKeywords) {
   // fault-mangled-fqn-collision holds additions of tensors and of a scalar, a division and a
   // subtraction of a scalar; fault-inline-by-name a subtraction of tensors.
