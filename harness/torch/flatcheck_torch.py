@@ -289,6 +289,7 @@ from torch_compare import (Eager, Verdict, bit_equal, compare_node, diff_values,
                            first_difference, inputs_after, outputs_of, state_of,
                            storage_groups)
 import torch_children
+import torch_constants
 import torch_names
 from torch_export import PATHS as EXPORT_PATHS
 from torch_export import failure, run_export
@@ -394,6 +395,9 @@ class Recorder:
 
     def copy(self, module, path, value, into=None):
         self.p._NoRecorder().copy(module, path, value, into)
+
+    def update(self, module, path, op, other, kwargs, into=None):
+        self.p._NoRecorder().update(module, path, op, other, kwargs, into)
 
     def invoke(self, target, inputs, fn, *args):
         frame = self.frames[-1]
@@ -789,13 +793,15 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
                 return within(path_time, paths, run)
             got = torch_names.traced(p, group, limited, limited(group))
             got = torch_children.traced(p, group, limited, got, eager, cache)
+            got = torch_constants.traced(p, group, limited, got)
             results += [{"path": path, **r} for path, r in got.items()]
     for r in results:
         r.update({"update_args": True} if getattr(p, "CONFIG", {}).get("update_args") else {})
         r.update({"update_inputs": True} if getattr(p, "CONFIG", {}).get("update_inputs")
                  else {})
         for form in ("kwargs", "dict_outputs", "packed_args", "op_kwargs",  # emit-torch's forms
-                     "hostile_names", "hostile_child_names", "non_persistent_buffers"):
+                     "hostile_names", "hostile_child_names", "non_persistent_buffers",
+                     "tensor_constants", "inplace_updates"):
             r.update({form: True} if getattr(p, "CONFIG", {}).get(form) else {})
         if r["path"] != "eager":
             r.update({"branch": branch} if branch != "python" else {})

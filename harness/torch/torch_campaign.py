@@ -12,6 +12,7 @@ PyTorch repro.
         [--device cpu|cuda] [--branch python|cond|nograd] [--reads copy|alias|changed]
         [--update-args] [--update-inputs] [--kwargs] [--dict-outputs] [--packed-args]
         [--op-kwargs] [--hostile-names] [--hostile-child-names] [--non-persistent-buffers]
+        [--tensor-constants] [--inplace-updates]
 
 --torch-root runs the bridge in the torch 2.x root (scripts/torch-root.sh builds it; this is
 --python "scripts/in-torch-root python3"); without it, --python (default: this interpreter).
@@ -45,7 +46,10 @@ divisions spelled with keyword arguments (emit-torch --op-kwargs). --hostile-nam
 parameters named from names torch makes or reads (emit-torch --hostile-names).
 --hostile-child-names: most children named from names torch's modules and values use
 (emit-torch --hostile-child-names). --non-persistent-buffers: about two of each three buffers
-registered with persistent=False (emit-torch --non-persistent-buffers). Prints counts per
+registered with persistent=False (emit-torch --non-persistent-buffers). --tensor-constants:
+about two of each three buffers held as plain tensor attributes (emit-torch --tensor-constants).
+--inplace-updates: buffer updates by an arithmetic op written as the in-place op (b.add_(y);
+emit-torch --inplace-updates). Prints counts per
 path, the skip and known-issue classes, and per op and
 path; exits 1 when a mismatch or an error was found, 2 on bad usage. SIGTERM or SIGINT (a time limit around the campaign,
 Ctrl-C) stops each bridge process, which counts the program under way and those after it not
@@ -255,6 +259,13 @@ FORMS = (
     ("--non-persistent-buffers", "buffers registered non-persistent",
      "emit the programs with about two of each three buffers registered with persistent=False "
      "(emit-torch --non-persistent-buffers)"),
+    ("--tensor-constants", "buffers held as plain tensor attributes",
+     "emit the programs with about two of each three buffers held as plain tensor attributes, "
+     "not registered (emit-torch --tensor-constants)"),
+    ("--inplace-updates", "updates written as in-place ops",
+     "emit the programs with each buffer update by an addition, subtraction, multiplication or "
+     "division of the buffer written as the in-place op, b.add_(y) (emit-torch "
+     "--inplace-updates)"),
 )
 
 

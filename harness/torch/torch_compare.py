@@ -145,10 +145,13 @@ def strip_variants(fqn):
 
 
 def tensors_of(module, params=True):
-    """Every (FQN, tensor) a module holds, a shared tensor under each of its names."""
+    """Every (FQN, tensor) a module holds, a shared tensor under each of its names: its
+    parameters (unless `params` is false), buffers and plain tensor attributes (emit-torch
+    --tensor-constants; a path's module may hold others, which eager's state does not name)."""
     out = {}
     for prefix, mod in module.named_modules(remove_duplicate=False):
-        tables = (mod._parameters, mod._buffers) if params else (mod._buffers,)
+        plain = {k: v for k, v in vars(mod).items() if isinstance(v, torch.Tensor)}
+        tables = (mod._parameters, mod._buffers, plain) if params else (mod._buffers, plain)
         for table in tables:
             for k, v in table.items():
                 if v is not None:

@@ -117,6 +117,10 @@ def breaking(p):
         def copy(self, module, path, value, into=None):
             super().copy(module, path, value, into)
             torch._dynamo.graph_break()
+
+        def update(self, module, path, op, other, kwargs, into=None):
+            super().update(module, path, op, other, kwargs, into)
+            torch._dynamo.graph_break()
     return Breaking()
 
 

@@ -20,7 +20,7 @@ import types
 import torch
 
 from torch_compare import judge, run_calls
-from torch_export import (ALIASED_META, GRAD_REGION, aliased_constants, copies_of,
+from torch_export import (ALIASED_META, GRAD_REGION, aliased_constants, classify, copies_of,
                           export_program, failure, fresh_exports, loaded_module_class,
                           grad_regions, grad_regions_placed, preserve_structure,
                           preserve_unflatten, preserved_part, region_getitems, state_after,
@@ -179,6 +179,13 @@ def decomposition_cause(ep, still, dead):
                 fix(untied)
                 return cls
             except Exception as e:  # noqa: BLE001 - not (only) this cause
+                if (classify(e) or ("",))[0] == "skipped":
+                    # untied, torch refuses the program as documented (a plain tensor attribute
+                    # the forward updates: decomp-mutated-constant); as exported, where that
+                    # constant shares a buffer's tensor, it raised an error that says less
+                    raise type(e)(f"{e} (as exported, where a constant shares another state "
+                                  f"name's tensor: {type(still).__name__}: {still})"[:500]) \
+                        from None
                 named = missing_signature_value(untied, e, dead)
                 if named:
                     return f"{cls}+{named}"
@@ -428,9 +435,10 @@ def untied_copy(ep):
 
 
 def tied_buffer_updated(ep):
-    """Whether an in-place op of `ep`'s graph writes a buffer that shares its storage with
-    another of the program's state tensors."""
-    buffers = ep.graph_signature.inputs_to_buffers
+    """Whether an in-place op of `ep`'s graph writes a buffer (or a tensor constant) that
+    shares its storage with another of the program's state tensors."""
+    buffers = {**ep.graph_signature.inputs_to_buffers,  # and the plain tensor attributes
+               **ep.graph_signature.inputs_to_lifted_tensor_constants}
     state = {**ep.state_dict, **ep.constants}
     shared = collections.Counter(t.untyped_storage().data_ptr() for t in state.values()
                                  if isinstance(t, torch.Tensor))

@@ -63,7 +63,15 @@ PATHS = tuple(f"export.{m}.{k}" for m in MODES for k in KINDS
 
 # (pattern on "ExceptionType: message", skip class, reason). Each row is a documented torch
 # limitation (docs/torch.md, "Skip classes"); anything else is an error the triage looks at.
-SKIPS = []
+SKIPS = [
+    # run_decompositions refusing a plain tensor attribute (a constant to export) that the
+    # forward updates in place: functionalization does not lift a constant's mutation, and torch
+    # says so and asks for a buffer (torch 2.6 and 2.14.1; pytorch#145593, #197096). Met with
+    # emit-torch --tensor-constants --inplace-updates.
+    (r"^RuntimeError: Constant \S+ is mutated in the forward method", "decomp-mutated-constant",
+     "run_decompositions refuses a tensor constant that the forward updates (torch asks for a "
+     "buffer)"),
+]
 # (pattern, class): torch crashes the campaign found that no trace attributes to a cause; each is
 # in docs/found-bugs.md with its case and repro.
 KNOWN_ERRORS = [
@@ -1160,15 +1168,19 @@ def constants_cloned_once():
     """unflatten with CONSTANT_CLONES's cause removed: a constant that unflatten already gave
     its module as a buffer (a non-persistent buffer: a clone shared as the tensor is) is not
     given again, and the other constants of a recorded group (aliases_recorded) are all given
-    the clone the first of them was given."""
+    the clone the group's first name was given: a parameter's or buffer's where one holds the
+    tensor (a plain tensor attribute sharing a buffer's tensor, emit-torch --tensor-constants),
+    else the first constant's."""
     module = sys.modules["torch.export.unflatten"]
     original = module._assign_attr
     group_of = {fqn: i for i, group in enumerate(ALIASED) for fqn in group}
     given, buffers = {}, set()
 
     def assign(from_obj, to_module, target, attr_kind, persistent=True):
-        if attr_kind == module._AttrKind.BUFFER:
+        if attr_kind in (module._AttrKind.BUFFER, module._AttrKind.PARAMETER):
             buffers.add(target)
+            if target in group_of:
+                given.setdefault(group_of[target], from_obj)
         elif attr_kind == module._AttrKind.CONSTANT:
             if target in buffers:
                 return None
@@ -1759,11 +1771,18 @@ def preserve_excuse(p):
     calls, stack, writers, updating = {}, [], {}, set()
 
     class Watch(p._NoRecorder):
-        def copy(self, module, path, value, into=None):
+        def written(self, module, path, into):
             target = self.state(module, path) if into is None else into  # the tensor itself
             writers.setdefault(target.data_ptr(), set()).add(id(module))
             updating.update(stack)
+
+        def copy(self, module, path, value, into=None):
+            self.written(module, path, into)
             super().copy(module, path, value, into)
+
+        def update(self, module, path, op, other, kwargs, into=None):
+            self.written(module, path, into)
+            super().update(module, path, op, other, kwargs, into)
 
     def before(module, args):
         calls[id(module)] = calls.get(id(module), 0) + 1

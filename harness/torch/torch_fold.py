@@ -44,14 +44,16 @@ def fold(gm, skip=None):
 
 def mutated_reads(gm):
     """The nodes that read (directly or through other nodes) a buffer the graph updates in
-    place: the names of the nodes a correct folding must not fold."""
+    place, and the updates themselves (an in-place op whose operands are all state, as
+    `b.add_(1.0)` of emit-torch --inplace-updates, would fold whole): the names of the nodes a
+    correct folding must not fold."""
     uses = accesses(gm.graph, gm)
     mutated = {buf for _, buf, update in uses if update}
     tainted = {name for name, buf, update in uses if buf in mutated and not update}
     for n in gm.graph.nodes:
         if any(a.name in tainted for a in n.all_input_nodes) and not in_place(n):
             tainted.add(n.name)
-    return tainted
+    return tainted | {name for name, _, update in uses if update}
 
 
 def attr_tensors(module):

@@ -56,6 +56,9 @@ class TraceRecorder:
     def copy(self, module, path, value, into=None):
         (self._get_attr(module, path) if into is None else into).copy_(value)
 
+    def update(self, module, path, op, other, kwargs, into=None):
+        getattr(self._get_attr(module, path) if into is None else into, op)(other, **kwargs)
+
     def begin(self, names):
         if not self.frames:
             self.frames.append(("", ""))

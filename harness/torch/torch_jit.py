@@ -43,6 +43,7 @@ import math
 import torch
 
 from torch_compare import Eager, eager_run, judge, run_calls, tensors_of
+from torch_constants import plain_tensors
 from torch_export import failure, state_after, verdict
 from torch_partition import reset_state
 
@@ -252,6 +253,13 @@ def jit_path(p, path, eager, cache, traced_classes=True):
     try:
         module = traced(p)
         want, state = eager, state_after
+        constants = plain_tensors(p.build())
+        if constants:
+            # emit-torch --tensor-constants: tracing bakes a plain tensor attribute into the
+            # graph as a constant (TorchScript's documented rule: only parameters and buffers
+            # stay attributes), so it is no state of the module to read; the outputs judge it
+            want = Eager(eager.outs, {k: t for k, t in eager.final.items() if k not in constants},
+                         eager.initial, eager.groups)
         if path == "jit.save":
             stage = "save"
             module = saved(module)

@@ -87,6 +87,7 @@ import struct
 import torch
 
 from torch_compare import judge, run_calls, tensors_of
+from torch_constants import plain_tensors
 from torch_cond import (SHARED, STRIDES, cond_branch, operands_unshared, shared_operands,
                         size_one_strides, with_class, with_cond)
 from torch_export import failure, verdict
@@ -128,10 +129,17 @@ class Traced:
         self.slot = {fqn: position[id(t)] for fqn, t in tensors_of(model).items()}
         self.state = [t.detach().clone() for _, t in first.values()]
         k = len(self.fqns)
+        # functional_call ties the names of a parameter or buffer shared by two (tie_weights),
+        # not a plain tensor attribute's (emit-torch --tensor-constants): every name of a
+        # tensor that a plain attribute holds is given its input itself, else it would stay the
+        # model's own tensor
+        held = {self.slot[fqn] for fqn in plain_tensors(model)}
+        plain = {fqn: i for fqn, i in self.slot.items() if i in held and fqn not in self.fqns}
 
         def f(*flat):
-            return torch.func.functional_call(model, dict(zip(self.fqns, flat[:k])),
-                                              tuple(flat[k:]))
+            state = dict(zip(self.fqns, flat[:k]))
+            state.update({fqn: flat[i] for fqn, i in plain.items()})
+            return torch.func.functional_call(model, state, tuple(flat[k:]))
         with torch.no_grad():
             self.gm = make_fx(torch.func.functionalize(f) if functional else f)(*self.sample(p))
 

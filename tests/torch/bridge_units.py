@@ -1550,8 +1550,30 @@ def exported_reads():  # symbolic_trace would make `self.buf * 2` a constant: th
 
 g = exported_reads()
 reads = torch_fold.mutated_reads(g)
-check("mutated_reads: the read of the updated buffer and what is computed from it, not the "
-      "update (25)", {"mul", "add"} <= reads and "add_" not in reads, str(sorted(reads)))
+check("mutated_reads: the read of the updated buffer, what is computed from it and the update "
+      "(25)", {"mul", "add", "add_"} <= reads, str(sorted(reads)))
+
+
+def _counter_folded(skip):
+    """`buf.add_(1.0); return x + buf` (an update from state and numbers alone, a step counter)
+    as the fx path traces it: get_attr nodes, add_ a method call; folded."""
+    root = torch.nn.Module()
+    root.register_buffer("buf", torch.ones(2))
+    g = torch.fx.Graph()
+    xin = g.placeholder("x")
+    g.call_method("add_", (g.get_attr("buf"), 1.0))
+    g.output(g.call_function(torch.add, (xin, g.get_attr("buf"))))
+    m = torch.fx.GraphModule(root, g)
+    reads = torch_fold.mutated_reads(m)
+    return torch_fold.fold(m, (lambda n: n.name in reads) if skip else None)
+
+
+_counter = [_counter_folded(skip) for skip in (False, True)]
+_runs_of = [[_Fold.first(m(x)).tolist() for _ in range(3)] for m in _counter]
+_want = [[3.0, 3.0], [4.0, 4.0], [5.0, 5.0]]  # x = 1 plus the buffer 2, 3, 4
+check("fold: an update from state and numbers alone folded whole runs once (stale); kept out of "
+      "the folding by mutated_reads, it agrees (25)",
+      _runs_of[0] != _want and _runs_of[1] == _want, str((_runs_of, _want)))
 check("updated_storages: the buffer add_ updates (25)",
       torch_fold.updated_storages(g) == {torch_partition.storage_of(g.buf)})
 for skip in (False, True):
@@ -7297,6 +7319,57 @@ check("fx.folder: a non-persistent buffer is fx-to-folder-drops-non-persistent-b
       got[True]["status"] == "agree" and
       (str(got[False].get("known_torch_issue", "")).startswith(torch_folder.DROPPED + ":")
        if _keeps else got[False]["status"] == "agree"), str((_keeps, got)))
+
+
+# A plain tensor attribute the forward updates by `mul_(2.0)` (the repro of docs/found-bugs.md
+# 112): non-strict export runs the update on the real tensor while it traces, and the program
+# starts from the changed value; with FakeTensorMode's propagation of mutable ops removed
+# (torch_constants.mutable_ops_faked) it does not. The state comparison reads plain attributes
+# (tensors_of); a buffer (the control) is neither a constant nor traced so.
+import torch_constants  # noqa: E402
+from torch_compare import tensors_of  # noqa: E402
+
+_runs = repro_module("export-nonstrict-runs-constant-update")
+check("plain_tensors: a plain tensor attribute, not a buffer; tensors_of reads both",
+      list(torch_constants.plain_tensors(_runs.Model(False))) == ["k"] and
+      not torch_constants.plain_tensors(_runs.Model(True)) and
+      list(tensors_of(_runs.Model(False))) == ["k"] == list(tensors_of(_runs.Model(True))))
+if torch_export.available() is None:
+    import torch._subclasses.fake_tensor as _fake  # noqa: E402
+
+    def _k_after_export(faked):
+        model = _runs.Model(False)
+        with torch_constants.mutable_ops_faked() if faked else contextlib.nullcontext():
+            torch.export.export(model, (torch.zeros(2),), strict=False)
+        return model.k.tolist()
+
+    _real = _fake.should_allow_numbers_as_tensors
+    _faked = _k_after_export(True)
+    check("mutable_ops_faked: non-strict export leaves the constant alone, the propagation put "
+          "back after", _faked == [3.0, 3.0] and _fake.should_allow_numbers_as_tensors is _real,
+          str(_faked))
+
+    def _constant_program(as_buffer):
+        return _np_program(lambda: _runs.Model(as_buffer))
+
+    def _module_path(as_buffer):
+        p = _constant_program(as_buffer)
+        eager = eager_run(p)
+
+        def run(paths):
+            return {x: torch_export.run_one(p, eager, "nonstrict", ("module",), {})["module"]
+                    for x in paths}
+        first = run(["export.nonstrict.module"])
+        return first, torch_constants.traced(p, ["export.nonstrict.module"], run, first)
+
+    got = {as_buffer: _module_path(as_buffer) for as_buffer in (False, True)}
+    check("export.nonstrict.module: a constant the forward updates from numbers alone is "
+          "export-nonstrict-runs-constant-update (112) once the removal agrees; a buffer agrees",
+          got[False][0]["export.nonstrict.module"]["status"] == "mismatch" and
+          got[False][1]["export.nonstrict.module"].get("known_torch_issue") ==
+          torch_constants.RUNS_UPDATE and
+          got[True][0] == got[True][1] == {"export.nonstrict.module": {"status": "agree"}},
+          str(got))
 
 
 print(f"{len(failed)} of the bridge unit checks failed" if failed else "bridge unit checks: all hold")

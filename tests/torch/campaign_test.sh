@@ -204,8 +204,9 @@ if [ "$rc" -ne 2 ] || ! grep -q "path-time must be positive" "$work/log-zero" ||
 fi
 echo "PASS: --path-time 0 is refused"
 # --update-args, --update-inputs, --kwargs, --dict-outputs, --packed-args, --op-kwargs,
-# --hostile-names, --hostile-child-names and --non-persistent-buffers: the campaign's programs
-# are emitted so (each says "update_args": True, ..., "non_persistent_buffers": True),
+# --hostile-names, --hostile-child-names, --non-persistent-buffers, --tensor-constants and
+# --inplace-updates: the campaign's programs are emitted so (each says "update_args": True, ...,
+# "inplace_updates": True),
 # and so are a shrink's candidates; without them, neither (stand-ins that name the path after the form of the programs they are given, and record it when run as
 # a shrink's test).
 cat >"$work/form.py" <<'PY'
@@ -221,7 +222,9 @@ form = "+".join(f for f, key in (("args", '"update_args": True'),
                                  ("opkw", '"op_kwargs": True'),
                                  ("hostile", '"hostile_names": True'),
                                  ("child", '"hostile_child_names": True'),
-                                 ("npbuf", '"non_persistent_buffers": True'))
+                                 ("npbuf", '"non_persistent_buffers": True'),
+                                 ("const", '"tensor_constants": True'),
+                                 ("inpl", '"inplace_updates": True'))
                 if texts and all(key in t for t in texts)) or "plain"
 if "--interesting" in args:
     open(sys.argv[1], "a").write(form + "\n")
@@ -234,12 +237,13 @@ print(json.dumps({"summary": True, "torch": "stand-in", "programs": len(progs),
                   "paths": {f"form.{form}": {"mismatch": len(progs)}}}))
 sys.exit(1)
 PY
-for form in plain args inputs kwargs dicts packed opkw hostile child npbuf; do
+for form in plain args inputs kwargs dicts packed opkw hostile child npbuf const inpl; do
   flag=$(case $form in args) echo --update-args ;; inputs) echo --update-inputs ;;
                        kwargs) echo --kwargs ;; dicts) echo --dict-outputs ;;
                        packed) echo --packed-args ;; opkw) echo --op-kwargs ;;
                        hostile) echo --hostile-names ;; child) echo --hostile-child-names ;;
                        npbuf) echo --non-persistent-buffers ;;
+                       const) echo --tensor-constants ;; inpl) echo --inplace-updates ;;
                        esac)
   python3 "$src/harness/torch/torch_campaign.py" --cases 2 --jobs 1 --flatcheck "$bin" \
     --out "$work/form-$form" --max-checks 2 --max-shrinks 1 $flag \
@@ -254,6 +258,8 @@ for form in plain args inputs kwargs dicts packed opkw hostile child npbuf; do
   said_hostile=$(grep -c "parameters named as torch names its own" "$work/log-$form")
   said_child=$(grep -c "children named as torch names its own" "$work/log-$form")
   said_npbuf=$(grep -c "buffers registered non-persistent" "$work/log-$form")
+  said_const=$(grep -c "buffers held as plain tensor attributes" "$work/log-$form")
+  said_inpl=$(grep -c "updates written as in-place ops" "$work/log-$form")
   if [ "$rc" -ne 1 ] || ! grep -q "form\.$form " "$work/log-$form" ||
      [ "$(sort -u "$work/form-pred-$form" 2>/dev/null)" != "$form" ] ||
      [ "$said" -ne "$([ "$form" = args ] && echo 1 || echo 0)" ] ||
@@ -264,7 +270,9 @@ for form in plain args inputs kwargs dicts packed opkw hostile child npbuf; do
      [ "$said_opkw" -ne "$([ "$form" = opkw ] && echo 1 || echo 0)" ] ||
      [ "$said_hostile" -ne "$([ "$form" = hostile ] && echo 1 || echo 0)" ] ||
      [ "$said_child" -ne "$([ "$form" = child ] && echo 1 || echo 0)" ] ||
-     [ "$said_npbuf" -ne "$([ "$form" = npbuf ] && echo 1 || echo 0)" ]; then
+     [ "$said_npbuf" -ne "$([ "$form" = npbuf ] && echo 1 || echo 0)" ] ||
+     [ "$said_const" -ne "$([ "$form" = const ] && echo 1 || echo 0)" ] ||
+     [ "$said_inpl" -ne "$([ "$form" = inpl ] && echo 1 || echo 0)" ]; then
     cat "$work/log-$form" "$work/form-pred-$form"
     echo "FAIL: with${flag:+ $flag}${flag:-out --update-args}, the programs or a shrink's"
     echo "  candidates were not emitted as '$form' (exit $rc)"
@@ -272,8 +280,9 @@ for form in plain args inputs kwargs dicts packed opkw hostile child npbuf; do
   fi
 done
 echo "PASS: --update-args, --update-inputs, --kwargs, --dict-outputs, --packed-args,"
-echo "  --op-kwargs, --hostile-names, --hostile-child-names and --non-persistent-buffers emit"
-echo "  the campaign's programs and a shrink's candidates so"
+echo "  --op-kwargs, --hostile-names, --hostile-child-names, --non-persistent-buffers,"
+echo "  --tensor-constants and --inplace-updates emit the campaign's programs and a shrink's"
+echo "  candidates so"
 # SIGTERM or SIGINT to the campaign (a time limit around it, Ctrl-C) reaches each bridge
 # process, whose summary counts the programs it did not run; the campaign then writes its
 # summary and results as after --time, within seconds. Stand-ins that check one program and
