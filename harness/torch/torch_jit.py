@@ -119,29 +119,48 @@ def colliding_inputs(module):
     return sorted(n for n, m in zip(names, normal) if normal.count(m) > 1)
 
 
+def renamed_conversion(p, eager, cache):
+    """(the traced graph's inputs that normalize to one name, jit.convert's status against
+    `eager` with every input renamed apart before the conversion); ([], None) where none
+    collide."""
+    module = traced(p)
+    colliding = colliding_inputs(module)
+    if not colliding:
+        return colliding, None
+    for i, value in enumerate(list(module.graph.inputs())[1:]):
+        value.setDebugName(f"flatcheck_input_{i}")
+    again = converted(module, p)
+    with fuser_off():
+        status, _ = judge(p, run_calls(again, p), state_after(again), eager, cache)
+    return colliding, status
+
+
 def input_names_class(p, r, eager, cache):
     """`r`, a failure of jit.convert, as INPUT_NAMES when two of the traced graph's inputs
     normalize alike and, with every input renamed apart before the conversion, the path agrees
-    with torch eager (or is excused); else `r`."""
+    with torch eager (or is excused); joined with POOLED_ZERO where it agrees only with every
+    float zero constant +0.0 too (the program giving zeros of both signs: the trace pools
+    them, as on jit.trace); else `r`."""
+    cls = INPUT_NAMES
     try:
-        module = traced(p)
-        colliding = colliding_inputs(module)
+        colliding, status = renamed_conversion(p, eager, cache)
         if not colliding:
             return r
-        for i, value in enumerate(list(module.graph.inputs())[1:]):
-            value.setDebugName(f"flatcheck_input_{i}")
-        again = converted(module, p)
-        with fuser_off():
-            status, _ = judge(p, run_calls(again, p), state_after(again), eager, cache)
+        if status not in ("agree", "excused"):
+            with one_signed_zeros(p) as zeros:
+                _, status = renamed_conversion(p, eager_run(p), {})
+            if not (zeros.seen[-1.0] and zeros.seen[1.0]):
+                return r
+            cls = f"{INPUT_NAMES}+{POOLED_ZERO}"
     except Exception:  # noqa: BLE001 - the renamed conversion fails too: not this cause alone
         return r
     if status not in ("agree", "excused"):
         return r
-    return {"status": "known_torch_issue", "known_torch_issue": INPUT_NAMES,
+    return {"status": "known_torch_issue", "known_torch_issue": cls,
             "stage": r.get("stage", "run"),
             "detail": (f"the traced graph's inputs {colliding} normalize to one name; with "
-                       f"every input renamed apart, the path agrees; "
-                       f"{r.get('first_mismatch')}")[:500]}
+                       f"every input renamed apart{' and every zero +0.0' if '+' in cls else ''}"
+                       f", the path agrees; {r.get('first_mismatch')}")[:500]}
 
 
 def saved(module):

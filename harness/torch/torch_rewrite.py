@@ -15,7 +15,7 @@ the graph updates in place and as many of the others (drawn, seeded by the patte
 themselves). Replacing a computation by itself changes nothing a correct rewriter does, so the
 expectation is torch eager's run of the model, as on every path.
 
-Three causes are known. Each is looked for in the matches of a pattern whose rewrite failed in
+Four causes are known. Each is looked for in the matches of a pattern whose rewrite failed in
 its way, and counts only when rewriting again without the matches that have it (a match filter
 of replace_pattern_with_filters) agrees; where that removal leaves another failure (a crash can
 hide a wrong result), the cause of that one is looked for in turn:
@@ -31,8 +31,14 @@ hide a wrong result), the cause of that one is looked for in turn:
   rewrite-match-without-user      torch 2.6's AssertionError "The returning_nodes should have at
                                   least one user node" for a match whose result nothing reads
                                   (pytorch#143841, fixed before 2.14.1)
+  rewrite-zero-literal-sign       a wrong result: SubgraphMatcher compares a pattern's literals
+                                  with ==, so a pattern dividing by 0.0 matches a division by
+                                  -0.0 too, and the replacement divides by 0.0 (pytorch#192598,
+                                  an open pull request; a NaN literal never matches, no wrong
+                                  result)
 """
 import copy
+import math
 import random
 import zlib
 
@@ -46,6 +52,7 @@ from torch_partition import attr_of, base_of, in_place, storage_of
 PATHS = ("fx.rewrite",)
 MOVED = "rewrite-moves-read-past-update"  # docs/found-bugs.md 52
 BEFORE = "rewrite-input-after-first-user"  # docs/found-bugs.md 53
+LITERAL_SIGN = "rewrite-zero-literal-sign"  # pytorch#192598 (open)
 NO_USER = "rewrite-match-without-user"  # torch 2.6; fixed by pytorch#143841
 MAX_PATTERNS = 16
 PINNED = None  # the patterns' signatures to try instead of a draw (the bridge's --draw)
@@ -236,6 +243,18 @@ def result_without_user(match, graph):
     return any(not r.users for r in match.returning_nodes)
 
 
+def literal_sign_differs(match, graph):
+    """Whether a float literal of the match equals the pattern's as Python floats but not in
+    sign (0.0 and -0.0): SubgraphMatcher._match_literals compares literals with ==, and the
+    replacement writes the pattern's literal."""
+    def floats(n):
+        return [a for a in (*n.args, *n.kwargs.values()) if type(a) is float]
+    return any(a == b and math.copysign(1.0, a) != math.copysign(1.0, b)
+               for pn, gn in match.nodes_map.items()
+               if getattr(pn, "op", None) in ("call_function", "call_method")
+               for a, b in zip(floats(pn), floats(gn)))
+
+
 # (class, the cause in a match, the failure it gives: a wrong result or an error's text, what the
 # class's text says). A cause is tried only on a failure of its kind.
 CAUSES = [
@@ -246,6 +265,9 @@ CAUSES = [
      "results, one read before that value)"),
     (NO_USER, result_without_user, "should have at least one user node",
      "a match of the pattern whose result nothing reads (torch 2.6; fixed upstream)"),
+    (LITERAL_SIGN, literal_sign_differs, "mismatch",
+     "a match whose float literal is the pattern's zero of the other sign (the matcher "
+     "compares literals with ==; pytorch#192598)"),
 ]
 
 

@@ -3368,8 +3368,10 @@ if torch_rewrite.available() is None:
              "used before it has been defined! Please check"}
     kinds = [[c[0] for c in torch_rewrite.CAUSES if torch_rewrite.explains(c, r)]
              for r in (mismatch, error)]
-    check("explains: a mismatch is class 52's kind, a use before definition class 53's",
-          kinds == [[torch_rewrite.MOVED], [torch_rewrite.BEFORE]], str(kinds))
+    check("explains: a mismatch is class 52's kind (and the zero literal's sign's), a use "
+          "before definition class 53's",
+          kinds == [[torch_rewrite.MOVED, torch_rewrite.LITERAL_SIGN], [torch_rewrite.BEFORE]],
+          str(kinds))
     # A read of a buffer and an update of it under another name (a shared buffer) meet: the
     # clone moved past `b.copy_` reads the new value; with `b` a tensor of its own it does not.
     def shared_read(shared):
@@ -7371,6 +7373,22 @@ if torch_export.available() is None:
           got[True][0] == got[True][1] == {"export.nonstrict.module": {"status": "agree"}},
           str(got))
 
+
+# replace_pattern's matcher compares float literals with == (pytorch#192598): a pattern dividing
+# by 0.0 matches the division by -0.0 too, and only that match has the cause.
+
+
+class _Zeros(torch.nn.Module):
+    def forward(self, x):
+        return torch.div(x, 0.0), torch.div(x, -0.0)
+
+
+_zg = torch.fx.symbolic_trace(_Zeros())
+_found = torch_rewrite.matches(_zg, [n for n in _zg.graph.nodes if n.op == "call_function"][:1])
+check("literal_sign_differs: a pattern dividing by 0.0 matches the division by -0.0 too, which "
+      "alone has the cause (rewrite-zero-literal-sign)",
+      sorted(torch_rewrite.literal_sign_differs(m, _zg.graph) for m in _found) == [False, True],
+      str(len(_found)))
 
 print(f"{len(failed)} of the bridge unit checks failed" if failed else "bridge unit checks: all hold")
 sys.exit(1 if failed else 0)
