@@ -206,6 +206,22 @@ class Eager:
         self.outs, self.final, self.initial, self.groups = outs, final, initial, groups
 
 
+def known_when_removed(results, again, failing, cls, detail):
+    """`results` ({path: result}) with each path of `failing` that, run `again` with the cause
+    of class `cls` removed, agrees, is excused or fails only by known classes made the known
+    torch issue `cls` (joined with those classes); `detail(path, other)` says why (`other`: the
+    classes the run again still showed, or None)."""
+    out = dict(results)
+    for x in failing:
+        status = again.get(x, {}).get("status")
+        if status in ("agree", "excused", "known_torch_issue"):
+            other = again[x].get("known_torch_issue") if status == "known_torch_issue" else None
+            out[x] = {"status": "known_torch_issue",
+                      "known_torch_issue": "+".join([cls] + ([other] if other else [])),
+                      "detail": detail(x, other)[:500]}
+    return out
+
+
 def eager_run(p):
     """torch eager's results for program `p` on a fresh model, without the node recorder."""
     model = p.build()

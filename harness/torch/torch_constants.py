@@ -19,6 +19,8 @@ import contextlib
 
 import torch
 
+from torch_compare import known_when_removed
+
 RUNS_UPDATE = "export-nonstrict-runs-constant-update"
 CAUSE_REMOVED = ("FakeTensorMode's constant propagation refusing ops whose schema is mutable "
                  "(in-place and out= forms)")
@@ -80,14 +82,8 @@ def traced(p, group, run, results):
             again = run(failing)
     except Exception:  # noqa: BLE001 - no run to compare with: the results stand
         return results
-    out = dict(results)
-    for x in failing:
-        status = again.get(x, {}).get("status")
-        if status in ("agree", "excused", "known_torch_issue"):
-            other = again[x].get("known_torch_issue") if status == "known_torch_issue" else None
-            out[x] = {"status": "known_torch_issue",
-                      "known_torch_issue": "+".join([RUNS_UPDATE] + ([other] if other else [])),
-                      "detail": (f"with {CAUSE_REMOVED}, the path " +
-                                 (f"fails only by {other}" if other else "agrees") +
-                                 f" ({results[x].get('first_mismatch')})")[:500]}
-    return out
+    return known_when_removed(
+        results, again, failing, RUNS_UPDATE,
+        lambda x, other: (f"with {CAUSE_REMOVED}, the path " +
+                          (f"fails only by {other}" if other else "agrees") +
+                          f" ({results[x].get('first_mismatch')})"))

@@ -19,6 +19,8 @@ import types
 
 import torch
 
+from torch_compare import known_when_removed
+
 CHAIN = "fx-placeholder-rename-chain"
 RENAMED = "_fcr_"
 
@@ -92,18 +94,12 @@ def traced(p, group, run, results):
             again = run(failing)
     except Exception:  # noqa: BLE001 - no run to compare with: the results stand
         return results
-    out = dict(results)
-    for x in failing:
-        status = again.get(x, {}).get("status")
-        # renamed, the path agrees, or fails only by known classes: CHAIN joined with them (a
-        # path whose renamed run reaches a step the chain's wrong values had hidden)
-        if status in ("agree", "excused", "known_torch_issue"):
-            cls, name, given = found[0]
-            other = again[x].get("known_torch_issue") if status == "known_torch_issue" else None
-            out[x] = {"status": "known_torch_issue",
-                      "known_torch_issue": "+".join([CHAIN] + ([other] if other else [])),
-                      "detail": (f"{cls}.forward's parameter {name} is placeholder {given}, "
-                                 "another parameter's name; with the parameters renamed, the "
-                                 "path " + (f"fails only by {other}" if other else "agrees") +
-                                 f" ({results[x].get('first_mismatch')})")[:500]}
-    return out
+    # renamed, the path agrees, or fails only by known classes: CHAIN joined with them (a path
+    # whose renamed run reaches a step the chain's wrong values had hidden)
+    cls, name, given = found[0]
+    return known_when_removed(
+        results, again, failing, CHAIN,
+        lambda x, other: (f"{cls}.forward's parameter {name} is placeholder {given}, another "
+                          "parameter's name; with the parameters renamed, the path " +
+                          (f"fails only by {other}" if other else "agrees") +
+                          f" ({results[x].get('first_mismatch')})"))
