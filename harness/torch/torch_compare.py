@@ -144,13 +144,19 @@ def strip_variants(fqn):
     return ".".join(part.split("@")[0] for part in fqn.split("."))
 
 
+def plain_attributes(module):
+    """{name: tensor} of `module`'s own plain tensor attributes: neither parameters nor buffers
+    (emit-torch --tensor-constants)."""
+    return {k: v for k, v in vars(module).items() if isinstance(v, torch.Tensor)}
+
+
 def tensors_of(module, params=True):
     """Every (FQN, tensor) a module holds, a shared tensor under each of its names: its
     parameters (unless `params` is false), buffers and plain tensor attributes (emit-torch
     --tensor-constants; a path's module may hold others, which eager's state does not name)."""
     out = {}
     for prefix, mod in module.named_modules(remove_duplicate=False):
-        plain = {k: v for k, v in vars(mod).items() if isinstance(v, torch.Tensor)}
+        plain = plain_attributes(mod)
         tables = (mod._parameters, mod._buffers, plain) if params else (mod._buffers, plain)
         for table in tables:
             for k, v in table.items():

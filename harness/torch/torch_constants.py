@@ -19,7 +19,7 @@ import contextlib
 
 import torch
 
-from torch_compare import known_when_removed
+from torch_compare import known_when_removed, plain_attributes
 
 RUNS_UPDATE = "export-nonstrict-runs-constant-update"
 CAUSE_REMOVED = ("FakeTensorMode's constant propagation refusing ops whose schema is mutable "
@@ -31,9 +31,8 @@ def plain_tensors(module):
     `module` and its submodules, a shared tensor under each of its names."""
     out = {}
     for prefix, mod in module.named_modules(remove_duplicate=False):
-        for k, v in vars(mod).items():
-            if isinstance(v, torch.Tensor) and not k.startswith("__"):
-                out.setdefault(f"{prefix}.{k}" if prefix else k, v)
+        for k, v in plain_attributes(mod).items():
+            out.setdefault(f"{prefix}.{k}" if prefix else k, v)
     return out
 
 
