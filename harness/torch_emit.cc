@@ -281,7 +281,6 @@ class Emitter {
       case OpCode::kAddScalar:
       case OpCode::kSubScalar:
       case OpCode::kDivScalar:
-        return arith_call(n.fn, options_.op_kwargs, a(0), a(1));
       case OpCode::kMul:
       case OpCode::kMulScalar:
         return arith_call(n.fn, options_.op_kwargs, a(0), a(1));
