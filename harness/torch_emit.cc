@@ -85,7 +85,8 @@ class Emitter {
        << ", \"hostile_child_names\": " << (options_.hostile_child_names ? "True" : "False")
        << ", \"non_persistent_buffers\": " << (options_.non_persistent_buffers ? "True" : "False")
        << ", \"tensor_constants\": " << (options_.tensor_constants ? "True" : "False")
-       << ", \"inplace_updates\": " << (options_.inplace_updates ? "True" : "False") << "}\n\n";
+       << ", \"inplace_updates\": " << (options_.inplace_updates ? "True" : "False")
+       << ", \"step_counters\": " << (options_.step_counters ? "True" : "False") << "}\n\n";
     state(os);
     std::ostringstream body;
     classes(body);
@@ -179,15 +180,15 @@ class Emitter {
     for (const auto& [k, t] : m.params)
       os << "        self.register_parameter(" << py_str(k) << ", S[" << storage_.at(t.get())
          << "])\n";
-    for (const auto& [k, t] : m.buffers) {
-      if (emit_tensor_constant(options_, name, k)) {
-        has_constants_ = true;
-        os << "        setattr(self, " << py_str(k) << ", S[" << storage_.at(t.get())
-           << "])  # a plain tensor attribute, not a buffer\n";
-        continue;
-      }
-      os << "        self.register_buffer(" << py_str(k) << ", S[" << storage_.at(t.get()) << "]"
-         << (emit_non_persistent(options_, name, k) ? ", persistent=False" : "") << ")\n";
+    for (const auto& [k, t] : m.buffers)
+      os << buffer_line(options_, name, k, "S[" + std::to_string(storage_.at(t.get())) + "]",
+                        has_constants_);
+    std::string count;  // --step-counters: the counter's update
+    if (emit_step_counter(options_, name)) {
+      counter_[&m] = step_counter_name(m);
+      os << buffer_line(options_, name, counter_[&m], "torch.zeros((), dtype=torch.int64)",
+                        has_constants_);
+      count = "        _R.update(self, " + py_str(counter_[&m]) + ", \"add_\", 1, {})\n";
     }
     if (options_.inplace_updates) inplace_.merge(inplace_updates(m));
     std::vector<std::string> params;
@@ -218,8 +219,11 @@ class Emitter {
     }
     os << "        _R.begin((";
     for (const auto& p : ph_names) os << p << ", ";
-    os << "))\n";
-    for (Node* n = m.graph.first(); n; n = n->next) emit_node(os, m, *n);
+    os << "))\n" << (step_counter_first(name) ? count : "");
+    for (Node* n = m.graph.first(); n; n = n->next) {
+      if (n->op == NodeOp::kOutput && !step_counter_first(name)) os << count;
+      emit_node(os, m, *n);
+    }
     os << "\n\n";
   }
 
@@ -458,6 +462,15 @@ class Emitter {
     os << "]\nEXPECTED_STATE = {\n";
     for (const auto& [k, t] : final_state_)
       os << "    " << py_str(children_.python_fqn(k)) << ": " << tensor_expr(t) << ",\n";
+    const auto runs = runs_per_call(*c_.module);
+    for_each_module(*c_.module, [&](const std::string& k, const Module& m) {
+      if (counter_.count(&m))
+        os << "    " << py_str(children_.python_fqn(join_fqn(k, counter_.at(&m))))
+           << ": torch.tensor("
+           << static_cast<int64_t>((runs.count(&m) ? runs.at(&m) : 0) *
+                                   static_cast<uint64_t>(c_.config.calls))
+           << ", dtype=torch.int64),\n";
+    });
     os << "}\n# Every node's value in each call, by provenance key (\"n@1/add\"), with its op "
           "(a get_attr\n# or call_module node: its target).\n"
        << "EXPECTED_NODES = [\n";
@@ -524,6 +537,10 @@ class Emitter {
         return;
       }
     }
+    if (!counter_.empty()) {
+      os << "None  # step counters (--step-counters)\n";
+      return;
+    }
     if (has_constants_) {
       os << "None  # buffers held as plain tensor attributes (--tensor-constants)\n";
       return;
@@ -559,9 +576,10 @@ class Emitter {
   std::unordered_map<const Tensor*, int> storage_;
   std::unordered_map<const Module*, std::string> class_of_;
   std::vector<const Module*> order_;
-  std::unordered_map<const Node*, std::string> spelled_;  // --hostile-names: parameters
-  ChildNames children_;                                   // --hostile-child-names
-  std::unordered_map<const Node*, const Node*> inplace_;  // --inplace-updates: copy_ -> its op
+  std::unordered_map<const Node*, std::string> spelled_;    // --hostile-names: parameters
+  ChildNames children_;                                     // --hostile-child-names
+  std::unordered_map<const Node*, const Node*> inplace_;    // --inplace-updates: copy_ -> its op
+  std::unordered_map<const Module*, std::string> counter_;  // --step-counters: its name
   bool has_constants_ = false;  // --tensor-constants held some buffer as a plain attribute
   std::map<std::string, std::string> consts_;  // module-level float constants: name -> definition
 };

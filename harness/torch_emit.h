@@ -93,6 +93,17 @@ struct EmitOptions {
   // still holds what was read, so the same eager results; torch sees in-place ops on state
   // (aten.add_, ...) where it otherwise sees copy_.
   bool inplace_updates = false;
+  // About two of each three classes keep a step counter like BatchNorm's num_batches_tracked:
+  // an int64 0-dim buffer `num_steps` (a free name: `num_steps_`, ... where the module has
+  // that name) that each run of the module's forward raises by one in place
+  // (`_R.update(self, "num_steps", "add_", 1, {})`), at its start or before its return, drawn
+  // by fnv1a64 of the class name. Registered by the draws of --non-persistent-buffers and
+  // --tensor-constants like any buffer. No output reads it; EXPECTED_STATE holds its final
+  // value (the module's runs in one call of the root, times CONFIG["calls"]: a module under two
+  // names, or called twice, counts every run), and EXPORT_NAMES is None (flatcheck's export
+  // does not model the counters). Torch sees state updated from numbers alone, in every module
+  // that a path may copy, share, inline or unflatten into `n` and `n@1`.
+  bool step_counters = false;
 };
 
 // The Python source for `c`. `source` names where the case came from (a file, a seed).

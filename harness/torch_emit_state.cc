@@ -2,8 +2,10 @@
 #include "harness/torch_emit_state.h"
 
 #include <algorithm>
+#include <functional>
 
 #include "core/base/names.h"
+#include "harness/torch_emit_text.h"
 
 namespace flatcheck {
 
@@ -80,6 +82,54 @@ std::unordered_map<const Node*, const Node*> inplace_updates(const Module& m) {
     if (clear) out[c] = *v;
   }
   return out;
+}
+
+bool emit_step_counter(const EmitOptions& options, const std::string& cls) {
+  return options.step_counters && fnv1a64("steps " + cls) % 3 != 0;
+}
+
+std::string step_counter_name(const Module& m) {
+  std::string name = "num_steps";
+  while (m.params.count(name) || m.buffers.count(name) || m.children.count(name)) name += "_";
+  return name;
+}
+
+bool step_counter_first(const std::string& cls) {
+  return fnv1a64("steps at " + cls) % 2 == 0;
+}
+
+std::unordered_map<const Module*, uint64_t> runs_per_call(const Module& root) {
+  // Callers before callees: the reverse of a post-order over call edges (no module calls
+  // itself, directly or not: the loader refuses such a case).
+  std::vector<const Module*> post;
+  std::unordered_set<const Module*> seen;
+  std::function<void(const Module&)> visit = [&](const Module& m) {
+    if (!seen.insert(&m).second) return;
+    for (Node* n = m.graph.first(); n; n = n->next)
+      if (n->op == NodeOp::kCallModule)
+        if (const Module* child = m.submodule(n->target)) visit(*child);
+    post.push_back(&m);
+  };
+  visit(root);
+  std::unordered_map<const Module*, uint64_t> runs{{&root, 1}};
+  for (auto it = post.rbegin(); it != post.rend(); ++it) {
+    const uint64_t r = runs[*it];
+    for (Node* n = (*it)->graph.first(); n; n = n->next)
+      if (n->op == NodeOp::kCallModule)
+        if (const Module* child = (*it)->submodule(n->target)) runs[child] += r;
+  }
+  return runs;
+}
+
+std::string buffer_line(const EmitOptions& options, const std::string& cls, const std::string& key,
+                        const std::string& expr, bool& constant) {
+  if (emit_tensor_constant(options, cls, key)) {
+    constant = true;
+    return "        setattr(self, " + py_str(key) + ", " + expr +
+           ")  # a plain tensor attribute, not a buffer\n";
+  }
+  return "        self.register_buffer(" + py_str(key) + ", " + expr +
+         (emit_non_persistent(options, cls, key) ? ", persistent=False" : "") + ")\n";
 }
 
 size_t state_fqns(const Module& m, std::unordered_set<const Tensor*>& tensors, int depth) {

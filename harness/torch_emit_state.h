@@ -43,6 +43,23 @@ std::vector<std::string> updated_paths(const Module& m);
 // (same operands, same op) gives the op's value bit for bit.
 std::unordered_map<const Node*, const Node*> inplace_updates(const Module& m);
 
+// --step-counters: whether class `cls` keeps a step counter, and its name in module `m` (the
+// first of num_steps, num_steps_, ... that `m` gives no parameter, buffer or child).
+bool emit_step_counter(const EmitOptions& options, const std::string& cls);
+std::string step_counter_name(const Module& m);
+// --step-counters: whether class `cls` counts at the start of its forward (else before it
+// returns).
+bool step_counter_first(const std::string& cls);
+
+// How many times each module runs in one call of `root` (a module called twice, or from a
+// module that runs twice, counts each run), modulo 2^64 as torch's int64 counter wraps.
+std::unordered_map<const Module*, uint64_t> runs_per_call(const Module& root);
+
+// The line of `__init__` that gives class `cls` its buffer `key` made by `expr`: a plain
+// attribute (--tensor-constants' draw) or a registration, non-persistent by its draw.
+std::string buffer_line(const EmitOptions& options, const std::string& cls, const std::string& key,
+                        const std::string& expr, bool& constant);
+
 // Counts the FQNs of state in the tree, a module under two names counted under both; `tensors`
 // collects the tensors.
 size_t state_fqns(const Module& m, std::unordered_set<const Tensor*>& tensors, int depth = 0);

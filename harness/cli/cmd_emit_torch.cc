@@ -59,6 +59,7 @@ int cmd_emit_torch(int argc, char** argv) {
   options.non_persistent_buffers = a.flag("--non-persistent-buffers");
   options.tensor_constants = a.flag("--tensor-constants");
   options.inplace_updates = a.flag("--inplace-updates");
+  options.step_counters = a.flag("--step-counters");
   for (const auto& path : case_files(a.positional())) {
     Case c = load_case_file(path);
     std::string text;

@@ -801,7 +801,7 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
                  else {})
         for form in ("kwargs", "dict_outputs", "packed_args", "op_kwargs",  # emit-torch's forms
                      "hostile_names", "hostile_child_names", "non_persistent_buffers",
-                     "tensor_constants", "inplace_updates"):
+                     "tensor_constants", "inplace_updates", "step_counters"):
             r.update({form: True} if getattr(p, "CONFIG", {}).get(form) else {})
         if r["path"] != "eager":
             r.update({"branch": branch} if branch != "python" else {})

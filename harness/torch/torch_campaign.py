@@ -12,7 +12,7 @@ PyTorch repro.
         [--device cpu|cuda] [--branch python|cond|nograd] [--reads copy|alias|changed]
         [--update-args] [--update-inputs] [--kwargs] [--dict-outputs] [--packed-args]
         [--op-kwargs] [--hostile-names] [--hostile-child-names] [--non-persistent-buffers]
-        [--tensor-constants] [--inplace-updates]
+        [--tensor-constants] [--inplace-updates] [--step-counters]
 
 --torch-root runs the bridge in the torch 2.x root (scripts/torch-root.sh builds it; this is
 --python "scripts/in-torch-root python3"); without it, --python (default: this interpreter).
@@ -49,7 +49,8 @@ parameters named from names torch makes or reads (emit-torch --hostile-names).
 registered with persistent=False (emit-torch --non-persistent-buffers). --tensor-constants:
 about two of each three buffers held as plain tensor attributes (emit-torch --tensor-constants).
 --inplace-updates: buffer updates by an arithmetic op written as the in-place op (b.add_(y);
-emit-torch --inplace-updates). Prints counts per
+emit-torch --inplace-updates). --step-counters: about two of each three modules keep an int64
+step counter raised by one at each run (emit-torch --step-counters). Prints counts per
 path, the skip and known-issue classes, and per op and
 path; exits 1 when a mismatch or an error was found, 2 on bad usage. SIGTERM or SIGINT (a time limit around the campaign,
 Ctrl-C) stops each bridge process, which counts the program under way and those after it not
@@ -266,6 +267,10 @@ FORMS = (
      "emit the programs with each buffer update by an addition, subtraction, multiplication or "
      "division of the buffer written as the in-place op, b.add_(y) (emit-torch "
      "--inplace-updates)"),
+    ("--step-counters", "modules keeping step counters",
+     "emit the programs with about two of each three modules keeping an int64 step counter, "
+     "raised by one in place at each run, like BatchNorm's num_batches_tracked (emit-torch "
+     "--step-counters)"),
 )
 
 

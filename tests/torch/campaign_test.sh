@@ -204,11 +204,22 @@ if [ "$rc" -ne 2 ] || ! grep -q "path-time must be positive" "$work/log-zero" ||
 fi
 echo "PASS: --path-time 0 is refused"
 # --update-args, --update-inputs, --kwargs, --dict-outputs, --packed-args, --op-kwargs,
-# --hostile-names, --hostile-child-names, --non-persistent-buffers, --tensor-constants and
-# --inplace-updates: the campaign's programs are emitted so (each says "update_args": True, ...,
-# "inplace_updates": True),
-# and so are a shrink's candidates; without them, neither (stand-ins that name the path after the form of the programs they are given, and record it when run as
-# a shrink's test).
+# --hostile-names, --hostile-child-names, --non-persistent-buffers, --tensor-constants,
+# --inplace-updates and --step-counters: the campaign's programs are emitted so (each says
+# "update_args": True, ..., "step_counters": True), and so are a shrink's candidates, and the
+# campaign names the form it ran (FORMS' phrase); without them, neither (stand-ins that name the
+# path after the form of the programs they are given, and record it when run as a shrink's test).
+declare -A flag_of=([args]=--update-args [inputs]=--update-inputs [kwargs]=--kwargs
+  [dicts]=--dict-outputs [packed]=--packed-args [opkw]=--op-kwargs [hostile]=--hostile-names
+  [child]=--hostile-child-names [npbuf]=--non-persistent-buffers [const]=--tensor-constants
+  [inpl]=--inplace-updates [steps]=--step-counters)
+declare -A phrase_of=([args]="updates made through forward arguments"
+  [inputs]="inputs updated in place by the root" [kwargs]="children called with keyword arguments"
+  [dicts]="children's results returned as dicts" [packed]="children's arguments packed in a tuple"
+  [opkw]="ops spelled with keyword arguments" [hostile]="parameters named as torch names its own"
+  [child]="children named as torch names its own" [npbuf]="buffers registered non-persistent"
+  [const]="buffers held as plain tensor attributes" [inpl]="updates written as in-place ops"
+  [steps]="modules keeping step counters")
 cat >"$work/form.py" <<'PY'
 import json, sys
 args = sys.argv[3:]  # sys.argv[1]: where a shrink's test records the form; [2]: the bridge
@@ -224,7 +235,8 @@ form = "+".join(f for f, key in (("args", '"update_args": True'),
                                  ("child", '"hostile_child_names": True'),
                                  ("npbuf", '"non_persistent_buffers": True'),
                                  ("const", '"tensor_constants": True'),
-                                 ("inpl", '"inplace_updates": True'))
+                                 ("inpl", '"inplace_updates": True'),
+                                 ("steps", '"step_counters": True'))
                 if texts and all(key in t for t in texts)) or "plain"
 if "--interesting" in args:
     open(sys.argv[1], "a").write(form + "\n")
@@ -237,52 +249,30 @@ print(json.dumps({"summary": True, "torch": "stand-in", "programs": len(progs),
                   "paths": {f"form.{form}": {"mismatch": len(progs)}}}))
 sys.exit(1)
 PY
-for form in plain args inputs kwargs dicts packed opkw hostile child npbuf const inpl; do
-  flag=$(case $form in args) echo --update-args ;; inputs) echo --update-inputs ;;
-                       kwargs) echo --kwargs ;; dicts) echo --dict-outputs ;;
-                       packed) echo --packed-args ;; opkw) echo --op-kwargs ;;
-                       hostile) echo --hostile-names ;; child) echo --hostile-child-names ;;
-                       npbuf) echo --non-persistent-buffers ;;
-                       const) echo --tensor-constants ;; inpl) echo --inplace-updates ;;
-                       esac)
+for form in plain "${!flag_of[@]}"; do
+  flag=${flag_of[$form]:-}
   python3 "$src/harness/torch/torch_campaign.py" --cases 2 --jobs 1 --flatcheck "$bin" \
     --out "$work/form-$form" --max-checks 2 --max-shrinks 1 $flag \
     --python "python3 $work/form.py $work/form-pred-$form" >"$work/log-$form" 2>&1
   rc=$?
-  said=$(grep -c "updates made through forward arguments" "$work/log-$form")
-  said_inputs=$(grep -c "inputs updated in place by the root" "$work/log-$form")
-  said_kwargs=$(grep -c "children called with keyword arguments" "$work/log-$form")
-  said_dicts=$(grep -c "children's results returned as dicts" "$work/log-$form")
-  said_packed=$(grep -c "children's arguments packed in a tuple" "$work/log-$form")
-  said_opkw=$(grep -c "ops spelled with keyword arguments" "$work/log-$form")
-  said_hostile=$(grep -c "parameters named as torch names its own" "$work/log-$form")
-  said_child=$(grep -c "children named as torch names its own" "$work/log-$form")
-  said_npbuf=$(grep -c "buffers registered non-persistent" "$work/log-$form")
-  said_const=$(grep -c "buffers held as plain tensor attributes" "$work/log-$form")
-  said_inpl=$(grep -c "updates written as in-place ops" "$work/log-$form")
+  named=ok
+  for other in "${!phrase_of[@]}"; do
+    [ "$(grep -c "${phrase_of[$other]}" "$work/log-$form")" -eq \
+      "$([ "$form" = "$other" ] && echo 1 || echo 0)" ] || named="'${phrase_of[$other]}'"
+  done
   if [ "$rc" -ne 1 ] || ! grep -q "form\.$form " "$work/log-$form" ||
-     [ "$(sort -u "$work/form-pred-$form" 2>/dev/null)" != "$form" ] ||
-     [ "$said" -ne "$([ "$form" = args ] && echo 1 || echo 0)" ] ||
-     [ "$said_inputs" -ne "$([ "$form" = inputs ] && echo 1 || echo 0)" ] ||
-     [ "$said_kwargs" -ne "$([ "$form" = kwargs ] && echo 1 || echo 0)" ] ||
-     [ "$said_dicts" -ne "$([ "$form" = dicts ] && echo 1 || echo 0)" ] ||
-     [ "$said_packed" -ne "$([ "$form" = packed ] && echo 1 || echo 0)" ] ||
-     [ "$said_opkw" -ne "$([ "$form" = opkw ] && echo 1 || echo 0)" ] ||
-     [ "$said_hostile" -ne "$([ "$form" = hostile ] && echo 1 || echo 0)" ] ||
-     [ "$said_child" -ne "$([ "$form" = child ] && echo 1 || echo 0)" ] ||
-     [ "$said_npbuf" -ne "$([ "$form" = npbuf ] && echo 1 || echo 0)" ] ||
-     [ "$said_const" -ne "$([ "$form" = const ] && echo 1 || echo 0)" ] ||
-     [ "$said_inpl" -ne "$([ "$form" = inpl ] && echo 1 || echo 0)" ]; then
+     [ "$(sort -u "$work/form-pred-$form" 2>/dev/null)" != "$form" ] || [ "$named" != ok ]; then
     cat "$work/log-$form" "$work/form-pred-$form"
-    echo "FAIL: with${flag:+ $flag}${flag:-out --update-args}, the programs or a shrink's"
-    echo "  candidates were not emitted as '$form' (exit $rc)"
+    echo "FAIL: with${flag:+ $flag}${flag:-out a form flag}, the programs or a shrink's"
+    echo "  candidates were not emitted as '$form', or the log named the wrong forms"
+    echo "  ($named; exit $rc)"
     exit 1
   fi
 done
 echo "PASS: --update-args, --update-inputs, --kwargs, --dict-outputs, --packed-args,"
 echo "  --op-kwargs, --hostile-names, --hostile-child-names, --non-persistent-buffers,"
-echo "  --tensor-constants and --inplace-updates emit the campaign's programs and a shrink's"
-echo "  candidates so"
+echo "  --tensor-constants, --inplace-updates and --step-counters emit the campaign's programs"
+echo "  and a shrink's candidates so"
 # SIGTERM or SIGINT to the campaign (a time limit around it, Ctrl-C) reaches each bridge
 # process, whose summary counts the programs it did not run; the campaign then writes its
 # summary and results as after --time, within seconds. Stand-ins that check one program and

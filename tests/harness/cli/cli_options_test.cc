@@ -374,6 +374,45 @@ TEST(CliEmitTorchTest, InplaceUpdatesWritesArithmeticUpdatesAsInPlaceOps) {
   EXPECT_NE(py.find("\"inplace_updates\": False"), std::string::npos);
 }
 
+TEST(CliEmitTorchTest, StepCountersCountEachRunOfTwoOfThreeModules) {
+  // The draw is fnv1a64("steps <class>") % 3 != 0 (M1, M2: counters; M0 none), the place
+  // fnv1a64("steps at <class>") % 2 (M1 before its return, M2 first). fault-mangled-fqn-
+  // collision's root (M2) runs once a call and calls b (M1) twice; the case makes two calls.
+  // fault-container-order-outputs' root never calls b itself, only b's child: b runs 0 times.
+  std::string py = emitted("fault-mangled-fqn-collision", " --step-counters");
+  const std::string count = "        _R.update(self, \"num_steps\", \"add_\", 1, {})\n";
+  EXPECT_NE(py.find(count + "        return _R.end((\"add_scalar\", ), v_add_scalar)"),
+            std::string::npos)
+      << py;
+  EXPECT_NE(py.find("_R.begin((\"x\", \"getitem\", ))\n" + count), std::string::npos) << py;
+  EXPECT_NE(py.find("self.register_buffer(\"num_steps\", torch.zeros((), dtype=torch.int64))"),
+            std::string::npos)
+      << py;
+  EXPECT_NE(py.find("    \"num_steps\": torch.tensor(2, dtype=torch.int64),\n"
+                    "    \"b.num_steps\": torch.tensor(4, dtype=torch.int64),\n"),
+            std::string::npos)
+      << py;
+  EXPECT_NE(py.find("EXPORT_NAMES = None  # step counters"), std::string::npos) << py;
+  EXPECT_NE(py.find("\"step_counters\": True"), std::string::npos);
+  EXPECT_EQ(py, emitted("fault-mangled-fqn-collision", " --step-counters"));  // deterministic
+  py = emitted("fault-container-order-outputs", " --step-counters");
+  EXPECT_NE(py.find("\"b.num_steps\": torch.tensor(0, dtype=torch.int64)"), std::string::npos)
+      << py;
+  // The buffer draws hold for counters: M1.num_steps is a plain attribute under
+  // --tensor-constants, non-persistent under --non-persistent-buffers.
+  py = emitted("fault-mangled-fqn-collision", " --step-counters --tensor-constants");
+  EXPECT_NE(py.find("setattr(self, \"num_steps\", torch.zeros((), dtype=torch.int64))"),
+            std::string::npos)
+      << py;
+  py = emitted("fault-mangled-fqn-collision", " --step-counters --non-persistent-buffers");
+  EXPECT_NE(py.find("(\"num_steps\", torch.zeros((), dtype=torch.int64), persistent=False)"),
+            std::string::npos)
+      << py;
+  py = emitted("fault-mangled-fqn-collision");
+  EXPECT_EQ(py.find("num_steps"), std::string::npos) << py;
+  EXPECT_NE(py.find("\"step_counters\": False"), std::string::npos);
+}
+
 TEST(CliEmitTorchTest, OpKwargsSpellsAdditionSubtractionAndDivisionWithKeywords) {
   // fault-mangled-fqn-collision holds additions of tensors and of a scalar, a division and a
   // subtraction of a scalar; fault-inline-by-name a subtraction of tensors.
