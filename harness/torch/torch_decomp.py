@@ -39,6 +39,12 @@ DEAD_SIGNATURE_VALUE = "decomp-preserve-dead-value"
 # placeholder the provenance of a node that read it (`from_node`), and when that node is a dead
 # value a preserved signature names, the signature is renamed to the placeholder.
 DEAD_RENAMED = "decomp-dead-value-renamed-to-placeholder"
+# docs/found-bugs.md 113: run_decompositions keeps a dead signature value's old name (19's
+# mechanism), and the new trace, whose names are numbered anew (an in-place op traced as its
+# functional form, `add_` as `add`, moves every later `add_<k>`), gives that name to another
+# node: the verifier passes, and unflatten takes that node for the value (a preserved module
+# returning another value, or `Could not find output node`).
+NAME_REUSED = "decomp-dead-value-name-reused"
 # docs/found-bugs.md 42: a preserved call's input or output that a torch.no_grad() block
 # computes (a getitem of its wrap_with_set_grad_enabled node): the new trace inlines the block,
 # no new node has the getitem's provenance, and the signature still names it.
@@ -133,7 +139,8 @@ def decompose(ep):
     else:
         renamed = dead_values_renamed(ep, dec)
         if renamed:
-            raise DecompositionFailed(DEAD_RENAMED, "run_decompositions succeeded, but " + renamed)
+            raise DecompositionFailed(renamed[0], "run_decompositions succeeded, but " +
+                                      renamed[1])
         return dec, None, None
     dead = dead_nodes(ep.graph_module)
     # first: these need no second decomposition
@@ -193,11 +200,13 @@ def decomposition_cause(ep, still, dead):
 
 
 def dead_values_renamed(ep, dec):
-    """A text naming the first value of a preserved signature of `ep` that torch.fx's dead code
-    elimination removes and that the decomposed program `dec` renames to one of its
-    placeholders (DEAD_RENAMED's shape), or None."""
+    """(class, text) naming the first value of a preserved signature of `ep` that torch.fx's
+    dead code elimination removes and that the decomposed program `dec`'s signature names by
+    one of its placeholders (DEAD_RENAMED) or by its old name, which a node of `dec` has
+    (NAME_REUSED: the dead node is gone, so that node is another), or None."""
     dead = dead_nodes(ep.graph_module)
     placeholders = {n.name for n in dec.graph.nodes if n.op == "placeholder"}
+    names = {n.name for n in dec.graph.nodes}
     for old, new in zip(ep.module_call_graph, dec.module_call_graph):
         if old.signature is None or new.signature is None:
             continue
@@ -205,8 +214,12 @@ def dead_values_renamed(ep, dec):
                         [*new.signature.inputs, *new.signature.outputs]):
             was, now = getattr(a, "name", None), getattr(b, "name", None)
             if was in dead and now != was and now in placeholders:
-                return (f"the signature of {old.fqn} names {was}, a dead value, as the "
-                        f"placeholder {now} after run_decompositions")
+                return DEAD_RENAMED, (f"the signature of {old.fqn} names {was}, a dead value, as "
+                                      f"the placeholder {now} after run_decompositions")
+            if was in dead and now == was and now in names:
+                return NAME_REUSED, (f"the signature of {old.fqn} still names {was}, a dead "
+                                     "value, and the decomposed graph gives that name to "
+                                     "another node")
     return None
 
 
@@ -268,7 +281,7 @@ def signature_value_named(ep, error):
 
 
 def past_dead_values(p, mode, ep, failed, unpreserved=()):
-    """After DecompositionFailed `failed` with DEAD_SIGNATURE_VALUE, DEAD_RENAMED,
+    """After DecompositionFailed `failed` with DEAD_SIGNATURE_VALUE, DEAD_RENAMED, NAME_REUSED,
     GRAD_REGION_VALUE, UPDATED_VALUE, VIEW_UPDATED, TIED_STATE_INPUT or SOURCE_NAMED_STATE
     (and no cause that
     changes the program's meaning): the program exported again without preserving the modules
@@ -278,7 +291,7 @@ def past_dead_values(p, mode, ep, failed, unpreserved=()):
     again, it decomposed, the classes, what torch raised first). `unpreserved`: the modules
     `ep` was exported without preserving (they stay so)."""
     classes = failed.cls.split("+")
-    if not {DEAD_SIGNATURE_VALUE, DEAD_RENAMED, GRAD_REGION_VALUE, UPDATED_VALUE,
+    if not {DEAD_SIGNATURE_VALUE, DEAD_RENAMED, NAME_REUSED, GRAD_REGION_VALUE, UPDATED_VALUE,
             VIEW_UPDATED, TIED_STATE_INPUT, SOURCE_NAMED_STATE} & \
             set(classes) or \
             TIED_MUTATED in classes:

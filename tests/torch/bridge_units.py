@@ -639,6 +639,33 @@ ep, again = gone_past(_ReadsSecond, x1)
 check("past_dead_values past 38 (or 19): `c` unpreserved, the program decomposed and right",
       again is not None and again[2] == want and
       torch.equal(again[1].module()(x1), _ReadsSecond()(x1)), str(again and again[2]))
+
+
+class _DeadFirst(torch.nn.Module):  # docs/found-bugs.md 113's shape
+    def forward(self, x):
+        return x + 1.0, x.relu()
+
+
+class _CountsThenCalls(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c = _DeadFirst()
+        self.register_buffer("n", torch.zeros((), dtype=torch.int64))
+
+    def forward(self, x):
+        self.n.add_(1)  # traced as add_, decomposed as add: every later add_<k> moves
+        return self.c(x + 2.0)[1] + 3.0
+
+
+# A dead output whose old name the decomposed graph gives another node (113, torch 2.6 and
+# 2.14.1): without the in-place update before it, entry 19's error instead.
+got = cause_of(preserved(_CountsThenCalls(), x4))
+check("decompose: a dead output's old name given to another node after an in-place op (113)",
+      got == torch_decomp.NAME_REUSED, str(got))
+ep, again = gone_past(_CountsThenCalls, x4)
+check("past_dead_values past 113: `c` unpreserved, the program decomposed and right",
+      again is not None and again[2] == torch_decomp.NAME_REUSED and
+      torch.equal(again[1].module()(x4), _CountsThenCalls()(x4)), str(again and again[2]))
 check("dead_values_renamed: nothing on a program whose preserved values are all live",
       torch_decomp.dead_values_renamed(*(lambda e: (e, e.run_decompositions()))(
           preserved(_Calls(torch.nn.ReLU(), dead=False), x4))) is None)
