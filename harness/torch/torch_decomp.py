@@ -142,6 +142,9 @@ def decompose(ep):
             raise DecompositionFailed(renamed[0], "run_decompositions succeeded, but " +
                                       renamed[1])
         return dec, None, None
+    refused = mutated_constant_refusal(ep, error)
+    if refused:
+        raise refused from error
     dead = dead_nodes(ep.graph_module)
     # first: these need no second decomposition
     named = missing_signature_value(ep, error, dead)
@@ -155,6 +158,33 @@ def decompose(ep):
     if cls:
         raise DecompositionFailed(cls, error) from error
     raise error
+
+
+def mutated_constants(ep):
+    """The lifted tensor constants (CONSTANT_TENSOR inputs) of `ep` that an in-place op of its
+    graph writes, by target."""
+    specs = {s.arg.name: s.target for s in ep.graph_signature.input_specs
+             if s.kind.name == "CONSTANT_TENSOR" and hasattr(s.arg, "name")}
+    return sorted({specs[n.args[0].name] for n in ep.graph.nodes
+                   if in_place(n) and isinstance(n.args[0], torch.fx.Node) and
+                   n.args[0].name in specs})
+
+
+def mutated_constant_refusal(ep, error):
+    """torch's documented refusal of a tensor constant that the forward updates in place, in the
+    words torch 2.14.1 uses (`Constant k is mutated in the forward method`, a documented skip),
+    where run_decompositions of `ep` raised `error` some other way and `ep` updates a lifted
+    constant: torch 2.6 refuses the same program with an AOTAutograd assertion (`expected to
+    have an entirely functional graph`, an update from numbers alone) or functionalization's
+    INTERNAL ASSERT (`mutating a non-functional tensor with a functional tensor`, an update from
+    a traced value). None where `ep` updates no constant or `error` already says so."""
+    mutated = mutated_constants(ep)
+    if not mutated or (classify(error) or ("",))[0] == "skipped":
+        return None
+    first = (str(error).splitlines() or [""])[0][:200]
+    return RuntimeError(f"Constant {mutated[0]} is mutated in the forward method (torch "
+                        f"{torch.__version__}'s run_decompositions raised "
+                        f"{type(error).__name__}: {first})")
 
 
 def decomposition_cause(ep, still, dead):

@@ -666,6 +666,32 @@ ep, again = gone_past(_CountsThenCalls, x4)
 check("past_dead_values past 113: `c` unpreserved, the program decomposed and right",
       again is not None and again[2] == torch_decomp.NAME_REUSED and
       torch.equal(again[1].module()(x4), _CountsThenCalls()(x4)), str(again and again[2]))
+
+
+class _UpdatesConstant(torch.nn.Module):  # a plain tensor attribute updated in place
+    def __init__(self, by_input):
+        super().__init__()
+        self.k, self.by_input = torch.zeros(4), by_input
+
+    def forward(self, x):
+        self.k.add_(x if self.by_input else 1.0)
+        return x + 1.0
+
+
+# run_decompositions refuses an updated constant: torch 2.14.1 says so; torch 2.6 raises an
+# AOTAutograd assertion (an update from numbers alone) or functionalization's INTERNAL ASSERT
+# (an update from a traced value), which decompose() words as 2.14.1 does: a documented skip.
+for by_input in (False, True):
+    ep = torch.export.export(_UpdatesConstant(by_input), (x4,), strict=False)
+    try:
+        torch_decomp.decompose(ep)
+        got = "decomposed"
+    except Exception as e:  # noqa: BLE001 - the refusal, classified
+        got = torch_export.classify(e)
+    check(f"decompose: an updated constant ({'by an input' if by_input else 'by a number'}) is "
+          "the documented refusal, decomp-mutated-constant",
+          torch_decomp.mutated_constants(ep) == ["k"] and got != "decomposed" and got is not None
+          and got[0] == "skipped" and got[1].startswith("decomp-mutated-constant"), str(got))
 check("dead_values_renamed: nothing on a program whose preserved values are all live",
       torch_decomp.dead_values_renamed(*(lambda e: (e, e.run_decompositions()))(
           preserved(_Calls(torch.nn.ReLU(), dead=False), x4))) is None)
