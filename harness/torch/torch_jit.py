@@ -148,7 +148,7 @@ def input_names_class(p, r, eager, cache):
             return r
         if status not in ("agree", "excused"):
             with one_signed_zeros(p) as zeros:
-                _, status = renamed_conversion(p, eager_run(p), {})
+                _, status = renamed_conversion(p, baked(p, eager_run(p)), {})
             if not (zeros.seen[-1.0] and zeros.seen[1.0]):
                 return r
             cls = f"{INPUT_NAMES}+{POOLED_ZERO}"
@@ -265,20 +265,25 @@ def pooled_zero_class(p, path, r):
                        "agrees")[:500]}
 
 
+def baked(p, eager):
+    """`eager` without the final state of the program's plain tensor attributes (emit-torch
+    --tensor-constants): tracing bakes such an attribute into the graph as a constant
+    (TorchScript's documented rule: only parameters and buffers stay attributes), so it is no
+    state of the module to read; the outputs judge it."""
+    constants = plain_tensors(p.build())
+    if not constants:
+        return eager
+    return Eager(eager.outs, {k: t for k, t in eager.final.items() if k not in constants},
+                 eager.initial, eager.groups)
+
+
 def jit_path(p, path, eager, cache, traced_classes=True):
     """One TorchScript path of one program: the result dict; a mismatch traced to its known
     class where `traced_classes`."""
     stage = "trace"
     try:
         module = traced(p)
-        want, state = eager, state_after
-        constants = plain_tensors(p.build())
-        if constants:
-            # emit-torch --tensor-constants: tracing bakes a plain tensor attribute into the
-            # graph as a constant (TorchScript's documented rule: only parameters and buffers
-            # stay attributes), so it is no state of the module to read; the outputs judge it
-            want = Eager(eager.outs, {k: t for k, t in eager.final.items() if k not in constants},
-                         eager.initial, eager.groups)
+        want, state = baked(p, eager), state_after
         if path == "jit.save":
             stage = "save"
             module = saved(module)
@@ -298,13 +303,13 @@ def jit_path(p, path, eager, cache, traced_classes=True):
     except Exception as e:  # noqa: BLE001 - torch refusing a program
         r = failure(e, stage)
         if path == "jit.convert" and r["status"] == "error" and traced_classes:
-            r = input_names_class(p, r, eager, cache)
+            r = input_names_class(p, r, baked(p, eager), cache)
         return r
     r = verdict(status, why)
     if status == "mismatch" and traced_classes:
         r = pooled_zero_class(p, path, r)
     if path == "jit.convert" and r["status"] == "mismatch" and traced_classes:
-        r = input_names_class(p, r, eager, cache)
+        r = input_names_class(p, r, want, cache)
     if path == "jit.freeze":
         r["state_held"] = len(want.final)
     return r
