@@ -791,8 +791,12 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
         for group in path_groups([x for x in paths if x in family]):
             def limited(paths, run=run):  # a trace's runs again, each held to --path-time
                 return within(path_time, paths, run)
+            def constants_traced(paths, limited=limited):  # a rerun traced to 112 too
+                return torch_constants.traced(p, paths, limited, limited(paths))
             got = torch_names.traced(p, group, limited, limited(group))
-            got = torch_children.traced(p, group, limited, got, eager, cache)
+            # the children's trace reruns with flatcheck's names; a rerun that fails by 112
+            # alone then is both causes (joined), so it is traced to 112 too
+            got = torch_children.traced(p, group, constants_traced, got, eager, cache)
             got = torch_constants.traced(p, group, limited, got)
             results += [{"path": path, **r} for path, r in got.items()]
     for r in results:
