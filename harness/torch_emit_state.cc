@@ -99,8 +99,8 @@ bool step_counter_first(const std::string& cls) {
 }
 
 std::unordered_map<const Module*, uint64_t> runs_per_call(const Module& root) {
-  // Callers before callees: the reverse of a post-order over call edges (no module calls
-  // itself, directly or not: the loader refuses such a case).
+  // Callers before callees: the reverse of a post-order over call edges (a call's target is a
+  // module below the caller, and the loader's module tree has no cycle, so neither have calls).
   std::vector<const Module*> post;
   std::unordered_set<const Module*> seen;
   std::function<void(const Module&)> visit = [&](const Module& m) {
