@@ -163,11 +163,9 @@ def decompose(ep):
 def mutated_constants(ep):
     """The lifted tensor constants (CONSTANT_TENSOR inputs) of `ep` that an in-place op of its
     graph writes, by target."""
-    specs = {s.arg.name: s.target for s in ep.graph_signature.input_specs
-             if s.kind.name == "CONSTANT_TENSOR" and hasattr(s.arg, "name")}
-    return sorted({specs[n.args[0].name] for n in ep.graph.nodes
-                   if in_place(n) and isinstance(n.args[0], torch.fx.Node) and
-                   n.args[0].name in specs})
+    constants = ep.graph_signature.inputs_to_lifted_tensor_constants  # placeholder -> target
+    return sorted({constants[n.args[0].name] for n in ep.graph.nodes
+                   if in_place(n) and getattr(n.args[0], "name", None) in constants})
 
 
 def mutated_constant_refusal(ep, error):
