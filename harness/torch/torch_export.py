@@ -1313,21 +1313,25 @@ def unflatten_removing(fresh, chosen, *contexts):
         return torch.export.unflatten(prepared)
 
 
-def trace_unflatten(p, fresh, eager, cache, excuse=None):
+def trace_unflatten(p, fresh, eager, cache, excuse=None, names=None):
     """`fresh()` gives the program as the path had it, a new one on each call: unflatten changes
     the program it is given (docs/found-bugs.md, 10), and no attempt may see what an earlier one
     (or the path's own unflatten) did to it. The classes of docs/found-bugs.md (joined by '+')
     whose causes, removed, make unflatten agree with eager on this program: single causes
     first, then pairs, then threes, then all; None when no combination does. `excuse`, a class
     that explains any wrong result (or failure while running) of this program, counts as
-    agreement once unflatten succeeds: no cause removed when unflatten succeeds as it is."""
+    agreement once unflatten succeeds: no cause removed when unflatten succeeds as it is.
+    `names` maps each state FQN of the unflattened module to the one eager has (renamed
+    variants named back, trace_reexported)."""
     def agrees(chosen):
         try:
             u = unflatten_removing(fresh, chosen)
         except Exception:  # noqa: BLE001 - then not (only) these causes
             return None
         try:
-            status, _ = judge(p, run_calls(u, p), state_after(u), eager, cache)
+            outs = run_calls(u, p)  # before the state is read
+            state = {(names or str)(fqn): t for fqn, t in state_after(u).items()}
+            status, _ = judge(p, outs, state, eager, cache)
         except Exception:  # noqa: BLE001
             status = "mismatch"
         if status != "mismatch":
@@ -1908,17 +1912,27 @@ def trace_reexported(p, mode, fresh, eager, cache):
     into its program, and with it unflatten's classes (docs/found-bugs.md 4 on torch 2.6: a
     variant's child looked up under a path that keeps `@1`). None where the re-export itself
     fails, where the program the trace is given unflattens right as it is (no removal could
-    be told from no cause), or where no combination agrees."""
-    try:
-        again = fresh_exports(lambda: export_unflattened(p, mode, fresh))
-    except Exception:  # noqa: BLE001 - the re-export failing: nothing to unflatten
-        return None
-    try:
-        u = torch.export.unflatten(again())
-        right = judge(p, run_calls(u, p), state_after(u), eager, cache)[0] != "mismatch"
-    except Exception:  # noqa: BLE001 - the failure the trace looks for
-        right = False
-    return None if right else trace_unflatten(p, again, eager, cache)
+    be told from no cause), or where no combination agrees. Where none does, the same trace on
+    the re-export of the module with its variants renamed (REEXPORT_CLASS's cause removed,
+    whose failure can hide every other: on torch 2.6 its keys can make a module its own child,
+    and unflatten recurses until RecursionError), joined to REEXPORT_CLASS."""
+    for renamed in (False, True):
+        try:
+            again = fresh_exports(lambda r=renamed: export_unflattened(p, mode, fresh, r))
+        except Exception:  # noqa: BLE001 - the re-export failing: nothing to unflatten
+            return None
+        if not renamed:
+            try:
+                u = torch.export.unflatten(again())
+                if judge(p, run_calls(u, p), state_after(u), eager, cache)[0] != "mismatch":
+                    return None
+            except Exception:  # noqa: BLE001 - the failure the trace looks for
+                pass
+        cls = trace_unflatten(p, again, eager, cache,
+                              names=lambda fqn: fqn.replace(VARIANT_MARK, "@") if renamed else fqn)
+        if cls:
+            return f"{REEXPORT_CLASS}+{cls}" if renamed else cls
+    return None
 
 
 def verdict(status, why):
