@@ -792,7 +792,7 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
             def limited(paths, run=run):  # a trace's runs again, each held to --path-time
                 return within(path_time, paths, run)
             def constants_traced(paths, limited=limited):  # a rerun traced to 112 too
-                return torch_constants.traced(p, paths, limited, limited(paths))
+                return torch_constants.traced(p, paths, limited, limited(paths), skips=True)
             got = torch_names.traced(p, group, limited, limited(group))
             # the children's trace reruns with flatcheck's names; a rerun that fails by 112
             # alone then is both causes (joined), so it is traced to 112 too

@@ -46,7 +46,8 @@ from torch_compare import run_calls
 from torch_cond import cond_branch
 from torch_dynamic import (RANK, dynamic_export, input_shapes, inputs_of, refused_by_guard,
                            sizes_of)
-from torch_decomp import TIED_MUTATED, known, tied_buffer_updated, untied_copy
+from torch_constants import registered_as_buffers
+from torch_decomp import TIED_MUTATED, known, mutated_constants, tied_buffer_updated, untied_copy
 from torch_export import classify, export_program, failure, run_family, verdict
 from torch_inductor import available as inductor_available
 from torch_inductor import (ADDMM_ALPHA, BROADCAST, COND_STRIDES, expand_by_value,
@@ -82,6 +83,13 @@ SHAPES = "aoti-runs-outside-shape-guards"
 # specializes the kernels), and the package checks no such guard at run time (pytorch#150364,
 # open): inputs of sizes the lowering's guard excludes give wrong results without an error.
 SPECIALIZED = "aoti-lowering-guard-unchecked"
+# AOTInductor compiles a program that updates a tensor constant (a plain tensor attribute,
+# lifted as CONSTANT_TENSOR) in place: AOTAutograd cannot functionalize an update of a tensor
+# that is no graph input, and stops at its own assertion (`expected to have an entirely
+# functional graph`) or functionalization's INTERNAL ASSERT, where run_decompositions refuses
+# the same program in words (`Constant k is mutated in the forward method. Pls register it as
+# buffer`; docs/found-bugs.md 114). Removed: the constants registered as buffers.
+CONSTANT_UPDATE = "aoti-constant-update-internal-assert"
 PLACEHOLDERS = 'for node in graph.find_nodes(op="placeholder"):'
 STATE_TOO = 'for node in [n for n in graph.nodes if n.op in ("placeholder", "get_attr")]:'
 
@@ -110,23 +118,61 @@ def traced(p, eager, cache, ep, folder, e):
     each have storage of their own compiles (the decomposition AOTInductor runs refuses the
     duplicated mutated input, pytorch#166572); INLINED where the program compiled with every
     tensor kept a constant of its own agrees (a small buffer inlined as a constant cannot be
-    written: torch 2.6's `NotImplementedError: Constant` lowering the copy_); else the failure
-    as it is."""
+    written: torch 2.6's `NotImplementedError: Constant` lowering the copy_); CONSTANT_UPDATE
+    where the program updates a lifted tensor constant and, its constants registered as
+    buffers, compiles and agrees (constant_update_traced); else the failure as it is."""
     if classify(e):
         return failure(e, "compile")
-    cls = None
-    if tied_buffer_updated(ep):
+    cls, tied = None, tied_buffer_updated(ep)
+    if tied:
         try:
             compiled(untied_copy(ep), folder)
             cls = TIED_MUTATED
         except Exception:  # noqa: BLE001 - not (only) this cause
             pass
-    elif removed_agrees(p, eager, cache, os.path.join(folder, "kept"), contextlib.nullcontext,
-                        KEEP):
+    if cls is None and mutated_constants(ep):
+        cls = constant_update_traced(p, eager, cache, os.path.join(folder, "buffers"))
+    elif not tied and removed_agrees(p, eager, cache, os.path.join(folder, "kept"),
+                                     contextlib.nullcontext, KEEP):
         cls = INLINED
     if cls is None:
         return failure(e, "compile")
     return known(cls, "compile", f"{type(e).__name__}: {e}")
+
+
+def constant_update_traced(p, eager, cache, folder):
+    """CONSTANT_UPDATE where the program with its constants registered as buffers compiles (into
+    a folder named from `folder`) and agrees with eager; that class joined to TIED_MUTATED
+    where that program updates a buffer whose tensor another name shares (constants of two
+    modules sharing one tensor become such buffers) and compiles once its state tensors are
+    untied (whose results cannot agree: the shared state is then two); either joined to
+    INLINED where it takes every tensor kept a constant of its own too (torch 2.6 inlines a
+    small buffer, as the counters of emit-torch --step-counters are); else None."""
+    if not tied_buffer_updated_where_registered(p):
+        for i, (configs, also) in enumerate((({}, ""), (KEEP, f"+{INLINED}"))):
+            if removed_agrees(p, eager, cache, f"{folder}{i}", lambda: registered_as_buffers(p),
+                              configs):
+                return CONSTANT_UPDATE + also
+        return None
+    for i, (configs, also) in enumerate((({}, ""), (KEEP, f"+{INLINED}"))):
+        try:
+            os.mkdir(f"{folder}{i}")
+            with registered_as_buffers(p):
+                compiled(untied_copy(export_program(p, "nonstrict")), f"{folder}{i}", configs)
+            return f"{CONSTANT_UPDATE}+{TIED_MUTATED}{also}"
+        except Exception:  # noqa: BLE001,S112 - not (only) these causes
+            continue
+    return None
+
+
+def tied_buffer_updated_where_registered(p):
+    """Whether the program, its constants registered as buffers, updates a buffer whose tensor
+    another state name shares (TIED_MUTATED's cause)."""
+    try:
+        with registered_as_buffers(p):
+            return tied_buffer_updated(export_program(p, "nonstrict"))
+    except Exception:  # noqa: BLE001 - an export that fails: no such update seen
+        return False
 
 
 def aoti_path(p, eager, cache):

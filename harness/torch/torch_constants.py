@@ -69,11 +69,37 @@ def mutable_ops_faked():
         fake_tensor.should_allow_numbers_as_tensors = real
 
 
-def traced(p, group, run, results):
+@contextlib.contextmanager
+def registered_as_buffers(p):
+    """Inside, program `p` builds its model with each plain tensor attribute registered as a
+    buffer of its module under its own name instead: what torch's refusal of an updated
+    constant asks (`Constant k is mutated in the forward method. Pls register it as
+    buffer`)."""
+    build = p.build
+
+    def built():
+        model = build()
+        for _, mod in model.named_modules(remove_duplicate=False):
+            for k, v in plain_attributes(mod).items():
+                delattr(mod, k)
+                mod.register_buffer(k, v)
+        return model
+    p.build = built
+    try:
+        yield
+    finally:
+        p.build = build
+
+
+def traced(p, group, run, results, skips=False):
     """`results` of the paths `group` ({path: result}) with each mismatch or error traced to
     RUNS_UPDATE where `p` holds plain tensor attributes and the path, run again with the cause
-    removed (mutable_ops_faked), agrees, or fails only by known classes (joined)."""
-    failing = [x for x in group if results.get(x, {}).get("status") in ("mismatch", "error")]
+    removed (mutable_ops_faked), agrees, or fails only by known classes (joined). With `skips`,
+    a skipped path is traced so too: a rerun of another trace (torch_children's), where a path
+    that stops because an earlier stage is wrong (partition.reexport's partitioned module, by
+    112 on its export) explains nothing unless that stage's cause is removed as well."""
+    bad = ("mismatch", "error") + (("skipped",) if skips else ())
+    failing = [x for x in group if results.get(x, {}).get("status") in bad]
     if not failing or not holds_constants(p):
         return results
     try:

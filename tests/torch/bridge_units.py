@@ -7426,6 +7426,32 @@ if torch_export.available() is None:
           got[True][0] == got[True][1] == {"export.nonstrict.module": {"status": "agree"}},
           str(got))
 
+    # a path skipped because an earlier stage is wrong (partition.reexport's partitioned
+    # module, by 112) is traced only with `skips` (the children's trace's rerun): a run that
+    # agrees only with 112's cause removed
+    def _skipped_unless_faked(paths):
+        faked = _fake.should_allow_numbers_as_tensors is not _real
+        return {x: {"status": "agree"} if faked else {"status": "skipped", "skip": "wrong"}
+                for x in paths}
+    _sp = _constant_program(False)
+    got = {skips: torch_constants.traced(_sp, ["p"], _skipped_unless_faked,
+                                         _skipped_unless_faked(["p"]), skips=skips)["p"]
+           for skips in (False, True)}
+    check("torch_constants.traced: a skipped path is traced to 112 with skips only",
+          got[False] == {"status": "skipped", "skip": "wrong"} and
+          got[True].get("known_torch_issue") == torch_constants.RUNS_UPDATE, str(got))
+
+    # registered_as_buffers: inside, the program's model holds its constant as a buffer
+    # (AOTInductor's trace of docs/found-bugs.md 114 removes the cause so); after, as before
+    _build = _sp.build
+    with torch_constants.registered_as_buffers(_sp):
+        _inside = _sp.build()
+    _after = _sp.build()
+    check("registered_as_buffers: the constant a buffer inside, a plain attribute after",
+          [n for n, _ in _inside.named_buffers()] == ["k"] and
+          not torch_constants.plain_tensors(_inside) and
+          list(torch_constants.plain_tensors(_after)) == ["k"] and _sp.build is _build)
+
 
 # replace_pattern's matcher compares float literals with == (pytorch#192598): a pattern dividing
 # by 0.0 matches the division by -0.0 too, and only that match has the cause.
