@@ -677,6 +677,11 @@ def within(seconds, group, run):
     of the group, stage "bridge", with where it was raised: the program's other paths and the
     programs after it still run."""
     before = global_state()
+    # dynamo's frame callback as it was: a PathTimeout landing in dynamo's own code (strict
+    # export) can leave it set, and then the next Python frame (the cleanup's) is compiled;
+    # set back inline (a call of a Python function would be a frame)
+    frames = getattr(getattr(sys.modules.get("torch._C"), "_dynamo", None), "eval_frame", None)
+    callback = frames.get_eval_frame_callback() if frames is not None else None
     try:
         with time_limit(seconds) as limit:
             results = run(group)
@@ -684,11 +689,15 @@ def within(seconds, group, run):
             raise PathTimeout()
         return results
     except PathTimeout:
+        if frames is not None:
+            frames.set_eval_frame(callback)
         reset_compile_caches()
         restore_global_state(before)
         why = f"time limit: ran past --path-time {seconds:g} s on this program"
         return {path: {"status": "skipped", "skip": why} for path in group}
     except Exception as e:  # noqa: BLE001 - reported as the paths' error, never lost
+        if frames is not None:
+            frames.set_eval_frame(callback)
         reset_compile_caches()
         restore_global_state(before)
         where = traceback.extract_tb(e.__traceback__)[-1]
@@ -797,7 +806,10 @@ def check_program(p, paths, flatten, pass_name, counts, device="cpu", branch="py
             # the children's trace reruns with flatcheck's names; a rerun that fails by 112
             # alone then is both causes (joined), so it is traced to 112 too
             got = torch_children.traced(p, group, constants_traced, got, eager, cache)
-            got = torch_constants.traced(p, group, limited, got)
+
+            def children_traced(paths, limited=limited):  # and 112's rerun through children's
+                return torch_children.traced(p, paths, limited, limited(paths), eager, cache)
+            got = torch_constants.traced(p, group, children_traced, got)
             results += [{"path": path, **r} for path, r in got.items()]
     for r in results:
         r.update({"update_args": True} if getattr(p, "CONFIG", {}).get("update_args") else {})
