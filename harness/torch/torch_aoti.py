@@ -148,21 +148,26 @@ def constant_update_traced(p, eager, cache, folder):
     untied (whose results cannot agree: the shared state is then two); either joined to
     INLINED where it takes every tensor kept a constant of its own too (torch 2.6 inlines a
     small buffer, as the counters of emit-torch --step-counters are); else None."""
-    if not tied_buffer_updated_where_registered(p):
-        for i, (configs, also) in enumerate((({}, ""), (KEEP, f"+{INLINED}"))):
-            if removed_agrees(p, eager, cache, f"{folder}{i}", lambda: registered_as_buffers(p),
-                              configs):
-                return CONSTANT_UPDATE + also
-        return None
+    tied = tied_buffer_updated_where_registered(p)
     for i, (configs, also) in enumerate((({}, ""), (KEEP, f"+{INLINED}"))):
-        try:
-            os.mkdir(f"{folder}{i}")
-            with registered_as_buffers(p):
-                compiled(untied_copy(export_program(p, "nonstrict")), f"{folder}{i}", configs)
-            return f"{CONSTANT_UPDATE}+{TIED_MUTATED}{also}"
-        except Exception:  # noqa: BLE001,S112 - not (only) these causes
-            continue
+        if registered_compiles(p, eager, cache, f"{folder}{i}", configs, tied):
+            return CONSTANT_UPDATE + (f"+{TIED_MUTATED}" if tied else "") + also
     return None
+
+
+def registered_compiles(p, eager, cache, folder, configs, tied):
+    """Whether the program with its constants registered as buffers, compiled into `folder`
+    with Inductor's `configs`, agrees with eager; with `tied`, whether its copy with untied
+    state compiles."""
+    if not tied:
+        return removed_agrees(p, eager, cache, folder, lambda: registered_as_buffers(p), configs)
+    try:
+        os.mkdir(folder)
+        with registered_as_buffers(p):
+            compiled(untied_copy(export_program(p, "nonstrict")), folder, configs)
+        return True
+    except Exception:  # noqa: BLE001 - not (only) these causes
+        return False
 
 
 def tied_buffer_updated_where_registered(p):
