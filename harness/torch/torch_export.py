@@ -1891,7 +1891,7 @@ def reexport(p, mode, fresh, eager, cache, rename_variants_first=False):
     (the cause of REEXPORT_CLASS removed) and their state named back for the judge."""
     u = torch.export.unflatten(export_unflattened(p, mode, fresh, rename_variants_first))
     outs = run_calls(u, p)
-    state = {fqn.replace(VARIANT_MARK, "@"): t for fqn, t in state_after(u).items()}
+    state = {named_back(fqn): t for fqn, t in state_after(u).items()}
     status, why = judge(p, outs, state, eager, cache)
     return status, why, u
 
@@ -1916,23 +1916,30 @@ def trace_reexported(p, mode, fresh, eager, cache):
     the re-export of the module with its variants renamed (REEXPORT_CLASS's cause removed,
     whose failure can hide every other: on torch 2.6 its keys can make a module its own child,
     and unflatten recurses until RecursionError), joined to REEXPORT_CLASS."""
-    for renamed in (False, True):
-        try:
-            again = fresh_exports(lambda r=renamed: export_unflattened(p, mode, fresh, r))
-        except Exception:  # noqa: BLE001 - the re-export failing: nothing to unflatten
+    try:
+        again = fresh_exports(lambda: export_unflattened(p, mode, fresh))
+    except Exception:  # noqa: BLE001 - the re-export failing: nothing to unflatten
+        return None
+    try:
+        u = torch.export.unflatten(again())
+        if judge(p, run_calls(u, p), state_after(u), eager, cache)[0] != "mismatch":
             return None
-        if not renamed:
-            try:
-                u = torch.export.unflatten(again())
-                if judge(p, run_calls(u, p), state_after(u), eager, cache)[0] != "mismatch":
-                    return None
-            except Exception:  # noqa: BLE001 - the failure the trace looks for
-                pass
-        cls = trace_unflatten(p, again, eager, cache,
-                              names=lambda fqn: fqn.replace(VARIANT_MARK, "@") if renamed else fqn)
-        if cls:
-            return f"{REEXPORT_CLASS}+{cls}" if renamed else cls
-    return None
+    except Exception:  # noqa: BLE001 - the failure the trace looks for
+        pass
+    cls = trace_unflatten(p, again, eager, cache)
+    if cls:
+        return cls
+    try:
+        renamed = fresh_exports(lambda: export_unflattened(p, mode, fresh, True))
+    except Exception:  # noqa: BLE001 - as above
+        return None
+    cls = trace_unflatten(p, renamed, eager, cache, names=named_back)
+    return f"{REEXPORT_CLASS}+{cls}" if cls else None
+
+
+def named_back(fqn):
+    """A state FQN of a module whose variants rename_variants renamed, with `@` again."""
+    return fqn.replace(VARIANT_MARK, "@")
 
 
 def verdict(status, why):
